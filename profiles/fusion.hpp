@@ -1,0 +1,16 @@
+#pragma once
+// Horizontal fusion (HFTA, Wang et al. MLSys 2021): k copies of one architecture -> one Graph of
+// width k. Layouts per kind are in op_kind.hpp: linear -> batched matmul, conv -> grouped conv,
+// norms, embeddings and optimizer hyper-parameters per model.
+#include <cstdint>
+
+#include "profiles/graph.hpp"
+
+namespace mutwo::profiles {
+
+// Rebuilds a width-1 forward Graph at width k by replaying its ops through each kind's shape
+// inference with fused leaf layouts. Throws GraphError if the graph is already fused or holds an
+// opaque op (imported traces cannot be fused).
+Graph horizontal_fuse(const Graph& forward, int32_t width);
+
+}  // namespace mutwo::profiles

@@ -1,0 +1,39 @@
+#pragma once
+// The Graph IR: tensors and ops in program order (a topological order), validated on construction.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiles/op.hpp"
+#include "profiles/tensor.hpp"
+
+namespace mutwo::profiles {
+
+struct Graph {
+  std::string name;        // e.g. "bert-base" or "bert-base x4"
+  int32_t width = 1;       // models fused into this graph
+  int64_t batch_size = 0;  // samples per model per step (0 when unknown, e.g. imported traces)
+  std::vector<Tensor> tensors;  // tensors[i].id == i
+  std::vector<Op> ops;          // ops[i].id == i, program order
+
+  const Tensor& tensor(TensorId id) const { return tensors.at(static_cast<size_t>(id)); }
+  const Op& op(OpId id) const { return ops.at(static_cast<size_t>(id)); }
+};
+
+// Recomputes every tensor's producer and consumers from the ops. Throws GraphError on an id out of
+// range or a tensor produced twice.
+void link(Graph& graph);
+
+// Checks every invariant of the IR; throws GraphError naming the first offending op or tensor and
+// the field: ids, references, program order (no cycles), sizes consistent with shapes and dtypes,
+// roles, phases, forward_of, and output shapes against the kind's shape inference.
+void validate(const Graph& graph);
+
+// Summary figures used by `mutwo models` and tests.
+int64_t parameter_count(const Graph& graph);   // elements of weight tensors
+int64_t parameter_bytes(const Graph& graph);
+int64_t flops_in_phase(const Graph& graph, Phase phase);
+// Bytes of forward-produced tensors (activations, saved statistics, losses).
+int64_t activation_bytes(const Graph& graph);
+
+}  // namespace mutwo::profiles

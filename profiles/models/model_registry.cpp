@@ -1,0 +1,62 @@
+#include "profiles/models/model_registry.hpp"
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+
+namespace mutwo::profiles {
+
+void ModelRegistry::add(ModelInfo info) {
+  if (contains(info.name)) throw Error("model '" + info.name + "' registered twice");
+  models_.push_back(std::move(info));
+}
+
+bool ModelRegistry::contains(std::string_view name) const {
+  for (const auto& m : models_) {
+    if (m.name == name) return true;
+  }
+  return false;
+}
+
+const ModelInfo& ModelRegistry::find(std::string_view name) const {
+  std::string valid;
+  for (const auto& m : models_) {
+    if (m.name == name) return m;
+    valid += (valid.empty() ? "" : ", ") + m.name;
+  }
+  throw UnknownNameError(fmt::format("unknown model '{}'; valid: {}", name, valid));
+}
+
+void register_builtin_models(ModelRegistry& registry) {
+  register_bert_models(registry);
+  register_gpt2_models(registry);
+  register_vit_models(registry);
+  register_resnet_models(registry);
+  register_mobilenet_models(registry);
+  register_dlrm_models(registry);
+}
+
+const ModelRegistry& builtin_models() {
+  static const ModelRegistry registry = [] {
+    ModelRegistry r;
+    register_builtin_models(r);
+    return r;
+  }();
+  return registry;
+}
+
+Graph build_model(std::string_view name, ModelConfig config) {
+  const ModelInfo& info = builtin_models().find(name);
+  if (config.batch_size == 0) config.batch_size = info.default_batch_size;
+  if (config.seq_len == 0) config.seq_len = info.default_seq_len;
+  if (config.image_size == 0) config.image_size = info.default_image_size;
+  if (config.batch_size < 1) throw Error(fmt::format("model '{}': batch size {} must be >= 1", name, config.batch_size));
+  if (config.width < 1) throw Error(fmt::format("model '{}': width {} must be >= 1", name, config.width));
+  if (config.seq_len < 0 || config.image_size < 0) {
+    throw Error(fmt::format("model '{}': sequence length {} and image size {} must be positive", name,
+                            config.seq_len, config.image_size));
+  }
+  return info.build(config);
+}
+
+}  // namespace mutwo::profiles

@@ -1,0 +1,62 @@
+#pragma once
+// The model zoo: name -> builder of the forward Graph, with the published reference it follows.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiles/dtype.hpp"
+#include "profiles/graph.hpp"
+
+namespace mutwo::profiles {
+
+struct ModelConfig {
+  int64_t batch_size = 0;  // per model; 0 = the model's default
+  int64_t seq_len = 0;     // transformers over tokens; 0 = default
+  int64_t image_size = 0;  // vision models; 0 = default
+  DType dtype = DType::f32;
+  int32_t width = 1;       // models fused horizontally (HFTA); see fusion.hpp
+};
+
+struct ModelInfo {
+  std::string name;         // "bert-base"
+  std::string family;       // "bert"
+  std::string description;  // one line
+  std::string reference;    // the published implementation whose parameter count it matches
+  int64_t default_batch_size = 0;
+  int64_t default_seq_len = 0;     // 0 when not a sequence model
+  int64_t default_image_size = 0;  // 0 when not a vision model
+  // Builds the forward Graph (ending in the loss) for a config with defaults already filled in.
+  std::function<Graph(const ModelConfig&)> build;
+};
+
+class ModelRegistry {
+ public:
+  void add(ModelInfo info);  // throws Error on a duplicate name
+  // Throws UnknownNameError: "unknown model 'x'; valid: bert-base, ...".
+  const ModelInfo& find(std::string_view name) const;
+  bool contains(std::string_view name) const;
+  const std::vector<ModelInfo>& models() const { return models_; }  // in registration order
+
+ private:
+  std::vector<ModelInfo> models_;
+};
+
+// One call registers every built-in family (one line per family file under profiles/models/).
+void register_builtin_models(ModelRegistry& registry);
+// A registry with the built-ins, built once.
+const ModelRegistry& builtin_models();
+
+// Builds a forward Graph: fills the config's defaults from the model, names the graph.
+Graph build_model(std::string_view name, ModelConfig config);
+
+// Family registration functions, one per file.
+void register_bert_models(ModelRegistry& registry);
+void register_gpt2_models(ModelRegistry& registry);
+void register_vit_models(ModelRegistry& registry);
+void register_resnet_models(ModelRegistry& registry);
+void register_mobilenet_models(ModelRegistry& registry);
+void register_dlrm_models(ModelRegistry& registry);
+
+}  // namespace mutwo::profiles

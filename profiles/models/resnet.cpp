@@ -1,0 +1,7 @@
+#include "profiles/models/model_registry.hpp"
+
+namespace mutwo::profiles {
+
+void register_resnet_models(ModelRegistry& registry) { (void)registry; }
+
+}  // namespace mutwo::profiles
