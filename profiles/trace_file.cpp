@@ -1,0 +1,1 @@
+#include "profiles/trace_file.hpp"
