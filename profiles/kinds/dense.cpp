@@ -52,6 +52,102 @@ int64_t linear_backward_flops(const BackwardContext& ctx) {
   return flops;
 }
 
+// Per-model shapes of attention operands: [B,T,H] at width 1, [k,B,T,H] at width k ("stack").
+size_t model_dims(const InferContext& ctx) {
+  return ctx.width > 1 ? 1 : 0;
+}
+
+void expect_model_dim(const InferContext& ctx, size_t input) {
+  const Tensor& t = *ctx.inputs[input];
+  if (ctx.width > 1 && t.shape[0] != ctx.width) {
+    infer_error(ctx, fmt::format("at width {} input {} '{}' of shape {} must lead with the model dim",
+                                 ctx.width, input, t.name, shape_string(t.shape)));
+  }
+}
+
+// 2 * (elements of the probability tensor [..,heads,T,T]) * head dim: one MAC per score and head-dim
+// element, for either attention product and either of its operand gradients.
+int64_t attention_matmul_flops(const Tensor& probs, const Tensor& tokens) {
+  const int64_t heads = probs.shape[probs.shape.size() - 3];
+  return 2 * element_count(probs.shape) * (tokens.shape.back() / heads);
+}
+
+// scores = (q k^T) * scale per head, masked above the diagonal if causal (the BERT/GPT-2/ViT
+// matmul + scale + mask before the softmax). Inputs q, k [B,T,H] (width k: [k,B,T,H]);
+// attrs heads (H % heads == 0), causal (0/1, default 0), scale (default 1/sqrt(H/heads)).
+// Output [B,heads,T,T] (width k: [k,B,heads,T,T]).
+InferResult infer_attn_scores(const InferContext& ctx) {
+  expect_inputs(ctx, 2, 2);
+  const size_t lead = model_dims(ctx);
+  expect_rank(ctx, 0, 3 + lead);
+  expect_rank(ctx, 1, 3 + lead);
+  expect_model_dim(ctx, 0);
+  const Tensor& q = *ctx.inputs[0];
+  const Tensor& k = *ctx.inputs[1];
+  if (q.shape != k.shape || q.dtype != k.dtype) {
+    infer_error(ctx,
+                fmt::format("input 1 '{}' (k) is {} {}, expected q's {} {}", k.name, shape_string(k.shape),
+                            dtype_name(k.dtype), shape_string(q.shape), dtype_name(q.dtype)));
+  }
+  const std::string where = "op '" + std::string(ctx.op_name) + "'";
+  const int64_t heads = attr_int(ctx.attrs, "heads", where);
+  const int64_t causal = attr_int_or(ctx.attrs, "causal", 0, where);
+  const int64_t batch = q.shape[lead], seq = q.shape[lead + 1], hidden = q.shape[lead + 2];
+  if (heads < 1 || hidden % heads != 0) {
+    infer_error(
+        ctx, fmt::format("attribute 'heads' = {} must be >= 1 and divide the hidden size {}", heads, hidden));
+  }
+  if (causal != 0 && causal != 1)
+    infer_error(ctx, fmt::format("attribute 'causal' = {} must be 0 or 1", causal));
+  if (attr_double_or(ctx.attrs, "scale", 1.0, where) <= 0.0)
+    infer_error(ctx, "attribute 'scale' must be > 0");
+  std::vector<int64_t> out{batch, heads, seq, seq};
+  if (lead) out.insert(out.begin(), ctx.width);
+  InferResult r;
+  // heads * T * T dot products of length H/heads per sample and model: 2 * B * T * T * H.
+  r.flops = 2 * ctx.width * batch * seq * seq * hidden;
+  r.outputs.push_back({"", std::move(out), q.dtype, TensorRole::activation});
+  return r;
+}
+
+// dq = dS k * scale and dk = dS^T q * scale, each as many MACs as the forward.
+int64_t attn_scores_backward_flops(const BackwardContext& ctx) {
+  const int64_t forward = attention_matmul_flops(*ctx.outputs[0], *ctx.inputs[0]);
+  return (ctx.needs_grad[0] ? forward : 0) + (ctx.needs_grad[1] ? forward : 0);
+}
+
+// context = p v per head, heads merged back: inputs p [B,heads,T,T], v [B,T,H] -> [B,T,H]
+// (width k: [k,B,heads,T,T], [k,B,T,H] -> [k,B,T,H]).
+InferResult infer_attn_context(const InferContext& ctx) {
+  expect_inputs(ctx, 2, 2);
+  const size_t lead = model_dims(ctx);
+  expect_rank(ctx, 0, 4 + lead);
+  expect_rank(ctx, 1, 3 + lead);
+  expect_model_dim(ctx, 0);
+  expect_model_dim(ctx, 1);
+  const Tensor& p = *ctx.inputs[0];
+  const Tensor& v = *ctx.inputs[1];
+  const int64_t batch = v.shape[lead], seq = v.shape[lead + 1], hidden = v.shape[lead + 2];
+  const int64_t heads = p.shape[lead + 1];
+  if (p.shape[lead] != batch || p.shape[lead + 2] != seq || p.shape[lead + 3] != seq || heads < 1 ||
+      hidden % heads != 0 || p.dtype != v.dtype) {
+    infer_error(ctx, fmt::format("input 0 '{}' (p) is {} {}, expected [B,heads,T,T] = [{},h,{},{}] {} with h "
+                                 "dividing the hidden size {} of input 1 '{}'",
+                                 p.name, shape_string(p.shape), dtype_name(p.dtype), batch, seq, seq,
+                                 dtype_name(v.dtype), hidden, v.name));
+  }
+  InferResult r;
+  r.flops = 2 * ctx.width * batch * seq * seq * hidden;
+  r.outputs.push_back({"", v.shape, v.dtype, TensorRole::activation});
+  return r;
+}
+
+// dp = dO v^T and dv = p^T dO, each as many MACs as the forward.
+int64_t attn_context_backward_flops(const BackwardContext& ctx) {
+  const int64_t forward = attention_matmul_flops(*ctx.inputs[0], *ctx.inputs[1]);
+  return (ctx.needs_grad[0] ? forward : 0) + (ctx.needs_grad[1] ? forward : 0);
+}
+
 }  // namespace
 
 void register_dense_kinds(KindRulesTable& table) {
@@ -62,6 +158,22 @@ void register_dense_kinds(KindRulesTable& table) {
       .saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}},
       .backward_flops = linear_backward_flops,
   };
+
+  // derivatives.yaml (bmm/matmul of q and k^T): saves both operands.
+  KindRules scores;
+  scores.infer = infer_attn_scores;
+  scores.backward_kind = OpKind::attn_scores_backward;
+  scores.saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}};
+  scores.backward_flops = attn_scores_backward_flops;
+  table[static_cast<size_t>(OpKind::attn_scores)] = scores;
+
+  // derivatives.yaml (bmm of p and v): saves both operands.
+  KindRules context;
+  context.infer = infer_attn_context;
+  context.backward_kind = OpKind::attn_context_backward;
+  context.saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}};
+  context.backward_flops = attn_context_backward_flops;
+  table[static_cast<size_t>(OpKind::attn_context)] = context;
 }
 
 }  // namespace mutwo::profiles

@@ -1,7 +1,157 @@
+// BERT pre-training (Devlin et al., "BERT: Pre-training of Deep Bidirectional Transformers for
+// Language Understanding", NAACL 2019), layer for layer as Hugging Face transformers'
+// BertForPreTraining: BertModel (embeddings, post-LN encoder, pooler) + masked-LM head (transform,
+// decoder tied to the word embeddings, own bias) + next-sentence head. Tensor names follow its
+// state_dict keys ("bert.encoder.layer.0.attention.self.query.weight").
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
+namespace {
 
-void register_bert_models(ModelRegistry& registry) { (void)registry; }
+// BertConfig defaults (bert-base-uncased / bert-large-uncased config.json).
+constexpr int64_t kVocabSize = 30522;
+constexpr int64_t kMaxPositions = 512;
+constexpr int64_t kTypeVocabSize = 2;
+constexpr double kLayerNormEps = 1e-12;
+constexpr double kDropout = 0.1;  // hidden_dropout_prob = attention_probs_dropout_prob
+constexpr int64_t kGeluErf = 0;   // hidden_act "gelu" is the exact (erf) GELU
+
+struct BertSpec {
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;  // intermediate size is 4 * hidden
+};
+
+// nn.Linear(in, out) with bias, weight [out,in] named "<module>.weight".
+TensorId dense(GraphBuilder& b, TensorId x, const std::string& module, int64_t in, int64_t out) {
+  const TensorId w = b.add_weight(module + ".weight", {out, in}, FuseAxis::stack);
+  const TensorId bias = b.add_weight(module + ".bias", {out}, FuseAxis::stack);
+  return b.op(OpKind::linear, module, {x, w, bias});
+}
+
+TensorId layer_norm(GraphBuilder& b, TensorId x, const std::string& module, int64_t hidden) {
+  const TensorId gamma = b.add_weight(module + ".weight", {hidden}, FuseAxis::stack);
+  const TensorId beta = b.add_weight(module + ".bias", {hidden}, FuseAxis::stack);
+  return b.op(OpKind::layernorm, module, {x, gamma, beta}, {{"eps", kLayerNormEps}});
+}
+
+TensorId dropout(GraphBuilder& b, TensorId x, const std::string& module) {
+  return b.op(OpKind::dropout, module, {x}, {{"p", kDropout}});
+}
+
+// BertLayer: self-attention (BertSelfAttention + BertSelfOutput), BertIntermediate, BertOutput.
+TensorId bert_layer(GraphBuilder& b, TensorId x, const std::string& layer, const BertSpec& spec) {
+  const int64_t h = spec.hidden;
+  const std::string self = layer + ".attention.self";
+  const TensorId q = dense(b, x, self + ".query", h, h);
+  const TensorId k = dense(b, x, self + ".key", h, h);
+  const TensorId v = dense(b, x, self + ".value", h, h);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(h / spec.heads));
+  TensorId p = b.op(OpKind::attn_scores, self + ".scores", {q, k},
+                    {{"heads", spec.heads}, {"causal", int64_t{0}}, {"scale", scale}});
+  p = b.op(OpKind::softmax, self + ".softmax", {p});
+  p = dropout(b, p, self + ".dropout");
+  const TensorId context = b.op(OpKind::attn_context, self + ".context", {p, v});
+
+  const std::string attn_out = layer + ".attention.output";
+  TensorId y = dense(b, context, attn_out + ".dense", h, h);
+  y = dropout(b, y, attn_out + ".dropout");
+  y = b.op(OpKind::add, attn_out + ".residual", {y, x});
+  const TensorId attended = layer_norm(b, y, attn_out + ".LayerNorm", h);
+
+  TensorId z = dense(b, attended, layer + ".intermediate.dense", h, 4 * h);
+  z = b.op(OpKind::gelu, layer + ".intermediate.intermediate_act_fn", {z}, {{"approximate", kGeluErf}});
+  z = dense(b, z, layer + ".output.dense", 4 * h, h);
+  z = dropout(b, z, layer + ".output.dropout");
+  z = b.op(OpKind::add, layer + ".output.residual", {z, attended});
+  return layer_norm(b, z, layer + ".output.LayerNorm", h);
+}
+
+Graph build_bert(const std::string& name, const BertSpec& spec, const ModelConfig& cfg) {
+  if (cfg.seq_len > kMaxPositions) {
+    throw Error(fmt::format("model '{}': sequence length {} exceeds max_position_embeddings {}", name,
+                            cfg.seq_len, kMaxPositions));
+  }
+  GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
+  const int64_t batch = cfg.batch_size;
+  const int64_t seq = cfg.seq_len;
+  const int64_t h = spec.hidden;
+  const std::vector<int64_t> tokens{batch, seq};
+  const TensorId input_ids = b.add_input("input_ids", tokens, TensorRole::input, FuseAxis::stack, DType::i64);
+  const TensorId position_ids =
+      b.add_input("position_ids", tokens, TensorRole::input, FuseAxis::stack, DType::i64);
+  const TensorId token_type_ids =
+      b.add_input("token_type_ids", tokens, TensorRole::input, FuseAxis::stack, DType::i64);
+  const TensorId mlm_labels = b.add_input("labels", tokens, TensorRole::label, FuseAxis::stack, DType::i64);
+  const TensorId nsp_labels =
+      b.add_input("next_sentence_label", {batch}, TensorRole::label, FuseAxis::stack, DType::i64);
+
+  // BertEmbeddings: word + position + token type, LayerNorm, dropout.
+  const std::string emb = "bert.embeddings";
+  const TensorId word_w = b.add_weight(emb + ".word_embeddings.weight", {kVocabSize, h}, FuseAxis::stack);
+  const TensorId pos_w =
+      b.add_weight(emb + ".position_embeddings.weight", {kMaxPositions, h}, FuseAxis::stack);
+  const TensorId type_w =
+      b.add_weight(emb + ".token_type_embeddings.weight", {kTypeVocabSize, h}, FuseAxis::stack);
+  TensorId x = b.op(OpKind::embedding, emb + ".word_embeddings", {input_ids, word_w});
+  const TensorId type_x = b.op(OpKind::embedding, emb + ".token_type_embeddings", {token_type_ids, type_w});
+  x = b.op(OpKind::add, emb + ".add_token_type", {x, type_x});
+  const TensorId pos_x = b.op(OpKind::embedding, emb + ".position_embeddings", {position_ids, pos_w});
+  x = b.op(OpKind::add, emb + ".add_position", {x, pos_x});
+  x = layer_norm(b, x, emb + ".LayerNorm", h);
+  x = dropout(b, x, emb + ".dropout");
+
+  for (int64_t i = 0; i < spec.layers; ++i)
+    x = bert_layer(b, x, fmt::format("bert.encoder.layer.{}", i), spec);
+
+  // BertPooler: dense + tanh on the first ([CLS]) token.
+  TensorId pooled = b.op(OpKind::select_token, "bert.pooler.first_token", {x}, {{"index", int64_t{0}}});
+  pooled = dense(b, pooled, "bert.pooler.dense", h, h);
+  pooled = b.op(OpKind::tanh, "bert.pooler.activation", {pooled});
+
+  // BertLMPredictionHead: transform (dense, gelu, LayerNorm), decoder tied to the word embeddings.
+  TensorId m = dense(b, x, "cls.predictions.transform.dense", h, h);
+  m = b.op(OpKind::gelu, "cls.predictions.transform.transform_act_fn", {m}, {{"approximate", kGeluErf}});
+  m = layer_norm(b, m, "cls.predictions.transform.LayerNorm", h);
+  const TensorId decoder_bias = b.add_weight("cls.predictions.bias", {kVocabSize}, FuseAxis::stack);
+  const TensorId mlm_logits = b.op(OpKind::linear, "cls.predictions.decoder", {m, word_w, decoder_bias});
+  b.add_op(OpKind::cross_entropy, "mlm_loss", {mlm_logits, mlm_labels});
+
+  // BertOnlyNSPHead: Linear(H, 2) on the pooled output.
+  const TensorId nsp_logits = dense(b, pooled, "cls.seq_relationship", h, 2);
+  b.add_op(OpKind::cross_entropy, "nsp_loss", {nsp_logits, nsp_labels});
+  return std::move(b).finish();
+}
+
+void add_bert(ModelRegistry& registry, const std::string& name, const std::string& description,
+              const std::string& reference, BertSpec spec) {
+  ModelInfo info;
+  info.name = name;
+  info.family = "bert";
+  info.description = description;
+  info.reference = reference;
+  info.default_batch_size = 16;
+  info.default_seq_len = 128;
+  info.build = [name, spec](const ModelConfig& cfg) { return build_bert(name, spec, cfg); };
+  registry.add(std::move(info));
+}
+
+}  // namespace
+
+void register_bert_models(ModelRegistry& registry) {
+  add_bert(registry, "bert-base",
+           "BERT-Base pre-training (MLM + NSP): 12 layers, H 768, 12 heads, 110.1M parameters",
+           "transformers BertForPreTraining, bert-base-uncased config", {12, 768, 12});
+  add_bert(registry, "bert-large",
+           "BERT-Large pre-training (MLM + NSP): 24 layers, H 1024, 16 heads, 336.2M parameters",
+           "transformers BertForPreTraining, bert-large-uncased config", {24, 1024, 16});
+}
 
 }  // namespace mutwo::profiles

@@ -1,7 +1,90 @@
+// DLRM (Naumov et al. 2019, arXiv:1906.00091) in facebookresearch/dlrm's Criteo Kaggle benchmark
+// configuration, bench/dlrm_s_criteo_kaggle.sh:
+//   --arch-sparse-feature-size=16 --arch-mlp-bot=13-512-256-64-16 --arch-mlp-top=512-256-1
+//   --loss-function=bce --mini-batch-size=128, dot interaction without self-interaction.
+// dlrm_s_pytorch.py prepends the interaction width to the top MLP: 16 + 27*26/2 = 367.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiles/graph_builder.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
+namespace {
 
-void register_dlrm_models(ModelRegistry& registry) { (void)registry; }
+// Rows of the 26 embedding tables: the category counts of the Criteo Kaggle (Display Advertising
+// Challenge) data set after dlrm_data_pytorch.py's preprocessing (sum 33,762,577). The same list is
+// hard-coded wherever the published Kaggle checkpoint is loaded, e.g. DLRM_Net(16, [1460, 583, ...],
+// [13,512,256,64,16], [367,512,256,1], 'dot', ...), and in user scripts building Kaggle DLRMs.
+constexpr std::array<int64_t, 26> kCriteoKaggleTableRows = {
+    1460, 583,   10131227, 2202608, 305,  24,   12517, 633,     3,  93145, 5683,   8351593, 3194,
+    27,   14992, 5461306,  10,      5652, 2173, 4,     7046547, 18, 15,    286181, 105,     142572};
+constexpr int64_t kDenseFeatures = 13;
+constexpr int64_t kSparseFeatureSize = 16;
+constexpr int64_t kIndicesPerBag = 1;  // Criteo: one category value per feature per sample
+const std::vector<int64_t> kBottomMlp = {13, 512, 256, 64, 16};
+const std::vector<int64_t> kTopMlpAfterInteraction = {512, 256, 1};
+
+// create_mlp: nn.Sequential of [Linear, ReLU] per layer (module indices 2i and 2i+1). The bottom
+// MLP has ReLU after every layer (sigmoid_layer = -1); the top MLP's last layer is DLRM's Sigmoid,
+// which mutwo folds into bce_with_logits, so `relu_last` is false there.
+TensorId mlp(GraphBuilder& b, const std::string& prefix, TensorId x, const std::vector<int64_t>& sizes,
+             bool relu_last) {
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+    const std::string layer = prefix + "." + std::to_string(2 * i);
+    TensorId w = b.add_weight(layer + ".weight", {sizes[i + 1], sizes[i]}, FuseAxis::stack);
+    TensorId bias = b.add_weight(layer + ".bias", {sizes[i + 1]}, FuseAxis::stack);
+    x = b.op(OpKind::linear, layer, {x, w, bias});
+    if (relu_last || i + 2 < sizes.size())
+      x = b.op(OpKind::relu, prefix + "." + std::to_string(2 * i + 1), {x});
+  }
+  return x;
+}
+
+Graph build_dlrm(const ModelConfig& cfg) {
+  const int64_t batch = cfg.batch_size;
+  const std::string name = cfg.width > 1 ? "dlrm x" + std::to_string(cfg.width) : "dlrm";
+  GraphBuilder b(name, cfg.dtype, cfg.width, batch);
+  TensorId dense_x = b.add_input("dense_x", {batch, kDenseFeatures}, TensorRole::input, FuseAxis::stack);
+  TensorId x = mlp(b, "bot_l", dense_x, kBottomMlp, /*relu_last=*/true);
+
+  // apply_emb: one nn.EmbeddingBag(mode="sum") per table. sparse=False, as on DLRM's data-parallel
+  // path: each table's gradient is a dense [V,16] tensor (what autodiff and the memory model see).
+  std::vector<TensorId> features{x};
+  for (size_t t = 0; t < kCriteoKaggleTableRows.size(); ++t) {
+    const std::string i = std::to_string(t);
+    TensorId indices =
+        b.add_input("indices." + i, {batch, kIndicesPerBag}, TensorRole::input, FuseAxis::stack, DType::i64);
+    TensorId w = b.add_weight("emb_l." + i + ".weight", {kCriteoKaggleTableRows[t], kSparseFeatureSize},
+                              FuseAxis::stack);
+    features.push_back(b.op(OpKind::embedding_bag, "emb_l." + i, {indices, w}));
+  }
+  TensorId z = b.op(OpKind::dot_interaction, "interact", features);
+
+  std::vector<int64_t> top{b.tensor(z).shape.back()};  // 367
+  top.insert(top.end(), kTopMlpAfterInteraction.begin(), kTopMlpAfterInteraction.end());
+  TensorId logits = mlp(b, "top_l", z, top, /*relu_last=*/false);
+  // DLRM applies Sigmoid then BCELoss; BCE with logits is the same function, computed stably.
+  TensorId labels = b.add_input("labels", {batch, 1}, TensorRole::label, FuseAxis::stack);
+  b.add_op(OpKind::bce_with_logits, "loss", {logits, labels});
+  return std::move(b).finish();
+}
+
+}  // namespace
+
+void register_dlrm_models(ModelRegistry& registry) {
+  ModelInfo info;
+  info.name = "dlrm";
+  info.family = "dlrm";
+  info.description = "DLRM, Criteo Kaggle: 26 tables x 16, bottom MLP 13-512-256-64-16, top 367-512-256-1";
+  info.reference =
+      "facebookresearch/dlrm bench/dlrm_s_criteo_kaggle.sh (dlrm_s_pytorch.py, dot interaction, "
+      "embedding rows = Criteo Kaggle category counts); 540,677,217 parameters";
+  info.default_batch_size = 128;
+  info.build = build_dlrm;
+  registry.add(std::move(info));
+}
 
 }  // namespace mutwo::profiles

@@ -1,7 +1,127 @@
+// GPT-2 (Radford et al., "Language Models are Unsupervised Multitask Learners", OpenAI 2019), layer
+// for layer as Hugging Face transformers' GPT2LMHeadModel: token + position embeddings, pre-LN
+// decoder blocks with causal self-attention and a tanh-GELU MLP, final LayerNorm, lm_head tied to
+// the token embeddings. Tensor names follow its state_dict keys ("transformer.h.0.attn.c_proj.weight").
+// c_attn, one Conv1D producing q, k and v together, is written as three linears q/k/v (the same
+// 3 * (H*H + H) parameters and FLOPs), named "transformer.h.0.attn.c_attn.q" etc.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
+namespace {
 
-void register_gpt2_models(ModelRegistry& registry) { (void)registry; }
+// GPT2Config defaults (gpt2 / gpt2-medium config.json).
+constexpr int64_t kVocabSize = 50257;
+constexpr int64_t kMaxPositions = 1024;  // n_positions
+constexpr double kLayerNormEps = 1e-5;
+constexpr double kDropout = 0.1;  // embd_pdrop = attn_pdrop = resid_pdrop
+constexpr int64_t kGeluTanh = 1;  // activation_function "gelu_new"
+
+struct Gpt2Spec {
+  int64_t layers = 0;
+  int64_t hidden = 0;  // n_embd; the MLP is 4 * n_embd wide
+  int64_t heads = 0;
+};
+
+// Conv1D(out, in) as a linear with bias (the weight stored [out,in] rather than Conv1D's [in,out]).
+TensorId dense(GraphBuilder& b, TensorId x, const std::string& module, int64_t in, int64_t out) {
+  const TensorId w = b.add_weight(module + ".weight", {out, in}, FuseAxis::stack);
+  const TensorId bias = b.add_weight(module + ".bias", {out}, FuseAxis::stack);
+  return b.op(OpKind::linear, module, {x, w, bias});
+}
+
+TensorId layer_norm(GraphBuilder& b, TensorId x, const std::string& module, int64_t hidden) {
+  const TensorId gamma = b.add_weight(module + ".weight", {hidden}, FuseAxis::stack);
+  const TensorId beta = b.add_weight(module + ".bias", {hidden}, FuseAxis::stack);
+  return b.op(OpKind::layernorm, module, {x, gamma, beta}, {{"eps", kLayerNormEps}});
+}
+
+TensorId dropout(GraphBuilder& b, TensorId x, const std::string& module) {
+  return b.op(OpKind::dropout, module, {x}, {{"p", kDropout}});
+}
+
+// GPT2Block: x + attn(ln_1(x)), then + mlp(ln_2(.)).
+TensorId gpt2_block(GraphBuilder& b, TensorId x, const std::string& block, const Gpt2Spec& spec) {
+  const int64_t h = spec.hidden;
+  const TensorId a = layer_norm(b, x, block + ".ln_1", h);
+  const std::string attn = block + ".attn";
+  const TensorId q = dense(b, a, attn + ".c_attn.q", h, h);
+  const TensorId k = dense(b, a, attn + ".c_attn.k", h, h);
+  const TensorId v = dense(b, a, attn + ".c_attn.v", h, h);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(h / spec.heads));  // scale_attn_weights
+  TensorId p = b.op(OpKind::attn_scores, attn + ".scores", {q, k},
+                    {{"heads", spec.heads}, {"causal", int64_t{1}}, {"scale", scale}});
+  p = b.op(OpKind::softmax, attn + ".softmax", {p});
+  p = dropout(b, p, attn + ".attn_dropout");
+  TensorId y = b.op(OpKind::attn_context, attn + ".context", {p, v});
+  y = dense(b, y, attn + ".c_proj", h, h);
+  y = dropout(b, y, attn + ".resid_dropout");
+  const TensorId mid = b.op(OpKind::add, block + ".attn_residual", {y, x});
+
+  TensorId m = layer_norm(b, mid, block + ".ln_2", h);
+  m = dense(b, m, block + ".mlp.c_fc", h, 4 * h);
+  m = b.op(OpKind::gelu, block + ".mlp.act", {m}, {{"approximate", kGeluTanh}});
+  m = dense(b, m, block + ".mlp.c_proj", 4 * h, h);
+  m = dropout(b, m, block + ".mlp.dropout");
+  return b.op(OpKind::add, block + ".mlp_residual", {m, mid});
+}
+
+Graph build_gpt2(const std::string& name, const Gpt2Spec& spec, const ModelConfig& cfg) {
+  if (cfg.seq_len > kMaxPositions) {
+    throw Error(fmt::format("model '{}': sequence length {} exceeds n_positions {}", name, cfg.seq_len,
+                            kMaxPositions));
+  }
+  GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
+  const int64_t h = spec.hidden;
+  const std::vector<int64_t> tokens{cfg.batch_size, cfg.seq_len};
+  const TensorId input_ids = b.add_input("input_ids", tokens, TensorRole::input, FuseAxis::stack, DType::i64);
+  const TensorId position_ids =
+      b.add_input("position_ids", tokens, TensorRole::input, FuseAxis::stack, DType::i64);
+  // Labels are the inputs shifted by one; the shift is a view and not modelled.
+  const TensorId labels = b.add_input("labels", tokens, TensorRole::label, FuseAxis::stack, DType::i64);
+
+  const TensorId wte = b.add_weight("transformer.wte.weight", {kVocabSize, h}, FuseAxis::stack);
+  const TensorId wpe = b.add_weight("transformer.wpe.weight", {kMaxPositions, h}, FuseAxis::stack);
+  TensorId x = b.op(OpKind::embedding, "transformer.wte", {input_ids, wte});
+  const TensorId pos = b.op(OpKind::embedding, "transformer.wpe", {position_ids, wpe});
+  x = b.op(OpKind::add, "transformer.add_position", {x, pos});
+  x = dropout(b, x, "transformer.drop");
+
+  for (int64_t i = 0; i < spec.layers; ++i) x = gpt2_block(b, x, fmt::format("transformer.h.{}", i), spec);
+
+  x = layer_norm(b, x, "transformer.ln_f", h);
+  const TensorId logits = b.op(OpKind::linear, "lm_head", {x, wte});  // tied to wte, no bias
+  b.add_op(OpKind::cross_entropy, "loss", {logits, labels});
+  return std::move(b).finish();
+}
+
+void add_gpt2(ModelRegistry& registry, const std::string& name, const std::string& description,
+              const std::string& reference, Gpt2Spec spec) {
+  ModelInfo info;
+  info.name = name;
+  info.family = "gpt2";
+  info.description = description;
+  info.reference = reference;
+  info.default_batch_size = 8;
+  info.default_seq_len = 1024;
+  info.build = [name, spec](const ModelConfig& cfg) { return build_gpt2(name, spec, cfg); };
+  registry.add(std::move(info));
+}
+
+}  // namespace
+
+void register_gpt2_models(ModelRegistry& registry) {
+  add_gpt2(registry, "gpt2", "GPT-2 small language model: 12 layers, H 768, 12 heads, 124.4M parameters",
+           "transformers GPT2LMHeadModel, gpt2 config", {12, 768, 12});
+  add_gpt2(registry, "gpt2-medium",
+           "GPT-2 medium language model: 24 layers, H 1024, 16 heads, 354.8M parameters",
+           "transformers GPT2LMHeadModel, gpt2-medium config", {24, 1024, 16});
+}
 
 }  // namespace mutwo::profiles

@@ -1,7 +1,255 @@
+// MobileNetV2 (Sandler et al., CVPR 2018) and MobileNetV3-Large (Howard et al., ICCV 2019), layer for
+// layer as torchvision.models.mobilenetv2 / mobilenetv3 at width_mult 1.0. Tensor names follow
+// torchvision's state_dict keys.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+
+#include "profiles/graph_builder.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
+namespace {
 
-void register_mobilenet_models(ModelRegistry& registry) { (void)registry; }
+constexpr int64_t kNumClasses = 1000;
+constexpr double kDropoutP = 0.2;       // both classifiers
+constexpr double kV2BatchNormEps = 1e-5;   // nn.BatchNorm2d default
+constexpr double kV3BatchNormEps = 1e-3;   // partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
+
+// torchvision.models._utils._make_divisible: round to the nearest multiple of `divisor`, at least
+// `divisor`, and never more than 10 % below v.
+int64_t make_divisible(double v, int64_t divisor) {
+  int64_t new_v = std::max(divisor, static_cast<int64_t>(v + static_cast<double>(divisor) / 2.0) / divisor * divisor);
+  if (static_cast<double>(new_v) < 0.9 * v) new_v += divisor;
+  return new_v;
+}
+
+std::vector<int64_t> pair(int64_t v) { return {v, v}; }
+
+int64_t channels(const GraphBuilder& b, TensorId x) { return b.tensor(x).shape[1] / b.width(); }
+
+// Conv2dNormActivation: conv (no bias, padding (kernel-1)/2) named prefix.0, batchnorm prefix.1,
+// then the activation (if any) prefix.2.
+TensorId conv_bn_act(GraphBuilder& b, TensorId x, const std::string& prefix, int64_t out_channels, int64_t kernel,
+                     int64_t stride, int64_t groups, std::optional<OpKind> activation, double eps) {
+  const int64_t in_channels = channels(b, x);
+  const TensorId w =
+      b.add_weight(prefix + ".0.weight", {out_channels, in_channels / groups, kernel, kernel}, FuseAxis::dim0);
+  Attributes conv_attrs{{"stride", pair(stride)}, {"padding", pair((kernel - 1) / 2)}, {"groups", groups}};
+  TensorId y = b.op(OpKind::conv2d, prefix + ".0", {x, w}, std::move(conv_attrs));
+  const TensorId gamma = b.add_weight(prefix + ".1.weight", {out_channels}, FuseAxis::dim0);
+  const TensorId beta = b.add_weight(prefix + ".1.bias", {out_channels}, FuseAxis::dim0);
+  y = b.op(OpKind::batchnorm2d, prefix + ".1", {y, gamma, beta}, {{"eps", eps}});
+  if (activation) y = b.op(*activation, prefix + ".2", {y});
+  return y;
+}
+
+// Conv2d 1x1 with bias (the squeeze-excitation "fc" layers).
+TensorId conv1x1_bias(GraphBuilder& b, TensorId x, const std::string& name, int64_t out_channels) {
+  const TensorId w = b.add_weight(name + ".weight", {out_channels, channels(b, x), 1, 1}, FuseAxis::dim0);
+  const TensorId bias = b.add_weight(name + ".bias", {out_channels}, FuseAxis::dim0);
+  return b.op(OpKind::conv2d, name, {x, w, bias});
+}
+
+// nn.Linear with bias on the flattened features (stack layout at width k).
+TensorId linear(GraphBuilder& b, TensorId x, const std::string& name, int64_t out_features) {
+  const TensorId w = b.add_weight(name + ".weight", {out_features, b.tensor(x).shape.back()}, FuseAxis::stack);
+  const TensorId bias = b.add_weight(name + ".bias", {out_features}, FuseAxis::stack);
+  return b.op(OpKind::linear, name, {x, w, bias});
+}
+
+struct Inputs {
+  TensorId images = kNoId;
+  TensorId labels = kNoId;
+};
+
+Inputs image_inputs(GraphBuilder& b, const ModelConfig& cfg) {
+  Inputs in;
+  in.images = b.add_input("images", {cfg.batch_size, 3, cfg.image_size, cfg.image_size}, TensorRole::input,
+                          FuseAxis::dim1);
+  in.labels = b.add_input("labels", {cfg.batch_size}, TensorRole::label, FuseAxis::stack, DType::i64);
+  return in;
+}
+
+// ---- MobileNetV2 ---------------------------------------------------------------------------
+
+// InvertedResidual(inp, oup, stride, expand_ratio): [pw expand relu6] dw3x3 relu6, pw-linear, bn,
+// + input when stride 1 and inp == oup.
+TensorId inverted_residual_v2(GraphBuilder& b, TensorId x, const std::string& block, int64_t out_channels,
+                              int64_t stride, int64_t expand_ratio) {
+  const int64_t in_channels = channels(b, x);
+  const int64_t hidden = in_channels * expand_ratio;  // int(round(inp * expand_ratio)), integral here
+  int layer = 0;
+  TensorId y = x;
+  if (expand_ratio != 1) {
+    y = conv_bn_act(b, y, fmt::format("{}.conv.{}", block, layer++), hidden, 1, 1, 1, OpKind::relu6,
+                    kV2BatchNormEps);
+  }
+  y = conv_bn_act(b, y, fmt::format("{}.conv.{}", block, layer++), hidden, 3, stride, hidden, OpKind::relu6,
+                  kV2BatchNormEps);
+  const std::string project = fmt::format("{}.conv.{}", block, layer++);
+  const TensorId w = b.add_weight(project + ".weight", {out_channels, hidden, 1, 1}, FuseAxis::dim0);
+  y = b.op(OpKind::conv2d, project, {y, w});
+  const std::string bn = fmt::format("{}.conv.{}", block, layer);
+  const TensorId gamma = b.add_weight(bn + ".weight", {out_channels}, FuseAxis::dim0);
+  const TensorId beta = b.add_weight(bn + ".bias", {out_channels}, FuseAxis::dim0);
+  y = b.op(OpKind::batchnorm2d, bn, {y, gamma, beta}, {{"eps", kV2BatchNormEps}});
+  if (stride == 1 && in_channels == out_channels) y = b.op(OpKind::add, block + ".add", {y, x});
+  return y;
+}
+
+Graph build_mobilenet_v2(const std::string& name, const ModelConfig& cfg) {
+  GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
+  const Inputs in = image_inputs(b, cfg);
+  constexpr int64_t kRoundNearest = 8;
+  struct Stage {
+    int64_t t, c, n, s;  // expand ratio, output channels, repeats, first stride
+  };
+  constexpr std::array<Stage, 7> kSetting{{{1, 16, 1, 1},
+                                           {6, 24, 2, 2},
+                                           {6, 32, 3, 2},
+                                           {6, 64, 4, 2},
+                                           {6, 96, 3, 1},
+                                           {6, 160, 3, 2},
+                                           {6, 320, 1, 1}}};
+  const int64_t input_channel = make_divisible(32.0, kRoundNearest);
+  const int64_t last_channel = make_divisible(1280.0, kRoundNearest);
+
+  int feature = 0;
+  TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++), input_channel, 3, 2, 1,
+                           OpKind::relu6, kV2BatchNormEps);
+  for (const Stage& st : kSetting) {
+    const int64_t out = make_divisible(static_cast<double>(st.c), kRoundNearest);
+    for (int64_t i = 0; i < st.n; ++i) {
+      x = inverted_residual_v2(b, x, fmt::format("features.{}", feature++), out, i == 0 ? st.s : 1, st.t);
+    }
+  }
+  x = conv_bn_act(b, x, fmt::format("features.{}", feature), last_channel, 1, 1, 1, OpKind::relu6,
+                  kV2BatchNormEps);
+
+  x = b.op(OpKind::adaptive_avg_pool2d, "avgpool", {x});
+  x = b.op(OpKind::flatten, "flatten", {x});
+  x = b.op(OpKind::dropout, "classifier.0", {x}, {{"p", kDropoutP}});
+  const TensorId logits = linear(b, x, "classifier.1", kNumClasses);
+  b.add_op(OpKind::cross_entropy, "loss", {logits, in.labels});
+  return std::move(b).finish();
+}
+
+// ---- MobileNetV3-Large ---------------------------------------------------------------------
+
+struct BneckConf {
+  int64_t input_channels, kernel, expanded_channels, out_channels;
+  bool use_se;
+  bool hardswish;  // "HS", else "RE"
+  int64_t stride;
+};
+
+// torchvision.ops.SqueezeExcitation(input, squeeze, scale_activation=Hardsigmoid):
+// avgpool -> fc1 (1x1 conv + bias) -> relu -> fc2 -> hardsigmoid -> scale * input.
+TensorId squeeze_excitation(GraphBuilder& b, TensorId x, const std::string& prefix, int64_t squeeze) {
+  const int64_t c = channels(b, x);
+  TensorId s = b.op(OpKind::adaptive_avg_pool2d, prefix + ".avgpool", {x});
+  s = conv1x1_bias(b, s, prefix + ".fc1", squeeze);
+  s = b.op(OpKind::relu, prefix + ".activation", {s});
+  s = conv1x1_bias(b, s, prefix + ".fc2", c);
+  s = b.op(OpKind::hardsigmoid, prefix + ".scale_activation", {s});
+  return b.op(OpKind::mul, prefix + ".mul", {x, s});
+}
+
+// InvertedResidual(cnf): [expand 1x1 act] dw kxk act [SE] project 1x1 bn, + input when stride 1 and
+// in == out.
+TensorId inverted_residual_v3(GraphBuilder& b, TensorId x, const std::string& block, const BneckConf& cnf) {
+  const OpKind act = cnf.hardswish ? OpKind::hardswish : OpKind::relu;
+  int layer = 0;
+  TensorId y = x;
+  if (cnf.expanded_channels != cnf.input_channels) {
+    y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer++), cnf.expanded_channels, 1, 1, 1, act,
+                    kV3BatchNormEps);
+  }
+  y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer++), cnf.expanded_channels, cnf.kernel, cnf.stride,
+                  cnf.expanded_channels, act, kV3BatchNormEps);
+  if (cnf.use_se) {
+    const int64_t squeeze = make_divisible(static_cast<double>(cnf.expanded_channels / 4), 8);
+    y = squeeze_excitation(b, y, fmt::format("{}.block.{}", block, layer++), squeeze);
+  }
+  y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer), cnf.out_channels, 1, 1, 1, std::nullopt,
+                  kV3BatchNormEps);
+  if (cnf.stride == 1 && cnf.input_channels == cnf.out_channels) y = b.op(OpKind::add, block + ".add", {y, x});
+  return y;
+}
+
+Graph build_mobilenet_v3_large(const std::string& name, const ModelConfig& cfg) {
+  GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
+  const Inputs in = image_inputs(b, cfg);
+  // _mobilenet_v3_conf("mobilenet_v3_large"), width_mult 1.0 (every channel count is already a
+  // multiple of 8, so adjust_channels leaves it), dilation 1.
+  constexpr std::array<BneckConf, 15> kSetting{{
+      {16, 3, 16, 16, false, false, 1},
+      {16, 3, 64, 24, false, false, 2},  // C1
+      {24, 3, 72, 24, false, false, 1},
+      {24, 5, 72, 40, true, false, 2},  // C2
+      {40, 5, 120, 40, true, false, 1},
+      {40, 5, 120, 40, true, false, 1},
+      {40, 3, 240, 80, false, true, 2},  // C3
+      {80, 3, 200, 80, false, true, 1},
+      {80, 3, 184, 80, false, true, 1},
+      {80, 3, 184, 80, false, true, 1},
+      {80, 3, 480, 112, true, true, 1},
+      {112, 3, 672, 112, true, true, 1},
+      {112, 5, 672, 160, true, true, 2},  // C4
+      {160, 5, 960, 160, true, true, 1},
+      {160, 5, 960, 160, true, true, 1},
+  }};
+  const int64_t last_channel = make_divisible(1280.0, 8);
+
+  int feature = 0;
+  TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++), kSetting[0].input_channels, 3, 2,
+                           1, OpKind::hardswish, kV3BatchNormEps);
+  for (const BneckConf& cnf : kSetting) x = inverted_residual_v3(b, x, fmt::format("features.{}", feature++), cnf);
+  const int64_t lastconv_output_channels = 6 * kSetting.back().out_channels;
+  x = conv_bn_act(b, x, fmt::format("features.{}", feature), lastconv_output_channels, 1, 1, 1, OpKind::hardswish,
+                  kV3BatchNormEps);
+
+  x = b.op(OpKind::adaptive_avg_pool2d, "avgpool", {x});
+  x = b.op(OpKind::flatten, "flatten", {x});
+  x = linear(b, x, "classifier.0", last_channel);
+  x = b.op(OpKind::hardswish, "classifier.1", {x});
+  x = b.op(OpKind::dropout, "classifier.2", {x}, {{"p", kDropoutP}});
+  const TensorId logits = linear(b, x, "classifier.3", kNumClasses);
+  b.add_op(OpKind::cross_entropy, "loss", {logits, in.labels});
+  return std::move(b).finish();
+}
+
+ModelInfo mobilenet_info(const std::string& name, const std::string& description, const std::string& reference) {
+  ModelInfo info;
+  info.name = name;
+  info.family = "mobilenet";
+  info.description = description;
+  info.reference = reference;
+  info.default_batch_size = 128;
+  info.default_image_size = 224;
+  return info;
+}
+
+}  // namespace
+
+void register_mobilenet_models(ModelRegistry& registry) {
+  ModelInfo v2 = mobilenet_info("mobilenet-v2",
+                                "MobileNetV2: inverted residuals with linear bottlenecks, 3.5M parameters, "
+                                "ImageNet 1000 classes",
+                                "torchvision.models.mobilenet_v2 (MobileNet_V2_Weights.IMAGENET1K_V1)");
+  v2.build = [name = v2.name](const ModelConfig& cfg) { return build_mobilenet_v2(name, cfg); };
+  registry.add(std::move(v2));
+
+  ModelInfo v3 = mobilenet_info("mobilenet-v3-large",
+                                "MobileNetV3-Large: inverted residuals with squeeze-excitation and hardswish, "
+                                "5.5M parameters, ImageNet 1000 classes",
+                                "torchvision.models.mobilenet_v3_large (MobileNet_V3_Large_Weights.IMAGENET1K_V1)");
+  v3.build = [name = v3.name](const ModelConfig& cfg) { return build_mobilenet_v3_large(name, cfg); };
+  registry.add(std::move(v3));
+}
 
 }  // namespace mutwo::profiles

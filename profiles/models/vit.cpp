@@ -1,7 +1,126 @@
+// Vision Transformer (Dosovitskiy et al., "An Image is Worth 16x16 Words: Transformers for Image
+// Recognition at Scale", ICLR 2021), layer for layer as torchvision.models.vit_b_16 / vit_l_16:
+// conv patch embedding, class token, learned position embedding, pre-LN encoder, head on the class
+// token. Tensor names follow torchvision's state_dict keys ("encoder.layers.encoder_layer_0.ln_1.weight").
+// nn.MultiheadAttention's in_proj ([3H,H] weight, [3H] bias) is written as three linears q/k/v with
+// the same parameters, named "...self_attention.in_proj.q" etc. Dropout (p = 0 in torchvision's
+// defaults) is omitted.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
+namespace {
 
-void register_vit_models(ModelRegistry& registry) { (void)registry; }
+constexpr int64_t kPatchSize = 16;
+constexpr int64_t kNumClasses = 1000;
+constexpr double kLayerNormEps = 1e-6;  // torchvision: partial(nn.LayerNorm, eps=1e-6)
+constexpr int64_t kGeluErf = 0;         // nn.GELU()
+
+struct VitSpec {
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t mlp = 0;
+};
+
+TensorId dense(GraphBuilder& b, TensorId x, const std::string& module, int64_t in, int64_t out) {
+  const TensorId w = b.add_weight(module + ".weight", {out, in}, FuseAxis::stack);
+  const TensorId bias = b.add_weight(module + ".bias", {out}, FuseAxis::stack);
+  return b.op(OpKind::linear, module, {x, w, bias});
+}
+
+TensorId layer_norm(GraphBuilder& b, TensorId x, const std::string& module, int64_t hidden) {
+  const TensorId gamma = b.add_weight(module + ".weight", {hidden}, FuseAxis::stack);
+  const TensorId beta = b.add_weight(module + ".bias", {hidden}, FuseAxis::stack);
+  return b.op(OpKind::layernorm, module, {x, gamma, beta}, {{"eps", kLayerNormEps}});
+}
+
+// EncoderBlock: x + self_attention(ln_1(x)), then + mlp(ln_2(.)).
+TensorId encoder_block(GraphBuilder& b, TensorId x, const std::string& block, const VitSpec& spec) {
+  const int64_t h = spec.hidden;
+  const TensorId a = layer_norm(b, x, block + ".ln_1", h);
+  const std::string attn = block + ".self_attention";
+  const TensorId q = dense(b, a, attn + ".in_proj.q", h, h);
+  const TensorId k = dense(b, a, attn + ".in_proj.k", h, h);
+  const TensorId v = dense(b, a, attn + ".in_proj.v", h, h);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(h / spec.heads));
+  TensorId p = b.op(OpKind::attn_scores, attn + ".scores", {q, k},
+                    {{"heads", spec.heads}, {"causal", int64_t{0}}, {"scale", scale}});
+  p = b.op(OpKind::softmax, attn + ".softmax", {p});
+  TensorId y = b.op(OpKind::attn_context, attn + ".context", {p, v});
+  y = dense(b, y, attn + ".out_proj", h, h);
+  const TensorId mid = b.op(OpKind::add, block + ".attn_residual", {y, x});
+
+  TensorId m = layer_norm(b, mid, block + ".ln_2", h);
+  m = dense(b, m, block + ".mlp.0", h, spec.mlp);
+  m = b.op(OpKind::gelu, block + ".mlp.1", {m}, {{"approximate", kGeluErf}});
+  m = dense(b, m, block + ".mlp.3", spec.mlp, h);
+  return b.op(OpKind::add, block + ".mlp_residual", {m, mid});
+}
+
+Graph build_vit(const std::string& name, const VitSpec& spec, const ModelConfig& cfg) {
+  const int64_t image = cfg.image_size;
+  if (image < kPatchSize || image % kPatchSize != 0) {
+    throw Error(fmt::format("model '{}': image size {} must be a positive multiple of the patch size {}",
+                            name, image, kPatchSize));
+  }
+  GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
+  const int64_t h = spec.hidden;
+  const int64_t grid = image / kPatchSize;
+  const int64_t tokens = 1 + grid * grid;
+  const TensorId images =
+      b.add_input("images", {cfg.batch_size, 3, image, image}, TensorRole::input, FuseAxis::dim1);
+  const TensorId labels =
+      b.add_input("labels", {cfg.batch_size}, TensorRole::label, FuseAxis::stack, DType::i64);
+
+  // conv_proj: Conv2d(3, H, kernel 16, stride 16) -> [B,H,grid,grid] (channel layout when fused).
+  const TensorId conv_w = b.add_weight("conv_proj.weight", {h, 3, kPatchSize, kPatchSize}, FuseAxis::dim0);
+  const TensorId conv_b = b.add_weight("conv_proj.bias", {h}, FuseAxis::dim0);
+  TensorId x = b.op(OpKind::conv2d, "conv_proj", {images, conv_w, conv_b},
+                    {{"stride", std::vector<int64_t>{kPatchSize, kPatchSize}}});
+  const TensorId class_token = b.add_weight("class_token", {1, 1, h}, FuseAxis::stack);
+  x = b.op(OpKind::class_token_concat, "class_token_concat", {x, class_token});
+  const TensorId pos = b.add_weight("encoder.pos_embedding", {1, tokens, h}, FuseAxis::stack);
+  x = b.op(OpKind::add, "encoder.add_pos_embedding", {x, pos});
+
+  for (int64_t i = 0; i < spec.layers; ++i) {
+    x = encoder_block(b, x, fmt::format("encoder.layers.encoder_layer_{}", i), spec);
+  }
+  x = layer_norm(b, x, "encoder.ln", h);
+  x = b.op(OpKind::select_token, "class_token_select", {x}, {{"index", int64_t{0}}});
+  const TensorId logits = dense(b, x, "heads.head", h, kNumClasses);
+  b.add_op(OpKind::cross_entropy, "loss", {logits, labels});
+  return std::move(b).finish();
+}
+
+void add_vit(ModelRegistry& registry, const std::string& name, const std::string& description,
+             const std::string& reference, VitSpec spec) {
+  ModelInfo info;
+  info.name = name;
+  info.family = "vit";
+  info.description = description;
+  info.reference = reference;
+  info.default_batch_size = 64;
+  info.default_image_size = 224;
+  info.build = [name, spec](const ModelConfig& cfg) { return build_vit(name, spec, cfg); };
+  registry.add(std::move(info));
+}
+
+}  // namespace
+
+void register_vit_models(ModelRegistry& registry) {
+  add_vit(registry, "vit-b16",
+          "ViT-B/16: 12 layers, H 768, 12 heads, MLP 3072, 86.6M parameters, ImageNet 1000",
+          "torchvision.models.vit_b_16 (ViT_B_16_Weights.IMAGENET1K_V1)", {12, 768, 12, 3072});
+  add_vit(registry, "vit-l16",
+          "ViT-L/16: 24 layers, H 1024, 16 heads, MLP 4096, 304.3M parameters, ImageNet 1000",
+          "torchvision.models.vit_l_16 (ViT_L_16_Weights.IMAGENET1K_V1)", {24, 1024, 16, 4096});
+}
 
 }  // namespace mutwo::profiles
