@@ -1,1 +1,240 @@
+// Horizontal fusion (HFTA): a width-1 forward graph replayed at width k equals the model built at width k.
 #include <doctest/doctest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+
+#include "profiles/error.hpp"
+#include "profiles/fusion.hpp"
+#include "profiles/graph.hpp"
+#include "profiles/graph_builder.hpp"
+#include "profiles/models/model_registry.hpp"
+
+using namespace mutwo::profiles;
+using mutwo::GraphError;
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+// Two convs with bias, a residual add and a relu: image [2,3,8,8] (dim1), conv weights (dim0).
+Graph conv_block(int32_t width) {
+  GraphBuilder b("conv-block", DType::f32, width, 2);
+  TensorId x = b.add_input("image", {2, 3, 8, 8}, TensorRole::input, FuseAxis::dim1);
+  TensorId w1 = b.add_weight("conv1.weight", {4, 3, 3, 3}, FuseAxis::dim0);
+  TensorId b1 = b.add_weight("conv1.bias", {4}, FuseAxis::dim0);
+  TensorId w2 = b.add_weight("conv2.weight", {4, 4, 3, 3}, FuseAxis::dim0);
+  const Attributes pad1{{"padding", std::vector<int64_t>{1, 1}}};
+  TensorId h = b.op(OpKind::conv2d, "conv1", {x, w1, b1}, pad1);
+  TensorId a = b.op(OpKind::relu, "relu1", {h});
+  TensorId y = b.op(OpKind::conv2d, "conv2", {a, w2}, pad1);
+  TensorId r = b.op(OpKind::add, "residual", {y, h});
+  b.op(OpKind::relu, "relu2", {r});
+  return std::move(b).finish();
+}
+
+// A transformer-style MLP block with a classification loss: tokens [4,6,8] -> layernorm -> linear ->
+// relu -> dropout -> linear -> add a [1,6,5] position bias -> cross entropy against int64 labels [4,6].
+Graph mlp_block(int32_t width) {
+  GraphBuilder b("mlp-block", DType::f32, width, 4);
+  TensorId x = b.add_input("x", {4, 6, 8}, TensorRole::input, FuseAxis::stack);
+  TensorId gamma = b.add_weight("ln.weight", {8}, FuseAxis::stack);
+  TensorId beta = b.add_weight("ln.bias", {8}, FuseAxis::stack);
+  TensorId w1 = b.add_weight("fc1.weight", {32, 8}, FuseAxis::stack);
+  TensorId b1 = b.add_weight("fc1.bias", {32}, FuseAxis::stack);
+  TensorId w2 = b.add_weight("fc2.weight", {5, 32}, FuseAxis::stack);
+  TensorId pos = b.add_weight("pos", {1, 6, 5}, FuseAxis::stack);  // [1,T,C], as torchvision ViT's
+  TensorId n = b.op(OpKind::layernorm, "ln", {x, gamma, beta}, {{"eps", 1e-5}});
+  TensorId h = b.op(OpKind::linear, "fc1", {n, w1, b1});
+  TensorId a = b.op(OpKind::relu, "act", {h});
+  TensorId d = b.op(OpKind::dropout, "drop", {a}, {{"p", 0.1}});
+  TensorId z = b.op(OpKind::linear, "fc2", {d, w2});
+  TensorId logits = b.op(OpKind::add, "add_pos", {z, pos});
+  TensorId labels = b.add_input("labels", {4, 6}, TensorRole::label, FuseAxis::stack, DType::i64);
+  b.add_op(OpKind::cross_entropy, "loss", {logits, labels});
+  return std::move(b).finish();
+}
+
+// The HFTA contract: the fused graph is the natively built width-k graph, with k x parameters
+// and FLOPs, the same ops, names, roles and dtypes.
+void check_fusion_matches_native(const Graph& one, const Graph& native_k, int32_t k) {
+  const Graph fused = horizontal_fuse(one, k);
+  CHECK_NOTHROW(validate(fused));
+  CHECK(fused.width == k);
+  CHECK(fused.name == one.name + " x" + std::to_string(k));
+  CHECK(fused.batch_size == one.batch_size);
+  CHECK(parameter_count(fused) == k * parameter_count(one));
+  CHECK(flops_in_phase(fused, Phase::forward) == k * flops_in_phase(one, Phase::forward));
+  REQUIRE(fused.ops.size() == one.ops.size());
+  REQUIRE(fused.tensors.size() == native_k.tensors.size());
+  int mismatches = 0;
+  for (size_t i = 0; i < fused.tensors.size(); ++i) {
+    const Tensor& f = fused.tensors[i];
+    const Tensor& n = native_k.tensors[i];
+    if (f.shape != n.shape || f.dtype != n.dtype || f.role != n.role || f.name != n.name || f.width != k) {
+      if (++mismatches <= 3) {
+        FAIL_CHECK("tensor " << i << " '" << f.name << "' " << shape_string(f.shape) << " vs native '"
+                             << n.name << "' " << shape_string(n.shape));
+      }
+    }
+  }
+  CHECK(mismatches == 0);
+  int op_mismatches = 0;
+  for (size_t i = 0; i < fused.ops.size(); ++i) {
+    const Op& f = fused.ops[i];
+    if (f.kind != one.ops[i].kind || f.name != one.ops[i].name || f.attrs != one.ops[i].attrs ||
+        f.flops != native_k.ops[i].flops || f.width != k) {
+      if (++op_mismatches <= 3) FAIL_CHECK("op " << i << " '" << f.name << "' differs from the native build");
+    }
+  }
+  CHECK(op_mismatches == 0);
+}
+}  // namespace
+
+TEST_CASE("fused conv block: images on dim 1, conv weights and bias on dim 0 (grouped conv)") {
+  const Graph one = conv_block(1);
+  check_fusion_matches_native(one, conv_block(3), 3);
+  const Graph fused = horizontal_fuse(one, 3);
+  // image [2,3,8,8] -> [2,9,8,8]; conv1.weight [4,3,3,3] -> [12,3,3,3]; conv1.bias [4] -> [12].
+  CHECK(fused.tensors[0].shape == Shape{2, 9, 8, 8});
+  CHECK(fused.tensors[1].shape == Shape{12, 3, 3, 3});
+  CHECK(fused.tensors[2].shape == Shape{12});
+  // conv1 output [2,4,8,8] per model -> [2,12,8,8] with groups 3.
+  CHECK(fused.tensor(fused.ops[0].outputs[0]).shape == Shape{2, 12, 8, 8});
+}
+
+TEST_CASE("fused MLP block: tokens, labels and linear/layernorm weights are stacked") {
+  const Graph one = mlp_block(1);
+  check_fusion_matches_native(one, mlp_block(4), 4);
+  const Graph fused = horizontal_fuse(one, 4);
+  CHECK(fused.tensors[0].shape == Shape{4, 4, 6, 8});  // x [4,6,8] -> [k,4,6,8]
+  const Op& loss = fused.ops.back();
+  CHECK(fused.tensor(loss.outputs[0]).shape == Shape{4});  // one loss per model
+  CHECK(fused.tensor(loss.inputs[1]).shape == Shape{4, 4, 6});
+  CHECK(fused.tensor(loss.inputs[1]).dtype == DType::i64);
+}
+
+TEST_CASE("fused dlrm equals dlrm built at width k") {
+  ModelConfig one_cfg;
+  one_cfg.batch_size = 64;
+  ModelConfig k_cfg = one_cfg;
+  k_cfg.width = 3;
+  const Graph one = build_model("dlrm", one_cfg);
+  const Graph native = build_model("dlrm", k_cfg);
+  check_fusion_matches_native(one, native, 3);
+  // 3 x 540,677,217 parameters.
+  CHECK(parameter_count(horizontal_fuse(one, 3)) == 1622031651);
+}
+
+TEST_CASE("fusing at width 1 reproduces the graph") {
+  const Graph one = mlp_block(1);
+  const Graph same = horizontal_fuse(one, 1);
+  CHECK(same.name == one.name);
+  REQUIRE(same.tensors.size() == one.tensors.size());
+  for (size_t i = 0; i < one.tensors.size(); ++i) {
+    CHECK(same.tensors[i].shape == one.tensors[i].shape);
+    CHECK(same.tensors[i].name == one.tensors[i].name);
+    CHECK(same.tensors[i].role == one.tensors[i].role);
+  }
+  CHECK(flops_in_phase(same, Phase::forward) == flops_in_phase(one, Phase::forward));
+}
+
+TEST_CASE("fusion keeps original tensor names even when they differ from the builder's") {
+  Graph one = mlp_block(1);
+  one.tensors[static_cast<size_t>(one.ops[1].outputs[0])].name = "hidden";
+  const Graph fused = horizontal_fuse(one, 2);
+  CHECK(fused.tensor(fused.ops[1].outputs[0]).name == "hidden");
+}
+
+TEST_CASE("fusion refuses what it cannot fuse, naming the field") {
+  SUBCASE("an already fused graph") {
+    const Graph two = mlp_block(2);
+    CHECK_THROWS_WITH_AS(horizontal_fuse(two, 2),
+                         doctest::Contains("graph 'mlp-block' has field 'width' = 2"), GraphError);
+  }
+  SUBCASE("a width below 1") {
+    CHECK_THROWS_WITH_AS(horizontal_fuse(mlp_block(1), 0), doctest::Contains("width 0 must be >= 1"),
+                         GraphError);
+  }
+  SUBCASE("an opaque op") {
+    Graph g = mlp_block(1);
+    Op op;
+    op.id = static_cast<OpId>(g.ops.size());
+    op.name = "imported";
+    op.kind = OpKind::opaque;
+    op.inputs = {g.ops[2].outputs[0]};
+    g.ops.push_back(op);
+    link(g);
+    CHECK_THROWS_WITH_AS(
+        horizontal_fuse(g, 2),
+        doctest::Contains("op 7 'imported' of graph 'mlp-block' has field 'kind' = 'opaque'"), GraphError);
+  }
+  SUBCASE("a backward op") {
+    Graph g = mlp_block(1);
+    Tensor grad;
+    grad.id = static_cast<TensorId>(g.tensors.size());
+    grad.name = "act.grad";
+    grad.shape = g.tensor(g.ops[2].outputs[0]).shape;
+    grad.bytes = element_count(grad.shape) * 4;
+    grad.role = TensorRole::temporary;
+    g.tensors.push_back(grad);
+    Op op;
+    op.id = static_cast<OpId>(g.ops.size());
+    op.name = "act_backward";
+    op.kind = OpKind::relu_backward;
+    op.phase = Phase::backward;
+    op.forward_of = 2;
+    op.inputs = {g.ops[2].outputs[0]};
+    op.outputs = {grad.id};
+    g.ops.push_back(op);
+    link(g);
+    CHECK_THROWS_WITH_AS(horizontal_fuse(g, 2),
+                         doctest::Contains("op 7 'act_backward' of graph 'mlp-block' has "
+                                           "field 'phase' = backward"),
+                         GraphError);
+  }
+  SUBCASE("a leaf read in two layouts") {
+    GraphBuilder b("clash", DType::f32, 1, 2);
+    TensorId x = b.add_input("image", {2, 3, 4, 4}, TensorRole::input, FuseAxis::dim1);
+    TensorId w = b.add_weight("w", {3, 3, 1, 1}, FuseAxis::dim0);
+    TensorId y = b.op(OpKind::conv2d, "conv", {x, w});
+    b.op(OpKind::add, "add", {y, x});  // an image read as a stacked add operand
+    const Graph g = std::move(b).finish();
+    CHECK_THROWS_WITH_AS(horizontal_fuse(g, 2),
+                         doctest::Contains("tensor 0 'image' is read in layout 'dim1'"), GraphError);
+  }
+}
+
+// Every zoo model registered when this runs: skip those whose build still throws (a family whose kinds
+// are not written yet), fuse the rest at k = 2 and compare with the zoo's own width-2 build.
+TEST_CASE("every buildable zoo model fused at width 2 equals its native width-2 build") {
+  int fused_models = 0;
+  for (const ModelInfo& info : builtin_models().models()) {
+    ModelConfig cfg;
+    cfg.batch_size = 2;
+    ModelConfig cfg2 = cfg;
+    cfg2.width = 2;
+    Graph one, two;
+    try {
+      one = build_model(info.name, cfg);
+      two = build_model(info.name, cfg2);
+    } catch (const mutwo::Error& e) {
+      MESSAGE("skipping '" << info.name << "': " << e.what());
+      continue;
+    }
+    INFO("model " << info.name);
+    // A native width-k build may name its graph "<name> x2" or "<name>"; compare the rest.
+    check_fusion_matches_native(one, two, 2);
+    ++fused_models;
+  }
+  CHECK(fused_models >= 1);  // dlrm at least
+}
+
+// The zoo of DESIGN.md: bert, gpt2, vit, resnet, mobilenet, dlrm families, 12 models in all, so the
+// test above covers every family.
+TEST_CASE("the zoo registers at least six families and twelve models") {
+  std::set<std::string> families;
+  for (const ModelInfo& info : builtin_models().models()) families.insert(info.family);
+  CHECK(families.size() >= 6);
+  CHECK(builtin_models().models().size() >= 12);
+}
