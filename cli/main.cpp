@@ -1,1 +1,32 @@
-int main() { return 0; }
+// mutwo: train many models at once on one GPU under a memory limit (μ-TWO, HFTA) — command line.
+// Thin: parses flags, calls the libraries; a mutwo::Error becomes "error: <message>" and exit 1,
+// a usage error CLI11's message and exit 2.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "profiles/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"mutwo: simulate and schedule training many models at once on one GPU under a memory limit"};
+  app.name("mutwo");
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  mutwo::cli::add_models_command(app);
+  mutwo::cli::add_trace_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints --help, or the usage error and a hint
+    return code == 0 ? 0 : 2;
+  } catch (const mutwo::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: internal: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,11 @@
+#pragma once
+// The subcommands of `mutwo`, one file each. Each adds itself to the app; its callback calls the
+// libraries and prints, and lets mutwo::Error propagate to main() (message to stderr, exit 1).
+#include <CLI/CLI.hpp>
+
+namespace mutwo::cli {
+
+void add_models_command(CLI::App& app);  // models_command.cpp
+void add_trace_command(CLI::App& app);   // trace_command.cpp
+
+}  // namespace mutwo::cli
