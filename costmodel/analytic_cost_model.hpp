@@ -1,0 +1,97 @@
+#pragma once
+// The analytic op cost source: a roofline on the catalog's peaks with per-category efficiencies
+// that rise with the work per kernel, plus a launch overhead.
+//
+// Model (one kernel per op; Williams, Waterman, Patterson, "Roofline", CACM 2009):
+//
+//   duration_ns = launch_overhead_ns + ceil(max(compute_ns, memory_ns))
+//   compute_ns  = F / (P(category, dtype) * eff_c(F))       F = op.flops
+//   memory_ns   = B / (H * eff_m(B))                        B = op.bytes_read + op.bytes_written
+//
+// with P the dense peak of the op's math mode, H the HBM bandwidth, and a saturating efficiency
+//
+//   eff(w) = eff_max * w / (w + w_half),   w_half = sm_count * half_per_sm(category)
+//
+// so that  w / (R * eff(w)) = (w + w_half) / (R * eff_max),  and a term of 0 work costs 0 ns.
+// Why: a kernel with little work cannot fill every SM (wave quantisation, pipeline fill, tail), so
+// small kernels reach a small fraction of peak; w_half is the work at which a kernel reaches half
+// of eff_max, taken per SM because that is what must be filled. In effect each kernel pays a ramp of
+// w_half / (R * eff_max) ns on top of its streaming time, which is what makes horizontal fusion pay
+// off: a width-k fused op (k * w of work, one kernel) costs (k w + w_half) / (R eff_max) + launch,
+// less than k separate ops, k (w + w_half) / (R eff_max) + k launch, and more than one of them.
+//
+// Math mode P(category, dtype), dtype = the op's first floating output (else input) dtype:
+//   f16/bf16: matmul and conv run on tensor cores (half_flops_per_ns), other categories on CUDA cores
+//             (fp32 rate; they are bandwidth-bound, so the exact vector rate hardly matters);
+//   f32:      conv uses TF32 tensor cores when allow_tf32_conv (PyTorch's
+//             torch.backends.cudnn.allow_tf32, default True) and the GPU has them; matmul likewise
+//             with allow_tf32_matmul (torch.backends.cuda.matmul.allow_tf32, default False since
+//             PyTorch 1.12); otherwise FP32 CUDA cores;
+//   f64:      FP64 CUDA cores.
+// Opaque ops carry no FLOPs: they are priced by their bytes, or at the launch overhead alone.
+// Per-category parameters and their reasoning: default_category_efficiencies() in the .cpp.
+// The calibrated source (later) keeps this form and fits the parameters to measured traces.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "costmodel/op_cost_model.hpp"
+#include "profiles/op_kind.hpp"
+
+namespace mutwo::costmodel {
+
+inline constexpr size_t kKindCategoryCount = static_cast<size_t>(profiles::KindCategory::opaque) + 1;
+
+// Efficiency parameters of one KindCategory.
+struct CategoryEfficiency {
+  double compute_efficiency = 1;         // eff_max of the FLOP term, fraction of peak, in (0, 1]
+  double compute_half_flops_per_sm = 0;  // FLOPs per SM at which the FLOP term reaches eff_max / 2
+  double memory_efficiency = 1;          // eff_max of the byte term, fraction of HBM bandwidth
+  double memory_half_bytes_per_sm = 0;   // bytes per SM at which the byte term reaches eff_max / 2
+};
+
+using CategoryEfficiencies = std::array<CategoryEfficiency, kKindCategoryCount>;
+// The documented defaults, indexed by KindCategory.
+CategoryEfficiencies default_category_efficiencies();
+
+struct AnalyticOptions {
+  bool allow_tf32_conv = true;     // torch.backends.cudnn.allow_tf32 (PyTorch default True)
+  bool allow_tf32_matmul = false;  // torch.backends.cuda.matmul.allow_tf32 (default False since 1.12)
+  CategoryEfficiencies efficiency = default_category_efficiencies();
+};
+
+// The terms of one op's price, for tables and tests.
+struct OpCostBreakdown {
+  double peak_flops_per_ns = 0;  // P of the op's math mode
+  double compute_ns = 0;
+  double memory_ns = 0;
+  int64_t launch_ns = 0;
+  int64_t duration_ns = 0;    // launch_ns + ceil(max(compute_ns, memory_ns))
+  bool memory_bound = false;  // memory_ns > compute_ns
+};
+
+class AnalyticCostModel final : public OpCostModel {
+ public:
+  // Throws Error on an invalid device (validate_device) or an efficiency outside (0, 1] or a
+  // negative half-saturation constant, naming the category and field.
+  explicit AnalyticCostModel(DeviceSpec device, AnalyticOptions options = {});
+
+  std::string_view name() const override { return "analytic"; }
+  int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  const DeviceSpec& device() const override { return device_; }
+
+  OpCostBreakdown breakdown(const profiles::Graph& graph, const profiles::Op& op) const;
+  // Dense peak FLOP/ns the model uses for an op of this category computing in this dtype.
+  double peak_flops_per_ns(profiles::KindCategory category, profiles::DType dtype) const;
+  const AnalyticOptions& options() const { return options_; }
+
+ private:
+  DeviceSpec device_;
+  AnalyticOptions options_;
+};
+
+// The dtype an op computes in: its first floating output, else its first floating input, else f32.
+profiles::DType op_math_dtype(const profiles::Graph& graph, const profiles::Op& op);
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,193 @@
+#include "costmodel/device_catalog.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "profiles/error.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// ---- Host links -------------------------------------------------------------------------------
+// Raw PCIe rate per direction = GT/s * 16 lanes * 128/130 (encoding) / 8 bits (PCI-SIG base specs):
+//   gen3  8 GT/s -> 15.75 GB/s,  gen4 16 GT/s -> 31.5 GB/s,  gen5 32 GT/s -> 63.0 GB/s.
+// Pinned cudaMemcpyAsync reaches ~80% of raw (TLP headers and framing around 256-byte payloads,
+// DLLP flow-control traffic). The μ-TWO setup (A100 on PCIe 4.0 x16) moves ~25 GB/s per direction,
+// 25 / 31.5 = 0.79 of raw; the same ratio gives ~12.5 GB/s on gen3 (CUDA's bandwidthTest shows
+// 12-13 GB/s on V100 hosts) and ~50 GB/s on gen5.
+constexpr double kPcie3PinnedGBps = 12.5;
+constexpr double kPcie4PinnedGBps = 25.0;
+constexpr double kPcie5PinnedGBps = 50.0;
+// Per-copy latency: driver call, DMA descriptor set-up and completion signalling of one
+// cudaMemcpyAsync, ~10 µs at the small-size end of bandwidthTest; an order-of-magnitude figure,
+// overridable per run (DeviceOverrides).
+constexpr int64_t kCopyLatencyNs = 10'000;
+// Per-kernel launch overhead as the GPU sees it under PyTorch eager: ~1 µs of launch between
+// back-to-back kernels (NVIDIA, "Getting Started with CUDA Graphs", 2019: 3.8 µs per 2.9 µs kernel
+// when launched back to back) plus the framework's per-op dispatch, which shows on the GPU as a gap
+// whenever kernels are short. 4 µs total; overridable.
+constexpr int64_t kLaunchOverheadNs = 4'000;
+
+DeviceSpec pcie_device(std::string name, std::string description, double link_gbps, std::string link) {
+  DeviceSpec d;
+  d.name = std::move(name);
+  d.description = std::move(description);
+  d.h2d_bytes_per_ns = gbps_to_bytes_per_ns(link_gbps);
+  d.d2h_bytes_per_ns = gbps_to_bytes_per_ns(link_gbps);
+  d.h2d_latency_ns = kCopyLatencyNs;
+  d.d2h_latency_ns = kCopyLatencyNs;
+  d.launch_overhead_ns = kLaunchOverheadNs;
+  d.full_duplex = true;  // every GPU here has separate H2D and D2H copy engines
+  d.host_link = std::move(link);
+  return d;
+}
+
+// Memory capacities: the datasheet's "N GB" of HBM/GDDR is binary (an A100-40GB carries five 8 GiB
+// HBM2 stacks), so N GiB; the driver keeps a few hundred MiB of it, set --memory for the exact limit.
+
+// NVIDIA Tesla V100 GPU Architecture whitepaper (2017), Table 1, Tesla V100 SXM2:
+// 80 SMs, FP32 15.7 TFLOPS, FP64 7.8 TFLOPS, Tensor (FP16, FP32 accumulate) 125 TFLOPS,
+// HBM2 900 GB/s; no TF32 (introduced with Ampere). Host link PCIe 3.0 x16.
+DeviceSpec v100(std::string name, std::string description, int64_t memory_gib) {
+  DeviceSpec d = pcie_device(std::move(name), std::move(description), kPcie3PinnedGBps, "PCIe 3.0 x16");
+  d.memory_bytes = memory_gib * kGiB;  // 16 GB / 32 GB HBM2 (whitepaper; 32 GB variant 2018)
+  d.fp32_flops_per_ns = tflops_to_flops_per_ns(15.7);
+  d.tf32_flops_per_ns = 0;
+  d.half_flops_per_ns = tflops_to_flops_per_ns(125.0);
+  d.fp64_flops_per_ns = tflops_to_flops_per_ns(7.8);
+  d.hbm_bytes_per_ns = gbps_to_bytes_per_ns(900.0);
+  d.sm_count = 80;
+  return d;
+}
+
+// NVIDIA A100 Tensor Core GPU datasheet (2021), SXM column, dense (sparsity figures halved):
+// FP32 19.5, FP64 9.7, TF32 156, BF16/FP16 312 TFLOPS; 40GB: HBM2 1,555 GB/s, 80GB: HBM2e
+// 2,039 GB/s. 108 SMs (NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020).
+// Host link PCIe 4.0 x16 as in the μ-TWO setup.
+DeviceSpec a100(std::string name, std::string description, int64_t memory_gib, double hbm_gbps) {
+  DeviceSpec d = pcie_device(std::move(name), std::move(description), kPcie4PinnedGBps, "PCIe 4.0 x16");
+  d.memory_bytes = memory_gib * kGiB;
+  d.fp32_flops_per_ns = tflops_to_flops_per_ns(19.5);
+  d.tf32_flops_per_ns = tflops_to_flops_per_ns(156.0);
+  d.half_flops_per_ns = tflops_to_flops_per_ns(312.0);
+  d.fp64_flops_per_ns = tflops_to_flops_per_ns(9.7);
+  d.hbm_bytes_per_ns = gbps_to_bytes_per_ns(hbm_gbps);
+  d.sm_count = 108;
+  return d;
+}
+
+// NVIDIA H100 Tensor Core GPU datasheet (2023), SXM column; its tensor figures are with sparsity,
+// so dense = half: TF32 989 -> 494.5, BF16/FP16 1,979 -> 989.5 TFLOPS; FP32 67, FP64 34 TFLOPS.
+// H100 SXM: 80 GB HBM3 at 3.35 TB/s; 132 SMs (NVIDIA H100 Tensor Core GPU Architecture whitepaper).
+// NVIDIA H200 Tensor Core GPU product brief (2024): same GH100 compute (same figures as H100 SXM),
+// 141 GB HBM3e at 4.8 TB/s. Both attach to the host over PCIe 5.0 x16.
+DeviceSpec hopper(std::string name, std::string description, int64_t memory_gib, double hbm_gbps) {
+  DeviceSpec d = pcie_device(std::move(name), std::move(description), kPcie5PinnedGBps, "PCIe 5.0 x16");
+  d.memory_bytes = memory_gib * kGiB;
+  d.fp32_flops_per_ns = tflops_to_flops_per_ns(67.0);
+  d.tf32_flops_per_ns = tflops_to_flops_per_ns(494.5);
+  d.half_flops_per_ns = tflops_to_flops_per_ns(989.5);
+  d.fp64_flops_per_ns = tflops_to_flops_per_ns(34.0);
+  d.hbm_bytes_per_ns = gbps_to_bytes_per_ns(hbm_gbps);
+  d.sm_count = 132;
+  return d;
+}
+
+// NVIDIA Ada GPU Architecture whitepaper (2022), Table 2, GeForce RTX 4090: 128 SMs, FP32 82.6
+// TFLOPS, FP64 1.3 TFLOPS (1/64 rate), peak TF32 tensor 82.6 dense, peak FP16/BF16 tensor with FP32
+// accumulate 165.2 dense (PyTorch's GEMMs accumulate in FP32; the 330 figure is FP16 accumulate),
+// 24 GB GDDR6X at 1,008 GB/s. Host link PCIe 4.0 x16.
+DeviceSpec rtx4090() {
+  DeviceSpec d = pcie_device("rtx4090", "NVIDIA GeForce RTX 4090", kPcie4PinnedGBps, "PCIe 4.0 x16");
+  d.memory_bytes = 24 * kGiB;
+  d.fp32_flops_per_ns = tflops_to_flops_per_ns(82.6);
+  d.tf32_flops_per_ns = tflops_to_flops_per_ns(82.6);
+  d.half_flops_per_ns = tflops_to_flops_per_ns(165.2);
+  d.fp64_flops_per_ns = tflops_to_flops_per_ns(1.3);
+  d.hbm_bytes_per_ns = gbps_to_bytes_per_ns(1008.0);
+  d.sm_count = 128;
+  return d;
+}
+
+bool positive_finite(double value) {
+  return std::isfinite(value) && value > 0;
+}
+
+}  // namespace
+
+void validate_device(const DeviceSpec& d) {
+  auto fail = [&](std::string_view field, auto value, std::string_view rule) {
+    throw Error(fmt::format("device '{}': field '{}' = {} must be {}", d.name, field, value, rule));
+  };
+  if (d.name.empty()) throw Error("device with an empty name");
+  if (d.memory_bytes <= 0) fail("memory_bytes", d.memory_bytes, "> 0");
+  if (!positive_finite(d.fp32_flops_per_ns)) fail("fp32_flops_per_ns", d.fp32_flops_per_ns, "> 0");
+  if (!std::isfinite(d.tf32_flops_per_ns) || d.tf32_flops_per_ns < 0) {
+    fail("tf32_flops_per_ns", d.tf32_flops_per_ns, ">= 0 (0 when the GPU has no TF32)");
+  }
+  if (!positive_finite(d.half_flops_per_ns)) fail("half_flops_per_ns", d.half_flops_per_ns, "> 0");
+  if (!positive_finite(d.fp64_flops_per_ns)) fail("fp64_flops_per_ns", d.fp64_flops_per_ns, "> 0");
+  if (!positive_finite(d.hbm_bytes_per_ns)) fail("hbm_bytes_per_ns", d.hbm_bytes_per_ns, "> 0");
+  if (d.sm_count <= 0) fail("sm_count", d.sm_count, "> 0");
+  if (!positive_finite(d.h2d_bytes_per_ns)) fail("h2d_bytes_per_ns", d.h2d_bytes_per_ns, "> 0");
+  if (!positive_finite(d.d2h_bytes_per_ns)) fail("d2h_bytes_per_ns", d.d2h_bytes_per_ns, "> 0");
+  if (d.h2d_latency_ns < 0) fail("h2d_latency_ns", d.h2d_latency_ns, ">= 0");
+  if (d.d2h_latency_ns < 0) fail("d2h_latency_ns", d.d2h_latency_ns, ">= 0");
+  if (d.launch_overhead_ns < 0) fail("launch_overhead_ns", d.launch_overhead_ns, ">= 0");
+}
+
+void DeviceCatalog::add(DeviceSpec spec) {
+  validate_device(spec);
+  if (contains(spec.name)) throw Error(fmt::format("device '{}' registered twice", spec.name));
+  devices_.push_back(std::move(spec));
+}
+
+bool DeviceCatalog::contains(std::string_view name) const {
+  for (const auto& d : devices_) {
+    if (d.name == name) return true;
+  }
+  return false;
+}
+
+const DeviceSpec& DeviceCatalog::find(std::string_view name) const {
+  for (const auto& d : devices_) {
+    if (d.name == name) return d;
+  }
+  throw UnknownNameError(fmt::format("unknown device '{}'; valid: {}", name, fmt::join(names(), ", ")));
+}
+
+std::vector<std::string> DeviceCatalog::names() const {
+  std::vector<std::string> out;
+  out.reserve(devices_.size());
+  for (const auto& d : devices_) out.push_back(d.name);
+  return out;
+}
+
+void register_builtin_devices(DeviceCatalog& catalog) {
+  catalog.add(v100("v100-16gb", "NVIDIA Tesla V100-SXM2-16GB", 16));
+  catalog.add(v100("v100-32gb", "NVIDIA Tesla V100-SXM2-32GB", 32));
+  catalog.add(a100("a100-40gb", "NVIDIA A100-SXM4-40GB", 40, 1555.0));
+  catalog.add(a100("a100-80gb", "NVIDIA A100-SXM4-80GB", 80, 2039.0));
+  catalog.add(hopper("h100-sxm-80gb", "NVIDIA H100-SXM5-80GB", 80, 3350.0));
+  catalog.add(hopper("h200", "NVIDIA H200-SXM-141GB", 141, 4800.0));
+  catalog.add(rtx4090());
+}
+
+const DeviceCatalog& builtin_devices() {
+  static const DeviceCatalog catalog = [] {
+    DeviceCatalog c;
+    register_builtin_devices(c);
+    return c;
+  }();
+  return catalog;
+}
+
+DeviceSpec find_device(std::string_view name) {
+  return builtin_devices().find(name);
+}
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,37 @@
+#pragma once
+// The device catalog: name -> DeviceSpec of the GPUs mutwo can simulate, with sourced numbers.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "costmodel/device_spec.hpp"
+
+namespace mutwo::costmodel {
+
+class DeviceCatalog {
+ public:
+  // Validates the spec (validate_device) and appends it; throws Error on a duplicate name.
+  void add(DeviceSpec spec);
+  // Throws UnknownNameError: "unknown device 'x'; valid: v100-16gb, ...".
+  const DeviceSpec& find(std::string_view name) const;
+  bool contains(std::string_view name) const;
+  const std::vector<DeviceSpec>& devices() const { return devices_; }  // in registration order
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<DeviceSpec> devices_;
+};
+
+// Throws Error naming the device and the field when a number is missing or out of range
+// (every peak, bandwidth, the memory and SM count > 0; latencies and launch overhead >= 0;
+// tf32_flops_per_ns may be 0 for GPUs without TF32 tensor cores).
+void validate_device(const DeviceSpec& device);
+
+// One call registers every built-in GPU (V100, A100, H100, H200, RTX 4090 variants).
+void register_builtin_devices(DeviceCatalog& catalog);
+// A catalog with the built-ins, built once.
+const DeviceCatalog& builtin_devices();
+// A copy of a built-in device (to apply overrides to); throws UnknownNameError.
+DeviceSpec find_device(std::string_view name);
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,38 @@
+#pragma once
+// A GPU and its host link, as the cost model and the memory simulator see it.
+#include <cstdint>
+#include <string>
+
+#include "profiles/dtype.hpp"
+
+namespace mutwo::costmodel {
+
+struct DeviceSpec {
+  std::string name;          // catalog key, "a100-40gb"
+  std::string description;   // "NVIDIA A100-SXM4-40GB"
+  int64_t memory_bytes = 0;  // usable device memory (the memory limit unless overridden)
+  // Dense peak throughput (FLOP per ns == TFLOP/s * 1000), per math mode.
+  double fp32_flops_per_ns = 0;  // plain FP32 (CUDA cores)
+  double tf32_flops_per_ns = 0;  // TF32 tensor cores (0 if none)
+  double half_flops_per_ns = 0;  // FP16/BF16 tensor cores
+  double fp64_flops_per_ns = 0;  // plain FP64 (CUDA cores; f64 ops are rare in DL training)
+  double hbm_bytes_per_ns = 0;   // device memory bandwidth (GB/s == bytes/ns)
+  int32_t sm_count = 0;
+  // Host link, per direction (pinned memory), and per-transfer latency.
+  double h2d_bytes_per_ns = 0;
+  double d2h_bytes_per_ns = 0;
+  int64_t h2d_latency_ns = 0;
+  int64_t d2h_latency_ns = 0;
+  int64_t launch_overhead_ns = 0;  // per kernel
+  bool full_duplex = true;         // copy engines move both directions at once
+  std::string host_link;           // "PCIe 4.0 x16", for listings
+};
+
+inline double gbps_to_bytes_per_ns(double gigabytes_per_s) {
+  return gigabytes_per_s;
+}  // 1e9 B/s == 1 B/ns
+inline double tflops_to_flops_per_ns(double tflops) {
+  return tflops * 1000.0;
+}
+
+}  // namespace mutwo::costmodel

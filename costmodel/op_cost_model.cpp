@@ -1,0 +1,43 @@
+#include "costmodel/op_cost_model.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+
+namespace mutwo::costmodel {
+
+int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction) {
+  if (bytes < 0) {
+    throw Error(fmt::format("transfer on device '{}' ({}): bytes = {} must be >= 0", device.name,
+                            direction_name(direction), bytes));
+  }
+  if (bytes == 0) return 0;
+  const bool to_device = direction == CopyDirection::host_to_device;
+  const double bandwidth = to_device ? device.h2d_bytes_per_ns : device.d2h_bytes_per_ns;
+  const int64_t latency = to_device ? device.h2d_latency_ns : device.d2h_latency_ns;
+  if (!(bandwidth > 0)) {
+    throw Error(fmt::format("device '{}': {} bandwidth {} bytes/ns must be > 0", device.name,
+                            direction_name(direction), bandwidth));
+  }
+  const double b = static_cast<double>(bytes);
+  auto n = static_cast<int64_t>(std::ceil(b / bandwidth));
+  // Correct a quotient that floating rounding pushed one past (or short of) the exact ceiling.
+  if (n > 0 && static_cast<double>(n - 1) * bandwidth >= b) --n;
+  if (static_cast<double>(n) * bandwidth < b) ++n;
+  return latency + n;
+}
+
+std::vector<int64_t> op_durations_ns(const OpCostModel& model, const profiles::Graph& graph) {
+  std::vector<int64_t> out;
+  out.reserve(graph.ops.size());
+  for (const profiles::Op& op : graph.ops) out.push_back(model.op_duration_ns(graph, op));
+  return out;
+}
+
+std::string_view direction_name(CopyDirection direction) {
+  return direction == CopyDirection::host_to_device ? "host_to_device" : "device_to_host";
+}
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,36 @@
+#pragma once
+// The cost model interface: how long an op and a host<->device copy take on a device.
+// Sources (analytic roofline, calibrated fit, measured lookup) implement it; runs pick one by name.
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "costmodel/device_spec.hpp"
+#include "profiles/graph.hpp"
+
+namespace mutwo::costmodel {
+
+enum class CopyDirection : uint8_t { device_to_host, host_to_device };
+
+class OpCostModel {
+ public:
+  virtual ~OpCostModel() = default;
+  virtual std::string_view name() const = 0;
+  // Duration of one op of `graph` on the model's device, >= 0, deterministic.
+  virtual int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const = 0;
+  virtual const DeviceSpec& device() const = 0;
+};
+
+// latency + bytes / link bandwidth, rounded up to whole ns (documented rounding rule).
+// Rounding rule: the bandwidth term is the smallest whole number of ns n with n * bandwidth >= bytes
+// (1 GiB over 25 GB/s: 1073741824 / 25 = 42949672.96 -> 42949673 ns). A copy of 0 bytes issues no
+// DMA and takes 0 ns. Throws Error on negative bytes.
+int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction);
+
+// op_durations_ns(model, graph)[i] = model.op_duration_ns(graph, graph.ops[i]).
+std::vector<int64_t> op_durations_ns(const OpCostModel& model, const profiles::Graph& graph);
+
+std::string_view direction_name(CopyDirection direction);  // "device_to_host" / "host_to_device"
+
+}  // namespace mutwo::costmodel
