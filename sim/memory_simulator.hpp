@@ -1,0 +1,74 @@
+#pragma once
+// Device memory during a simulated step, as PyTorch's caching allocator would hand it out.
+//
+// Rounding rule: every allocation is rounded up to a multiple of 512 B, the caching allocator's
+// minimum block size (c10/cuda/CUDACachingAllocator.cpp, kMinBlockSize = 512); a 0-byte tensor
+// takes nothing. Fragmentation and the allocator's 2 MiB / 20 MiB segments are not modelled: the
+// figure is the sum of live blocks, which is what torch.cuda.max_memory_allocated() reports.
+//
+// Lifetimes (the Schedule's residency model, profiles/schedule.hpp):
+// - weight, gradient, optimizer_state, input and label tensors are allocated at t=0 and stay;
+// - compute/recompute allocates its outputs that are not resident, and its workspace, at its start;
+//   the workspace is released at its end;
+// - swap_in allocates its tensor at its start; free releases the device copy.
+// The simulator keeps no clock: callers pass `now` for the peak and the samples.
+#include <cstdint>
+#include <vector>
+
+#include "profiles/graph.hpp"
+#include "profiles/schedule.hpp"
+#include "sim/prediction.hpp"
+
+namespace mutwo::sim {
+
+class MemorySimulator {
+ public:
+  static constexpr int64_t kBlockBytes = 512;
+  static int64_t round_up(int64_t bytes) { return (bytes + kBlockBytes - 1) / kBlockBytes * kBlockBytes; }
+
+  // limit_bytes <= 0: no limit. samples, when not null, receives one MemorySample per change.
+  MemorySimulator(const profiles::Graph& graph, int64_t limit_bytes,
+                  std::vector<MemorySample>* samples = nullptr);
+
+  // Allocates the tensors resident at the start (t=0); false if they alone exceed the limit
+  // (they are allocated anyway, so in_use_bytes() tells by how much).
+  bool allocate_resident();
+
+  // Allocates op's non-resident outputs and its workspace; false (and nothing changes) when that
+  // would take the bytes in use over the limit; last_request_bytes() then tells how many it asked.
+  bool start_op(profiles::OpId op, int64_t now_ns, profiles::InstrId instruction);
+  void end_op(profiles::OpId op, int64_t now_ns);  // releases the workspace
+  bool start_swap_in(profiles::TensorId tensor, int64_t now_ns, profiles::InstrId instruction);
+  void free_tensor(profiles::TensorId tensor, int64_t now_ns);  // no-op if not resident
+
+  bool is_resident(profiles::TensorId tensor) const { return resident_[static_cast<size_t>(tensor)] != 0; }
+  int64_t in_use_bytes() const { return in_use_bytes_; }
+  int64_t peak_bytes() const { return peak_bytes_; }
+  profiles::InstrId peak_instruction() const { return peak_instruction_; }
+  int64_t peak_time_ns() const { return peak_time_ns_; }
+  int64_t last_request_bytes() const { return last_request_bytes_; }
+  int64_t limit_bytes() const { return limit_bytes_; }
+
+ private:
+  bool allocate(int64_t bytes, int64_t now_ns, profiles::InstrId instruction);
+  void release(int64_t bytes, int64_t now_ns);
+  void sample(int64_t now_ns);
+
+  const profiles::Graph& graph_;
+  int64_t limit_bytes_;
+  std::vector<MemorySample>* samples_;
+  std::vector<int64_t> rounded_bytes_;  // per tensor
+  std::vector<uint8_t> resident_;       // per tensor
+  // Per op, flat (the hot loop reads these, not the scattered Op vectors): outputs of op k are
+  // op_outputs_[op_outputs_begin_[k], op_outputs_begin_[k + 1]); workspace rounded.
+  std::vector<int32_t> op_outputs_begin_;
+  std::vector<profiles::TensorId> op_outputs_;
+  std::vector<int64_t> op_workspace_bytes_;
+  int64_t in_use_bytes_ = 0;
+  int64_t peak_bytes_ = 0;
+  profiles::InstrId peak_instruction_ = profiles::kNoId;
+  int64_t peak_time_ns_ = 0;
+  int64_t last_request_bytes_ = 0;
+};
+
+}  // namespace mutwo::sim

@@ -1,0 +1,71 @@
+#pragma once
+// Prediction: what one simulated training step of a Schedule costs in time and memory.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiles/schedule.hpp"
+
+namespace mutwo::sim {
+
+// One instruction as it ran (timeline record; only when SimOptions::record_timeline).
+struct TimelineEvent {
+  profiles::InstrId instruction = profiles::kNoId;
+  profiles::InstrKind kind = profiles::InstrKind::compute;
+  int32_t stream = profiles::kComputeStream;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::string name;  // op name (compute, recompute) or tensor name (swap_out, swap_in, free)
+  profiles::Phase phase = profiles::Phase::forward;  // the op's phase; for tensors their producer's
+  profiles::OpId op = profiles::kNoId;
+  profiles::TensorId tensor = profiles::kNoId;
+
+  bool operator==(const TimelineEvent&) const = default;
+};
+
+// Device memory in use right after a change at time_ns (every change is one sample, in order).
+struct MemorySample {
+  int64_t time_ns = 0;
+  int64_t bytes = 0;
+
+  bool operator==(const MemorySample&) const = default;
+};
+
+struct Timeline {
+  std::vector<TimelineEvent> events;  // in instruction id order
+  std::vector<MemorySample> memory;   // in simulation order; first sample: resident state at t=0
+
+  bool operator==(const Timeline&) const = default;
+};
+
+struct Prediction {
+  int64_t step_time_ns = 0;       // end of the last instruction (at OOM: time the simulation stopped)
+  std::vector<int64_t> busy_ns;   // per stream id: sum of instruction durations on it
+  std::vector<int64_t> stall_ns;  // per stream id: idle time before each instruction, waiting on
+                                  // its waits (or on the shared copy engine in half duplex)
+  int64_t compute_stall_ns = 0;   // stall_ns summed over the compute streams
+  int64_t recompute_ns = 0;       // sum of recompute durations
+  int64_t bytes_swapped_out = 0;  // tensor bytes (unrounded) moved device -> host
+  int64_t bytes_swapped_in = 0;   // tensor bytes (unrounded) moved host -> device
+
+  int64_t resident_bytes = 0;  // allocated at t=0 (weights, gradients, optimizer state, inputs, labels)
+  int64_t peak_bytes = 0;      // highest device memory in use (allocator-rounded)
+  profiles::InstrId peak_instruction = profiles::kNoId;  // the allocation reaching the peak; kNoId: t=0
+  int64_t peak_time_ns = 0;
+  int64_t memory_limit_bytes = 0;  // the limit applied; 0 when none
+
+  bool oom = false;
+  profiles::InstrId oom_instruction = profiles::kNoId;  // kNoId when the resident state alone exceeds it
+  int64_t oom_requested_bytes = 0;                      // rounded bytes the failing instruction asked for
+  int64_t oom_in_use_bytes = 0;                         // bytes in use when it asked
+  std::string oom_message;
+
+  int64_t instructions_simulated = 0;  // instructions that ran (all of them unless OOM)
+
+  bool has_timeline = false;
+  Timeline timeline;
+
+  bool operator==(const Prediction&) const = default;
+};
+
+}  // namespace mutwo::sim

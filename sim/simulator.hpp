@@ -1,0 +1,47 @@
+#pragma once
+// simulate(): discrete-event replay of a Schedule on one device, giving a Prediction.
+//
+// Engine (DESIGN.md "Simulation"; STYLE.md "Time and events"):
+// - One event loop owns the clock (int64 ns); its queue is a binary heap keyed on (time, sequence
+//   number), so equal times resolve in the order events were made and runs are bit-for-bit
+//   deterministic. Components (the memory simulator) take `now` and keep no clock.
+// - Streams: 0 compute, 1 device->host copy, 2 host->device copy, 3.. extra compute streams. Each
+//   stream is an engine with a busy flag and runs its instructions in list order. In half duplex
+//   the two copy streams share one engine: a ready transfer waits while the other direction is
+//   busy; the engine takes the transfer ready first, ties by instruction id.
+// - An instruction starts when the previous instruction of its stream has finished, its engine is
+//   free and every instruction it waits on has finished.
+// - Durations: compute/recompute = the cost model's op_duration_ns; swap_out/swap_in =
+//   costmodel::transfer_duration_ns of the tensor's bytes in that direction; free = 0 ns.
+// - free(t) runs once every earlier instruction (list order) that touched t since t's previous
+//   free has finished (readers on other streams included), and after the previous instruction of
+//   its stream. It never waits for an engine.
+// - At one instant: finishes first (workspace released), then frees that became ready, then
+//   engines start ready instructions in stream order (so memory released at t is reusable at t).
+// - Memory: see MemorySimulator. With a limit, the first allocation crossing it stops the run and
+//   the Prediction reports it (oom = true); instructions not yet started are not simulated.
+#include <cstdint>
+#include <optional>
+
+#include "costmodel/op_cost_model.hpp"
+#include "profiles/schedule.hpp"
+#include "sim/prediction.hpp"
+
+namespace mutwo::sim {
+
+struct SimOptions {
+  int64_t memory_limit_bytes = 0;   // 0: the device's memory_bytes (none if that is 0); < 0: no limit
+  bool record_timeline = false;     // fill Prediction::timeline (instruction spans, memory samples)
+  std::optional<bool> half_duplex;  // unset: !device().full_duplex
+};
+
+// Replays the schedule. Expects a schedule that passed profiles::validate_schedule (residency is
+// not re-checked); references are checked and a bad one throws profiles::ScheduleError naming the
+// instruction and field. A negative op duration from the cost model throws mutwo::Error.
+Prediction simulate(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost_model,
+                    const SimOptions& options = {});
+
+// "compute op 5 'fc1'", "swap_in tensor 3 'x'": how reports name an instruction.
+std::string describe_instruction(const profiles::Schedule& schedule, profiles::InstrId id);
+
+}  // namespace mutwo::sim
