@@ -3,10 +3,15 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "policies/model_array.hpp"
+#include "policies/plain_schedule.hpp"
 #include "profiles/schedule.hpp"
 #include "sim/simulator.hpp"
 
@@ -148,6 +153,29 @@ void BM_SimulateSwapChainTimeline(benchmark::State& state) {
 BENCHMARK(BM_SimulateSwapChain)->Arg(1000)->Arg(142857)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateSwapChainHalfDuplex)->Arg(142857)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateSwapChainTimeline)->Arg(142857)->Unit(benchmark::kMillisecond);
+
+// One training step of 8 fused bert-base (batch 16, seq 128, Adam) as the plain schedule, priced by
+// the analytic model on a100-40gb. Target: < 5 ms per replay (cost-model evaluation included).
+void BM_ReplayBertBaseX8(benchmark::State& state) {
+  mutwo::policies::ModelArray array;
+  array.model = "bert-base";
+  array.count = 8;
+  array.config.batch_size = 16;
+  const Schedule s = mutwo::policies::build_plain_schedule(mutwo::policies::sub_array_steps(array, {8}));
+  const std::unique_ptr<mutwo::costmodel::OpCostModel> model =
+      mutwo::costmodel::builtin_cost_sources().create("analytic", mutwo::costmodel::find_device("a100-40gb"));
+  mutwo::sim::SimOptions options;
+  options.memory_limit_bytes = -1;  // the plain step of 8 needs more than 40 GB; time the whole replay
+  int64_t step_ns = 0;
+  for (auto _ : state) {
+    const mutwo::sim::Prediction p = mutwo::sim::simulate(s, *model, options);
+    step_ns = p.step_time_ns;
+    benchmark::DoNotOptimize(p.peak_bytes);
+  }
+  state.counters["instructions"] = static_cast<double>(s.instructions.size());
+  state.counters["predicted_step_ms"] = static_cast<double>(step_ns) / 1e6;
+}
+BENCHMARK(BM_ReplayBertBaseX8)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

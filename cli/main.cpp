@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
   mutwo::cli::add_models_command(app);
   mutwo::cli::add_trace_command(app);
+  mutwo::cli::add_simulate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -58,7 +58,6 @@ void write_model_trace(const TraceOptions& opts) {
 
   Trace trace;
   trace.graph = build_training_step(build_model(opts.model, config), optimizer);
-  if (opts.models > 1) trace.graph.name = fmt::format("{} x{}", opts.model, opts.models);
   const std::string path =
       opts.output.empty()
           ? (opts.models > 1 ? fmt::format("{}-x{}.json", opts.model, opts.models) : opts.model + ".json")

@@ -482,10 +482,14 @@ Schedule schedule_from_json(const std::string& text) {
     throw FormatError(fmt::format("schedule: not valid JSON: {}", e.what()));
   }
   const std::string where = "schedule";
-  expect_object(root, {"format", "version", "policy", "graph", "sub_arrays", "instructions"}, where);
-  if (const std::string format = string_field(root, "format", where); format != "mutwo-schedule") {
-    throw FormatError(fmt::format("schedule: field 'format' = '{}', expected 'mutwo-schedule'", format));
+  // The format first: a trace or another JSON file given as a schedule is named as such.
+  if (root.is_object() && root.contains("format")) {
+    if (const std::string format = string_field(root, "format", where); format != "mutwo-schedule") {
+      throw FormatError(fmt::format("schedule: field 'format' = '{}', expected 'mutwo-schedule'", format));
+    }
   }
+  expect_object(root, {"format", "version", "policy", "graph", "sub_arrays", "instructions"}, where);
+  string_field(root, "format", where);  // present and a string
   if (const int64_t version = int_field(root, "version", where); version != kScheduleVersion) {
     throw FormatError(fmt::format("schedule: unsupported version {} (this build reads version {})", version,
                                   kScheduleVersion));

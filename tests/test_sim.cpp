@@ -12,6 +12,7 @@
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
 #include "sim/memory_simulator.hpp"
+#include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
 
@@ -474,4 +475,26 @@ TEST_CASE("a wait that does not point backwards is rejected naming the instructi
     CHECK(std::string(e.what()).find("instruction 1 (compute)") != std::string::npos);
     CHECK(std::string(e.what()).find("'waits'") != std::string::npos);
   }
+}
+
+TEST_CASE("prediction JSON carries every figure with its unit, identical across runs; OOM has no step time") {
+  const Schedule s = memory_schedule();
+  const nlohmann::json a = mutwo::sim::prediction_to_json(simulate(s, memory_model()), s);
+  CHECK(a.dump() == mutwo::sim::prediction_to_json(simulate(s, memory_model()), s).dump());
+  CHECK(a["peak_bytes"] == 11264);
+  CHECK(a["step_time_ns"].is_number_integer());
+  CHECK(a["oom"].is_null());
+  CHECK(a["memory_limit_bytes"].is_null());
+  CHECK(a["instructions_simulated"] == 4);
+  CHECK(a["busy_ns"].contains("compute"));
+
+  SimOptions under;
+  under.memory_limit_bytes = 11263;
+  const nlohmann::json o = mutwo::sim::prediction_to_json(simulate(s, memory_model(), under), s);
+  CHECK(o["step_time_ns"].is_null());  // the step did not finish: no time to report
+  CHECK(o["memory_limit_bytes"] == 11263);
+  CHECK(o["oom"]["instruction"]["id"] == 3);
+  CHECK(o["oom"]["instruction"]["description"] == "compute op 2 'C'");
+  CHECK(o["oom"]["requested_bytes"] == 512 + 4096);
+  CHECK(o["oom"]["in_use_bytes"] == 6656);
 }

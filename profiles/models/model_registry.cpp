@@ -56,7 +56,10 @@ Graph build_model(std::string_view name, ModelConfig config) {
     throw Error(fmt::format("model '{}': sequence length {} and image size {} must be positive", name,
                             config.seq_len, config.image_size));
   }
-  return info.build(config);
+  // One naming rule for every family: "resnet18", or "resnet18 x4" when k models are fused.
+  Graph graph = info.build(config);
+  graph.name = config.width == 1 ? info.name : fmt::format("{} x{}", info.name, config.width);
+  return graph;
 }
 
 }  // namespace mutwo::profiles

@@ -1,0 +1,211 @@
+// `mutwo simulate`: predicts one training step of a model array (k models, split into fused
+// sub-arrays) or of a schedule file on a catalog GPU, without a GPU: step time, throughput, peak
+// memory against the limit, swap and stall figures; optionally a Chrome-trace timeline.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/device_overrides.hpp"
+#include "policies/model_array.hpp"
+#include "policies/plain_schedule.hpp"
+#include "profiles/error.hpp"
+#include "profiles/schedule.hpp"
+#include "sim/prediction_json.hpp"
+#include "sim/simulator.hpp"
+#include "sim/timeline_export.hpp"
+
+namespace mutwo::cli {
+namespace {
+
+using namespace mutwo::profiles;
+
+struct SimulateOptions {
+  std::string model;
+  int32_t models = 1;
+  std::vector<int32_t> partition;  // empty: one sub-array of all models
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  int64_t image_size = 0;
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::string schedule_in;
+  std::string schedule_out;
+  std::string gpu = "a100-40gb";
+  std::string memory;
+  double h2d_gbps = 0;
+  double d2h_gbps = 0;
+  bool half_duplex = false;
+  std::string cost_source = "analytic";
+  std::string timeline;
+  bool json = false;
+  bool strict = false;
+};
+
+// Samples one step trains, over all models: sum of sub-array widths times the batch per model.
+int64_t samples_per_step(const Schedule& schedule) {
+  int64_t models = 0;
+  for (const SubArray& s : schedule.sub_arrays) models += s.width;
+  if (models == 0) models = schedule.graph.width;
+  return models * schedule.graph.batch_size;
+}
+
+Schedule build_schedule(const SimulateOptions& opts) {
+  if (!opts.schedule_in.empty()) return read_schedule(opts.schedule_in);
+  policies::ModelArray array;
+  array.model = opts.model;
+  array.count = opts.models;
+  array.config.batch_size = opts.batch_size;
+  array.config.seq_len = opts.seq_len;
+  array.config.image_size = opts.image_size;
+  array.config.dtype = parse_dtype(opts.dtype);
+  array.optimizer.kind = parse_optimizer(opts.optimizer);
+  const std::vector<int32_t> partition = opts.partition.empty() ? std::vector<int32_t>{opts.models} : opts.partition;
+  return policies::build_plain_schedule(policies::sub_array_steps(array, partition));
+}
+
+std::string percent(int64_t part, int64_t whole) {
+  return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+}
+
+void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device, const sim::Prediction& p,
+                  int64_t samples) {
+  std::string sub_arrays;
+  for (const SubArray& s : schedule.sub_arrays) sub_arrays += (sub_arrays.empty() ? "" : ", ") + s.name;
+  Table table({{"field", Align::left}, {"value", Align::left}});
+  table.add_row({"schedule", fmt::format("{} ({} instructions, policy {})", schedule.graph.name,
+                                         schedule.instructions.size(), schedule.policy)});
+  table.add_row({"sub-arrays", sub_arrays.empty() ? "-" : sub_arrays});
+  table.add_row({"device", fmt::format("{} ({}), host link {}", device.name, device.description, device.host_link)});
+  if (p.oom) {
+    table.add_row({"step time", "- (out of memory)"});
+    table.add_row({"throughput", "-"});
+  } else {
+    table.add_row({"step time", human_duration(p.step_time_ns)});
+    table.add_row({"throughput", fmt::format("{:.1f} samples/s ({} samples per step)",
+                                             static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns),
+                                             samples)});
+  }
+  table.add_row({"peak memory", fmt::format("{} of {} limit ({}), at {}", human_bytes(p.peak_bytes),
+                                            human_bytes(p.memory_limit_bytes), percent(p.peak_bytes, p.memory_limit_bytes),
+                                            p.peak_instruction == kNoId
+                                                ? std::string("t=0 (resident state)")
+                                                : sim::describe_instruction(schedule, p.peak_instruction))});
+  table.add_row({"resident", human_bytes(p.resident_bytes)});
+  table.add_row({"swapped", fmt::format("out {}, in {}", human_bytes(p.bytes_swapped_out), human_bytes(p.bytes_swapped_in))});
+  table.add_row({"compute stall", fmt::format("{} ({} of the step)", human_duration(p.compute_stall_ns),
+                                              percent(p.compute_stall_ns, p.step_time_ns))});
+  table.add_row({"recompute", human_duration(p.recompute_ns)});
+  for (size_t s = 0; s < p.busy_ns.size(); ++s) {
+    if (p.busy_ns[s] == 0 && p.stall_ns[s] == 0) continue;
+    table.add_row({sim::stream_track_name(static_cast<int32_t>(s)),
+                   fmt::format("busy {} ({}), stalled {}", human_duration(p.busy_ns[s]),
+                               percent(p.busy_ns[s], p.step_time_ns), human_duration(p.stall_ns[s]))});
+  }
+  if (p.oom) table.add_row({"OOM", p.oom_message});
+  std::cout << table.render();
+}
+
+void run_simulate(const SimulateOptions& opts) {
+  costmodel::DeviceOverrides overrides;
+  if (!opts.memory.empty()) overrides.memory_bytes = costmodel::parse_memory_size(opts.memory);
+  if (opts.h2d_gbps > 0) overrides.h2d_gbps = opts.h2d_gbps;
+  if (opts.d2h_gbps > 0) overrides.d2h_gbps = opts.d2h_gbps;
+  if (opts.half_duplex) overrides.half_duplex = true;
+  const costmodel::DeviceSpec device = costmodel::apply_overrides(costmodel::find_device(opts.gpu), overrides);
+  const std::unique_ptr<costmodel::OpCostModel> cost = costmodel::builtin_cost_sources().create(opts.cost_source, device);
+
+  const Schedule schedule = build_schedule(opts);
+  if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
+
+  sim::SimOptions sim_options;
+  sim_options.record_timeline = !opts.timeline.empty();
+  const sim::Prediction p = sim::simulate(schedule, *cost, sim_options);
+  if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
+
+  const int64_t samples = samples_per_step(schedule);
+  if (opts.json) {
+    nlohmann::json j;
+    j["schedule"] = {{"graph", schedule.graph.name},
+                     {"policy", schedule.policy},
+                     {"instructions", schedule.instructions.size()},
+                     {"samples_per_step", samples}};
+    nlohmann::json subs = nlohmann::json::array();
+    for (const SubArray& s : schedule.sub_arrays) subs.push_back({{"name", s.name}, {"width", s.width}});
+    j["schedule"]["sub_arrays"] = subs;
+    j["device"] = {{"name", device.name}, {"memory_bytes", device.memory_bytes},
+                   {"h2d_bytes_per_ns", device.h2d_bytes_per_ns}, {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
+                   {"full_duplex", device.full_duplex}};
+    j["cost_source"] = opts.cost_source;
+    j["prediction"] = sim::prediction_to_json(p, schedule);
+    j["throughput_samples_per_s"] =
+        p.oom ? nlohmann::json(nullptr)
+              : nlohmann::json(static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_report(schedule, device, p, samples);
+  }
+  if (p.oom && opts.strict) throw Error(p.oom_message);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto opts = std::make_shared<SimulateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Predict one training step of a model array (or a schedule file) on a GPU, without a GPU");
+  std::string model_names;
+  for (const ModelInfo& m : builtin_models().models()) model_names += (model_names.empty() ? "" : ", ") + m.name;
+  std::string gpu_names;
+  for (const std::string& n : costmodel::builtin_devices().names()) gpu_names += (gpu_names.empty() ? "" : ", ") + n;
+  std::string cost_names;
+  for (const std::string& n : costmodel::builtin_cost_sources().names())
+    cost_names += (cost_names.empty() ? "" : ", ") + n;
+
+  CLI::Option* model = cmd->add_option("--model,-m", opts->model, "Model of the array: " + model_names);
+  CLI::Option* schedule =
+      cmd->add_option("--schedule", opts->schedule_in, "Simulate this schedule file instead of a model array");
+  model->excludes(schedule);
+  CLI::Option* models = cmd->add_option("--models,-k", opts->models, "Models in the array")
+                            ->check(CLI::PositiveNumber)
+                            ->capture_default_str();
+  CLI::Option* partition =
+      cmd->add_option("--partition", opts->partition,
+                      "Sub-array sizes, comma-separated, adding up to --models (default: all fused in one)")
+          ->delimiter(',');
+  CLI::Option* batch =
+      cmd->add_option("--batch", opts->batch_size, "Batch size per model (default: the model's)")->check(CLI::PositiveNumber);
+  CLI::Option* seq =
+      cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")->check(CLI::PositiveNumber);
+  CLI::Option* image =
+      cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")->check(CLI::PositiveNumber);
+  CLI::Option* dtype = cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
+  CLI::Option* optimizer =
+      cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
+  for (CLI::Option* o : {models, partition, batch, seq, image, dtype, optimizer}) o->excludes(schedule);
+  cmd->add_option("--save-schedule", opts->schedule_out, "Write the simulated schedule to this file");
+  cmd->add_option("--gpu", opts->gpu, "Device: " + gpu_names)->capture_default_str();
+  cmd->add_option("--memory", opts->memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
+  cmd->add_option("--h2d-gbps", opts->h2d_gbps, "Host-to-device bandwidth in GB/s (default: the device's link)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--d2h-gbps", opts->d2h_gbps, "Device-to-host bandwidth in GB/s (default: the device's link)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--half-duplex", opts->half_duplex, "One copy engine: the two directions serialise");
+  cmd->add_option("--cost-source", opts->cost_source, "Op cost source: " + cost_names)->capture_default_str();
+  cmd->add_option("--timeline", opts->timeline, "Write a Chrome-trace timeline (Perfetto, chrome://tracing)");
+  cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
+  cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
+  cmd->callback([opts, model, schedule] {
+    if (model->count() == 0 && schedule->count() == 0) throw CLI::RequiredError("simulate: one of --model or --schedule");
+    run_simulate(*opts);
+  });
+}
+
+}  // namespace mutwo::cli
