@@ -20,14 +20,6 @@ namespace {
 constexpr std::array<std::string_view, 5> kInstrKindNames = {"compute", "recompute", "swap_out", "swap_in",
                                                              "free"};
 
-bool reads_op(InstrKind kind) {
-  return kind == InstrKind::compute || kind == InstrKind::recompute;
-}
-
-bool is_compute_stream(int32_t stream) {
-  return stream == kComputeStream || stream >= kFirstExtraComputeStream;
-}
-
 bool resident_at_start(TensorRole role) {
   return is_persistent(role) || role == TensorRole::input || role == TensorRole::label;
 }
@@ -142,7 +134,7 @@ class ScheduleChecker {
 
   std::string label(const Instruction& in, InstrId index) const {
     const std::string_view kind = instr_kind_name(in.kind);
-    if (reads_op(in.kind)) {
+    if (runs_op(in.kind)) {
       if (in.op >= 0 && static_cast<size_t>(in.op) < g_.ops.size()) {
         return fmt::format("instruction {} ({} op {} '{}')", index, kind, in.op, g_.op(in.op).name);
       }
@@ -194,7 +186,7 @@ class ScheduleChecker {
 
   void check_fields(const Instruction& in, InstrId index) const {
     if (in.id != index) fail(in, index, fmt::format("field 'id' = {}, expected {}", in.id, index));
-    if (reads_op(in.kind)) {
+    if (runs_op(in.kind)) {
       if (in.op < 0 || static_cast<size_t>(in.op) >= g_.ops.size()) {
         fail(in, index, fmt::format("field 'op' = {} refers to no op ({} ops)", in.op, g_.ops.size()));
       }
@@ -402,7 +394,7 @@ Json instruction_json(const Instruction& in) {
   j["id"] = in.id;
   j["kind"] = instr_kind_name(in.kind);
   j["stream"] = in.stream;
-  if (reads_op(in.kind)) {
+  if (runs_op(in.kind)) {
     j["op"] = in.op;
   } else {
     j["tensor"] = in.tensor;
@@ -422,13 +414,13 @@ Instruction parse_instruction(const Json& j, size_t index) {
     throw FormatError(fmt::format("{}: field 'kind': {}", where, e.what()));
   }
   in.stream = int32_field(j, "stream", where);
-  const char* ref = reads_op(in.kind) ? "op" : "tensor";
-  const char* other = reads_op(in.kind) ? "tensor" : "op";
+  const char* ref = runs_op(in.kind) ? "op" : "tensor";
+  const char* other = runs_op(in.kind) ? "tensor" : "op";
   if (j.contains(other)) {
     throw FormatError(fmt::format("{}: field '{}' is not allowed for a {} instruction", where, other,
                                   instr_kind_name(in.kind)));
   }
-  (reads_op(in.kind) ? in.op : in.tensor) = int32_field(j, ref, where);
+  (runs_op(in.kind) ? in.op : in.tensor) = int32_field(j, ref, where);
   const Json& waits = array_field(j, "waits", where);
   for (size_t k = 0; k < waits.size(); ++k) {
     if (!waits[k].is_number_integer() || waits[k].get<int64_t>() < 0 ||

@@ -14,12 +14,6 @@ using profiles::kNoId;
 using profiles::Schedule;
 using profiles::TensorId;
 
-namespace {
-bool is_op_kind(InstrKind kind) {
-  return kind == InstrKind::compute || kind == InstrKind::recompute;
-}
-}  // namespace
-
 void check_references(const Schedule& s) {
   const auto n_ops = static_cast<int64_t>(s.graph.ops.size());
   const auto n_tensors = static_cast<int64_t>(s.graph.tensors.size());
@@ -31,7 +25,7 @@ void check_references(const Schedule& s) {
     };
     if (in.id != static_cast<InstrId>(i)) fail(fmt::format("field 'id' = {}, expected {}", in.id, i));
     if (in.stream < 0) fail(fmt::format("field 'stream' = {} is negative", in.stream));
-    if (is_op_kind(in.kind)) {
+    if (profiles::runs_op(in.kind)) {
       if (in.op < 0 || in.op >= n_ops)
         fail(fmt::format("field 'op' = {} out of range [0, {})", in.op, n_ops));
     } else if (in.tensor < 0 || in.tensor >= n_tensors) {

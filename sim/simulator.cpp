@@ -21,13 +21,6 @@ using profiles::TensorId;
 
 namespace {
 
-bool is_op_kind(InstrKind kind) {
-  return kind == InstrKind::compute || kind == InstrKind::recompute;
-}
-bool is_compute_stream(int32_t stream) {
-  return stream == profiles::kComputeStream || stream >= profiles::kFirstExtraComputeStream;
-}
-
 // The event loop: one clock, a (time, sequence) heap of instruction finishes, one engine per
 // stream (or shared copy engine), and the memory simulator.
 class Replay {
@@ -102,7 +95,7 @@ class Replay {
   void finish(InstrId i, int64_t now) {
     const auto idx = static_cast<size_t>(i);
     busy_[engine_of(idx)] = 0;
-    if (is_op_kind(p_.kind[idx])) memory_.end_op(p_.target[idx], now);
+    if (profiles::runs_op(p_.kind[idx])) memory_.end_op(p_.target[idx], now);
     release_dependents(i, now);
   }
 
@@ -144,7 +137,7 @@ class Replay {
     const auto idx = static_cast<size_t>(i);
     const InstrKind kind = p_.kind[idx];
     bool ok = true;
-    if (is_op_kind(kind)) {
+    if (profiles::runs_op(kind)) {
       ok = memory_.start_op(p_.target[idx], now, i);
     } else if (kind == InstrKind::swap_in) {
       ok = memory_.start_swap_in(p_.target[idx], now, i);
@@ -194,7 +187,7 @@ void fill_timeline(const Schedule& s, const ReplayPlan& plan, const std::vector<
     ev.stream = in.stream;
     ev.start_ns = start_ns[i];
     ev.end_ns = start_ns[i] + plan.duration_ns[i];
-    if (is_op_kind(in.kind)) {
+    if (profiles::runs_op(in.kind)) {
       const profiles::Op& op = g.op(in.op);
       ev.name = op.name;
       ev.phase = op.phase;
@@ -213,7 +206,7 @@ void fill_timeline(const Schedule& s, const ReplayPlan& plan, const std::vector<
 
 std::string describe_instruction(const Schedule& schedule, InstrId id) {
   const Instruction& in = schedule.instructions.at(static_cast<size_t>(id));
-  if (is_op_kind(in.kind)) {
+  if (profiles::runs_op(in.kind)) {
     return fmt::format("{} op {} '{}'", profiles::instr_kind_name(in.kind), in.op,
                        schedule.graph.op(in.op).name);
   }
@@ -304,7 +297,7 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
   }
   if (pred.oom) pred.step_time_ns = replay.now_ns();
   for (size_t st = 0; st < streams; ++st) {
-    if (is_compute_stream(static_cast<int32_t>(st))) pred.compute_stall_ns += pred.stall_ns[st];
+    if (profiles::is_compute_stream(static_cast<int32_t>(st))) pred.compute_stall_ns += pred.stall_ns[st];
   }
   pred.peak_bytes = memory.peak_bytes();
   pred.peak_instruction = memory.peak_instruction();
