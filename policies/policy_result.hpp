@@ -1,0 +1,18 @@
+#pragma once
+// Shared by every policy: simulate a finished schedule at the input's limit and fill a PolicyResult.
+#include <string>
+
+#include "policies/memory_policy.hpp"
+#include "sim/prediction.hpp"
+
+namespace mutwo::policies {
+
+// Validates the schedule (profiles::validate_schedule), simulates it with the input's cost model
+// and limit, and returns it with feasible / peak_bytes / step_time_ns set. On OOM, peak_bytes is
+// the schedule's peak with no limit (the smallest limit this schedule meets).
+PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& input, std::string note);
+
+// Throws mutwo::Error naming the field when the input has a null pointer or a limit <= 0.
+void check_policy_input(const PolicyInput& input, std::string_view policy);
+
+}  // namespace mutwo::policies
