@@ -2,7 +2,6 @@
 // accumulation, optimizer steps), on hand-built graphs and on every model of the zoo.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -564,23 +563,11 @@ TEST_CASE("every zoo model's training step validates, updates each weight once, 
   MESSAGE(built << " of " << builtin_models().models().size() << " zoo models built");
 }
 
-TEST_CASE("bert-large at batch 32 differentiates quickly (timing reported)") {
-  if (!builtin_models().contains("bert-large")) return;
+// The < 50 ms build target is measured by bench/bench_graph.cpp, not asserted here.
+TEST_CASE("bert-large at batch 32 differentiates into more than twice its forward ops") {
   ModelConfig config;
   config.batch_size = 32;
-  Graph fwd;
-  try {
-    fwd = build_model("bert-large", config);
-  } catch (const mutwo::Error& e) {
-    MESSAGE("bert-large does not build yet: " << e.what());
-    return;
-  }
-  const auto start = std::chrono::steady_clock::now();
+  const Graph fwd = build_model("bert-large", config);
   const Graph step = build_training_step(fwd, OptimizerConfig{});
-  const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  MESSAGE("bert-large batch 32: " << step.ops.size() << " ops built and validated in " << ms << " ms");
   CHECK(step.ops.size() > 2 * fwd.ops.size());
-#ifdef NDEBUG
-  CHECK(ms < 50.0);  // the budget for interactive search (optimised builds only)
-#endif
 }
