@@ -17,6 +17,7 @@
 // - the base schedule's final free of each tensor (after its last reader) stays.
 // Several instructions at one point go in ascending tensor id. The result validates.
 #include <string>
+#include <vector>
 
 #include "policies/memory_plan.hpp"
 #include "profiles/schedule.hpp"
@@ -25,7 +26,15 @@ namespace mutwo::policies {
 
 // Throws mutwo::Error naming the tensor and field when a decision is out of range (positions,
 // order, a tensor that is not evictable, or an access of the tensor inside its window).
-profiles::Schedule emit_plan(const profiles::Schedule& base, const ComputeOrder& order, const MemoryPlan& plan,
-                             std::string policy_name);
+// reload_before need not read the tensor itself (a policy may reload early, e.g. a whole
+// checkpoint segment at once), but some op at or after it must.
+profiles::Schedule emit_plan(const profiles::Schedule& base, const ComputeOrder& order,
+                             const MemoryPlan& plan, std::string policy_name);
+
+// The instructions emit_plan puts in its Schedule, without copying the graph (which costs more than
+// the emission on large graphs): a policy that tries many plans keeps one Schedule and replaces its
+// instructions. Same checks and errors as emit_plan.
+std::vector<profiles::Instruction> emit_instructions(const profiles::Schedule& base,
+                                                     const ComputeOrder& order, const MemoryPlan& plan);
 
 }  // namespace mutwo::policies
