@@ -1,5 +1,9 @@
 #include "policies/plain_schedule.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
 #include <utility>
 
 namespace mutwo::policies {
@@ -14,20 +18,6 @@ using profiles::Tensor;
 
 namespace {
 
-// Position of a tensor's free: after op `release`, or before every op when release == kNoId.
-struct Release {
-  bool freed = false;
-  OpId after = kNoId;
-};
-
-Release release_point(const Tensor& t) {
-  Release r;
-  if (profiles::is_persistent(t.role)) return r;
-  r.freed = true;
-  r.after = t.consumers.empty() ? t.producer : t.consumers.back();
-  return r;
-}
-
 void emit(Schedule& s, InstrKind kind, OpId op, profiles::TensorId tensor) {
   Instruction in;
   in.id = static_cast<profiles::InstrId>(s.instructions.size());
@@ -38,29 +28,85 @@ void emit(Schedule& s, InstrKind kind, OpId op, profiles::TensorId tensor) {
   s.instructions.push_back(std::move(in));
 }
 
+// position[op] = index of op in order; throws unless order is a topological permutation of g's ops.
+std::vector<int64_t> check_order(const Graph& g, const std::vector<OpId>& order) {
+  if (order.size() != g.ops.size()) {
+    throw Error(
+        fmt::format("compute order has {} ops, graph '{}' has {}", order.size(), g.name, g.ops.size()));
+  }
+  std::vector<int64_t> position(g.ops.size(), -1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const OpId id = order[i];
+    if (id < 0 || static_cast<size_t>(id) >= g.ops.size()) {
+      throw Error(fmt::format("order position {}: op id {} is out of range [0, {})", i, id, g.ops.size()));
+    }
+    if (position[static_cast<size_t>(id)] >= 0) {
+      throw Error(fmt::format("order position {}: op {} '{}' is listed twice (first at position {})", i, id,
+                              g.op(id).name, position[static_cast<size_t>(id)]));
+    }
+    position[static_cast<size_t>(id)] = static_cast<int64_t>(i);
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    const profiles::Op& op = g.op(order[i]);
+    for (profiles::TensorId t : op.inputs) {
+      const OpId p = g.tensor(t).producer;
+      if (p != kNoId && position[static_cast<size_t>(p)] > static_cast<int64_t>(i)) {
+        throw Error(fmt::format(
+            "order position {}: op {} '{}' reads tensor {} '{}' before its producer op {} '{}' runs", i,
+            op.id, op.name, t, g.tensor(t).name, p, g.op(p).name));
+      }
+    }
+  }
+  return position;
+}
+
 }  // namespace
 
-Schedule build_plain_schedule(std::vector<Graph> parts, std::string policy) {
+Schedule build_ordered_schedule(std::vector<Graph> parts, const std::vector<OpId>& order,
+                                std::string policy) {
+  std::vector<profiles::SubArray> ranges;
+  Graph whole = profiles::concat_graphs(parts, &ranges);
+  parts.clear();  // the concatenated copy is all we need; release the parts early
+  return build_ordered_schedule(std::move(whole), std::move(ranges), order, std::move(policy));
+}
+
+Schedule build_ordered_schedule(Graph concatenated, std::vector<profiles::SubArray> sub_arrays,
+                                const std::vector<OpId>& order, std::string policy) {
   Schedule s;
-  s.graph = profiles::concat_graphs(parts, &s.sub_arrays);
+  s.graph = std::move(concatenated);
+  s.sub_arrays = std::move(sub_arrays);
   s.policy = std::move(policy);
   const Graph& g = s.graph;
+  const std::vector<int64_t> position = check_order(g, order);
 
-  // frees_after[op + 1]: tensors freed right after op (slot 0: before the first op), ascending ids.
+  // frees_after[k + 1]: tensors freed right after order[k] (slot 0: before the first op), ascending ids.
   std::vector<std::vector<profiles::TensorId>> frees_after(g.ops.size() + 1);
   for (const Tensor& t : g.tensors) {
-    const Release r = release_point(t);
-    if (r.freed) frees_after[static_cast<size_t>(r.after + 1)].push_back(t.id);
+    if (profiles::is_persistent(t.role)) continue;
+    int64_t after = -1;  // position of the last reader (or the producer when unread); -1: before all
+    if (t.consumers.empty()) {
+      if (t.producer != kNoId) after = position[static_cast<size_t>(t.producer)];
+    } else {
+      for (OpId c : t.consumers) after = std::max(after, position[static_cast<size_t>(c)]);
+    }
+    frees_after[static_cast<size_t>(after + 1)].push_back(t.id);
   }
   s.instructions.reserve(g.ops.size() + g.tensors.size());
   for (profiles::TensorId t : frees_after[0]) emit(s, InstrKind::free, kNoId, t);
-  for (const profiles::Op& op : g.ops) {
-    emit(s, InstrKind::compute, op.id, kNoId);
-    for (profiles::TensorId t : frees_after[static_cast<size_t>(op.id + 1)])
-      emit(s, InstrKind::free, kNoId, t);
+  for (size_t k = 0; k < order.size(); ++k) {
+    emit(s, InstrKind::compute, order[k], kNoId);
+    for (profiles::TensorId t : frees_after[k + 1]) emit(s, InstrKind::free, kNoId, t);
   }
   profiles::validate_schedule(s);
   return s;
+}
+
+Schedule build_plain_schedule(std::vector<Graph> parts, std::string policy) {
+  size_t ops = 0;
+  for (const Graph& p : parts) ops += p.ops.size();
+  std::vector<OpId> order(ops);
+  std::iota(order.begin(), order.end(), OpId{0});
+  return build_ordered_schedule(std::move(parts), order, std::move(policy));
 }
 
 }  // namespace mutwo::policies

@@ -1,0 +1,164 @@
+// μ-TWO's multiplexing (Purandare et al., MLSys 2023): one sub-array's backward interleaved with
+// the next one's forward on the compute stream.
+#include "policies/multiplex.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "policies/plain_schedule.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::policies {
+
+using profiles::Graph;
+using profiles::OpId;
+
+namespace {
+
+void check_list(const char* name, const std::vector<OpId>& ops, const std::vector<int64_t>& ns) {
+  if (ops.size() != ns.size()) {
+    throw Error(
+        fmt::format("merge_by_progress: list {} has {} ops but {} durations", name, ops.size(), ns.size()));
+  }
+  for (size_t k = 0; k < ns.size(); ++k) {
+    if (ns[k] < 0)
+      throw Error(
+          fmt::format("merge_by_progress: list {} op {} has duration {} ns < 0", name, ops[k], ns[k]));
+  }
+}
+
+// Progress of one list: the midpoint of its next op as a share of the list's total time.
+struct Progress {
+  const std::vector<int64_t>& ns;
+  int64_t total = 0;
+  size_t next = 0;
+  int64_t start = 0;  // sum of ns[0, next)
+
+  explicit Progress(const std::vector<int64_t>& durations) : ns(durations) {
+    for (int64_t d : ns) total += d;
+  }
+  bool done() const { return next == ns.size(); }
+  // Compared by cross-multiplying in long double: totals of ~1e10 ns squared overflow int64.
+  long double midpoint_num() const {
+    if (total == 0) return static_cast<long double>(2 * next + 1);
+    return static_cast<long double>(2 * start + ns[next]);
+  }
+  long double denom() const { return total == 0 ? static_cast<long double>(2 * ns.size()) : 2.0L * total; }
+  void advance() { start += ns[next++]; }
+};
+
+std::vector<int64_t> durations(const Graph& g, const std::vector<OpId>& ops,
+                               const costmodel::OpCostModel& cost) {
+  std::vector<int64_t> ns;
+  ns.reserve(ops.size());
+  for (OpId id : ops) ns.push_back(cost.op_duration_ns(g, g.op(id)));
+  return ns;
+}
+
+}  // namespace
+
+int64_t estimated_step_ns(const Graph& graph, const costmodel::OpCostModel& cost) {
+  int64_t total = 0;
+  for (const profiles::Op& op : graph.ops) total += cost.op_duration_ns(graph, op);
+  return total;
+}
+
+std::vector<int32_t> multiplex_order(const std::vector<int64_t>& step_time_ns) {
+  for (size_t i = 0; i < step_time_ns.size(); ++i) {
+    if (step_time_ns[i] < 0) {
+      throw Error(fmt::format("multiplex_order: sub-array {} has step time {} ns < 0", i, step_time_ns[i]));
+    }
+  }
+  std::vector<int32_t> order(step_time_ns.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return step_time_ns[static_cast<size_t>(a)] < step_time_ns[static_cast<size_t>(b)];
+  });
+  return order;
+}
+
+std::vector<OpId> merge_by_progress(const std::vector<OpId>& a, const std::vector<int64_t>& a_ns,
+                                    const std::vector<OpId>& b, const std::vector<int64_t>& b_ns) {
+  check_list("a", a, a_ns);
+  check_list("b", b, b_ns);
+  std::vector<OpId> out;
+  out.reserve(a.size() + b.size());
+  Progress pa(a_ns);
+  Progress pb(b_ns);
+  while (!pa.done() || !pb.done()) {
+    // a's midpoint share <= b's: mid_a / den_a <= mid_b / den_b, denominators > 0.
+    const bool take_a =
+        pb.done() || (!pa.done() && pa.midpoint_num() * pb.denom() <= pb.midpoint_num() * pa.denom());
+    if (take_a) {
+      out.push_back(a[pa.next]);
+      pa.advance();
+    } else {
+      out.push_back(b[pb.next]);
+      pb.advance();
+    }
+  }
+  return out;
+}
+
+std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<profiles::SubArray>& sub_arrays,
+                                       const costmodel::OpCostModel& cost) {
+  // fw[i], bw[i]: sub-array i's forward ops and its backward-then-optimizer ops, program order.
+  const size_t n = sub_arrays.size();
+  std::vector<std::vector<OpId>> fw(n);
+  std::vector<std::vector<OpId>> bw(n);
+  for (size_t i = 0; i < n; ++i) {
+    const profiles::SubArray& s = sub_arrays[i];
+    if (s.first_op < 0 || s.end_op < s.first_op || static_cast<size_t>(s.end_op) > g.ops.size() ||
+        (i > 0 && s.first_op != sub_arrays[i - 1].end_op) || (i == 0 && s.first_op != 0)) {
+      throw Error(
+          fmt::format("multiplexed_op_order: sub-array {} '{}' has op range [{}, {}); the ranges must tile "
+                      "the graph's {} ops in order",
+                      i, s.name, s.first_op, s.end_op, g.ops.size()));
+    }
+    std::vector<OpId> optimizer;
+    for (OpId id = s.first_op; id < s.end_op; ++id) {
+      switch (g.op(id).phase) {
+        case profiles::Phase::forward:
+          fw[i].push_back(id);
+          break;
+        case profiles::Phase::backward:
+          bw[i].push_back(id);
+          break;
+        case profiles::Phase::optimizer:
+          optimizer.push_back(id);
+          break;
+      }
+    }
+    bw[i].insert(bw[i].end(), optimizer.begin(), optimizer.end());
+  }
+  if (n == 0 || static_cast<size_t>(sub_arrays.back().end_op) != g.ops.size()) {
+    throw Error(
+        fmt::format("multiplexed_op_order: {} sub-arrays do not cover the graph's {} ops", n, g.ops.size()));
+  }
+
+  std::vector<OpId> order;
+  order.reserve(g.ops.size());
+  order.insert(order.end(), fw[0].begin(), fw[0].end());
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const std::vector<OpId> merged =
+        merge_by_progress(bw[i], durations(g, bw[i], cost), fw[i + 1], durations(g, fw[i + 1], cost));
+    order.insert(order.end(), merged.begin(), merged.end());
+  }
+  order.insert(order.end(), bw[n - 1].begin(), bw[n - 1].end());
+  return order;
+}
+
+profiles::Schedule build_multiplexed_schedule(std::vector<Graph> parts, const costmodel::OpCostModel& cost,
+                                              std::string policy) {
+  // Durations are taken on the concatenated graph, the one the simulator prices.
+  std::vector<profiles::SubArray> ranges;
+  Graph whole = profiles::concat_graphs(parts, &ranges);
+  parts.clear();
+  const std::vector<OpId> order = multiplexed_op_order(whole, ranges, cost);
+  return build_ordered_schedule(std::move(whole), std::move(ranges), order, std::move(policy));
+}
+
+}  // namespace mutwo::policies

@@ -1,0 +1,56 @@
+#pragma once
+// The multiplexed base schedule (μ-TWO, Purandare et al., MLSys 2023 ("μ-TWO: 3x faster multi-model
+// training with orchestration and memory optimization"), §3.2 multiplexing): the backward of one
+// sub-array runs interleaved with the forward of the next on the one compute stream, so that one
+// sub-array's swaps overlap the other's compute.
+//
+// Compute order for sub-arrays 1..n: FW_1, [BW_1 ‖ FW_2], [BW_2 ‖ FW_3], ..., [BW_{n-1} ‖ FW_n],
+// BW_n, where BW_i is sub-array i's backward ops followed by its optimizer ops, and "‖" merges two
+// op lists in proportion to their estimated progress (merge_by_progress). One step is scheduled,
+// so FW_1 and BW_n run un-overlapped: conservative against μ-TWO's steady state, where the step
+// wraps around ([BW_1 ‖ FW_2], [BW_2 ‖ FW_1], ...) and every phase has a partner.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/op_cost_model.hpp"
+#include "profiles/graph.hpp"
+#include "profiles/schedule.hpp"
+
+namespace mutwo::policies {
+
+// Sum of the cost model's op durations over the graph: its compute time on one stream.
+int64_t estimated_step_ns(const profiles::Graph& graph, const costmodel::OpCostModel& cost);
+
+// A permutation of sub-array indices: ascending estimated step time, ties by index, so that
+// neighbours (which the schedule pairs) have the closest step times. Apply it to the parts
+// before build_multiplexed_schedule. Throws mutwo::Error on a negative time.
+std::vector<int32_t> multiplex_order(const std::vector<int64_t>& step_time_ns);
+
+// Merges two op lists, keeping each list's order, by the midpoint of each op's share of its own
+// list's total time: the next op of a is taken while (start_a + d_a / 2) / total_a <=
+// (start_b + d_b / 2) / total_b, so both lists span the whole window (a list of zero total time
+// uses (k + 1/2) / size instead). Ties go to a. Spreading the forward over the whole backward (not
+// running it as fast as it would alone) keeps the forward's activations growing while the
+// backward frees its own. Throws mutwo::Error when a list and its durations differ in size or a
+// duration is negative.
+std::vector<profiles::OpId> merge_by_progress(const std::vector<profiles::OpId>& a,
+                                              const std::vector<int64_t>& a_ns,
+                                              const std::vector<profiles::OpId>& b,
+                                              const std::vector<int64_t>& b_ns);
+
+// The multiplexed compute order over the concatenated graph's op ids (profiles::concat_graphs of
+// parts, in the given order), durations from `cost` on that graph. Forward-phase ops form FW_i,
+// backward then optimizer ops form BW_i, each in program order.
+std::vector<profiles::OpId> multiplexed_op_order(const profiles::Graph& concatenated,
+                                                 const std::vector<profiles::SubArray>& sub_arrays,
+                                                 const costmodel::OpCostModel& cost);
+
+// The multiplexed base schedule (see memory_policy.hpp): build_ordered_schedule over
+// multiplexed_op_order. Parts run in the given order (reorder them with multiplex_order first).
+// With one part it equals build_plain_schedule. Throws GraphError on no parts.
+profiles::Schedule build_multiplexed_schedule(std::vector<profiles::Graph> parts,
+                                              const costmodel::OpCostModel& cost,
+                                              std::string policy = "none");
+
+}  // namespace mutwo::policies
