@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   mutwo::cli::add_models_command(app);
   mutwo::cli::add_trace_command(app);
   mutwo::cli::add_simulate_command(app);
+  mutwo::cli::add_search_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

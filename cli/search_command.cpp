@@ -1,0 +1,278 @@
+// `mutwo search`: searches sub-array partitions x swap/recompute policies for a model array on a
+// catalog GPU and prints every strategy (sequential, hfta, hfta+capuchin, mutwo) sorted by
+// throughput; optionally writes the winner's schedule and timeline.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/device_overrides.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/search.hpp"
+#include "policies/strategy.hpp"
+#include "profiles/error.hpp"
+#include "profiles/schedule.hpp"
+#include "sim/simulator.hpp"
+#include "sim/timeline_export.hpp"
+
+namespace mutwo::cli {
+namespace {
+
+using namespace mutwo::profiles;
+
+// The μ-TWO evaluation setup: 8 BERT-Base at batch 16 on an A100-40GB.
+constexpr const char* kDefaultModel = "bert-base:8";
+constexpr int64_t kDefaultBatch = 16;
+
+struct SearchOptions {
+  std::vector<std::string> models;
+  std::vector<std::string> policies;
+  int32_t top = 10;
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  int64_t image_size = 0;
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::string gpu = "a100-40gb";
+  std::string memory;
+  double h2d_gbps = 0;
+  double d2h_gbps = 0;
+  bool half_duplex = false;
+  std::string cost_source = "analytic";
+  std::string schedule_out;
+  std::string timeline;
+  bool json = false;
+};
+
+// "bert-base:8" -> {bert-base, 8}; "bert-base" -> {bert-base, 1}. Throws naming the value.
+policies::ArchitectureCount parse_model_count(const std::string& text, const ModelConfig& config) {
+  const size_t colon = text.rfind(':');
+  policies::ArchitectureCount a;
+  a.model = text.substr(0, colon);
+  a.config = config;
+  builtin_models().find(a.model);  // unknown model: lists the valid ones
+  if (colon == std::string::npos) return a;
+  const std::string count = text.substr(colon + 1);
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(count, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (count.empty() || used != count.size() || value < 1 || value > 1024) {
+    throw Error(fmt::format("--model '{}': count '{}' must be a whole number from 1 to 1024", text, count));
+  }
+  a.count = static_cast<int32_t>(value);
+  return a;
+}
+
+std::string ms(int64_t ns) {
+  return fmt::format("{:.1f}", static_cast<double>(ns) / 1e6);
+}
+std::string gb(int64_t bytes) {
+  return fmt::format("{:.2f}", static_cast<double>(bytes) / 1e9);
+}
+
+void print_table(const policies::SearchReport& report, const policies::SearchConfig& config,
+                 const costmodel::DeviceSpec& device, double elapsed_s) {
+  std::string array;
+  for (const policies::ArchitectureCount& a : config.architectures) {
+    array += fmt::format("{}{} x {}", array.empty() ? "" : " + ", a.count, a.model);
+  }
+  std::cout << fmt::format("{} on {}, memory limit {}, {} samples per step\n", array, device.name,
+                           human_bytes(report.memory_limit_bytes), report.samples_per_step);
+  Table table({{"strategy", Align::left},
+               {"partition", Align::left},
+               {"policy", Align::left},
+               {"step time", Align::right},
+               {"samples/s", Align::right},
+               {"vs hfta", Align::right},
+               {"peak / limit", Align::right},
+               {"GB swapped", Align::right},
+               {"recompute ms", Align::right},
+               {"stall ms", Align::right}});
+  for (const policies::SearchRow& r : report.rows) {
+    const std::string peak = fmt::format("{}{} / {}", r.pruned ? ">= " : "", human_bytes(r.peak_bytes),
+                                         human_bytes(report.memory_limit_bytes));
+    if (!r.feasible) {
+      table.add_row({r.strategy, r.partition, r.policy, "infeasible", "-", "-", peak, "-", "-", "-"});
+      continue;
+    }
+    table.add_row({r.strategy, r.partition, r.policy, human_duration(r.step_time_ns),
+                   fmt::format("{:.1f}", r.samples_per_s),
+                   r.speedup_over_hfta > 0 ? fmt::format("{:.2f}x", r.speedup_over_hfta) : "-", peak,
+                   gb(r.bytes_swapped), ms(r.recompute_ns), ms(r.compute_stall_ns)});
+  }
+  std::cout << table.render();
+  const policies::SearchStats& s = report.stats;
+  std::cout << fmt::format(
+      "searched {} partitions x {} policies: {} plans, {} pruned by memory, {} partitions pruned by "
+      "throughput bound ({:.2f} s); infeasible peaks are the smallest limit the plan meets\n",
+      s.partitions, s.policies, s.plans, s.pruned_by_memory, s.partitions_pruned_by_bound, elapsed_s);
+}
+
+nlohmann::json report_json(const policies::SearchReport& report, const costmodel::DeviceSpec& device,
+                           const std::string& cost_source) {
+  nlohmann::json j;
+  j["device"] = {{"name", device.name}, {"memory_bytes", device.memory_bytes}};
+  j["cost_source"] = cost_source;
+  j["memory_limit_bytes"] = report.memory_limit_bytes;
+  j["samples_per_step"] = report.samples_per_step;
+  j["feasible"] = report.any_feasible();
+  j["smallest_limit_bytes"] = report.smallest_limit_bytes;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const policies::SearchRow& r : report.rows) {
+    nlohmann::json row = {{"strategy", r.strategy}, {"partition", r.partition},   {"policy", r.policy},
+                          {"feasible", r.feasible}, {"peak_bytes", r.peak_bytes}, {"pruned", r.pruned},
+                          {"note", r.note}};
+    if (r.feasible) {
+      row["step_time_ns"] = r.step_time_ns;
+      row["samples_per_s"] = r.samples_per_s;
+      row["speedup_over_hfta"] =
+          r.speedup_over_hfta > 0 ? nlohmann::json(r.speedup_over_hfta) : nlohmann::json(nullptr);
+      row["bytes_swapped"] = r.bytes_swapped;
+      row["recompute_ns"] = r.recompute_ns;
+      row["compute_stall_ns"] = r.compute_stall_ns;
+    }
+    rows.push_back(row);
+  }
+  j["rows"] = rows;
+  const policies::SearchStats& s = report.stats;
+  j["stats"] = {{"partitions", s.partitions},
+                {"policies", s.policies},
+                {"plans", s.plans},
+                {"pruned_by_memory", s.pruned_by_memory},
+                {"partitions_pruned_by_bound", s.partitions_pruned_by_bound}};
+  return j;
+}
+
+void run_search_command(const SearchOptions& opts) {
+  costmodel::DeviceOverrides overrides;
+  if (!opts.memory.empty()) overrides.memory_bytes = costmodel::parse_memory_size(opts.memory);
+  if (opts.h2d_gbps > 0) overrides.h2d_gbps = opts.h2d_gbps;
+  if (opts.d2h_gbps > 0) overrides.d2h_gbps = opts.d2h_gbps;
+  if (opts.half_duplex) overrides.half_duplex = true;
+  const costmodel::DeviceSpec device =
+      costmodel::apply_overrides(costmodel::find_device(opts.gpu), overrides);
+  const std::unique_ptr<costmodel::OpCostModel> cost =
+      costmodel::builtin_cost_sources().create(opts.cost_source, device);
+
+  ModelConfig model_config;
+  model_config.batch_size = opts.batch_size;
+  model_config.seq_len = opts.seq_len;
+  model_config.image_size = opts.image_size;
+  model_config.dtype = parse_dtype(opts.dtype);
+  const std::vector<std::string> models =
+      opts.models.empty() ? std::vector<std::string>{kDefaultModel} : opts.models;
+  if (opts.models.empty() && opts.batch_size == 0) model_config.batch_size = kDefaultBatch;
+
+  policies::SearchConfig config;
+  for (const std::string& m : models) config.architectures.push_back(parse_model_count(m, model_config));
+  config.optimizer.kind = parse_optimizer(opts.optimizer);
+  config.cost = cost.get();
+  config.memory_limit_bytes = device.memory_bytes;
+  config.policies = opts.policies;
+  config.top = opts.top;
+
+  const auto start = std::chrono::steady_clock::now();
+  const policies::SearchReport report = policies::run_search(config);
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (opts.json) {
+    std::cout << report_json(report, device, opts.cost_source).dump(2) << "\n";
+  } else {
+    print_table(report, config, device, elapsed_s);
+  }
+  if (!report.any_feasible()) {
+    throw Error(fmt::format("no plan fits in {}; the smallest limit any plan met is {}",
+                            human_bytes(report.memory_limit_bytes),
+                            human_bytes(report.smallest_limit_bytes)));
+  }
+  if (!opts.schedule_out.empty()) write_schedule(*report.best_schedule, opts.schedule_out);
+  if (!opts.timeline.empty()) {
+    sim::SimOptions sim_options;
+    sim_options.record_timeline = true;
+    // Strategies of several separate runs keep one run's schedule; it may not fit beside the
+    // others' state, so its timeline is replayed without a limit.
+    sim_options.memory_limit_bytes = report.best_schedule_is_whole_step ? report.memory_limit_bytes : -1;
+    const sim::Prediction p = sim::simulate(*report.best_schedule, *cost, sim_options);
+    sim::write_chrome_trace(p, opts.timeline, report.best_schedule->graph.name);
+  }
+}
+
+std::string policies_help() {
+  std::string text = "Policies (default: all but checkmate):";
+  for (const policies::PolicyInfo& p : policies::builtin_policies().policies()) {
+    text += fmt::format("\n  {:<12} {} ({})", p.name, p.description, p.citation);
+  }
+  text += "\nStrategies (every search reports all four):";
+  for (const policies::StrategyInfo& s : policies::strategies()) {
+    text += fmt::format("\n  {:<14} {}", s.name, s.description);
+  }
+  return text;
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto opts = std::make_shared<SearchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "search",
+      "Search sub-array partitions x swap/recompute policies for a model array under a memory limit "
+      "(default: 8 x bert-base, batch 16, a100-40gb)");
+  cmd->footer(policies_help());
+  std::string model_names;
+  for (const ModelInfo& m : builtin_models().models())
+    model_names += (model_names.empty() ? "" : ", ") + m.name;
+  std::string gpu_names;
+  for (const std::string& n : costmodel::builtin_devices().names())
+    gpu_names += (gpu_names.empty() ? "" : ", ") + n;
+  std::string cost_names;
+  for (const std::string& n : costmodel::builtin_cost_sources().names())
+    cost_names += (cost_names.empty() ? "" : ", ") + n;
+
+  cmd->add_option(
+      "--model,-m", opts->models,
+      "Architecture and count, name:count, repeatable (default bert-base:8 at batch 16): " + model_names);
+  cmd->add_option("--policies", opts->policies,
+                  "Policies to search, comma-separated (default: all but checkmate)")
+      ->delimiter(',');
+  cmd->add_option("--top", opts->top,
+                  "Rows of the mutwo strategy to print (the baselines are always printed)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--batch", opts->batch_size,
+                  "Batch size per model (default: the model's; 16 for the default array)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")->check(CLI::PositiveNumber);
+  cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
+  cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
+  cmd->add_option("--gpu", opts->gpu, "Device: " + gpu_names)->capture_default_str();
+  cmd->add_option("--memory", opts->memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
+  cmd->add_option("--h2d-gbps", opts->h2d_gbps,
+                  "Host-to-device bandwidth in GB/s (default: the device's link)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--d2h-gbps", opts->d2h_gbps,
+                  "Device-to-host bandwidth in GB/s (default: the device's link)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--half-duplex", opts->half_duplex, "One copy engine: the two directions serialise");
+  cmd->add_option("--cost-source", opts->cost_source, "Op cost source: " + cost_names)->capture_default_str();
+  cmd->add_option("-o,--output", opts->schedule_out, "Write the winner's schedule to this file");
+  cmd->add_option("--timeline", opts->timeline,
+                  "Write the winner's Chrome-trace timeline (Perfetto, chrome://tracing)");
+  cmd->add_flag("--json", opts->json, "Print the rows as JSON");
+  cmd->callback([opts] { run_search_command(*opts); });
+}
+
+}  // namespace mutwo::cli

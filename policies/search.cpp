@@ -1,0 +1,338 @@
+#include "policies/search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "policies/multiplex.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/strategy.hpp"
+#include "profiles/error.hpp"
+#include "profiles/models/model_registry.hpp"
+
+namespace mutwo::policies {
+
+std::vector<std::string> default_search_policies(const PolicyRegistry& registry) {
+  std::vector<std::string> names;
+  for (const PolicyInfo& p : registry.policies()) {
+    if (p.name != "checkmate") names.push_back(p.name);
+  }
+  return names;
+}
+
+namespace {
+
+// Sizes per architecture, e.g. {{3, 3, 2}} or {{4, 4}, {2}}.
+using Sizes = std::vector<std::vector<int32_t>>;
+
+int64_t persistent_bytes(const profiles::Graph& graph) {
+  int64_t bytes = 0;
+  for (const profiles::Tensor& t : graph.tensors) {
+    if (profiles::is_persistent(t.role)) bytes += t.bytes;
+  }
+  return bytes;
+}
+
+void validate(const SearchConfig& config, const PolicyRegistry& registry) {
+  if (config.architectures.empty()) throw Error("search: the model array is empty; give at least one model");
+  for (const ArchitectureCount& a : config.architectures) {
+    profiles::builtin_models().find(a.model);
+    if (a.count < 1) throw Error(fmt::format("search: model '{}' count {} must be >= 1", a.model, a.count));
+  }
+  for (size_t i = 0; i < config.architectures.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (config.architectures[i].model == config.architectures[j].model) {
+        throw Error(fmt::format("search: model '{}' is given twice; give it once with the total count",
+                                config.architectures[i].model));
+      }
+    }
+  }
+  if (config.cost == nullptr) throw Error("search: no cost model");
+  if (config.top < 1) throw Error(fmt::format("search: top {} must be >= 1", config.top));
+  if (config.memory_limit_bytes < 0) {
+    throw Error(fmt::format("search: memory limit {} B must be >= 0", config.memory_limit_bytes));
+  }
+  for (const std::string& p : config.policies) registry.find(p);
+}
+
+// A mutwo-strategy plan ranked while the search runs; its schedule is kept until it drops out.
+struct Candidate {
+  SearchRow row;
+  profiles::Schedule schedule;  // empty when row.pruned
+  int64_t sequence = 0;         // enumeration order, the tie-break
+};
+
+// Feasible by step time (samples per step are the same for all), then infeasible by peak.
+bool better(const SearchRow& a, int64_t seq_a, const SearchRow& b, int64_t seq_b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  const int64_t ka = a.feasible ? a.step_time_ns : a.peak_bytes;
+  const int64_t kb = b.feasible ? b.step_time_ns : b.peak_bytes;
+  return std::tie(ka, seq_a) < std::tie(kb, seq_b);
+}
+
+class Search {
+ public:
+  Search(const SearchConfig& config, const PolicyRegistry& registry)
+      : config_(config),
+        registry_(registry),
+        cost_(*config.cost),
+        graphs_(config.architectures, config.optimizer) {
+    limit_ = config.memory_limit_bytes > 0 ? config.memory_limit_bytes : cost_.device().memory_bytes;
+    if (limit_ <= 0)
+      throw Error(fmt::format("search: device '{}' has no memory size; give a limit", cost_.device().name));
+    names_ = config.policies.empty() ? default_search_policies(registry) : config.policies;
+    for (const std::string& n : names_) policies_.push_back(registry.create(n));
+    for (size_t a = 0; a < config.architectures.size(); ++a) {
+      samples_per_step_ += config.architectures[a].count * step_graph(a, 1).batch_size;
+      total_persistent_bytes_ += config.architectures[a].count * persistent_bytes(step_graph(a, 1));
+    }
+  }
+
+  SearchReport run() {
+    SearchReport report;
+    report.memory_limit_bytes = limit_;
+    report.samples_per_step = samples_per_step_;
+    report.stats.policies = static_cast<int64_t>(policies_.size());
+
+    StrategyContext ctx;
+    ctx.config = &config_;
+    ctx.cost = &cost_;
+    ctx.registry = &registry_;
+    ctx.memory_limit_bytes = limit_;
+    ctx.samples_per_step = samples_per_step_;
+    ctx.step_graph = [this](size_t a, int32_t w) -> const profiles::Graph& { return step_graph(a, w); };
+    std::vector<StrategyOutcome> outcomes;
+    outcomes.push_back(run_sequential(ctx));
+    outcomes.push_back(run_hfta(ctx));
+    if (std::optional<StrategyOutcome> hc = run_hfta_capuchin(ctx)) outcomes.push_back(std::move(*hc));
+
+    search_partitions(report.stats);
+    for (Candidate& c : kept_) {
+      if (c.row.pruned) {
+        outcomes.push_back({c.row, std::nullopt, true});
+        continue;
+      }
+      const RunFigures f = measure_schedule(c.schedule, cost_, limit_);
+      SearchRow row = combine_runs({f}, samples_per_step_);
+      row.strategy = "mutwo";
+      row.partition = c.row.partition;
+      row.policy = c.row.policy;
+      row.note = c.row.note;
+      StrategyOutcome o;
+      o.row = std::move(row);
+      o.schedule = std::move(c.schedule);
+      outcomes.push_back(std::move(o));
+    }
+
+    // Stable: baselines first among equals, then the mutwo rows in their ranked order.
+    std::vector<size_t> order(outcomes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return better(outcomes[x].row, static_cast<int64_t>(x), outcomes[y].row, static_cast<int64_t>(y));
+    });
+    const SearchRow& hfta = outcomes[1].row;
+    report.smallest_limit_bytes = smallest_peak_;
+    for (size_t i : order) {
+      SearchRow& row = outcomes[i].row;
+      if (row.feasible && hfta.feasible) row.speedup_over_hfta = row.samples_per_s / hfta.samples_per_s;
+      if (!row.pruned && (report.smallest_limit_bytes == 0 || row.peak_bytes < report.smallest_limit_bytes)) {
+        report.smallest_limit_bytes = row.peak_bytes;
+      }
+      report.rows.push_back(row);
+    }
+    StrategyOutcome& best = outcomes[order.front()];
+    if (best.row.feasible) {
+      report.best_schedule = std::move(best.schedule);
+      report.best_schedule_is_whole_step = best.schedule_is_whole_step;
+    }
+    return report;
+  }
+
+ private:
+  const profiles::Graph& step_graph(size_t arch, int32_t width);
+  int64_t compute_ns(size_t arch, int32_t width);
+  // Rule 1's verdict: fits, or the limit the whole plan needs at least (the lone plan's smallest
+  // limit plus the other models' state).
+  struct Lone {
+    bool fits = false;
+    int64_t needs_bytes = 0;
+  };
+  Lone lone(size_t arch, int32_t width, size_t policy, SearchStats& stats);
+  std::vector<Sizes> enumerate_partitions() const;
+  profiles::Schedule multiplexed(const Sizes& sizes);
+  void offer(Candidate c);
+  void search_partitions(SearchStats& stats);
+
+  const SearchConfig& config_;
+  const PolicyRegistry& registry_;
+  const costmodel::OpCostModel& cost_;
+  int64_t limit_ = 0;
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<MemoryPolicy>> policies_;
+  int64_t samples_per_step_ = 0;
+  int64_t total_persistent_bytes_ = 0;
+  int64_t smallest_peak_ = 0;  // over every whole-step plan of the mutwo strategy
+  int64_t sequence_ = 0;
+  StepGraphCache graphs_;
+  std::map<std::pair<size_t, int32_t>, int64_t> compute_ns_;
+  std::map<std::tuple<size_t, int32_t, size_t>, Lone> lone_;
+  std::vector<Candidate> kept_;  // best first, at most config.top
+};
+
+const profiles::Graph& Search::step_graph(size_t arch, int32_t width) {
+  return graphs_.get(arch, width);
+}
+
+int64_t Search::compute_ns(size_t arch, int32_t width) {
+  auto it = compute_ns_.find({arch, width});
+  if (it != compute_ns_.end()) return it->second;
+  const int64_t total = estimated_step_ns(step_graph(arch, width), cost_);
+  compute_ns_.emplace(std::make_pair(arch, width), total);
+  return total;
+}
+
+// Pruning rule 1 (search.hpp): the sub-array alone, beside the other models' persistent state.
+Search::Lone Search::lone(size_t arch, int32_t width, size_t policy, SearchStats& stats) {
+  const auto key = std::make_tuple(arch, width, policy);
+  auto it = lone_.find(key);
+  if (it != lone_.end()) return it->second;
+  const profiles::Graph& graph = step_graph(arch, width);
+  const int64_t others = total_persistent_bytes_ - persistent_bytes(graph);
+  Lone verdict{false, total_persistent_bytes_};
+  if (limit_ - others > 0) {
+    const profiles::Schedule base = build_plain_schedule({graph});
+    PolicyInput input;
+    input.base = &base;
+    input.cost = &cost_;
+    input.memory_limit_bytes = limit_ - others;
+    const PolicyResult result = policies_[policy]->plan(input);
+    verdict = {result.feasible, result.peak_bytes + others};
+    ++stats.plans;
+  }
+  lone_.emplace(key, verdict);
+  return verdict;
+}
+
+std::vector<Sizes> Search::enumerate_partitions() const {
+  std::vector<Sizes> out;
+  for (const ArrayPartition& p : array_partitions(config_.architectures, config_.prune)) {
+    Sizes sizes(config_.architectures.size());
+    for (const SubArraySpec& s : p) {
+      for (size_t a = 0; a < config_.architectures.size(); ++a) {
+        if (config_.architectures[a].model == s.model) sizes[a].push_back(s.width);
+      }
+    }
+    out.push_back(std::move(sizes));
+  }
+  return out;
+}
+
+// Sub-arrays ordered by multiplex_order (neighbours with the closest step times pair up).
+profiles::Schedule Search::multiplexed(const Sizes& sizes) {
+  std::vector<const profiles::Graph*> graphs;
+  std::vector<int64_t> step_ns;
+  for (size_t a = 0; a < sizes.size(); ++a) {
+    for (int32_t w : sizes[a]) {
+      graphs.push_back(&step_graph(a, w));
+      step_ns.push_back(compute_ns(a, w));
+    }
+  }
+  std::vector<profiles::Graph> parts;
+  for (int32_t i : multiplex_order(step_ns)) parts.push_back(*graphs[static_cast<size_t>(i)]);
+  return build_multiplexed_schedule(std::move(parts), cost_);
+}
+
+void Search::offer(Candidate c) {
+  const int64_t peak = c.row.peak_bytes;
+  if (!c.row.pruned && (smallest_peak_ == 0 || peak < smallest_peak_)) smallest_peak_ = peak;
+  auto pos = std::find_if(kept_.begin(), kept_.end(),
+                          [&](const Candidate& k) { return better(c.row, c.sequence, k.row, k.sequence); });
+  if (pos == kept_.end() && kept_.size() >= static_cast<size_t>(config_.top)) return;
+  kept_.insert(pos, std::move(c));
+  if (kept_.size() > static_cast<size_t>(config_.top)) kept_.pop_back();
+}
+
+void Search::search_partitions(SearchStats& stats) {
+  std::vector<Sizes> partitions = enumerate_partitions();
+  stats.partitions = static_cast<int64_t>(partitions.size());
+  // Pruning rule 2: visit by the compute bound, ascending (stable: enumeration order on ties).
+  std::vector<std::pair<int64_t, size_t>> by_bound;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    int64_t bound = 0;
+    for (size_t a = 0; a < partitions[i].size(); ++a) {
+      for (int32_t w : partitions[i][a]) bound += compute_ns(a, w);
+    }
+    by_bound.emplace_back(bound, i);
+  }
+  std::stable_sort(by_bound.begin(), by_bound.end());
+  for (size_t visit = 0; visit < by_bound.size(); ++visit) {
+    const auto [bound, index] = by_bound[visit];
+    const Sizes& sizes = partitions[index];
+    if (kept_.size() >= static_cast<size_t>(config_.top) && kept_.back().row.feasible &&
+        kept_.back().row.step_time_ns <= bound) {
+      stats.partitions_pruned_by_bound = static_cast<int64_t>(by_bound.size() - visit);
+      break;
+    }
+    std::optional<profiles::Schedule> base;
+    for (size_t p = 0; p < policies_.size(); ++p) {
+      Lone worst{true, 0};
+      for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
+        for (int32_t w : sizes[a]) {
+          const Lone l = lone(a, w, p, stats);
+          if (!l.fits) {
+            worst = l;
+            break;
+          }
+        }
+      }
+      if (!worst.fits) {
+        // Reported as infeasible with the lower bound of the limit it needs (no schedule kept).
+        ++stats.pruned_by_memory;
+        Candidate c;
+        c.row.strategy = "mutwo";
+        c.row.partition = partition_label(config_, sizes);
+        c.row.policy = names_[p];
+        c.row.peak_bytes = worst.needs_bytes;
+        c.row.note = "pruned: a sub-array alone does not fit beside the other models' state";
+        c.row.pruned = true;
+        c.sequence = sequence_++;
+        offer(std::move(c));
+        continue;
+      }
+      if (!base) base = multiplexed(sizes);
+      PolicyInput input;
+      input.base = &*base;
+      input.cost = &cost_;
+      input.memory_limit_bytes = limit_;
+      PolicyResult result = policies_[p]->plan(input);
+      ++stats.plans;
+      Candidate c;
+      c.row.strategy = "mutwo";
+      c.row.partition = partition_label(config_, sizes);
+      c.row.policy = names_[p];
+      c.row.feasible = result.feasible;
+      c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
+      c.row.peak_bytes = result.peak_bytes;
+      c.row.note = result.note;
+      c.schedule = std::move(result.schedule);
+      c.sequence = sequence_++;
+      offer(std::move(c));
+    }
+  }
+}
+
+}  // namespace
+
+SearchReport run_search(const SearchConfig& config) {
+  const PolicyRegistry& registry = config.registry != nullptr ? *config.registry : builtin_policies();
+  validate(config, registry);
+  Search search(config, registry);
+  return search.run();
+}
+
+}  // namespace mutwo::policies

@@ -1,0 +1,96 @@
+#pragma once
+// The search over sub-array partitions x swap/recompute policies (μ-TWO, Purandare et al., MLSys 2023,
+// §4): every array partition is multiplexed once and planned by every selected policy; the best
+// feasible plans are reported beside the baselines sequential, hfta and hfta+capuchin
+// (strategy.hpp), so that every result reads against them.
+//
+// Pruning (each rule only skips plans that cannot enter the reported rows):
+// 1. Memory, per (architecture, width, policy), memoised: the policy plans the sub-array of that
+//    width alone, at the limit less the persistent bytes (weights, gradients, optimizer state,
+//    inputs, labels) of every other model of the array, which stay resident beside it in any
+//    partition. If that plan is infeasible, every partition holding such a sub-array is skipped
+//    for that policy (counted in SearchStats::pruned_by_memory); it may still be reported as an
+//    infeasible row marked `pruned`, its peak the lone plan's smallest limit plus that state.
+// 2. Throughput bound: a partition's step time is at least the sum of its sub-arrays' compute
+//    times (one compute stream; swaps and recomputation only add). Partitions are visited by that
+//    bound, ascending; once `top` feasible plans are faster than a partition's bound, it and every
+//    later one are skipped (SearchStats::partitions_pruned_by_bound).
+// 3. Partition shapes: SearchConfig::prune (partition.hpp) limits the partitions enumerated.
+// Deterministic: one thread, fixed enumeration order, ties broken by enumeration order.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/op_cost_model.hpp"
+#include "policies/partition.hpp"
+#include "policies/policy_registry.hpp"
+#include "profiles/autodiff.hpp"
+#include "profiles/schedule.hpp"
+
+namespace mutwo::policies {
+
+struct SearchConfig {
+  std::vector<ArchitectureCount> architectures;  // the model array; per-model config in each
+  profiles::OptimizerConfig optimizer;
+  const costmodel::OpCostModel* cost = nullptr;  // required; its device gives the host link
+  int64_t memory_limit_bytes = 0;                // 0: the cost model's device memory
+  std::vector<std::string> policies;             // empty: every registered policy but checkmate
+  PartitionPruneOptions prune;                   // which partitions are enumerated
+  int32_t top = 10;                              // rows of the mutwo strategy kept; >= 1
+  const PolicyRegistry* registry = nullptr;      // null: builtin_policies()
+};
+
+// One strategy's result (for the mutwo strategy: one partition x policy).
+struct SearchRow {
+  std::string strategy;   // "sequential", "hfta", "hfta+capuchin", "mutwo"
+  std::string partition;  // partition_text: "bert-base:3+3+2", "bert-base:4+4, vit-b16:2"
+  std::string policy;     // "none", "capuchin", ...
+  bool feasible = false;
+  int64_t step_time_ns = 0;      // one step over all models (0 when infeasible)
+  double samples_per_s = 0;      // samples_per_step / step time (0 when infeasible)
+  double speedup_over_hfta = 0;  // samples_per_s / the hfta row's (0 when either is infeasible)
+  int64_t peak_bytes = 0;        // highest memory of the plan; infeasible: the smallest limit it meets
+  int64_t bytes_swapped = 0;     // out + in
+  int64_t recompute_ns = 0;
+  int64_t compute_stall_ns = 0;
+  int32_t runs = 1;     // separate runs one after another (sequential, hfta groups)
+  bool pruned = false;  // skipped by pruning rule 1: peak_bytes is a lower bound, not a plan's
+  std::string note;
+};
+
+struct SearchStats {
+  int64_t partitions = 0;        // array partitions enumerated
+  int64_t policies = 0;          // policies searched
+  int64_t plans = 0;             // policy plans computed (memory-rule plans of lone sub-arrays included)
+  int64_t pruned_by_memory = 0;  // partition x policy pairs skipped by rule 1
+  int64_t partitions_pruned_by_bound = 0;  // partitions skipped by rule 2
+};
+
+struct SearchReport {
+  int64_t memory_limit_bytes = 0;
+  int64_t samples_per_step = 0;  // over all models
+  // Feasible rows by throughput, descending; then infeasible rows by smallest limit, ascending.
+  // The baselines always; the mutwo strategy's best `top`.
+  std::vector<SearchRow> rows;
+  // The first row's schedule when it is feasible. For a strategy of separate runs (sequential,
+  // hfta groups, hfta+capuchin over several architectures) it is the schedule of the run with the
+  // highest peak, and best_schedule_is_whole_step is false.
+  std::optional<profiles::Schedule> best_schedule;
+  bool best_schedule_is_whole_step = true;
+  int64_t smallest_limit_bytes =
+      0;  // the smallest peak of any plan made, feasible or not (pruned rows aside)
+  SearchStats stats;
+
+  bool any_feasible() const { return !rows.empty() && rows.front().feasible; }
+};
+
+// Policies searched when SearchConfig::policies is empty: every registered one but checkmate
+// (a MILP, too slow for whole arrays), in registration order.
+std::vector<std::string> default_search_policies(const PolicyRegistry& registry);
+
+// Throws mutwo::Error naming the field on an empty array, a count < 1, no cost model, top < 1 or
+// a limit < 0; UnknownNameError on an unknown policy or model.
+SearchReport run_search(const SearchConfig& config);
+
+}  // namespace mutwo::policies

@@ -1,0 +1,83 @@
+#pragma once
+// The baselines every search reports (DESIGN.md "Policies"): sequential (one model at a time),
+// hfta (HFTA, Wang et al., MLSys 2021: fuse as many models as fit, groups one after another, no
+// memory optimisation) and hfta+capuchin (all models of an architecture fused, planned by Capuchin,
+// Peng et al., ASPLOS 2020). The fourth strategy, mutwo, is the search itself (search.hpp).
+//
+// Runs: sequential and hfta train their models (groups) one after another as separate runs, so
+// only one run's state is on the device at a time: a row's step time is the sum of its runs' step
+// times, its peak the largest run's peak, its swap/recompute/stall figures the sums.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/op_cost_model.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/search.hpp"
+#include "profiles/graph.hpp"
+#include "profiles/schedule.hpp"
+
+namespace mutwo::policies {
+
+struct StrategyInfo {
+  std::string name;         // "hfta"
+  std::string description;  // one line, for --help
+};
+
+// sequential, hfta, hfta+capuchin, mutwo, in that order.
+const std::vector<StrategyInfo>& strategies();
+
+// The training-step graph of `width` fused models of architecture `arch` (an index into
+// SearchConfig::architectures); the reference stays valid for the whole search.
+using StepGraphFn = std::function<const profiles::Graph&(size_t arch, int32_t width)>;
+
+// One schedule simulated at a limit.
+struct RunFigures {
+  bool feasible = false;
+  int64_t step_time_ns = 0;  // 0 when infeasible
+  int64_t peak_bytes = 0;    // infeasible: the peak without a limit (the smallest limit it meets)
+  int64_t bytes_swapped = 0;
+  int64_t recompute_ns = 0;
+  int64_t compute_stall_ns = 0;
+};
+
+// Simulates at the limit; on OOM again without one, for the peak.
+RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
+                            int64_t memory_limit_bytes);
+
+// partition_text of the sub-arrays with these widths per architecture (index into the config):
+// {{3, 3, 2}} -> "bert-base:3+3+2".
+std::string partition_label(const SearchConfig& config, const std::vector<std::vector<int32_t>>& sizes);
+
+// A row from runs that execute one after another (see the header comment).
+SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_step);
+
+// A strategy's row and the schedule kept should it win (the whole step, or its largest run).
+struct StrategyOutcome {
+  SearchRow row;
+  std::optional<profiles::Schedule> schedule;
+  bool schedule_is_whole_step = true;
+};
+
+// Inputs shared by the baselines; the search fills it once.
+struct StrategyContext {
+  const SearchConfig* config = nullptr;
+  const costmodel::OpCostModel* cost = nullptr;
+  const PolicyRegistry* registry = nullptr;
+  int64_t memory_limit_bytes = 0;
+  int64_t samples_per_step = 0;
+  StepGraphFn step_graph;
+};
+
+// Each model alone (width 1), plain schedule, one after another.
+StrategyOutcome run_sequential(const StrategyContext& context);
+// Per architecture the largest width w whose plain fused step fits, then ceil(n / w) groups (w, w,
+// ..., the rest). Assumes the plain peak grows with the width (binary search over w).
+StrategyOutcome run_hfta(const StrategyContext& context);
+// Per architecture all models fused into one sub-array, planned by the `capuchin` policy; several
+// architectures run one after another. Absent (nullopt) when capuchin is not registered.
+std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& context);
+
+}  // namespace mutwo::policies
