@@ -247,7 +247,7 @@ TEST_CASE("checkmate recomputes no more than any other recompute-only policy on 
     const Schedule base = policies::build_plain_schedule({step});
     const sim::Prediction plain = simulate_at(base, *cost, -1);
     INFO(step.name << ": " << step.ops.size() << " ops, plain peak " << plain.peak_bytes);
-    REQUIRE(step.ops.size() <= 250);
+    REQUIRE(step.ops.size() <= 60);
     // Limits between the persistent bytes and the plain peak: 70 % and 55 % of the step's own memory.
     int feasible = 0;
     for (int percent : {70, 55}) {

@@ -217,7 +217,7 @@ std::unique_ptr<MemoryPolicy> make_checkmate_policy(const CheckmateOptions& opti
 }
 
 void register_checkmate_policy(PolicyRegistry& registry) {
-  registry.add({kName, "optimal recomputation by MILP (COIN-OR CBC) for graphs of up to 250 ops",
+  registry.add({kName, "optimal recomputation by MILP (COIN-OR CBC) for graphs of up to 60 ops",
                 "Jain et al., MLSys 2020", [] { return make_checkmate_policy(); }});
 }
 
