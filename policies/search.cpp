@@ -280,31 +280,6 @@ void Search::search_partitions(SearchStats& stats) {
       break;
     }
     std::optional<profiles::Schedule> base;
-    // A partition whose plain multiplexed step already fits needs no memory policy: swaps and
-    // recomputation only add time, so one row stands for all of them.
-    {
-      base = multiplexed(sizes);
-      PolicyInput input;
-      input.base = &*base;
-      input.cost = &cost_;
-      input.memory_limit_bytes = limit_;
-      PolicyResult as_is = evaluate_schedule(*base, input, "fits without a memory policy; policies not run");
-      ++stats.plans;
-      if (as_is.feasible) {
-        Candidate c;
-        c.row.strategy = "mutwo";
-        c.row.partition = partition_label(config_, sizes);
-        c.row.policy = "none";
-        c.row.feasible = true;
-        c.row.step_time_ns = as_is.step_time_ns;
-        c.row.peak_bytes = as_is.peak_bytes;
-        c.row.note = as_is.note;
-        c.schedule = std::move(as_is.schedule);
-        c.sequence = sequence_++;
-        offer(std::move(c));
-        continue;
-      }
-    }
     for (size_t p = 0; p < policies_.size(); ++p) {
       Lone worst{true, 0};
       for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
@@ -330,7 +305,33 @@ void Search::search_partitions(SearchStats& stats) {
         offer(std::move(c));
         continue;
       }
-      if (!base) base = multiplexed(sizes);
+      if (!base) {
+        // The first policy not pruned by memory: build the base once. A partition whose plain
+        // multiplexed step already fits needs no memory policy (swaps and recomputation only add
+        // time), so one 'none' row stands for all of them.
+        base = multiplexed(sizes);
+        PolicyInput as_is_input;
+        as_is_input.base = &*base;
+        as_is_input.cost = &cost_;
+        as_is_input.memory_limit_bytes = limit_;
+        PolicyResult as_is =
+            evaluate_schedule(*base, as_is_input, "fits without a memory policy; policies not run");
+        ++stats.plans;
+        if (as_is.feasible) {
+          Candidate c;
+          c.row.strategy = "mutwo";
+          c.row.partition = partition_label(config_, sizes);
+          c.row.policy = "none";
+          c.row.feasible = true;
+          c.row.step_time_ns = as_is.step_time_ns;
+          c.row.peak_bytes = as_is.peak_bytes;
+          c.row.note = as_is.note;
+          c.schedule = std::move(as_is.schedule);
+          c.sequence = sequence_++;
+          offer(std::move(c));
+          break;
+        }
+      }
       PolicyInput input;
       input.base = &*base;
       input.cost = &cost_;
