@@ -19,6 +19,7 @@
 #include "policies/policy_registry.hpp"
 #include "profiles/error.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/swap_recompute_cases.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
@@ -27,89 +28,9 @@ using costmodel::OpCostModel;
 using policies::PolicyInput;
 using policies::PolicyResult;
 
+using namespace mutwo::test;
+
 namespace {
-
-constexpr int64_t kMs = 1'000'000;  // ns
-constexpr int64_t kUs = 1'000;
-
-// Op durations from a table by op id; copies at 1 B/ns each way, no latency, full duplex.
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations) : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
-
-struct TinyGraph {
-  Graph g;
-  TensorId tensor(const std::string& name, int64_t bytes, TensorRole role) {
-    Tensor t;
-    t.id = static_cast<TensorId>(g.tensors.size());
-    t.name = name;
-    t.shape = {bytes};
-    t.dtype = DType::u8;
-    t.bytes = bytes;
-    t.role = role;
-    g.tensors.push_back(t);
-    return t.id;
-  }
-  void op(const std::string& name, std::vector<TensorId> in, TensorId out, int64_t workspace_bytes = 0) {
-    Op o;
-    o.id = static_cast<OpId>(g.ops.size());
-    o.name = name;
-    o.kind = OpKind::opaque;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    o.workspace_bytes = workspace_bytes;
-    o.recomputable = true;
-    g.ops.push_back(o);
-  }
-};
-
-// A(w) -> a (1,000,000 B); B1(w) -> b1; B2(b1) -> b2 with a 3,000,000 B workspace; B3(b2) -> b3;
-// C(a, b3) -> c. Every op 1 ms; small tensors 512 B. a's window: after A (position 0) to C
-// (position 4), 3 ms of compute (B1..B3); its copies take 1 ms each way (2 ms round trip).
-// Memory (512 B blocks): w 512, a 1,000,448, workspace 3,000,320. Peak during B2:
-// w + a + b1 + b2 + workspace = 512 + 1,000,448 + 512 + 512 + 3,000,320 = 4,002,304.
-Schedule swap_chain() {
-  TinyGraph t;
-  const TensorId w = t.tensor("w", 512, TensorRole::weight);
-  const TensorId a = t.tensor("a", 1'000'000, TensorRole::activation);
-  const TensorId b1 = t.tensor("b1", 512, TensorRole::activation);
-  const TensorId b2 = t.tensor("b2", 512, TensorRole::activation);
-  const TensorId b3 = t.tensor("b3", 512, TensorRole::activation);
-  const TensorId c = t.tensor("c", 512, TensorRole::activation);
-  t.op("A", {w}, a);
-  t.op("B1", {w}, b1);
-  t.op("B2", {b1}, b2, 3'000'000);
-  t.op("B3", {b2}, b3);
-  t.op("C", {a, b3}, c);
-  return policies::build_plain_schedule({t.g});
-}
-
-// A(w) -> a (2,000,000 B) 0.5 ms; B(w) -> b 0.1 ms with a 3,000,000 B workspace; C(a, b) -> c
-// 0.1 ms. a's window is B alone (0.1 ms); its copies take 2 ms each way; recomputing A takes 0.5 ms.
-// Peak during B: w + a + b + workspace = 512 + 2,000,384 + 512 + 3,000,320 = 5,001,728.
-Schedule recompute_chain() {
-  TinyGraph t;
-  const TensorId w = t.tensor("w", 512, TensorRole::weight);
-  const TensorId a = t.tensor("a", 2'000'000, TensorRole::activation);
-  const TensorId b = t.tensor("b", 512, TensorRole::activation);
-  const TensorId c = t.tensor("c", 512, TensorRole::activation);
-  t.op("A", {w}, a);
-  t.op("B", {w}, b, 3'000'000);
-  t.op("C", {a, b}, c);
-  return policies::build_plain_schedule({t.g});
-}
 
 PolicyResult plan(const Schedule& base, const OpCostModel& cost, int64_t limit) {
   PolicyInput in;
