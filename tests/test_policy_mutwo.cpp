@@ -41,56 +41,6 @@ PolicyResult plan(const Schedule& base, const OpCostModel& cost, int64_t limit,
   return policies::builtin_policies().create(policy)->plan(in);
 }
 
-sim::Prediction simulate_at(const Schedule& s, const OpCostModel& cost, int64_t limit) {
-  sim::SimOptions o;
-  o.memory_limit_bytes = limit;
-  return sim::simulate(s, cost, o);
-}
-
-std::unique_ptr<OpCostModel> a100(double link_gbps = 0) {
-  costmodel::DeviceOverrides o;
-  if (link_gbps > 0) {
-    o.h2d_gbps = link_gbps;
-    o.d2h_gbps = link_gbps;
-  }
-  return costmodel::builtin_cost_sources().create(
-      "analytic", costmodel::apply_overrides(costmodel::find_device("a100-40gb"), o));
-}
-
-struct RealCase {
-  const char* what;
-  Schedule base;
-  double fraction;  // of the activation memory (peak - resident) the limit leaves
-};
-
-// resnet18 x2 (batch 8, 64 px) and bert-base x2 (batch 4, 64 tokens). Weights, gradients and
-// Adam state stay resident, so the limit is the resident bytes plus a fraction of the rest: 60 %
-// for resnet18; 70 % for bert-base, whose floor is 61 %: the tied embedding's two 188 MB gradient
-// parts (decoder backward, embedding backward) must both be on the device to be summed.
-std::vector<RealCase> real_cases() {
-  policies::ModelArray resnet;
-  resnet.model = "resnet18";
-  resnet.count = 2;
-  resnet.config.batch_size = 8;
-  resnet.config.image_size = 64;
-  policies::ModelArray bert;
-  bert.model = "bert-base";
-  bert.count = 2;
-  bert.config.batch_size = 4;
-  bert.config.seq_len = 64;
-  std::vector<RealCase> cases;
-  cases.push_back(
-      {"resnet18 x2", policies::build_plain_schedule(policies::sub_array_steps(resnet, {2})), 0.6});
-  cases.push_back(
-      {"bert-base x2", policies::build_plain_schedule(policies::sub_array_steps(bert, {2})), 0.7});
-  return cases;
-}
-
-int64_t limit_for(const RealCase& c, const OpCostModel& cost) {
-  const sim::Prediction none = simulate_at(c.base, cost, -1);
-  return none.resident_bytes +
-         static_cast<int64_t>(static_cast<double>(none.peak_bytes - none.resident_bytes) * c.fraction);
-}
 
 }  // namespace
 
