@@ -5,8 +5,8 @@
 
 namespace mutwo::cli {
 
-void add_models_command(CLI::App& app);  // models_command.cpp
-void add_trace_command(CLI::App& app);   // trace_command.cpp
+void add_models_command(CLI::App& app);    // models_command.cpp
+void add_trace_command(CLI::App& app);     // trace_command.cpp
 void add_simulate_command(CLI::App& app);  // simulate_command.cpp
 void add_search_command(CLI::App& app);    // search_command.cpp
 

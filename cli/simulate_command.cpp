@@ -67,12 +67,14 @@ Schedule build_schedule(const SimulateOptions& opts) {
   array.config.image_size = opts.image_size;
   array.config.dtype = parse_dtype(opts.dtype);
   array.optimizer.kind = parse_optimizer(opts.optimizer);
-  const std::vector<int32_t> partition = opts.partition.empty() ? std::vector<int32_t>{opts.models} : opts.partition;
+  const std::vector<int32_t> partition =
+      opts.partition.empty() ? std::vector<int32_t>{opts.models} : opts.partition;
   return policies::build_plain_schedule(policies::sub_array_steps(array, partition));
 }
 
 std::string percent(int64_t part, int64_t whole) {
-  return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+  return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
+                   : "-";
 }
 
 void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device, const sim::Prediction& p,
@@ -83,23 +85,27 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
   table.add_row({"schedule", fmt::format("{} ({} instructions, policy {})", schedule.graph.name,
                                          schedule.instructions.size(), schedule.policy)});
   table.add_row({"sub-arrays", sub_arrays.empty() ? "-" : sub_arrays});
-  table.add_row({"device", fmt::format("{} ({}), host link {}", device.name, device.description, device.host_link)});
+  table.add_row(
+      {"device", fmt::format("{} ({}), host link {}", device.name, device.description, device.host_link)});
   if (p.oom) {
     table.add_row({"step time", "- (out of memory)"});
     table.add_row({"throughput", "-"});
   } else {
     table.add_row({"step time", human_duration(p.step_time_ns)});
-    table.add_row({"throughput", fmt::format("{:.1f} samples/s ({} samples per step)",
-                                             static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns),
-                                             samples)});
+    table.add_row(
+        {"throughput",
+         fmt::format("{:.1f} samples/s ({} samples per step)",
+                     static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns), samples)});
   }
-  table.add_row({"peak memory", fmt::format("{} of {} limit ({}), at {}", human_bytes(p.peak_bytes),
-                                            human_bytes(p.memory_limit_bytes), percent(p.peak_bytes, p.memory_limit_bytes),
-                                            p.peak_instruction == kNoId
-                                                ? std::string("t=0 (resident state)")
-                                                : sim::describe_instruction(schedule, p.peak_instruction))});
+  table.add_row(
+      {"peak memory",
+       fmt::format("{} of {} limit ({}), at {}", human_bytes(p.peak_bytes), human_bytes(p.memory_limit_bytes),
+                   percent(p.peak_bytes, p.memory_limit_bytes),
+                   p.peak_instruction == kNoId ? std::string("t=0 (resident state)")
+                                               : sim::describe_instruction(schedule, p.peak_instruction))});
   table.add_row({"resident", human_bytes(p.resident_bytes)});
-  table.add_row({"swapped", fmt::format("out {}, in {}", human_bytes(p.bytes_swapped_out), human_bytes(p.bytes_swapped_in))});
+  table.add_row({"swapped", fmt::format("out {}, in {}", human_bytes(p.bytes_swapped_out),
+                                        human_bytes(p.bytes_swapped_in))});
   table.add_row({"compute stall", fmt::format("{} ({} of the step)", human_duration(p.compute_stall_ns),
                                               percent(p.compute_stall_ns, p.step_time_ns))});
   table.add_row({"recompute", human_duration(p.recompute_ns)});
@@ -119,8 +125,10 @@ void run_simulate(const SimulateOptions& opts) {
   if (opts.h2d_gbps > 0) overrides.h2d_gbps = opts.h2d_gbps;
   if (opts.d2h_gbps > 0) overrides.d2h_gbps = opts.d2h_gbps;
   if (opts.half_duplex) overrides.half_duplex = true;
-  const costmodel::DeviceSpec device = costmodel::apply_overrides(costmodel::find_device(opts.gpu), overrides);
-  const std::unique_ptr<costmodel::OpCostModel> cost = costmodel::builtin_cost_sources().create(opts.cost_source, device);
+  const costmodel::DeviceSpec device =
+      costmodel::apply_overrides(costmodel::find_device(opts.gpu), overrides);
+  const std::unique_ptr<costmodel::OpCostModel> cost =
+      costmodel::builtin_cost_sources().create(opts.cost_source, device);
 
   const Schedule schedule = build_schedule(opts);
   if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
@@ -140,8 +148,10 @@ void run_simulate(const SimulateOptions& opts) {
     nlohmann::json subs = nlohmann::json::array();
     for (const SubArray& s : schedule.sub_arrays) subs.push_back({{"name", s.name}, {"width", s.width}});
     j["schedule"]["sub_arrays"] = subs;
-    j["device"] = {{"name", device.name}, {"memory_bytes", device.memory_bytes},
-                   {"h2d_bytes_per_ns", device.h2d_bytes_per_ns}, {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
+    j["device"] = {{"name", device.name},
+                   {"memory_bytes", device.memory_bytes},
+                   {"h2d_bytes_per_ns", device.h2d_bytes_per_ns},
+                   {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
                    {"full_duplex", device.full_duplex}};
     j["cost_source"] = opts.cost_source;
     j["prediction"] = sim::prediction_to_json(p, schedule);
@@ -162,16 +172,18 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "simulate", "Predict one training step of a model array (or a schedule file) on a GPU, without a GPU");
   std::string model_names;
-  for (const ModelInfo& m : builtin_models().models()) model_names += (model_names.empty() ? "" : ", ") + m.name;
+  for (const ModelInfo& m : builtin_models().models())
+    model_names += (model_names.empty() ? "" : ", ") + m.name;
   std::string gpu_names;
-  for (const std::string& n : costmodel::builtin_devices().names()) gpu_names += (gpu_names.empty() ? "" : ", ") + n;
+  for (const std::string& n : costmodel::builtin_devices().names())
+    gpu_names += (gpu_names.empty() ? "" : ", ") + n;
   std::string cost_names;
   for (const std::string& n : costmodel::builtin_cost_sources().names())
     cost_names += (cost_names.empty() ? "" : ", ") + n;
 
   CLI::Option* model = cmd->add_option("--model,-m", opts->model, "Model of the array: " + model_names);
-  CLI::Option* schedule =
-      cmd->add_option("--schedule", opts->schedule_in, "Simulate this schedule file instead of a model array");
+  CLI::Option* schedule = cmd->add_option("--schedule", opts->schedule_in,
+                                          "Simulate this schedule file instead of a model array");
   model->excludes(schedule);
   CLI::Option* models = cmd->add_option("--models,-k", opts->models, "Models in the array")
                             ->check(CLI::PositiveNumber)
@@ -181,21 +193,26 @@ void add_simulate_command(CLI::App& app) {
                       "Sub-array sizes, comma-separated, adding up to --models (default: all fused in one)")
           ->delimiter(',');
   CLI::Option* batch =
-      cmd->add_option("--batch", opts->batch_size, "Batch size per model (default: the model's)")->check(CLI::PositiveNumber);
-  CLI::Option* seq =
-      cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")->check(CLI::PositiveNumber);
+      cmd->add_option("--batch", opts->batch_size, "Batch size per model (default: the model's)")
+          ->check(CLI::PositiveNumber);
+  CLI::Option* seq = cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")
+                         ->check(CLI::PositiveNumber);
   CLI::Option* image =
-      cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")->check(CLI::PositiveNumber);
-  CLI::Option* dtype = cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
+      cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")
+          ->check(CLI::PositiveNumber);
+  CLI::Option* dtype =
+      cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   CLI::Option* optimizer =
       cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   for (CLI::Option* o : {models, partition, batch, seq, image, dtype, optimizer}) o->excludes(schedule);
   cmd->add_option("--save-schedule", opts->schedule_out, "Write the simulated schedule to this file");
   cmd->add_option("--gpu", opts->gpu, "Device: " + gpu_names)->capture_default_str();
   cmd->add_option("--memory", opts->memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
-  cmd->add_option("--h2d-gbps", opts->h2d_gbps, "Host-to-device bandwidth in GB/s (default: the device's link)")
+  cmd->add_option("--h2d-gbps", opts->h2d_gbps,
+                  "Host-to-device bandwidth in GB/s (default: the device's link)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--d2h-gbps", opts->d2h_gbps, "Device-to-host bandwidth in GB/s (default: the device's link)")
+  cmd->add_option("--d2h-gbps", opts->d2h_gbps,
+                  "Device-to-host bandwidth in GB/s (default: the device's link)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--half-duplex", opts->half_duplex, "One copy engine: the two directions serialise");
   cmd->add_option("--cost-source", opts->cost_source, "Op cost source: " + cost_names)->capture_default_str();
@@ -203,7 +220,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
   cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
   cmd->callback([opts, model, schedule] {
-    if (model->count() == 0 && schedule->count() == 0) throw CLI::RequiredError("simulate: one of --model or --schedule");
+    if (model->count() == 0 && schedule->count() == 0)
+      throw CLI::RequiredError("simulate: one of --model or --schedule");
     run_simulate(*opts);
   });
 }

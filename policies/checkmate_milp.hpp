@@ -78,7 +78,8 @@ RematSolution solve_remat_milp(const RematProblem& problem, const MilpOptions& o
 
 // The `checkmate` policy (policies/impl/checkmate.cpp) with non-default settings.
 struct CheckmateOptions {
-  int32_t max_ops = 60;  // larger graphs are refused: the MILP has O(ops^2) binaries; CBC needs > 10 s near 50 ops
+  int32_t max_ops =
+      60;  // larger graphs are refused: the MILP has O(ops^2) binaries; CBC needs > 10 s near 50 ops
   MilpOptions milp;
 };
 class MemoryPolicy;

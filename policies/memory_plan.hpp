@@ -14,11 +14,11 @@
 namespace mutwo::policies {
 
 struct ComputeOrder {
-  std::vector<profiles::OpId> op_at;        // position -> op
-  std::vector<int32_t> position_of;         // op id -> position
-  std::vector<int64_t> start_ns;            // position -> estimated start (ops back to back, no stalls)
-  std::vector<int64_t> duration_ns;         // position -> the cost model's op duration
-  int64_t total_ns = 0;                     // sum of durations
+  std::vector<profiles::OpId> op_at;  // position -> op
+  std::vector<int32_t> position_of;   // op id -> position
+  std::vector<int64_t> start_ns;      // position -> estimated start (ops back to back, no stalls)
+  std::vector<int64_t> duration_ns;   // position -> the cost model's op duration
+  int64_t total_ns = 0;               // sum of durations
 };
 
 // Reads the compute instructions of a base schedule and prices them with the cost model.

@@ -34,7 +34,9 @@ std::vector<std::string> PolicyRegistry::names() const {
   return out;
 }
 
-std::unique_ptr<MemoryPolicy> PolicyRegistry::create(std::string_view name) const { return find(name).create(); }
+std::unique_ptr<MemoryPolicy> PolicyRegistry::create(std::string_view name) const {
+  return find(name).create();
+}
 
 void register_builtin_policies(PolicyRegistry& registry) {
   register_none_policy(registry);

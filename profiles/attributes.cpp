@@ -29,7 +29,8 @@ double attr_double(const Attributes& attrs, std::string_view key, std::string_vi
   }
   return get<double>(attrs, key, where, "a number");
 }
-double attr_double_or(const Attributes& attrs, std::string_view key, double fallback, std::string_view where) {
+double attr_double_or(const Attributes& attrs, std::string_view key, double fallback,
+                      std::string_view where) {
   return attrs.contains(key) ? attr_double(attrs, key, where) : fallback;
 }
 const std::string& attr_string(const Attributes& attrs, std::string_view key, std::string_view where) {
@@ -38,11 +39,12 @@ const std::string& attr_string(const Attributes& attrs, std::string_view key, st
 const std::vector<int64_t>& attr_ints(const Attributes& attrs, std::string_view key, std::string_view where) {
   return get<std::vector<int64_t>>(attrs, key, where, "a list of integers");
 }
-std::vector<int64_t> attr_ints_or(const Attributes& attrs, std::string_view key, std::vector<int64_t> fallback,
-                                  std::string_view where) {
+std::vector<int64_t> attr_ints_or(const Attributes& attrs, std::string_view key,
+                                  std::vector<int64_t> fallback, std::string_view where) {
   return attrs.contains(key) ? attr_ints(attrs, key, where) : fallback;
 }
-const std::vector<double>& attr_doubles(const Attributes& attrs, std::string_view key, std::string_view where) {
+const std::vector<double>& attr_doubles(const Attributes& attrs, std::string_view key,
+                                        std::string_view where) {
   return get<std::vector<double>>(attrs, key, where, "a list of numbers");
 }
 

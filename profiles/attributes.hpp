@@ -20,8 +20,9 @@ double attr_double(const Attributes& attrs, std::string_view key, std::string_vi
 double attr_double_or(const Attributes& attrs, std::string_view key, double fallback, std::string_view where);
 const std::string& attr_string(const Attributes& attrs, std::string_view key, std::string_view where);
 const std::vector<int64_t>& attr_ints(const Attributes& attrs, std::string_view key, std::string_view where);
-std::vector<int64_t> attr_ints_or(const Attributes& attrs, std::string_view key, std::vector<int64_t> fallback,
-                                  std::string_view where);
-const std::vector<double>& attr_doubles(const Attributes& attrs, std::string_view key, std::string_view where);
+std::vector<int64_t> attr_ints_or(const Attributes& attrs, std::string_view key,
+                                  std::vector<int64_t> fallback, std::string_view where);
+const std::vector<double>& attr_doubles(const Attributes& attrs, std::string_view key,
+                                        std::string_view where);
 
 }  // namespace mutwo::profiles

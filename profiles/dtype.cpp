@@ -21,8 +21,12 @@ constexpr std::array<DTypeInfo, 8> kDTypes{{{DType::f32, "fp32", 4},
                                             {DType::boolean, "bool", 1}}};
 }  // namespace
 
-int64_t dtype_size_bytes(DType dtype) { return kDTypes[static_cast<size_t>(dtype)].size_bytes; }
-std::string_view dtype_name(DType dtype) { return kDTypes[static_cast<size_t>(dtype)].name; }
+int64_t dtype_size_bytes(DType dtype) {
+  return kDTypes[static_cast<size_t>(dtype)].size_bytes;
+}
+std::string_view dtype_name(DType dtype) {
+  return kDTypes[static_cast<size_t>(dtype)].name;
+}
 bool is_floating(DType dtype) {
   return dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16 || dtype == DType::f64;
 }

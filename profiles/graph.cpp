@@ -8,12 +8,17 @@
 namespace mutwo::profiles {
 namespace {
 
-std::string op_label(const Op& op) { return fmt::format("op {} '{}'", op.id, op.name); }
-std::string tensor_label(const Tensor& t) { return fmt::format("tensor {} '{}'", t.id, t.name); }
+std::string op_label(const Op& op) {
+  return fmt::format("op {} '{}'", op.id, op.name);
+}
+std::string tensor_label(const Tensor& t) {
+  return fmt::format("tensor {} '{}'", t.id, t.name);
+}
 
 void check_tensor(const Tensor& t, size_t index) {
   if (t.id != static_cast<TensorId>(index)) {
-    throw GraphError(fmt::format("tensor at position {} has field 'id' = {}, expected {}", index, t.id, index));
+    throw GraphError(
+        fmt::format("tensor at position {} has field 'id' = {}, expected {}", index, t.id, index));
   }
   if (t.name.empty()) throw GraphError(fmt::format("{}: field 'name' is empty", tensor_label(t)));
   for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -22,13 +27,16 @@ void check_tensor(const Tensor& t, size_t index) {
                                    t.shape[d], d));
     }
   }
-  if (t.bytes < 0) throw GraphError(fmt::format("{}: field 'bytes' is negative ({})", tensor_label(t), t.bytes));
+  if (t.bytes < 0)
+    throw GraphError(fmt::format("{}: field 'bytes' is negative ({})", tensor_label(t), t.bytes));
   const int64_t expected = element_count(t.shape) * dtype_size_bytes(t.dtype);
   if (t.bytes != expected) {
-    throw GraphError(fmt::format("{}: field 'bytes' = {} does not match shape {} of {} ({} bytes)", tensor_label(t),
-                                 t.bytes, shape_string(t.shape), dtype_name(t.dtype), expected));
+    throw GraphError(fmt::format("{}: field 'bytes' = {} does not match shape {} of {} ({} bytes)",
+                                 tensor_label(t), t.bytes, shape_string(t.shape), dtype_name(t.dtype),
+                                 expected));
   }
-  if (t.width < 1) throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", tensor_label(t), t.width));
+  if (t.width < 1)
+    throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", tensor_label(t), t.width));
 }
 
 void check_ids(const Graph& g, const Op& op, const std::vector<TensorId>& ids, const char* field) {
@@ -54,8 +62,9 @@ void check_shapes_against_rules(const Graph& g, const Op& op) {
     for (size_t i = 0; i < r.outputs.size(); ++i) {
       const Tensor& t = g.tensor(op.outputs[i]);
       if (t.shape != r.outputs[i].shape || t.dtype != r.outputs[i].dtype) {
-        throw GraphError(fmt::format("{}: output {} ({}) has shape {} {}, kind '{}' gives {} {}", op_label(op), i,
-                                     tensor_label(t), shape_string(t.shape), dtype_name(t.dtype), kind_name(op.kind),
+        throw GraphError(fmt::format("{}: output {} ({}) has shape {} {}, kind '{}' gives {} {}",
+                                     op_label(op), i, tensor_label(t), shape_string(t.shape),
+                                     dtype_name(t.dtype), kind_name(op.kind),
                                      shape_string(r.outputs[i].shape), dtype_name(r.outputs[i].dtype)));
       }
     }
@@ -68,14 +77,15 @@ void check_shapes_against_rules(const Graph& g, const Op& op) {
   if (!rules || rules->backward_kind != op.kind || !op.attrs.contains("needs_grad")) return;
   const auto& needs = attr_ints(op.attrs, "needs_grad", op_label(op));
   if (needs.size() != fwd.inputs.size()) {
-    throw GraphError(fmt::format("{}: attribute 'needs_grad' has {} flags, forward {} has {} inputs", op_label(op),
-                                 needs.size(), op_label(fwd), fwd.inputs.size()));
+    throw GraphError(fmt::format("{}: attribute 'needs_grad' has {} flags, forward {} has {} inputs",
+                                 op_label(op), needs.size(), op_label(fwd), fwd.inputs.size()));
   }
   size_t out = 0;
   for (size_t i = 0; i < needs.size(); ++i) {
     if (!needs[i]) continue;
     if (out >= op.outputs.size()) {
-      throw GraphError(fmt::format("{}: field 'outputs' lacks the gradient of forward input {}", op_label(op), i));
+      throw GraphError(
+          fmt::format("{}: field 'outputs' lacks the gradient of forward input {}", op_label(op), i));
     }
     const Tensor& grad = g.tensor(op.outputs[out++]);
     const Tensor& x = g.tensor(fwd.inputs[i]);
@@ -102,20 +112,21 @@ void link(Graph& graph) {
   for (const Op& op : graph.ops) {
     for (TensorId id : op.outputs) {
       if (id < 0 || id >= n) {
-        throw GraphError(fmt::format("{}: field 'outputs' refers to tensor {} which does not exist ({} tensors)",
-                                     op_label(op), id, n));
+        throw GraphError(
+            fmt::format("{}: field 'outputs' refers to tensor {} which does not exist ({} tensors)",
+                        op_label(op), id, n));
       }
       Tensor& t = graph.tensors[static_cast<size_t>(id)];
       if (t.producer != kNoId) {
-        throw GraphError(fmt::format("{}: field 'producer' is both op {} and op {}", tensor_label(t), t.producer,
-                                     op.id));
+        throw GraphError(
+            fmt::format("{}: field 'producer' is both op {} and op {}", tensor_label(t), t.producer, op.id));
       }
       t.producer = op.id;
     }
     for (TensorId id : op.inputs) {
       if (id < 0 || id >= n) {
-        throw GraphError(fmt::format("{}: field 'inputs' refers to tensor {} which does not exist ({} tensors)",
-                                     op_label(op), id, n));
+        throw GraphError(fmt::format(
+            "{}: field 'inputs' refers to tensor {} which does not exist ({} tensors)", op_label(op), id, n));
       }
       auto& consumers = graph.tensors[static_cast<size_t>(id)].consumers;
       if (consumers.empty() || consumers.back() != op.id) consumers.push_back(op.id);
@@ -124,7 +135,8 @@ void link(Graph& graph) {
 }
 
 void validate(const Graph& g) {
-  if (g.width < 1) throw GraphError(fmt::format("graph '{}': field 'width' = {} must be >= 1", g.name, g.width));
+  if (g.width < 1)
+    throw GraphError(fmt::format("graph '{}': field 'width' = {} must be >= 1", g.name, g.width));
   for (size_t i = 0; i < g.tensors.size(); ++i) check_tensor(g.tensors[i], i);
 
   std::vector<OpId> producer(g.tensors.size(), kNoId);
@@ -139,21 +151,25 @@ void validate(const Graph& g) {
     check_ids(g, op, op.outputs, "outputs");
     if (op.phase != kind_phase(op.kind)) {
       throw GraphError(fmt::format("{}: field 'phase' = {} but kind '{}' is a {} kind", op_label(op),
-                                   phase_name(op.phase), kind_name(op.kind), phase_name(kind_phase(op.kind))));
+                                   phase_name(op.phase), kind_name(op.kind),
+                                   phase_name(kind_phase(op.kind))));
     }
     if (op.flops < 0 || op.bytes_read < 0 || op.bytes_written < 0 || op.workspace_bytes < 0) {
-      throw GraphError(fmt::format("{}: fields 'flops', 'bytes_read', 'bytes_written', 'workspace_bytes' must be "
-                                   ">= 0 (got {}, {}, {}, {})",
-                                   op_label(op), op.flops, op.bytes_read, op.bytes_written, op.workspace_bytes));
+      throw GraphError(
+          fmt::format("{}: fields 'flops', 'bytes_read', 'bytes_written', 'workspace_bytes' must be "
+                      ">= 0 (got {}, {}, {}, {})",
+                      op_label(op), op.flops, op.bytes_read, op.bytes_written, op.workspace_bytes));
     }
-    if (op.width < 1) throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", op_label(op), op.width));
+    if (op.width < 1)
+      throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", op_label(op), op.width));
     if (op.forward_of != kNoId) {
       if (op.forward_of < 0 || op.forward_of >= op.id) {
-        throw GraphError(fmt::format("{}: field 'forward_of' = {} must name an earlier op", op_label(op),
-                                     op.forward_of));
+        throw GraphError(
+            fmt::format("{}: field 'forward_of' = {} must name an earlier op", op_label(op), op.forward_of));
       }
       if (g.ops[static_cast<size_t>(op.forward_of)].phase != Phase::forward) {
-        throw GraphError(fmt::format("{}: field 'forward_of' = {} is not a forward op", op_label(op), op.forward_of));
+        throw GraphError(
+            fmt::format("{}: field 'forward_of' = {} is not a forward op", op_label(op), op.forward_of));
       }
     }
     // Program order is topological: every input is produced by an earlier op (or is a leaf).
@@ -163,9 +179,10 @@ void validate(const Graph& g) {
         throw GraphError(fmt::format("{}: reads its own output {} (cycle)", op_label(op), tensor_label(t)));
       }
       if (t.producer != kNoId && producer[static_cast<size_t>(id)] == kNoId) {
-        throw GraphError(fmt::format("{}: input {} is produced by op {}, later in program order (cycle or not "
-                                     "topologically ordered)",
-                                     op_label(op), tensor_label(t), t.producer));
+        throw GraphError(
+            fmt::format("{}: input {} is produced by op {}, later in program order (cycle or not "
+                        "topologically ordered)",
+                        op_label(op), tensor_label(t), t.producer));
       }
     }
     for (TensorId id : op.inputs) {
@@ -175,11 +192,11 @@ void validate(const Graph& g) {
     for (TensorId id : op.outputs) {
       const Tensor& t = g.tensor(id);
       if (producer[static_cast<size_t>(id)] != kNoId) {
-        throw GraphError(fmt::format("{}: output {} is already produced by op {}", op_label(op), tensor_label(t),
-                                     producer[static_cast<size_t>(id)]));
+        throw GraphError(fmt::format("{}: output {} is already produced by op {}", op_label(op),
+                                     tensor_label(t), producer[static_cast<size_t>(id)]));
       }
-      if (t.role == TensorRole::weight || t.role == TensorRole::optimizer_state || t.role == TensorRole::input ||
-          t.role == TensorRole::label) {
+      if (t.role == TensorRole::weight || t.role == TensorRole::optimizer_state ||
+          t.role == TensorRole::input || t.role == TensorRole::label) {
         throw GraphError(fmt::format("{}: output {} has role {}, which no op may produce", op_label(op),
                                      tensor_label(t), role_name(t.role)));
       }
@@ -190,16 +207,16 @@ void validate(const Graph& g) {
   // Stored producer / consumer links must agree with the ops (a hand-edited file may not).
   for (const Tensor& t : g.tensors) {
     if (t.producer != producer[static_cast<size_t>(t.id)]) {
-      throw GraphError(fmt::format("{}: field 'producer' = {} but op {} produces it", tensor_label(t), t.producer,
-                                   producer[static_cast<size_t>(t.id)]));
+      throw GraphError(fmt::format("{}: field 'producer' = {} but op {} produces it", tensor_label(t),
+                                   t.producer, producer[static_cast<size_t>(t.id)]));
     }
-    if (t.producer == kNoId && (t.role == TensorRole::activation || t.role == TensorRole::temporary ||
-                                t.role == TensorRole::loss)) {
+    if (t.producer == kNoId &&
+        (t.role == TensorRole::activation || t.role == TensorRole::temporary || t.role == TensorRole::loss)) {
       throw GraphError(fmt::format("{}: role {} needs a producer op", tensor_label(t), role_name(t.role)));
     }
     if (t.consumers != consumers[static_cast<size_t>(t.id)]) {
-      throw GraphError(fmt::format("{}: field 'consumers' does not list exactly the ops that read it, in order",
-                                   tensor_label(t)));
+      throw GraphError(fmt::format(
+          "{}: field 'consumers' does not list exactly the ops that read it, in order", tensor_label(t)));
     }
   }
 }

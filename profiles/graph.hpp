@@ -10,9 +10,9 @@
 namespace mutwo::profiles {
 
 struct Graph {
-  std::string name;        // e.g. "bert-base" or "bert-base x4"
-  int32_t width = 1;       // models fused into this graph
-  int64_t batch_size = 0;  // samples per model per step (0 when unknown, e.g. imported traces)
+  std::string name;             // e.g. "bert-base" or "bert-base x4"
+  int32_t width = 1;            // models fused into this graph
+  int64_t batch_size = 0;       // samples per model per step (0 when unknown, e.g. imported traces)
   std::vector<Tensor> tensors;  // tensors[i].id == i
   std::vector<Op> ops;          // ops[i].id == i, program order
 
@@ -30,7 +30,7 @@ void link(Graph& graph);
 void validate(const Graph& graph);
 
 // Summary figures used by `mutwo models` and tests.
-int64_t parameter_count(const Graph& graph);   // elements of weight tensors
+int64_t parameter_count(const Graph& graph);  // elements of weight tensors
 int64_t parameter_bytes(const Graph& graph);
 int64_t flops_in_phase(const Graph& graph, Phase phase);
 // Bytes of forward-produced tensors (activations, saved statistics, losses).

@@ -16,8 +16,8 @@ std::vector<int64_t> fused_shape(const std::vector<int64_t>& per_model_shape, Fu
     case FuseAxis::dim0:
     case FuseAxis::dim1: {
       const size_t dim = axis == FuseAxis::dim0 ? 0 : 1;
-      if (shape.size() <= dim) throw GraphError("fused_shape: shape " + shape_string(shape) + " has no dim " +
-                                                std::to_string(dim));
+      if (shape.size() <= dim)
+        throw GraphError("fused_shape: shape " + shape_string(shape) + " has no dim " + std::to_string(dim));
       shape[dim] *= width;
       break;
     }
@@ -25,7 +25,8 @@ std::vector<int64_t> fused_shape(const std::vector<int64_t>& per_model_shape, Fu
   return shape;
 }
 
-GraphBuilder::GraphBuilder(std::string graph_name, DType dtype, int32_t width, int64_t batch_size) : dtype_(dtype) {
+GraphBuilder::GraphBuilder(std::string graph_name, DType dtype, int32_t width, int64_t batch_size)
+    : dtype_(dtype) {
   if (width < 1) throw GraphError(fmt::format("graph '{}': width {} must be >= 1", graph_name, width));
   graph_.name = std::move(graph_name);
   graph_.width = width;
@@ -60,8 +61,8 @@ std::vector<TensorId> GraphBuilder::add_op(OpKind kind, const std::string& name,
                                            const std::vector<TensorId>& inputs, Attributes attrs) {
   const KindRules* rules = kind_rules(kind);
   if (!rules) {
-    throw GraphError(fmt::format("op '{}': kind '{}' has no shape inference; build it explicitly", name,
-                                 kind_name(kind)));
+    throw GraphError(
+        fmt::format("op '{}': kind '{}' has no shape inference; build it explicitly", name, kind_name(kind)));
   }
   std::vector<const Tensor*> in;
   for (TensorId id : inputs) {

@@ -37,7 +37,8 @@ class GraphBuilder {
   std::vector<TensorId> add_op(OpKind kind, const std::string& name, const std::vector<TensorId>& inputs,
                                Attributes attrs = {});
   // add_op returning output 0 only (most kinds have one output).
-  TensorId op(OpKind kind, const std::string& name, const std::vector<TensorId>& inputs, Attributes attrs = {});
+  TensorId op(OpKind kind, const std::string& name, const std::vector<TensorId>& inputs,
+              Attributes attrs = {});
 
   const Tensor& tensor(TensorId id) const { return graph_.tensor(id); }
   const Graph& graph() const { return graph_; }

@@ -26,17 +26,18 @@ void infer_error(const InferContext& ctx, const std::string& what) {
 
 void expect_inputs(const InferContext& ctx, size_t min_count, size_t max_count) {
   if (ctx.inputs.size() < min_count || ctx.inputs.size() > max_count) {
-    infer_error(ctx, "field 'inputs' has " + std::to_string(ctx.inputs.size()) + " tensors, expected " +
-                         (min_count == max_count ? std::to_string(min_count)
-                                                 : std::to_string(min_count) + ".." + std::to_string(max_count)));
+    infer_error(ctx,
+                "field 'inputs' has " + std::to_string(ctx.inputs.size()) + " tensors, expected " +
+                    (min_count == max_count ? std::to_string(min_count)
+                                            : std::to_string(min_count) + ".." + std::to_string(max_count)));
   }
 }
 
 void expect_rank(const InferContext& ctx, size_t input, size_t rank) {
   const Tensor& t = *ctx.inputs[input];
   if (t.shape.size() != rank) {
-    infer_error(ctx, "input " + std::to_string(input) + " '" + t.name + "' has shape " + shape_string(t.shape) +
-                         ", expected rank " + std::to_string(rank));
+    infer_error(ctx, "input " + std::to_string(input) + " '" + t.name + "' has shape " +
+                         shape_string(t.shape) + ", expected rank " + std::to_string(rank));
   }
 }
 

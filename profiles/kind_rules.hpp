@@ -30,10 +30,10 @@ struct InferResult {
 };
 
 struct InferContext {
-  std::string_view op_name;                 // for error messages
+  std::string_view op_name;  // for error messages
   std::span<const Tensor* const> inputs;
   const Attributes& attrs;
-  int32_t width = 1;                        // models fused into the op
+  int32_t width = 1;  // models fused into the op
 };
 // Throws GraphError naming the op, the input and the field on inconsistent inputs.
 using InferFn = InferResult (*)(const InferContext&);

@@ -17,17 +17,18 @@ enum class Phase : uint8_t { forward, backward, optimizer };
 
 // What bounds an op's speed; costmodel/ keeps one efficiency per category.
 enum class KindCategory : uint8_t {
-  matmul,        // GEMM-like: linear, attention products, interaction
-  conv,          // convolutions
-  norm,          // batch / layer norm
-  elementwise,   // activations, add, mul, dropout, accumulation
-  reduction,     // softmax, pooling, losses
-  data_movement, // concat, flatten, token select, embedding gathers
-  optimizer,     // per-parameter update
-  opaque,        // imported op of unknown semantics (traces): cost from measurement only
+  matmul,         // GEMM-like: linear, attention products, interaction
+  conv,           // convolutions
+  norm,           // batch / layer norm
+  elementwise,    // activations, add, mul, dropout, accumulation
+  reduction,      // softmax, pooling, losses
+  data_movement,  // concat, flatten, token select, embedding gathers
+  optimizer,      // per-parameter update
+  opaque,         // imported op of unknown semantics (traces): cost from measurement only
 };
 
 // X(enum, "name", phase, category). Forward kinds first; each documents (PyTorch op; fused layout).
+// clang-format off
 #define MUTWO_OP_KINDS(X)                                                                                   \
   /* y = x W^T + b (nn.Linear; inputs x, W, [b]; stack: baddbmm over k) */                                 \
   X(linear, "linear", forward, matmul)                                                                     \
@@ -121,6 +122,7 @@ enum class KindCategory : uint8_t {
   X(sgd_step, "sgd_step", optimizer, optimizer)                                                            \
   X(adam_step, "adam_step", optimizer, optimizer)                                                          \
   X(adamw_step, "adamw_step", optimizer, optimizer)
+// clang-format on
 
 enum class OpKind : uint16_t {
 #define MUTWO_X(e, name, phase, category) e,

@@ -32,7 +32,9 @@ inline constexpr int32_t kHostToDeviceStream = 2;
 inline constexpr int32_t kFirstExtraComputeStream = 3;
 
 // compute and recompute run an op; the others move or release one tensor.
-inline constexpr bool runs_op(InstrKind kind) { return kind == InstrKind::compute || kind == InstrKind::recompute; }
+inline constexpr bool runs_op(InstrKind kind) {
+  return kind == InstrKind::compute || kind == InstrKind::recompute;
+}
 inline constexpr bool is_compute_stream(int32_t stream) {
   return stream == kComputeStream || stream >= kFirstExtraComputeStream;
 }

@@ -9,11 +9,13 @@
 
 namespace mutwo::profiles {
 namespace {
-constexpr std::array<std::string_view, 8> kRoleNames{
-    "input", "label", "weight", "gradient", "optimizer_state", "activation", "temporary", "loss"};
+constexpr std::array<std::string_view, 8> kRoleNames{"input",           "label",      "weight",    "gradient",
+                                                     "optimizer_state", "activation", "temporary", "loss"};
 }
 
-std::string_view role_name(TensorRole role) { return kRoleNames[static_cast<size_t>(role)]; }
+std::string_view role_name(TensorRole role) {
+  return kRoleNames[static_cast<size_t>(role)];
+}
 
 TensorRole parse_role(std::string_view name) {
   std::string valid;
@@ -34,6 +36,8 @@ int64_t element_count(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+std::string shape_string(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ","));
+}
 
 }  // namespace mutwo::profiles

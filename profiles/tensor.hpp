@@ -37,11 +37,11 @@ struct Tensor {
   std::string name;
   std::vector<int64_t> shape;  // fused layout when width > 1 (see profiles/kinds/README.md)
   DType dtype = DType::f32;
-  int64_t bytes = 0;          // product(shape) * dtype size
+  int64_t bytes = 0;  // product(shape) * dtype size
   TensorRole role = TensorRole::activation;
-  OpId producer = kNoId;       // derived by Graph::link(); kNoId for inputs and persistent state
-  std::vector<OpId> consumers; // derived by Graph::link(); ascending op ids
-  int32_t width = 1;           // models this tensor holds
+  OpId producer = kNoId;        // derived by Graph::link(); kNoId for inputs and persistent state
+  std::vector<OpId> consumers;  // derived by Graph::link(); ascending op ids
+  int32_t width = 1;            // models this tensor holds
 };
 
 int64_t element_count(const std::vector<int64_t>& shape);

@@ -36,7 +36,8 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
   j["peak_bytes"] = p.peak_bytes;
   j["peak_time_ns"] = p.peak_time_ns;
   j["peak_instruction"] = instruction_ref(schedule, p.peak_instruction);
-  j["memory_limit_bytes"] = p.memory_limit_bytes > 0 ? nlohmann::json(p.memory_limit_bytes) : nlohmann::json(nullptr);
+  j["memory_limit_bytes"] =
+      p.memory_limit_bytes > 0 ? nlohmann::json(p.memory_limit_bytes) : nlohmann::json(nullptr);
   if (p.oom) {
     j["oom"] = {{"instruction", instruction_ref(schedule, p.oom_instruction)},
                 {"requested_bytes", p.oom_requested_bytes},

@@ -49,8 +49,8 @@ TEST_CASE("conv2d output size and MACs follow nn.Conv2d") {
   GraphBuilder b("conv", DType::f32, 1, 2);
   TensorId x = b.add_input("x", {2, 3, 224, 224}, TensorRole::input, FuseAxis::dim1);
   TensorId w = b.add_weight("conv1.weight", {64, 3, 7, 7}, FuseAxis::dim0);
-  TensorId y = b.op(OpKind::conv2d, "conv1", {x, w}, {{"stride", std::vector<int64_t>{2, 2}},
-                                                       {"padding", std::vector<int64_t>{3, 3}}});
+  TensorId y = b.op(OpKind::conv2d, "conv1", {x, w},
+                    {{"stride", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{3, 3}}});
   // (224 + 6 - 7) / 2 + 1 = 112; MACs = 2*64*112*112 outputs * 3*7*7 = 236,027,904.
   CHECK(b.tensor(y).shape == std::vector<int64_t>{2, 64, 112, 112});
   CHECK(b.graph().ops[0].flops == 2 * int64_t{236027904});
@@ -60,22 +60,24 @@ TEST_CASE("a mismatched shape is an error naming the op and the input") {
   GraphBuilder b("bad", DType::f32);
   TensorId x = b.add_input("x", {4, 7}, TensorRole::input, FuseAxis::stack);
   TensorId w = b.add_weight("w", {16, 8}, FuseAxis::stack);
-  CHECK_THROWS_WITH_AS(b.op(OpKind::linear, "fc", {x, w}),
-                       doctest::Contains("op 'fc': input 0 'x' shape [4,7] does not end in the weight's in_features 8"),
-                       GraphError);
+  CHECK_THROWS_WITH_AS(
+      b.op(OpKind::linear, "fc", {x, w}),
+      doctest::Contains("op 'fc': input 0 'x' shape [4,7] does not end in the weight's in_features 8"),
+      GraphError);
 }
 
 TEST_CASE("validation names the first offending tensor or op and the field") {
   SUBCASE("bytes inconsistent with shape") {
     Graph g = tiny_mlp(1);
     g.tensors[1].bytes += 4;
-    CHECK_THROWS_WITH_AS(validate(g), doctest::Contains("tensor 1 'fc1.weight': field 'bytes' = 516"), GraphError);
+    CHECK_THROWS_WITH_AS(validate(g), doctest::Contains("tensor 1 'fc1.weight': field 'bytes' = 516"),
+                         GraphError);
   }
   SUBCASE("negative dimension") {
     Graph g = tiny_mlp(1);
     g.tensors[0].shape[0] = -4;
-    CHECK_THROWS_WITH_AS(validate(g), doctest::Contains("tensor 0 'x': field 'shape' has negative dimension -4"),
-                         GraphError);
+    CHECK_THROWS_WITH_AS(
+        validate(g), doctest::Contains("tensor 0 'x': field 'shape' has negative dimension -4"), GraphError);
   }
   SUBCASE("input produced later in program order is a cycle") {
     Graph g = tiny_mlp(1);

@@ -46,7 +46,8 @@ int64_t conv_linear_macs(const Graph& g) {
 }
 
 int count_kind(const Graph& g, OpKind kind) {
-  return static_cast<int>(std::count_if(g.ops.begin(), g.ops.end(), [kind](const Op& op) { return op.kind == kind; }));
+  return static_cast<int>(
+      std::count_if(g.ops.begin(), g.ops.end(), [kind](const Op& op) { return op.kind == kind; }));
 }
 
 const Tensor& output_of(const Graph& g, const std::string& op_name, size_t index = 0) {
@@ -99,7 +100,8 @@ TEST_CASE("batchnorm2d with gamma of the wrong size names the op and the input")
   TensorId gamma = b.add_weight("g", {64}, FuseAxis::stack);  // [2,64]: wrong layout for batch norm
   TensorId beta = b.add_weight("bt", {64}, FuseAxis::dim0);
   CHECK_THROWS_WITH_AS(b.add_op(OpKind::batchnorm2d, "bn", {x, gamma, beta}),
-                       doctest::Contains("op 'bn': input 1 'g' has shape [2,64], expected [128]"), GraphError);
+                       doctest::Contains("op 'bn': input 1 'g' has shape [2,64], expected [128]"),
+                       GraphError);
 }
 
 TEST_CASE("max_pool2d follows nn.MaxPool2d's output size and returns int64 indices") {
@@ -221,7 +223,7 @@ TEST_CASE("resnet structure follows torchvision layer for layer") {
   CHECK(count_kind(r50, OpKind::conv2d) == 53);
   CHECK(count_kind(r50, OpKind::batchnorm2d) == 53);
   CHECK(count_kind(r101, OpKind::conv2d) == 104);
-  CHECK(count_kind(r18, OpKind::add) == 8);    // one residual add per block
+  CHECK(count_kind(r18, OpKind::add) == 8);  // one residual add per block
   CHECK(count_kind(r101, OpKind::add) == 33);
   // 224 -> conv1/2 112 -> maxpool/2 56 -> layer2..4 28, 14, 7.
   CHECK(output_of(r18, "maxpool").shape == Shape{2, 64, 56, 56});

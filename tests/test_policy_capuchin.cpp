@@ -40,7 +40,6 @@ PolicyResult plan(const Schedule& base, const OpCostModel& cost, int64_t limit) 
   return policies::builtin_policies().create("capuchin")->plan(in);
 }
 
-
 }  // namespace
 
 TEST_CASE("capuchin is registered with its description and paper") {

@@ -6,8 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,8 +31,8 @@ struct Family {
 
 // One small member per family: small enough for a unit test, real layer structure.
 const std::vector<Family>& families() {
-  static const std::vector<Family> f = {{"bert-base", 4, 64, 0},   {"gpt2", 2, 64, 0},
-                                        {"vit-b16", 4, 0, 64},     {"resnet18", 8, 0, 64},
+  static const std::vector<Family> f = {{"bert-base", 4, 64, 0},    {"gpt2", 2, 64, 0},
+                                        {"vit-b16", 4, 0, 64},      {"resnet18", 8, 0, 64},
                                         {"mobilenet-v2", 8, 0, 64}, {"dlrm", 64, 0, 0}};
   return f;
 }
@@ -81,7 +81,8 @@ TEST_CASE("every policy on every family returns a valid schedule that fits or sa
     const profiles::Schedule base = base_step(f);
     const sim::Prediction plain = simulate_at(base, -1);
     const int64_t whole_limit = plain.peak_bytes * 6 / 10;
-    const int64_t activation_limit = plain.resident_bytes + (plain.peak_bytes - plain.resident_bytes) * 6 / 10;
+    const int64_t activation_limit =
+        plain.resident_bytes + (plain.peak_bytes - plain.resident_bytes) * 6 / 10;
     for (const policies::PolicyInfo& info : policies::builtin_policies().policies()) {
       CAPTURE(f.model);
       CAPTURE(info.name);

@@ -41,7 +41,6 @@ PolicyResult plan(const Schedule& base, const OpCostModel& cost, int64_t limit,
   return policies::builtin_policies().create(policy)->plan(in);
 }
 
-
 }  // namespace
 
 TEST_CASE("mutwo is registered with its description and paper") {

@@ -78,8 +78,9 @@ InferResult infer_max_pool2d(const InferContext& ctx) {
   if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 || kernel[0] < 1 || kernel[1] < 1 ||
       stride[0] < 1 || stride[1] < 1 || padding[0] < 0 || padding[1] < 0 || 2 * padding[0] > kernel[0] ||
       2 * padding[1] > kernel[1]) {
-    infer_error(ctx, "attributes 'kernel', 'stride', 'padding' need 2 values each, kernel and stride >= 1 and "
-                     "0 <= padding <= kernel / 2");
+    infer_error(ctx,
+                "attributes 'kernel', 'stride', 'padding' need 2 values each, kernel and stride >= 1 and "
+                "0 <= padding <= kernel / 2");
   }
   if (x.shape[2] + 2 * padding[0] < kernel[0] || x.shape[3] + 2 * padding[1] < kernel[1]) {
     infer_error(ctx, fmt::format("input 0 '{}' of shape {} is too small for kernel {}", x.name,
@@ -96,7 +97,9 @@ InferResult infer_max_pool2d(const InferContext& ctx) {
 }
 
 // The output gradient is scattered back through the indices: one add per output element.
-int64_t max_pool2d_backward_flops(const BackwardContext& ctx) { return element_count(ctx.outputs[0]->shape); }
+int64_t max_pool2d_backward_flops(const BackwardContext& ctx) {
+  return element_count(ctx.outputs[0]->shape);
+}
 
 // adaptive_avg_pool2d to 1x1: [B,C,H,W] -> [B,C,1,1]. Width k ("channel"): per channel as well.
 InferResult infer_adaptive_avg_pool2d(const InferContext& ctx) {
@@ -123,8 +126,8 @@ InferResult infer_flatten(const InferContext& ctx) {
   expect_rank(ctx, 0, 4);
   const Tensor& x = *ctx.inputs[0];
   if (x.shape[2] != 1 || x.shape[3] != 1 || x.shape[1] % ctx.width != 0) {
-    infer_error(ctx, fmt::format("input 0 '{}' has shape {}, expected [B,{}*C,1,1] (a pooled feature map)", x.name,
-                                 shape_string(x.shape), ctx.width));
+    infer_error(ctx, fmt::format("input 0 '{}' has shape {}, expected [B,{}*C,1,1] (a pooled feature map)",
+                                 x.name, shape_string(x.shape), ctx.width));
   }
   std::vector<int64_t> out{x.shape[0], x.shape[1] / ctx.width};
   if (ctx.width > 1) out.insert(out.begin(), ctx.width);
@@ -133,7 +136,9 @@ InferResult infer_flatten(const InferContext& ctx) {
   return r;
 }
 
-int64_t no_backward_flops(const BackwardContext&) { return 0; }
+int64_t no_backward_flops(const BackwardContext&) {
+  return 0;
+}
 
 }  // namespace
 

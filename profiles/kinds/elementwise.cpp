@@ -53,7 +53,9 @@ InferResult infer_dropout(const InferContext& ctx) {
   r.outputs.push_back({".mask", ctx.inputs[0]->shape, DType::boolean, TensorRole::activation});
   return r;
 }
-int64_t dropout_backward_flops(const BackwardContext& ctx) { return element_count(ctx.inputs[0]->shape); }
+int64_t dropout_backward_flops(const BackwardContext& ctx) {
+  return element_count(ctx.inputs[0]->shape);
+}
 
 // b broadcasts to a from the right (each trailing dim equal or 1); output has a's shape.
 void expect_broadcastable(const InferContext& ctx) {
@@ -90,15 +92,17 @@ InferResult infer_softmax(const InferContext& ctx) {
   return same_as_input(ctx, 5);
 }
 // grad_x = y * (g - sum(g * y)).
-int64_t softmax_backward_flops(const BackwardContext& ctx) { return 4 * element_count(ctx.inputs[0]->shape); }
+int64_t softmax_backward_flops(const BackwardContext& ctx) {
+  return 4 * element_count(ctx.inputs[0]->shape);
+}
 
 }  // namespace
 
 void register_elementwise_kinds(KindRulesTable& table) {
-#define MUTWO_ACTIVATION(K)                                                     \
-  table[static_cast<size_t>(OpKind::K)] = {.infer = infer_activation<OpKind::K>, \
+#define MUTWO_ACTIVATION(K)                                                       \
+  table[static_cast<size_t>(OpKind::K)] = {.infer = infer_activation<OpKind::K>,  \
                                            .backward_kind = OpKind::K##_backward, \
-                                           .saved = {},                            \
+                                           .saved = {},                           \
                                            .backward_flops = activation_backward_flops<OpKind::K>};
   MUTWO_ACTIVATION(relu)
   MUTWO_ACTIVATION(relu6)
@@ -121,10 +125,11 @@ void register_elementwise_kinds(KindRulesTable& table) {
   add_rules.passthrough = true;
   table[static_cast<size_t>(OpKind::add)] = add_rules;
   // derivatives.yaml (mul): saves self and other.
-  table[static_cast<size_t>(OpKind::mul)] = {.infer = infer_binary,
-                                             .backward_kind = OpKind::mul_backward,
-                                             .saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}},
-                                             .backward_flops = mul_backward_flops};
+  table[static_cast<size_t>(OpKind::mul)] = {
+      .infer = infer_binary,
+      .backward_kind = OpKind::mul_backward,
+      .saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}},
+      .backward_flops = mul_backward_flops};
   // derivatives.yaml (_softmax): saves result.
   table[static_cast<size_t>(OpKind::softmax)] = {.infer = infer_softmax,
                                                  .backward_kind = OpKind::softmax_backward,

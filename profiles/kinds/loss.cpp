@@ -18,10 +18,11 @@ InferResult infer_cross_entropy(const InferContext& ctx) {
   expect_inputs(ctx, 2, 2);
   const Tensor& logits = *ctx.inputs[0];
   const Tensor& labels = *ctx.inputs[1];
-  std::vector<int64_t> expected_labels(logits.shape.begin(), logits.shape.end() - (logits.shape.empty() ? 0 : 1));
+  std::vector<int64_t> expected_labels(logits.shape.begin(),
+                                       logits.shape.end() - (logits.shape.empty() ? 0 : 1));
   if (logits.shape.size() < 2 || labels.shape != expected_labels || labels.dtype != DType::i64) {
-    infer_error(ctx, fmt::format("input 1 '{}' (labels) is {} {}, expected int64 {} for logits {}", labels.name,
-                                 shape_string(labels.shape), dtype_name(labels.dtype),
+    infer_error(ctx, fmt::format("input 1 '{}' (labels) is {} {}, expected int64 {} for logits {}",
+                                 labels.name, shape_string(labels.shape), dtype_name(labels.dtype),
                                  shape_string(expected_labels), shape_string(logits.shape)));
   }
   InferResult r;

@@ -7,7 +7,9 @@ namespace mutwo::profiles {
 namespace {
 
 // Statistics are kept in the accumulation type, as ATen does (fp32 for half inputs).
-DType stats_dtype(DType x) { return x == DType::f64 ? DType::f64 : DType::f32; }
+DType stats_dtype(DType x) {
+  return x == DType::f64 ? DType::f64 : DType::f32;
+}
 
 // mean, variance (3), normalise (2), affine (2) per element.
 constexpr int64_t kLayerNormFlopsPerElement = 8;

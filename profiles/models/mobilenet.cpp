@@ -15,29 +15,35 @@ namespace mutwo::profiles {
 namespace {
 
 constexpr int64_t kNumClasses = 1000;
-constexpr double kDropoutP = 0.2;       // both classifiers
-constexpr double kV2BatchNormEps = 1e-5;   // nn.BatchNorm2d default
-constexpr double kV3BatchNormEps = 1e-3;   // partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
+constexpr double kDropoutP = 0.2;         // both classifiers
+constexpr double kV2BatchNormEps = 1e-5;  // nn.BatchNorm2d default
+constexpr double kV3BatchNormEps = 1e-3;  // partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
 
 // torchvision.models._utils._make_divisible: round to the nearest multiple of `divisor`, at least
 // `divisor`, and never more than 10 % below v.
 int64_t make_divisible(double v, int64_t divisor) {
-  int64_t new_v = std::max(divisor, static_cast<int64_t>(v + static_cast<double>(divisor) / 2.0) / divisor * divisor);
+  int64_t new_v =
+      std::max(divisor, static_cast<int64_t>(v + static_cast<double>(divisor) / 2.0) / divisor * divisor);
   if (static_cast<double>(new_v) < 0.9 * v) new_v += divisor;
   return new_v;
 }
 
-std::vector<int64_t> pair(int64_t v) { return {v, v}; }
+std::vector<int64_t> pair(int64_t v) {
+  return {v, v};
+}
 
-int64_t channels(const GraphBuilder& b, TensorId x) { return b.tensor(x).shape[1] / b.width(); }
+int64_t channels(const GraphBuilder& b, TensorId x) {
+  return b.tensor(x).shape[1] / b.width();
+}
 
 // Conv2dNormActivation: conv (no bias, padding (kernel-1)/2) named prefix.0, batchnorm prefix.1,
 // then the activation (if any) prefix.2.
-TensorId conv_bn_act(GraphBuilder& b, TensorId x, const std::string& prefix, int64_t out_channels, int64_t kernel,
-                     int64_t stride, int64_t groups, std::optional<OpKind> activation, double eps) {
+TensorId conv_bn_act(GraphBuilder& b, TensorId x, const std::string& prefix, int64_t out_channels,
+                     int64_t kernel, int64_t stride, int64_t groups, std::optional<OpKind> activation,
+                     double eps) {
   const int64_t in_channels = channels(b, x);
-  const TensorId w =
-      b.add_weight(prefix + ".0.weight", {out_channels, in_channels / groups, kernel, kernel}, FuseAxis::dim0);
+  const TensorId w = b.add_weight(prefix + ".0.weight", {out_channels, in_channels / groups, kernel, kernel},
+                                  FuseAxis::dim0);
   Attributes conv_attrs{{"stride", pair(stride)}, {"padding", pair((kernel - 1) / 2)}, {"groups", groups}};
   TensorId y = b.op(OpKind::conv2d, prefix + ".0", {x, w}, std::move(conv_attrs));
   const TensorId gamma = b.add_weight(prefix + ".1.weight", {out_channels}, FuseAxis::dim0);
@@ -56,7 +62,8 @@ TensorId conv1x1_bias(GraphBuilder& b, TensorId x, const std::string& name, int6
 
 // nn.Linear with bias on the flattened features (stack layout at width k).
 TensorId linear(GraphBuilder& b, TensorId x, const std::string& name, int64_t out_features) {
-  const TensorId w = b.add_weight(name + ".weight", {out_features, b.tensor(x).shape.back()}, FuseAxis::stack);
+  const TensorId w =
+      b.add_weight(name + ".weight", {out_features, b.tensor(x).shape.back()}, FuseAxis::stack);
   const TensorId bias = b.add_weight(name + ".bias", {out_features}, FuseAxis::stack);
   return b.op(OpKind::linear, name, {x, w, bias});
 }
@@ -169,15 +176,16 @@ TensorId inverted_residual_v3(GraphBuilder& b, TensorId x, const std::string& bl
     y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer++), cnf.expanded_channels, 1, 1, 1, act,
                     kV3BatchNormEps);
   }
-  y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer++), cnf.expanded_channels, cnf.kernel, cnf.stride,
-                  cnf.expanded_channels, act, kV3BatchNormEps);
+  y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer++), cnf.expanded_channels, cnf.kernel,
+                  cnf.stride, cnf.expanded_channels, act, kV3BatchNormEps);
   if (cnf.use_se) {
     const int64_t squeeze = make_divisible(static_cast<double>(cnf.expanded_channels / 4), 8);
     y = squeeze_excitation(b, y, fmt::format("{}.block.{}", block, layer++), squeeze);
   }
   y = conv_bn_act(b, y, fmt::format("{}.block.{}", block, layer), cnf.out_channels, 1, 1, 1, std::nullopt,
                   kV3BatchNormEps);
-  if (cnf.stride == 1 && cnf.input_channels == cnf.out_channels) y = b.op(OpKind::add, block + ".add", {y, x});
+  if (cnf.stride == 1 && cnf.input_channels == cnf.out_channels)
+    y = b.op(OpKind::add, block + ".add", {y, x});
   return y;
 }
 
@@ -206,12 +214,13 @@ Graph build_mobilenet_v3_large(const std::string& name, const ModelConfig& cfg) 
   const int64_t last_channel = make_divisible(1280.0, 8);
 
   int feature = 0;
-  TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++), kSetting[0].input_channels, 3, 2,
-                           1, OpKind::hardswish, kV3BatchNormEps);
-  for (const BneckConf& cnf : kSetting) x = inverted_residual_v3(b, x, fmt::format("features.{}", feature++), cnf);
+  TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++), kSetting[0].input_channels, 3,
+                           2, 1, OpKind::hardswish, kV3BatchNormEps);
+  for (const BneckConf& cnf : kSetting)
+    x = inverted_residual_v3(b, x, fmt::format("features.{}", feature++), cnf);
   const int64_t lastconv_output_channels = 6 * kSetting.back().out_channels;
-  x = conv_bn_act(b, x, fmt::format("features.{}", feature), lastconv_output_channels, 1, 1, 1, OpKind::hardswish,
-                  kV3BatchNormEps);
+  x = conv_bn_act(b, x, fmt::format("features.{}", feature), lastconv_output_channels, 1, 1, 1,
+                  OpKind::hardswish, kV3BatchNormEps);
 
   x = b.op(OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(OpKind::flatten, "flatten", {x});
@@ -223,7 +232,8 @@ Graph build_mobilenet_v3_large(const std::string& name, const ModelConfig& cfg) 
   return std::move(b).finish();
 }
 
-ModelInfo mobilenet_info(const std::string& name, const std::string& description, const std::string& reference) {
+ModelInfo mobilenet_info(const std::string& name, const std::string& description,
+                         const std::string& reference) {
   ModelInfo info;
   info.name = name;
   info.family = "mobilenet";
@@ -244,10 +254,11 @@ void register_mobilenet_models(ModelRegistry& registry) {
   v2.build = [name = v2.name](const ModelConfig& cfg) { return build_mobilenet_v2(name, cfg); };
   registry.add(std::move(v2));
 
-  ModelInfo v3 = mobilenet_info("mobilenet-v3-large",
-                                "MobileNetV3-Large: inverted residuals with squeeze-excitation and hardswish, "
-                                "5.5M parameters, ImageNet 1000 classes",
-                                "torchvision.models.mobilenet_v3_large (MobileNet_V3_Large_Weights.IMAGENET1K_V1)");
+  ModelInfo v3 =
+      mobilenet_info("mobilenet-v3-large",
+                     "MobileNetV3-Large: inverted residuals with squeeze-excitation and hardswish, "
+                     "5.5M parameters, ImageNet 1000 classes",
+                     "torchvision.models.mobilenet_v3_large (MobileNet_V3_Large_Weights.IMAGENET1K_V1)");
   v3.build = [name = v3.name](const ModelConfig& cfg) { return build_mobilenet_v3_large(name, cfg); };
   registry.add(std::move(v3));
 }

@@ -50,7 +50,8 @@ Graph build_model(std::string_view name, ModelConfig config) {
   if (config.batch_size == 0) config.batch_size = info.default_batch_size;
   if (config.seq_len == 0) config.seq_len = info.default_seq_len;
   if (config.image_size == 0) config.image_size = info.default_image_size;
-  if (config.batch_size < 1) throw Error(fmt::format("model '{}': batch size {} must be >= 1", name, config.batch_size));
+  if (config.batch_size < 1)
+    throw Error(fmt::format("model '{}': batch size {} must be >= 1", name, config.batch_size));
   if (config.width < 1) throw Error(fmt::format("model '{}': width {} must be >= 1", name, config.width));
   if (config.seq_len < 0 || config.image_size < 0) {
     throw Error(fmt::format("model '{}': sequence length {} and image size {} must be positive", name,

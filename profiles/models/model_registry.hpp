@@ -16,7 +16,7 @@ struct ModelConfig {
   int64_t seq_len = 0;     // transformers over tokens; 0 = default
   int64_t image_size = 0;  // vision models; 0 = default
   DType dtype = DType::f32;
-  int32_t width = 1;       // models fused horizontally (HFTA); see fusion.hpp
+  int32_t width = 1;  // models fused horizontally (HFTA); see fusion.hpp
 };
 
 struct ModelInfo {

@@ -15,14 +15,17 @@ namespace {
 constexpr int64_t kNumClasses = 1000;
 constexpr double kBatchNormEps = 1e-5;  // nn.BatchNorm2d default
 
-std::vector<int64_t> pair(int64_t v) { return {v, v}; }
+std::vector<int64_t> pair(int64_t v) {
+  return {v, v};
+}
 
 // conv (no bias, padding (kernel-1)/2) -> batchnorm2d, the unit every ResNet layer is made of,
 // e.g. conv "layer1.0.conv1" with bn "layer1.0.bn1", or "layer1.0.downsample.0" with ".1".
 TensorId conv_bn(GraphBuilder& b, TensorId x, const std::string& conv_name, const std::string& bn_name,
                  int64_t out_channels, int64_t kernel, int64_t stride) {
   const int64_t in_channels = b.tensor(x).shape[1] / b.width();
-  const TensorId w = b.add_weight(conv_name + ".weight", {out_channels, in_channels, kernel, kernel}, FuseAxis::dim0);
+  const TensorId w =
+      b.add_weight(conv_name + ".weight", {out_channels, in_channels, kernel, kernel}, FuseAxis::dim0);
   Attributes conv_attrs{{"stride", pair(stride)}, {"padding", pair((kernel - 1) / 2)}};
   const TensorId y = b.op(OpKind::conv2d, conv_name, {x, w}, std::move(conv_attrs));
   const TensorId gamma = b.add_weight(bn_name + ".weight", {out_channels}, FuseAxis::dim0);
@@ -31,7 +34,8 @@ TensorId conv_bn(GraphBuilder& b, TensorId x, const std::string& conv_name, cons
 }
 
 // The shortcut: identity, or conv1x1(stride) -> bn when the shape changes.
-TensorId shortcut(GraphBuilder& b, TensorId x, const std::string& block, int64_t out_channels, int64_t stride) {
+TensorId shortcut(GraphBuilder& b, TensorId x, const std::string& block, int64_t out_channels,
+                  int64_t stride) {
   const int64_t in_channels = b.tensor(x).shape[1] / b.width();
   if (stride == 1 && in_channels == out_channels) return x;
   return conv_bn(b, x, block + ".downsample.0", block + ".downsample.1", out_channels, 1, stride);
@@ -113,11 +117,14 @@ void add_resnet(ModelRegistry& registry, const std::string& name, const std::str
 }  // namespace
 
 void register_resnet_models(ModelRegistry& registry) {
-  add_resnet(registry, "resnet18", "ResNet-18: basic blocks [2,2,2,2], 11.7M parameters, ImageNet 1000 classes",
+  add_resnet(registry, "resnet18",
+             "ResNet-18: basic blocks [2,2,2,2], 11.7M parameters, ImageNet 1000 classes",
              "torchvision.models.resnet18 (ResNet18_Weights.IMAGENET1K_V1)", {false, {2, 2, 2, 2}});
-  add_resnet(registry, "resnet50", "ResNet-50: bottlenecks [3,4,6,3], 25.6M parameters, ImageNet 1000 classes",
+  add_resnet(registry, "resnet50",
+             "ResNet-50: bottlenecks [3,4,6,3], 25.6M parameters, ImageNet 1000 classes",
              "torchvision.models.resnet50 (ResNet50_Weights.IMAGENET1K_V1)", {true, {3, 4, 6, 3}});
-  add_resnet(registry, "resnet101", "ResNet-101: bottlenecks [3,4,23,3], 44.5M parameters, ImageNet 1000 classes",
+  add_resnet(registry, "resnet101",
+             "ResNet-101: bottlenecks [3,4,23,3], 44.5M parameters, ImageNet 1000 classes",
              "torchvision.models.resnet101 (ResNet101_Weights.IMAGENET1K_V1)", {true, {3, 4, 23, 3}});
 }
 
