@@ -21,32 +21,18 @@
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/fixed_cost_model.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
 using mutwo::costmodel::DeviceSpec;
 using mutwo::costmodel::OpCostModel;
 
+using mutwo::test::FixedCostModel;
+
 namespace {
 
 constexpr int64_t kMs = 1'000'000;  // ns
-
-// Op durations by op id of the concatenated graph; transfers at 1 B/ns.
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations) : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
 
 // x[4,8] -> fc (linear, no bias) -> relu -> ce, with SGD. The step's 7 ops and 11 tensors:
 //   ops      0 fc, 1 relu, 2 ce (forward); 3 ce.backward, 4 relu.backward, 5 fc.backward (backward);

@@ -17,6 +17,7 @@
 #include "policies/plan_emitter.hpp"
 #include "profiles/error.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/fixed_cost_model.hpp"
 
 using namespace mutwo::profiles;
 using mutwo::costmodel::DeviceSpec;
@@ -30,28 +31,11 @@ using mutwo::policies::MemoryPlan;
 using mutwo::policies::TensorAction;
 using mutwo::policies::TensorDecision;
 
+using mutwo::test::FixedCostModel;
+
 namespace {
 
 constexpr int64_t kMs = 1'000'000;  // ns
-
-// Op durations from a table by op id; transfers at 1 B/ns (a tensor of N bytes copies in N ns).
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations) : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.memory_bytes = 0;
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-    device_.full_duplex = true;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
 
 // A hand-made graph: tensors with exact byte sizes, opaque recomputable forward ops.
 struct TestGraph {

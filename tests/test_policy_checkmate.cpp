@@ -17,6 +17,7 @@
 #include "profiles/autodiff.hpp"
 #include "profiles/graph_builder.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/fixed_cost_model.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
@@ -25,27 +26,12 @@ using costmodel::OpCostModel;
 using policies::PolicyInput;
 using policies::PolicyResult;
 
+using mutwo::test::FixedCostModel;
+
 namespace {
 
 constexpr int64_t kMs = 1'000'000;  // ns
 constexpr int64_t kMiB = 1 << 20;
-
-// Op durations from a table by op id; transfers at 1 B/ns.
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations) : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
 
 // The chain x -> f0 -> a0 -> f1 -> a1 -> f2 -> a2 -> f3 -> a3, then b3(a3) -> g3, b2(g3, a1) -> g2,
 // b1(g2, a0) -> g1, b0(g1, x) -> g0; every tensor 1 MiB, no persistent state. f0 4 ms, f1 1 ms,

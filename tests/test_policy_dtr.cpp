@@ -18,6 +18,7 @@
 #include "policies/policy_registry.hpp"
 #include "profiles/error.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/fixed_cost_model.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
@@ -27,26 +28,12 @@ using mutwo::policies::DtrRun;
 using mutwo::policies::PolicyInput;
 using mutwo::policies::PolicyResult;
 
+using mutwo::test::FixedCostModel;
+
 namespace {
 
 constexpr int64_t kMs = 1'000'000;  // ns
 constexpr int64_t kKiB = 1024;
-
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations) : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
 
 struct TestGraph {
   Graph g;

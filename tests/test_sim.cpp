@@ -15,6 +15,7 @@
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
+#include "tests/support/fixed_cost_model.hpp"
 
 using namespace mutwo::profiles;
 using mutwo::costmodel::DeviceSpec;
@@ -24,30 +25,11 @@ using mutwo::sim::Prediction;
 using mutwo::sim::SimOptions;
 using mutwo::sim::simulate;
 
+using mutwo::test::FixedCostModel;
+
 namespace {
 
 constexpr int64_t kMs = 1'000'000;  // ns
-
-// Op durations from a table by op id; transfers at 1 B/ns (so a tensor of N bytes copies in N ns).
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations, bool full_duplex = true)
-      : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.memory_bytes = 0;  // no limit unless a test sets one
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-    device_.full_duplex = full_duplex;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-  void set_memory_bytes(int64_t bytes) { device_.memory_bytes = bytes; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
 
 // A hand-made graph: tensors with exact byte sizes, opaque ops with chosen inputs/outputs/workspace.
 struct TestGraph {

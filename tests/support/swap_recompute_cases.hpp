@@ -15,6 +15,7 @@
 #include "policies/plain_schedule.hpp"
 #include "profiles/schedule.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/fixed_cost_model.hpp"
 
 namespace mutwo::test {
 
@@ -32,23 +33,6 @@ using profiles::TensorRole;
 
 inline constexpr int64_t kMs = 1'000'000;  // ns
 inline constexpr int64_t kUs = 1'000;
-
-// Op durations from a table by op id; copies at 1 B/ns each way, no latency, full duplex.
-class FixedCostModel : public OpCostModel {
- public:
-  explicit FixedCostModel(std::map<OpId, int64_t> durations) : durations_(std::move(durations)) {
-    device_.name = "test-gpu";
-    device_.h2d_bytes_per_ns = 1.0;
-    device_.d2h_bytes_per_ns = 1.0;
-  }
-  std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const Graph&, const Op& op) const override { return durations_.at(op.id); }
-  const DeviceSpec& device() const override { return device_; }
-
- private:
-  std::map<OpId, int64_t> durations_;
-  DeviceSpec device_;
-};
 
 struct TinyGraph {
   Graph g;
