@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/device_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
@@ -41,12 +42,7 @@ struct SearchOptions {
   int64_t image_size = 0;
   std::string dtype = "fp32";
   std::string optimizer = "adam";
-  std::string gpu = "a100-40gb";
-  std::string memory;
-  double h2d_gbps = 0;
-  double d2h_gbps = 0;
-  bool half_duplex = false;
-  std::string cost_source = "analytic";
+  DeviceFlags device;
   std::string schedule_out;
   std::string timeline;
   bool json = false;
@@ -156,15 +152,8 @@ nlohmann::json report_json(const policies::SearchReport& report, const costmodel
 }
 
 void run_search_command(const SearchOptions& opts) {
-  costmodel::DeviceOverrides overrides;
-  if (!opts.memory.empty()) overrides.memory_bytes = costmodel::parse_memory_size(opts.memory);
-  if (opts.h2d_gbps > 0) overrides.h2d_gbps = opts.h2d_gbps;
-  if (opts.d2h_gbps > 0) overrides.d2h_gbps = opts.d2h_gbps;
-  if (opts.half_duplex) overrides.half_duplex = true;
-  const costmodel::DeviceSpec device =
-      costmodel::apply_overrides(costmodel::find_device(opts.gpu), overrides);
-  const std::unique_ptr<costmodel::OpCostModel> cost =
-      costmodel::builtin_cost_sources().create(opts.cost_source, device);
+  const costmodel::DeviceSpec device = resolve_device(opts.device);
+  const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
   ModelConfig model_config;
   model_config.batch_size = opts.batch_size;
@@ -188,7 +177,7 @@ void run_search_command(const SearchOptions& opts) {
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (opts.json) {
-    std::cout << report_json(report, device, opts.cost_source).dump(2) << "\n";
+    std::cout << report_json(report, device, opts.device.cost_source).dump(2) << "\n";
   } else {
     print_table(report, config, device, elapsed_s);
   }
@@ -233,12 +222,6 @@ void add_search_command(CLI::App& app) {
   std::string model_names;
   for (const ModelInfo& m : builtin_models().models())
     model_names += (model_names.empty() ? "" : ", ") + m.name;
-  std::string gpu_names;
-  for (const std::string& n : costmodel::builtin_devices().names())
-    gpu_names += (gpu_names.empty() ? "" : ", ") + n;
-  std::string cost_names;
-  for (const std::string& n : costmodel::builtin_cost_sources().names())
-    cost_names += (cost_names.empty() ? "" : ", ") + n;
 
   cmd->add_option(
       "--model,-m", opts->models,
@@ -258,16 +241,7 @@ void add_search_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
-  cmd->add_option("--gpu", opts->gpu, "Device: " + gpu_names)->capture_default_str();
-  cmd->add_option("--memory", opts->memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
-  cmd->add_option("--h2d-gbps", opts->h2d_gbps,
-                  "Host-to-device bandwidth in GB/s (default: the device's link)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--d2h-gbps", opts->d2h_gbps,
-                  "Device-to-host bandwidth in GB/s (default: the device's link)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--half-duplex", opts->half_duplex, "One copy engine: the two directions serialise");
-  cmd->add_option("--cost-source", opts->cost_source, "Op cost source: " + cost_names)->capture_default_str();
+  add_device_flags(cmd, opts->device);
   cmd->add_option("-o,--output", opts->schedule_out, "Write the winner's schedule to this file");
   cmd->add_option("--timeline", opts->timeline,
                   "Write the winner's Chrome-trace timeline (Perfetto, chrome://tracing)");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/device_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
@@ -38,12 +39,7 @@ struct SimulateOptions {
   std::string optimizer = "adam";
   std::string schedule_in;
   std::string schedule_out;
-  std::string gpu = "a100-40gb";
-  std::string memory;
-  double h2d_gbps = 0;
-  double d2h_gbps = 0;
-  bool half_duplex = false;
-  std::string cost_source = "analytic";
+  DeviceFlags device;
   std::string timeline;
   bool json = false;
   bool strict = false;
@@ -120,15 +116,8 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
 }
 
 void run_simulate(const SimulateOptions& opts) {
-  costmodel::DeviceOverrides overrides;
-  if (!opts.memory.empty()) overrides.memory_bytes = costmodel::parse_memory_size(opts.memory);
-  if (opts.h2d_gbps > 0) overrides.h2d_gbps = opts.h2d_gbps;
-  if (opts.d2h_gbps > 0) overrides.d2h_gbps = opts.d2h_gbps;
-  if (opts.half_duplex) overrides.half_duplex = true;
-  const costmodel::DeviceSpec device =
-      costmodel::apply_overrides(costmodel::find_device(opts.gpu), overrides);
-  const std::unique_ptr<costmodel::OpCostModel> cost =
-      costmodel::builtin_cost_sources().create(opts.cost_source, device);
+  const costmodel::DeviceSpec device = resolve_device(opts.device);
+  const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
   const Schedule schedule = build_schedule(opts);
   if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
@@ -153,7 +142,7 @@ void run_simulate(const SimulateOptions& opts) {
                    {"h2d_bytes_per_ns", device.h2d_bytes_per_ns},
                    {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
                    {"full_duplex", device.full_duplex}};
-    j["cost_source"] = opts.cost_source;
+    j["cost_source"] = opts.device.cost_source;
     j["prediction"] = sim::prediction_to_json(p, schedule);
     j["throughput_samples_per_s"] =
         p.oom ? nlohmann::json(nullptr)
@@ -174,12 +163,6 @@ void add_simulate_command(CLI::App& app) {
   std::string model_names;
   for (const ModelInfo& m : builtin_models().models())
     model_names += (model_names.empty() ? "" : ", ") + m.name;
-  std::string gpu_names;
-  for (const std::string& n : costmodel::builtin_devices().names())
-    gpu_names += (gpu_names.empty() ? "" : ", ") + n;
-  std::string cost_names;
-  for (const std::string& n : costmodel::builtin_cost_sources().names())
-    cost_names += (cost_names.empty() ? "" : ", ") + n;
 
   CLI::Option* model = cmd->add_option("--model,-m", opts->model, "Model of the array: " + model_names);
   CLI::Option* schedule = cmd->add_option("--schedule", opts->schedule_in,
@@ -206,16 +189,7 @@ void add_simulate_command(CLI::App& app) {
       cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   for (CLI::Option* o : {models, partition, batch, seq, image, dtype, optimizer}) o->excludes(schedule);
   cmd->add_option("--save-schedule", opts->schedule_out, "Write the simulated schedule to this file");
-  cmd->add_option("--gpu", opts->gpu, "Device: " + gpu_names)->capture_default_str();
-  cmd->add_option("--memory", opts->memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
-  cmd->add_option("--h2d-gbps", opts->h2d_gbps,
-                  "Host-to-device bandwidth in GB/s (default: the device's link)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--d2h-gbps", opts->d2h_gbps,
-                  "Device-to-host bandwidth in GB/s (default: the device's link)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--half-duplex", opts->half_duplex, "One copy engine: the two directions serialise");
-  cmd->add_option("--cost-source", opts->cost_source, "Op cost source: " + cost_names)->capture_default_str();
+  add_device_flags(cmd, opts->device);
   cmd->add_option("--timeline", opts->timeline, "Write a Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
   cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
