@@ -165,7 +165,7 @@ class Search {
   };
   Lone lone(size_t arch, int32_t width, size_t policy, SearchStats& stats);
   std::vector<Sizes> enumerate_partitions() const;
-  profiles::Schedule multiplexed(const Sizes& sizes);
+  profiles::Schedule multiplexed(const Sizes& sizes, bool interleave);
   void offer(Candidate c);
   void search_partitions(SearchStats& stats);
 
@@ -234,7 +234,14 @@ std::vector<Sizes> Search::enumerate_partitions() const {
 }
 
 // Sub-arrays ordered by multiplex_order (neighbours with the closest step times pair up).
-profiles::Schedule Search::multiplexed(const Sizes& sizes) {
+size_t total_sub_arrays(const Sizes& sizes) {
+  size_t n = 0;
+  for (const auto& widths : sizes) n += widths.size();
+  return n;
+}
+
+// interleave = false: the same sub-arrays in the same order, back to back (plain schedule).
+profiles::Schedule Search::multiplexed(const Sizes& sizes, bool interleave) {
   std::vector<const profiles::Graph*> graphs;
   std::vector<int64_t> step_ns;
   for (size_t a = 0; a < sizes.size(); ++a) {
@@ -245,7 +252,8 @@ profiles::Schedule Search::multiplexed(const Sizes& sizes) {
   }
   std::vector<profiles::Graph> parts;
   for (int32_t i : multiplex_order(step_ns)) parts.push_back(*graphs[static_cast<size_t>(i)]);
-  return build_multiplexed_schedule(std::move(parts), cost_);
+  return interleave ? build_multiplexed_schedule(std::move(parts), cost_)
+                    : build_plain_schedule(std::move(parts));
 }
 
 void Search::offer(Candidate c) {
@@ -280,6 +288,7 @@ void Search::search_partitions(SearchStats& stats) {
       break;
     }
     std::optional<profiles::Schedule> base;
+    std::optional<profiles::Schedule> back_to_back;
     for (size_t p = 0; p < policies_.size(); ++p) {
       Lone worst{true, 0};
       for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
@@ -309,7 +318,7 @@ void Search::search_partitions(SearchStats& stats) {
         // The first policy not pruned by memory: build the base once. A partition whose plain
         // multiplexed step already fits needs no memory policy (swaps and recomputation only add
         // time), so one 'none' row stands for all of them.
-        base = multiplexed(sizes);
+        base = multiplexed(sizes, true);
         PolicyInput as_is_input;
         as_is_input.base = &*base;
         as_is_input.cost = &cost_;
@@ -338,6 +347,23 @@ void Search::search_partitions(SearchStats& stats) {
       input.memory_limit_bytes = limit_;
       PolicyResult result = policies_[p]->plan(input);
       ++stats.plans;
+      // Multiplexing helps when the policy's swaps hide behind the other sub-array's forward; a
+      // greedy plan can also come out worse than on the back-to-back order (it raises the peak),
+      // so with several sub-arrays both orders are planned and the better plan is kept.
+      if (total_sub_arrays(sizes) > 1) {
+        if (!back_to_back) back_to_back = multiplexed(sizes, false);
+        input.base = &*back_to_back;
+        PolicyResult alt = policies_[p]->plan(input);
+        ++stats.plans;
+        const bool better = alt.feasible != result.feasible
+                                ? alt.feasible
+                                : (alt.feasible ? alt.step_time_ns < result.step_time_ns
+                                                : alt.peak_bytes < result.peak_bytes);
+        if (better) {
+          result = std::move(alt);
+          result.note += " (sub-arrays back to back: better than multiplexed here)";
+        }
+      }
       Candidate c;
       c.row.strategy = "mutwo";
       c.row.partition = partition_label(config_, sizes);

@@ -1,8 +1,10 @@
 #pragma once
-// The search over sub-array partitions x swap/recompute policies (μ-TWO, Purandare et al., MLSys 2023,
-// §4): every array partition is multiplexed once and planned by every selected policy; the best
-// feasible plans are reported beside the baselines sequential, hfta and hfta+capuchin
-// (strategy.hpp), so that every result reads against them.
+// The search over sub-array partitions x swap/recompute policies (μ-TWO, Purandare et al., MLSys
+// 2023): every array partition is multiplexed once and planned by every selected policy (a
+// partition whose plain multiplexed step fits gets one 'none' row); with several sub-arrays each
+// policy also plans the back-to-back order and the better plan is kept, since a greedy plan on the
+// interleaved order (higher peak) is not always faster. The best feasible plans are reported beside the
+// baselines sequential, hfta and hfta+capuchin (strategy.hpp), so that every result reads against them.
 //
 // Pruning (each rule only skips plans that cannot enter the reported rows):
 // 1. Memory, per (architecture, width, policy), memoised: the policy plans the sub-array of that
