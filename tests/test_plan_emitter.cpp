@@ -18,6 +18,7 @@
 #include "profiles/error.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "tests/support/hand_graph.hpp"
 
 using namespace mutwo::profiles;
 using mutwo::costmodel::DeviceSpec;
@@ -41,15 +42,7 @@ constexpr int64_t kMs = 1'000'000;  // ns
 struct TestGraph {
   Graph g;
   TensorId tensor(const std::string& name, int64_t bytes, TensorRole role = TensorRole::activation) {
-    Tensor t;
-    t.id = static_cast<TensorId>(g.tensors.size());
-    t.name = name;
-    t.shape = {bytes};
-    t.dtype = DType::u8;
-    t.bytes = bytes;
-    t.role = role;
-    g.tensors.push_back(t);
-    return t.id;
+    return mutwo::test::add_byte_tensor(g, name, bytes, role);
   }
   OpId op(const std::string& name, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
           int64_t workspace_bytes = 0) {

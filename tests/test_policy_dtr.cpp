@@ -19,6 +19,7 @@
 #include "profiles/error.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "tests/support/hand_graph.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
@@ -38,15 +39,7 @@ constexpr int64_t kKiB = 1024;
 struct TestGraph {
   Graph g;
   TensorId tensor(const std::string& name, int64_t bytes, TensorRole role) {
-    Tensor t;
-    t.id = static_cast<TensorId>(g.tensors.size());
-    t.name = name;
-    t.shape = {bytes};
-    t.dtype = DType::u8;
-    t.bytes = bytes;
-    t.role = role;
-    g.tensors.push_back(t);
-    return t.id;
+    return mutwo::test::add_byte_tensor(g, name, bytes, role);
   }
   OpId op(const std::string& name, std::vector<TensorId> inputs, std::vector<TensorId> outputs,
           Phase phase = Phase::forward) {

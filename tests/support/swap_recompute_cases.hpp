@@ -16,6 +16,7 @@
 #include "profiles/schedule.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "tests/support/hand_graph.hpp"
 
 namespace mutwo::test {
 
@@ -37,15 +38,7 @@ inline constexpr int64_t kUs = 1'000;
 struct TinyGraph {
   Graph g;
   TensorId tensor(const std::string& name, int64_t bytes, TensorRole role) {
-    Tensor t;
-    t.id = static_cast<TensorId>(g.tensors.size());
-    t.name = name;
-    t.shape = {bytes};
-    t.dtype = DType::u8;
-    t.bytes = bytes;
-    t.role = role;
-    g.tensors.push_back(t);
-    return t.id;
+    return mutwo::test::add_byte_tensor(g, name, bytes, role);
   }
   void op(const std::string& name, std::vector<TensorId> in, TensorId out, int64_t workspace_bytes = 0) {
     Op o;
