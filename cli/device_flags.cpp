@@ -1,16 +1,12 @@
 #include "cli/device_flags.hpp"
 
+#include "cli/table.hpp"
+
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
 
 namespace mutwo::cli {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--gpu", flags.gpu, "Device: " + joined(costmodel::builtin_devices().names()))

@@ -30,7 +30,4 @@ costmodel::DeviceSpec resolve_device(const DeviceFlags& flags);
 std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags,
                                                         const costmodel::DeviceSpec& device);
 
-// "a, b, c"
-std::string joined(const std::vector<std::string>& names);
-
 }  // namespace mutwo::cli

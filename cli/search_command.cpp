@@ -219,9 +219,7 @@ void add_search_command(CLI::App& app) {
       "Search sub-array partitions x swap/recompute policies for a model array under a memory limit "
       "(default: 8 x bert-base, batch 16, a100-40gb)");
   cmd->footer(policies_help());
-  std::string model_names;
-  for (const ModelInfo& m : builtin_models().models())
-    model_names += (model_names.empty() ? "" : ", ") + m.name;
+  const std::string model_names = joined(builtin_models().names());
 
   cmd->add_option(
       "--model,-m", opts->models,

@@ -160,9 +160,7 @@ void add_simulate_command(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "simulate", "Predict one training step of a model array (or a schedule file) on a GPU, without a GPU");
-  std::string model_names;
-  for (const ModelInfo& m : builtin_models().models())
-    model_names += (model_names.empty() ? "" : ", ") + m.name;
+  const std::string model_names = joined(builtin_models().names());
 
   CLI::Option* model = cmd->add_option("--model,-m", opts->model, "Model of the array: " + model_names);
   CLI::Option* schedule = cmd->add_option("--schedule", opts->schedule_in,

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace mutwo::cli {
 
@@ -44,6 +45,10 @@ std::string Table::render() const {
   line(rules);
   for (const auto& row : rows_) line(row);
   return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::string human_count(int64_t count) {

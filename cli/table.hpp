@@ -26,6 +26,9 @@ class Table {
 };
 
 // 110106428 -> "110.1M", 3504872 -> "3.5M", 1234 -> "1.2K", 999 -> "999".
+// "a, b, c": valid names in help texts and messages.
+std::string joined(const std::vector<std::string>& names);
+
 std::string human_count(int64_t count);
 // Binary units: 1536 -> "1.5 KiB", 3 << 30 -> "3.00 GiB".
 std::string human_bytes(int64_t bytes);

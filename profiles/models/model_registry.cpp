@@ -11,6 +11,12 @@ void ModelRegistry::add(ModelInfo info) {
   models_.push_back(std::move(info));
 }
 
+std::vector<std::string> ModelRegistry::names() const {
+  std::vector<std::string> out;
+  for (const ModelInfo& m : models_) out.push_back(m.name);
+  return out;
+}
+
 bool ModelRegistry::contains(std::string_view name) const {
   for (const auto& m : models_) {
     if (m.name == name) return true;

@@ -38,6 +38,7 @@ class ModelRegistry {
   const ModelInfo& find(std::string_view name) const;
   bool contains(std::string_view name) const;
   const std::vector<ModelInfo>& models() const { return models_; }  // in registration order
+  std::vector<std::string> names() const;                           // in registration order
 
  private:
   std::vector<ModelInfo> models_;
