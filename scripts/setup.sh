@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libfmt-dev libsqlite3-dev libbenchmark-dev
   coinor-libcbc-dev
+  libtorch-dev
 )
 
 missing=()

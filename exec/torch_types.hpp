@@ -1,0 +1,13 @@
+#pragma once
+// Conversions between the Graph IR's element types and ATen's scalar types.
+#include <ATen/core/ATen_fwd.h>
+#include <c10/core/ScalarType.h>
+
+#include "profiles/dtype.hpp"
+
+namespace mutwo::exec {
+
+c10::ScalarType scalar_type(profiles::DType dtype);
+profiles::DType ir_dtype(c10::ScalarType type);  // throws mutwo::Error for a type the IR lacks
+
+}  // namespace mutwo::exec

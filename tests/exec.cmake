@@ -1,0 +1,1 @@
+# Executor suites (LibTorch); filled in as exec/ lands.
