@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/analytic_cost_model.hpp"
+#include "costmodel/measured_cost_model.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::costmodel {
@@ -35,9 +36,9 @@ std::vector<std::string> CostSourceRegistry::names() const {
   return out;
 }
 
-std::unique_ptr<OpCostModel> CostSourceRegistry::create(std::string_view name,
-                                                        const DeviceSpec& device) const {
-  return find(name).create(device);
+std::unique_ptr<OpCostModel> CostSourceRegistry::create(std::string_view name, const DeviceSpec& device,
+                                                        const CostSourceInputs& inputs) const {
+  return find(name).create(device, inputs);
 }
 
 void register_builtin_cost_sources(CostSourceRegistry& registry) {
@@ -45,7 +46,23 @@ void register_builtin_cost_sources(CostSourceRegistry& registry) {
                 "roofline on the catalog's per-dtype peaks and HBM bandwidth, per-category efficiency rising "
                 "with work per kernel, plus launch overhead",
                 "Williams, Waterman, Patterson, Roofline: An Insightful Visual Performance Model, CACM 2009",
-                [](const DeviceSpec& device) { return std::make_unique<AnalyticCostModel>(device); }});
+                [](const DeviceSpec& device, const CostSourceInputs&) {
+                  return std::make_unique<AnalyticCostModel>(device);
+                }});
+  // DESIGN.md falls back to the calibrated source; until it exists, analytic on the same device.
+  registry.add({"measured",
+                "per-op durations measured by `mutwo profile` (median over iterations), matched by op "
+                "signature; ops not measured fall back to analytic",
+                "Purandare et al., \"μ-TWO: 3x Faster Multi-Model Training with Orchestration and Memory "
+                "Optimization\", MLSys 2023 (per-op profiling over a few iterations)",
+                [](const DeviceSpec& device, const CostSourceInputs& inputs) -> std::unique_ptr<OpCostModel> {
+                  if (inputs.measured_traces.empty()) {
+                    throw Error("cost source 'measured' needs at least one measured trace (--trace FILE)");
+                  }
+                  return std::make_unique<MeasuredCostModel>(inputs.measured_traces,
+                                                             std::make_unique<AnalyticCostModel>(device));
+                },
+                /*reads_measured_traces=*/true});
 }
 
 const CostSourceRegistry& builtin_cost_sources() {

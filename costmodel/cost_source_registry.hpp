@@ -1,5 +1,6 @@
 #pragma once
-// Op cost sources by name: factory from a device, one-line description and the work it follows.
+// Op cost sources by name: factory from a device (and measured traces), one-line description and
+// the work it follows.
 #include <functional>
 #include <memory>
 #include <string>
@@ -7,14 +8,22 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "profiles/trace_file.hpp"
 
 namespace mutwo::costmodel {
+
+// What a source may need beyond the device; sources ignore what they do not read.
+struct CostSourceInputs {
+  std::vector<profiles::Trace> measured_traces;  // `measured`: traces with op_duration_ns
+};
 
 struct CostSourceInfo {
   std::string name;         // "analytic"
   std::string description;  // one line, for --help
   std::string citation;     // the paper or method it implements
-  std::function<std::unique_ptr<OpCostModel>(const DeviceSpec&)> create;
+  // Builds the source on `device` (memory, host link and any analytic pricing come from it).
+  std::function<std::unique_ptr<OpCostModel>(const DeviceSpec&, const CostSourceInputs&)> create;
+  bool reads_measured_traces = false;  // reads CostSourceInputs::measured_traces
 };
 
 class CostSourceRegistry {
@@ -25,14 +34,15 @@ class CostSourceRegistry {
   bool contains(std::string_view name) const;
   const std::vector<CostSourceInfo>& sources() const { return sources_; }  // in registration order
   std::vector<std::string> names() const;
-  // find(name).create(device)
-  std::unique_ptr<OpCostModel> create(std::string_view name, const DeviceSpec& device) const;
+  // find(name).create(device, inputs)
+  std::unique_ptr<OpCostModel> create(std::string_view name, const DeviceSpec& device,
+                                      const CostSourceInputs& inputs = {}) const;
 
  private:
   std::vector<CostSourceInfo> sources_;
 };
 
-// One call registers every built-in source, one line each (analytic; calibrated and measured later).
+// One call registers every built-in source, one line each: analytic, measured (calibrated later).
 void register_builtin_cost_sources(CostSourceRegistry& registry);
 // A registry with the built-ins, built once.
 const CostSourceRegistry& builtin_cost_sources();

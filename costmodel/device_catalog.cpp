@@ -1,5 +1,8 @@
 #include "costmodel/device_catalog.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -113,6 +116,23 @@ DeviceSpec rtx4090() {
   return d;
 }
 
+// match_device's rules, in order: a product name holding `model` (and `variant`, when not empty)
+// is the catalog device `device`.
+struct ProductRule {
+  std::string_view model;
+  std::string_view variant;
+  std::string_view device;
+};
+constexpr std::array<ProductRule, 7> kProductRules{{
+    {"H100", "", "h100-sxm-80gb"},
+    {"H200", "", "h200"},
+    {"A100", "80GB", "a100-80gb"},
+    {"A100", "", "a100-40gb"},
+    {"V100", "32GB", "v100-32gb"},
+    {"V100", "", "v100-16gb"},
+    {"4090", "", "rtx4090"},
+}};
+
 bool positive_finite(double value) {
   return std::isfinite(value) && value > 0;
 }
@@ -188,6 +208,17 @@ const DeviceCatalog& builtin_devices() {
 
 DeviceSpec find_device(std::string_view name) {
   return builtin_devices().find(name);
+}
+
+std::optional<std::string> match_device(std::string_view product_name) {
+  std::string upper(product_name);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const auto holds = [&upper](std::string_view part) { return upper.find(part) != std::string::npos; };
+  for (const ProductRule& rule : kProductRules) {
+    if (holds(rule.model) && (rule.variant.empty() || holds(rule.variant))) return std::string(rule.device);
+  }
+  return std::nullopt;
 }
 
 }  // namespace mutwo::costmodel

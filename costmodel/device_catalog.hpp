@@ -1,5 +1,6 @@
 #pragma once
 // The device catalog: name -> DeviceSpec of the GPUs mutwo can simulate, with sourced numbers.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,5 +34,12 @@ void register_builtin_devices(DeviceCatalog& catalog);
 const DeviceCatalog& builtin_devices();
 // A copy of a built-in device (to apply overrides to); throws UnknownNameError.
 DeviceSpec find_device(std::string_view name);
+
+// The catalog device a runtime product name denotes (torch.cuda.get_device_name(), as a measured
+// trace records it), by case-insensitive substring rules, first match wins:
+//   "H100" -> h100-sxm-80gb, "H200" -> h200, "A100" and "80GB" -> a100-80gb, other "A100" ->
+//   a100-40gb, "V100" and "32GB" -> v100-32gb, other "V100" -> v100-16gb, "4090" -> rtx4090.
+// "NVIDIA H100 80GB HBM3" -> h100-sxm-80gb; anything else ("cpu", other GPUs, "") -> nullopt.
+std::optional<std::string> match_device(std::string_view product_name);
 
 }  // namespace mutwo::costmodel

@@ -336,7 +336,7 @@ TEST_CASE("bad memory sizes are errors naming the value") {
 
 TEST_CASE("cost sources are created by name and an unknown one lists the valid names") {
   const CostSourceRegistry& registry = builtin_cost_sources();
-  CHECK(registry.names() == std::vector<std::string>{"analytic"});
+  CHECK(registry.names() == std::vector<std::string>{"analytic", "measured"});
   CHECK_FALSE(registry.find("analytic").citation.empty());
   std::unique_ptr<OpCostModel> model = registry.create("analytic", find_device("a100-40gb"));
   CHECK(model->name() == "analytic");
@@ -344,7 +344,8 @@ TEST_CASE("cost sources are created by name and an unknown one lists the valid n
   Graph g = relu_graph({4096, 1024});
   CHECK(model->op_duration_ns(g, g.ops[0]) == 30'726);  // the relu priced above
   CHECK_THROWS_WITH_AS(registry.create("calibrated", find_device("a100-40gb")),
-                       "unknown cost source 'calibrated'; valid: analytic", mutwo::UnknownNameError);
+                       "unknown cost source 'calibrated'; valid: analytic, measured",
+                       mutwo::UnknownNameError);
   CostSourceRegistry twice;
   register_builtin_cost_sources(twice);
   CHECK_THROWS_AS(register_builtin_cost_sources(twice), mutwo::Error);

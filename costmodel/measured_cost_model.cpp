@@ -1,0 +1,155 @@
+#include "costmodel/measured_cost_model.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+using Buffer = fmt::memory_buffer;
+
+void append_quoted(Buffer& out, std::string_view text) {
+  out.push_back('"');
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+// Doubles as hex floats: exact, and the same text for the same bits on every platform.
+void append_number(Buffer& out, int64_t value) {
+  fmt::format_to(std::back_inserter(out), "{}", value);
+}
+void append_number(Buffer& out, double value) {
+  fmt::format_to(std::back_inserter(out), "{:a}", value);
+}
+
+void append_attr(Buffer& out, const profiles::AttrValue& value) {
+  std::visit(
+      [&out](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          append_quoted(out, v);
+        } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) {
+          append_number(out, v);
+        } else {  // a list; an empty one reads the same whatever its element type (JSON cannot tell)
+          out.push_back('[');
+          for (size_t i = 0; i < v.size(); ++i) {
+            if (i > 0) out.push_back(',');
+            append_number(out, v[i]);
+          }
+          out.push_back(']');
+        }
+      },
+      value);
+}
+
+void append_tensors(Buffer& out, const profiles::Graph& graph, const std::vector<profiles::TensorId>& ids) {
+  out.push_back('(');
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    const profiles::Tensor& t = graph.tensor(ids[i]);
+    fmt::format_to(std::back_inserter(out), "{}[", profiles::dtype_name(t.dtype));
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (d > 0) out.push_back(',');
+      append_number(out, t.shape[d]);
+    }
+    out.push_back(']');
+  }
+  out.push_back(')');
+}
+
+// The lower middle value of a non-empty list (sorts it).
+int64_t lower_median(std::vector<int64_t>& values) {
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+}  // namespace
+
+std::string op_signature(const profiles::Graph& graph, const profiles::Op& op) {
+  Buffer out;
+  fmt::format_to(std::back_inserter(out), "{}|{}|w{}|{{", profiles::kind_name(op.kind),
+                 profiles::phase_name(op.phase), op.width);
+  bool first = true;
+  for (const auto& [key, value] : op.attrs) {
+    if (!first) out.push_back(';');
+    first = false;
+    append_quoted(out, key);
+    out.push_back('=');
+    append_attr(out, value);
+  }
+  out.append(std::string_view("}|"));
+  append_tensors(out, graph, op.inputs);
+  out.append(std::string_view("->"));
+  append_tensors(out, graph, op.outputs);
+  return fmt::to_string(out);
+}
+
+void validate_measured_trace(const profiles::Trace& trace) {
+  const size_t ops = trace.graph.ops.size();
+  if (trace.op_duration_ns.empty()) {
+    throw Error(fmt::format(
+        "trace '{}': field 'op_duration_ns' is empty: the trace has no measured durations (write one "
+        "with `mutwo profile`)",
+        trace.graph.name));
+  }
+  if (trace.op_duration_ns.size() != ops) {
+    throw Error(fmt::format("trace '{}': field 'op_duration_ns' has {} values for {} ops", trace.graph.name,
+                            trace.op_duration_ns.size(), ops));
+  }
+  for (size_t i = 0; i < ops; ++i) {
+    if (trace.op_duration_ns[i] < 0) {
+      throw Error(fmt::format("trace '{}': field 'op_duration_ns'[{}] (op '{}') = {} must be >= 0",
+                              trace.graph.name, i, trace.graph.ops[i].name, trace.op_duration_ns[i]));
+    }
+  }
+}
+
+MeasuredCostModel::MeasuredCostModel(const std::vector<profiles::Trace>& traces,
+                                     std::unique_ptr<OpCostModel> fallback)
+    : fallback_(std::move(fallback)) {
+  if (!fallback_) throw Error("measured cost model: no fallback cost model given");
+  if (traces.empty()) throw Error("measured cost model: no measured traces given");
+  std::map<std::string, std::vector<int64_t>, std::less<>> samples;
+  for (const profiles::Trace& trace : traces) {
+    validate_measured_trace(trace);
+    traces_.push_back({trace.graph.name, trace.device, static_cast<int64_t>(trace.graph.ops.size())});
+    for (size_t i = 0; i < trace.graph.ops.size(); ++i) {
+      samples[op_signature(trace.graph, trace.graph.ops[i])].push_back(trace.op_duration_ns[i]);
+    }
+  }
+  for (auto& [signature, values] : samples)
+    median_ns_.emplace_hint(median_ns_.end(), signature, lower_median(values));
+}
+
+std::optional<int64_t> MeasuredCostModel::measured_duration_ns(const profiles::Graph& graph,
+                                                               const profiles::Op& op) const {
+  const auto it = median_ns_.find(op_signature(graph, op));
+  if (it == median_ns_.end()) return std::nullopt;
+  return it->second;
+}
+
+int64_t MeasuredCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+  if (const std::optional<int64_t> measured = measured_duration_ns(graph, op)) return *measured;
+  return fallback_->op_duration_ns(graph, op);
+}
+
+MeasuredCoverage measured_coverage(const MeasuredCostModel& model, const profiles::Graph& graph) {
+  MeasuredCoverage coverage;
+  coverage.ops = static_cast<int64_t>(graph.ops.size());
+  for (const profiles::Op& op : graph.ops) {
+    if (model.measured_duration_ns(graph, op)) ++coverage.measured_ops;
+  }
+  return coverage;
+}
+
+}  // namespace mutwo::costmodel
