@@ -1,16 +1,48 @@
 #include "cli/device_flags.hpp"
 
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cli/table.hpp"
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "costmodel/measured_cost_model.hpp"
+#include "profiles/error.hpp"
+#include "profiles/trace_file.hpp"
 
 namespace mutwo::cli {
+namespace {
+
+const costmodel::CostSourceInfo& cost_source(const DeviceFlags& flags) {
+  return costmodel::builtin_cost_sources().find(flags.cost_source);
+}
+
+// Errors about one file name the file first, as trace and schedule read errors do.
+profiles::Trace read_measured_trace(const std::string& path) {
+  profiles::Trace trace = profiles::read_trace(path);
+  try {
+    costmodel::validate_measured_trace(trace);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
+  return trace;
+}
+
+std::string device_or_unnamed(const std::string& device) {
+  return device.empty() ? std::string("an unnamed device") : device;
+}
+
+}  // namespace
 
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--gpu", flags.gpu, "Device: " + joined(costmodel::builtin_devices().names()))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&flags](const std::string&) { flags.gpu_given = true; });
   cmd->add_option("--memory", flags.memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
   cmd->add_option("--h2d-gbps", flags.h2d_gbps,
                   "Host-to-device bandwidth in GB/s (default: the device's link)")
@@ -22,20 +54,70 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--cost-source", flags.cost_source,
                   "Op cost source: " + joined(costmodel::builtin_cost_sources().names()))
       ->capture_default_str();
+  cmd->add_option("--trace", flags.traces,
+                  "Measured trace (`mutwo profile -o FILE`) for --cost-source measured; repeatable. Without "
+                  "--gpu, the device it was measured on is simulated")
+      ->take_all()
+      ->allow_extra_args(false);
 }
 
 costmodel::DeviceSpec resolve_device(const DeviceFlags& flags) {
+  std::string gpu = flags.gpu;
+  if (!flags.gpu_given && !flags.traces.empty() && cost_source(flags).reads_measured_traces) {
+    // A trace from "cpu" or an unknown GPU says nothing of memory or links: keep the default.
+    if (const std::optional<std::string> matched =
+            costmodel::match_device(profiles::read_trace(flags.traces.front()).device)) {
+      gpu = *matched;
+    }
+  }
   costmodel::DeviceOverrides overrides;
   if (!flags.memory.empty()) overrides.memory_bytes = costmodel::parse_memory_size(flags.memory);
   if (flags.h2d_gbps > 0) overrides.h2d_gbps = flags.h2d_gbps;
   if (flags.d2h_gbps > 0) overrides.d2h_gbps = flags.d2h_gbps;
   if (flags.half_duplex) overrides.half_duplex = true;
-  return costmodel::apply_overrides(costmodel::find_device(flags.gpu), overrides);
+  return costmodel::apply_overrides(costmodel::find_device(gpu), overrides);
 }
 
 std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags,
                                                         const costmodel::DeviceSpec& device) {
-  return costmodel::builtin_cost_sources().create(flags.cost_source, device);
+  const costmodel::CostSourceInfo& info = cost_source(flags);
+  costmodel::CostSourceInputs inputs;
+  if (!flags.traces.empty()) {
+    if (!info.reads_measured_traces) {
+      std::vector<std::string> readers;
+      for (const costmodel::CostSourceInfo& s : costmodel::builtin_cost_sources().sources()) {
+        if (s.reads_measured_traces) readers.push_back(s.name);
+      }
+      throw Error(fmt::format("--trace is read only by --cost-source {}; cost source '{}' ignores it",
+                              fmt::join(readers, ", "), info.name));
+    }
+    for (const std::string& path : flags.traces) {
+      inputs.measured_traces.push_back(read_measured_trace(path));
+      const profiles::Trace& first = inputs.measured_traces.front();
+      const profiles::Trace& last = inputs.measured_traces.back();
+      if (last.device != first.device) {
+        throw Error(fmt::format("--trace files measured on different devices: {} on '{}', {} on '{}'",
+                                flags.traces.front(), first.device, path, last.device));
+      }
+    }
+  }
+  return info.create(device, inputs);
+}
+
+std::string describe_cost_source(const costmodel::OpCostModel& cost, const profiles::Graph& graph) {
+  const auto* measured = dynamic_cast<const costmodel::MeasuredCostModel*>(&cost);
+  if (measured == nullptr) return std::string(cost.name());
+  const costmodel::MeasuredCoverage coverage = costmodel::measured_coverage(*measured, graph);
+  std::vector<std::string> devices;
+  for (const costmodel::MeasuredTraceSummary& t : measured->traces()) {
+    const std::string d = device_or_unnamed(t.device);
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+  }
+  const size_t traces = measured->traces().size();
+  std::string rest;
+  if (coverage.measured_ops < coverage.ops) rest = fmt::format("; rest {}", measured->fallback().name());
+  return fmt::format("{} ({} of {} ops from {} trace{} on {}{})", cost.name(), coverage.measured_ops,
+                     coverage.ops, traces, traces == 1 ? "" : "s", fmt::join(devices, ", "), rest);
 }
 
 }  // namespace mutwo::cli

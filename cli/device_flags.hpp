@@ -1,33 +1,47 @@
 #pragma once
 // The device and cost-model flags `simulate` and `search` share (--gpu, --memory, --h2d-gbps,
-// --d2h-gbps, --half-duplex, --cost-source), and turning them into a device and a cost model.
+// --d2h-gbps, --half-duplex, --cost-source, --trace), and turning them into a device and a cost model.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "profiles/graph.hpp"
 
 namespace mutwo::cli {
 
 struct DeviceFlags {
   std::string gpu = "a100-40gb";
-  std::string memory;   // "16GiB"; empty: the device's memory
-  double h2d_gbps = 0;  // 0: the device's link
+  bool gpu_given = false;  // --gpu on the command line (else a measured trace may pick the device)
+  std::string memory;      // "16GiB"; empty: the device's memory
+  double h2d_gbps = 0;     // 0: the device's link
   double d2h_gbps = 0;
   bool half_duplex = false;
   std::string cost_source = "analytic";
+  std::vector<std::string> traces;  // --trace FILE (repeatable): measured traces for `measured`
 };
 
 // Adds the flags to a subcommand; help texts list the catalog's devices and cost sources.
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
 
-// The catalog device with the flags' overrides; throws mutwo::Error naming a bad value.
+// The device with the flags' overrides: --gpu's, or, for a source that reads measured traces and
+// no --gpu given, the catalog device the first trace was measured on (costmodel::match_device; a
+// trace from "cpu" or an unknown device keeps --gpu's default). Throws mutwo::Error naming a bad
+// value, or a trace file that cannot be read.
 costmodel::DeviceSpec resolve_device(const DeviceFlags& flags);
 
-// The named cost source on that device; throws UnknownNameError listing the valid ones.
+// The named cost source on that device, given the --trace files (read here); throws
+// UnknownNameError listing the valid ones, and mutwo::Error naming the file when a trace cannot be
+// read or serve as a measurement, when traces were measured on different devices, or when --trace
+// is given to a source that does not read it.
 std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags,
                                                         const costmodel::DeviceSpec& device);
+
+// One line for reports: "analytic", or "measured (1180 of 1256 ops from 1 trace on NVIDIA H100
+// 80GB HBM3; rest analytic)" with the coverage of `graph`.
+std::string describe_cost_source(const costmodel::OpCostModel& cost, const profiles::Graph& graph);
 
 }  // namespace mutwo::cli

@@ -73,8 +73,8 @@ std::string percent(int64_t part, int64_t whole) {
                    : "-";
 }
 
-void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device, const sim::Prediction& p,
-                  int64_t samples) {
+void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
+                  const std::string& cost_source, const sim::Prediction& p, int64_t samples) {
   std::string sub_arrays;
   for (const SubArray& s : schedule.sub_arrays) sub_arrays += (sub_arrays.empty() ? "" : ", ") + s.name;
   Table table({{"field", Align::left}, {"value", Align::left}});
@@ -83,6 +83,7 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
   table.add_row({"sub-arrays", sub_arrays.empty() ? "-" : sub_arrays});
   table.add_row(
       {"device", fmt::format("{} ({}), host link {}", device.name, device.description, device.host_link)});
+  table.add_row({"cost source", cost_source});
   if (p.oom) {
     table.add_row({"step time", "- (out of memory)"});
     table.add_row({"throughput", "-"});
@@ -143,13 +144,14 @@ void run_simulate(const SimulateOptions& opts) {
                    {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
                    {"full_duplex", device.full_duplex}};
     j["cost_source"] = opts.device.cost_source;
+    j["cost_source_detail"] = describe_cost_source(*cost, schedule.graph);
     j["prediction"] = sim::prediction_to_json(p, schedule);
     j["throughput_samples_per_s"] =
         p.oom ? nlohmann::json(nullptr)
               : nlohmann::json(static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns));
     std::cout << j.dump(2) << "\n";
   } else {
-    print_report(schedule, device, p, samples);
+    print_report(schedule, device, describe_cost_source(*cost, schedule.graph), p, samples);
   }
   if (p.oom && opts.strict) throw Error(p.oom_message);
 }
