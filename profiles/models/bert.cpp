@@ -10,6 +10,7 @@
 
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/models/family_builders.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
@@ -22,12 +23,6 @@ constexpr int64_t kTypeVocabSize = 2;
 constexpr double kLayerNormEps = 1e-12;
 constexpr double kDropout = 0.1;  // hidden_dropout_prob = attention_probs_dropout_prob
 constexpr int64_t kGeluErf = 0;   // hidden_act "gelu" is the exact (erf) GELU
-
-struct BertSpec {
-  int64_t layers = 0;
-  int64_t hidden = 0;
-  int64_t heads = 0;  // intermediate size is 4 * hidden
-};
 
 // nn.Linear(in, out) with bias, weight [out,in] named "<module>.weight".
 TensorId dense(GraphBuilder& b, TensorId x, const std::string& module, int64_t in, int64_t out) {
@@ -74,10 +69,20 @@ TensorId bert_layer(GraphBuilder& b, TensorId x, const std::string& layer, const
   return layer_norm(b, z, layer + ".output.LayerNorm", h);
 }
 
+}  // namespace
+
 Graph build_bert(const std::string& name, const BertSpec& spec, const ModelConfig& cfg) {
-  if (cfg.seq_len > kMaxPositions) {
+  require_positive_dim(name, "layers", spec.layers);
+  require_positive_dim(name, "hidden", spec.hidden);
+  require_positive_dim(name, "heads", spec.heads);
+  require_positive_dim(name, "vocab_size", spec.vocab_size);
+  require_positive_dim(name, "max_positions", spec.max_positions);
+  require_positive_dim(name, "type_vocab_size", spec.type_vocab_size);
+  if (spec.hidden % spec.heads != 0)
+    throw Error(fmt::format("model '{}': {} heads do not divide hidden {}", name, spec.heads, spec.hidden));
+  if (cfg.seq_len > spec.max_positions) {
     throw Error(fmt::format("model '{}': sequence length {} exceeds max_position_embeddings {}", name,
-                            cfg.seq_len, kMaxPositions));
+                            cfg.seq_len, spec.max_positions));
   }
   GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
   const int64_t batch = cfg.batch_size;
@@ -95,11 +100,12 @@ Graph build_bert(const std::string& name, const BertSpec& spec, const ModelConfi
 
   // BertEmbeddings: word + position + token type, LayerNorm, dropout.
   const std::string emb = "bert.embeddings";
-  const TensorId word_w = b.add_weight(emb + ".word_embeddings.weight", {kVocabSize, h}, FuseAxis::stack);
+  const TensorId word_w =
+      b.add_weight(emb + ".word_embeddings.weight", {spec.vocab_size, h}, FuseAxis::stack);
   const TensorId pos_w =
-      b.add_weight(emb + ".position_embeddings.weight", {kMaxPositions, h}, FuseAxis::stack);
+      b.add_weight(emb + ".position_embeddings.weight", {spec.max_positions, h}, FuseAxis::stack);
   const TensorId type_w =
-      b.add_weight(emb + ".token_type_embeddings.weight", {kTypeVocabSize, h}, FuseAxis::stack);
+      b.add_weight(emb + ".token_type_embeddings.weight", {spec.type_vocab_size, h}, FuseAxis::stack);
   TensorId x = b.op(OpKind::embedding, emb + ".word_embeddings", {input_ids, word_w});
   const TensorId type_x = b.op(OpKind::embedding, emb + ".token_type_embeddings", {token_type_ids, type_w});
   x = b.op(OpKind::add, emb + ".add_token_type", {x, type_x});
@@ -120,7 +126,7 @@ Graph build_bert(const std::string& name, const BertSpec& spec, const ModelConfi
   TensorId m = dense(b, x, "cls.predictions.transform.dense", h, h);
   m = b.op(OpKind::gelu, "cls.predictions.transform.transform_act_fn", {m}, {{"approximate", kGeluErf}});
   m = layer_norm(b, m, "cls.predictions.transform.LayerNorm", h);
-  const TensorId decoder_bias = b.add_weight("cls.predictions.bias", {kVocabSize}, FuseAxis::stack);
+  const TensorId decoder_bias = b.add_weight("cls.predictions.bias", {spec.vocab_size}, FuseAxis::stack);
   const TensorId mlm_logits = b.op(OpKind::linear, "cls.predictions.decoder", {m, word_w, decoder_bias});
   b.add_op(OpKind::cross_entropy, "mlm_loss", {mlm_logits, mlm_labels});
 
@@ -129,6 +135,8 @@ Graph build_bert(const std::string& name, const BertSpec& spec, const ModelConfi
   b.add_op(OpKind::cross_entropy, "nsp_loss", {nsp_logits, nsp_labels});
   return std::move(b).finish();
 }
+
+namespace {
 
 void add_bert(ModelRegistry& registry, const std::string& name, const std::string& description,
               const std::string& reference, BertSpec spec) {
@@ -148,10 +156,12 @@ void add_bert(ModelRegistry& registry, const std::string& name, const std::strin
 void register_bert_models(ModelRegistry& registry) {
   add_bert(registry, "bert-base",
            "BERT-Base pre-training (MLM + NSP): 12 layers, H 768, 12 heads, 110.1M parameters",
-           "transformers BertForPreTraining, bert-base-uncased config", {12, 768, 12});
+           "transformers BertForPreTraining, bert-base-uncased config",
+           {12, 768, 12, kVocabSize, kMaxPositions, kTypeVocabSize});
   add_bert(registry, "bert-large",
            "BERT-Large pre-training (MLM + NSP): 24 layers, H 1024, 16 heads, 336.2M parameters",
-           "transformers BertForPreTraining, bert-large-uncased config", {24, 1024, 16});
+           "transformers BertForPreTraining, bert-large-uncased config",
+           {24, 1024, 16, kVocabSize, kMaxPositions, kTypeVocabSize});
 }
 
 }  // namespace mutwo::profiles

@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/models/family_builders.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
@@ -21,11 +25,8 @@ namespace {
 constexpr std::array<int64_t, 26> kCriteoKaggleTableRows = {
     1460, 583,   10131227, 2202608, 305,  24,   12517, 633,     3,  93145, 5683,   8351593, 3194,
     27,   14992, 5461306,  10,      5652, 2173, 4,     7046547, 18, 15,    286181, 105,     142572};
-constexpr int64_t kDenseFeatures = 13;
 constexpr int64_t kSparseFeatureSize = 16;
 constexpr int64_t kIndicesPerBag = 1;  // Criteo: one category value per feature per sample
-const std::vector<int64_t> kBottomMlp = {13, 512, 256, 64, 16};
-const std::vector<int64_t> kTopMlpAfterInteraction = {512, 256, 1};
 
 // create_mlp: nn.Sequential of [Linear, ReLU] per layer (module indices 2i and 2i+1). The bottom
 // MLP has ReLU after every layer (sigmoid_layer = -1); the top MLP's last layer is DLRM's Sigmoid,
@@ -43,36 +44,50 @@ TensorId mlp(GraphBuilder& b, const std::string& prefix, TensorId x, const std::
   return x;
 }
 
-Graph build_dlrm(const ModelConfig& cfg) {
+}  // namespace
+
+Graph build_dlrm(const std::string& name, const DlrmSpec& spec, const ModelConfig& cfg) {
+  if (spec.table_rows.empty()) throw Error(fmt::format("model '{}': DLRM needs at least one table", name));
+  for (int64_t rows : spec.table_rows) require_positive_dim(name, "table_rows", rows);
+  require_positive_dim(name, "sparse_feature_size", spec.sparse_feature_size);
+  if (spec.bottom_mlp.size() < 2 || spec.bottom_mlp.back() != spec.sparse_feature_size) {
+    throw Error(
+        fmt::format("model '{}': the bottom MLP needs its input and at least one layer, and must end "
+                    "at the sparse feature size {}",
+                    name, spec.sparse_feature_size));
+  }
+  if (spec.top_mlp.empty() || spec.top_mlp.back() != 1)
+    throw Error(
+        fmt::format("model '{}': the top MLP needs at least one layer and must end at 1 logit", name));
+  for (int64_t n : spec.bottom_mlp) require_positive_dim(name, "bottom_mlp", n);
+  for (int64_t n : spec.top_mlp) require_positive_dim(name, "top_mlp", n);
   const int64_t batch = cfg.batch_size;
-  const std::string name = cfg.width > 1 ? "dlrm x" + std::to_string(cfg.width) : "dlrm";
   GraphBuilder b(name, cfg.dtype, cfg.width, batch);
-  TensorId dense_x = b.add_input("dense_x", {batch, kDenseFeatures}, TensorRole::input, FuseAxis::stack);
-  TensorId x = mlp(b, "bot_l", dense_x, kBottomMlp, /*relu_last=*/true);
+  TensorId dense_x =
+      b.add_input("dense_x", {batch, spec.bottom_mlp.front()}, TensorRole::input, FuseAxis::stack);
+  TensorId x = mlp(b, "bot_l", dense_x, spec.bottom_mlp, /*relu_last=*/true);
 
   // apply_emb: one nn.EmbeddingBag(mode="sum") per table. sparse=False, as on DLRM's data-parallel
   // path: each table's gradient is a dense [V,16] tensor (what autodiff and the memory model see).
   std::vector<TensorId> features{x};
-  for (size_t t = 0; t < kCriteoKaggleTableRows.size(); ++t) {
+  for (size_t t = 0; t < spec.table_rows.size(); ++t) {
     const std::string i = std::to_string(t);
     TensorId indices =
         b.add_input("indices." + i, {batch, kIndicesPerBag}, TensorRole::input, FuseAxis::stack, DType::i64);
-    TensorId w = b.add_weight("emb_l." + i + ".weight", {kCriteoKaggleTableRows[t], kSparseFeatureSize},
+    TensorId w = b.add_weight("emb_l." + i + ".weight", {spec.table_rows[t], spec.sparse_feature_size},
                               FuseAxis::stack);
     features.push_back(b.op(OpKind::embedding_bag, "emb_l." + i, {indices, w}));
   }
   TensorId z = b.op(OpKind::dot_interaction, "interact", features);
 
-  std::vector<int64_t> top{b.tensor(z).shape.back()};  // 367
-  top.insert(top.end(), kTopMlpAfterInteraction.begin(), kTopMlpAfterInteraction.end());
+  std::vector<int64_t> top{b.tensor(z).shape.back()};  // 16 + 27*26/2 = 367 for Criteo Kaggle
+  top.insert(top.end(), spec.top_mlp.begin(), spec.top_mlp.end());
   TensorId logits = mlp(b, "top_l", z, top, /*relu_last=*/false);
   // DLRM applies Sigmoid then BCELoss; BCE with logits is the same function, computed stably.
   TensorId labels = b.add_input("labels", {batch, 1}, TensorRole::label, FuseAxis::stack);
   b.add_op(OpKind::bce_with_logits, "loss", {logits, labels});
   return std::move(b).finish();
 }
-
-}  // namespace
 
 void register_dlrm_models(ModelRegistry& registry) {
   ModelInfo info;
@@ -83,7 +98,12 @@ void register_dlrm_models(ModelRegistry& registry) {
       "facebookresearch/dlrm bench/dlrm_s_criteo_kaggle.sh (dlrm_s_pytorch.py, dot interaction, "
       "embedding rows = Criteo Kaggle category counts); 540,677,217 parameters";
   info.default_batch_size = 128;
-  info.build = build_dlrm;
+  DlrmSpec spec;
+  spec.table_rows.assign(kCriteoKaggleTableRows.begin(), kCriteoKaggleTableRows.end());
+  spec.sparse_feature_size = kSparseFeatureSize;
+  spec.bottom_mlp = {13, 512, 256, 64, 16};
+  spec.top_mlp = {512, 256, 1};
+  info.build = [spec](const ModelConfig& cfg) { return build_dlrm("dlrm", spec, cfg); };
   registry.add(std::move(info));
 }
 

@@ -11,6 +11,7 @@
 
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/models/family_builders.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
@@ -22,12 +23,6 @@ constexpr int64_t kMaxPositions = 1024;  // n_positions
 constexpr double kLayerNormEps = 1e-5;
 constexpr double kDropout = 0.1;  // embd_pdrop = attn_pdrop = resid_pdrop
 constexpr int64_t kGeluTanh = 1;  // activation_function "gelu_new"
-
-struct Gpt2Spec {
-  int64_t layers = 0;
-  int64_t hidden = 0;  // n_embd; the MLP is 4 * n_embd wide
-  int64_t heads = 0;
-};
 
 // Conv1D(out, in) as a linear with bias (the weight stored [out,in] rather than Conv1D's [in,out]).
 TensorId dense(GraphBuilder& b, TensorId x, const std::string& module, int64_t in, int64_t out) {
@@ -72,10 +67,19 @@ TensorId gpt2_block(GraphBuilder& b, TensorId x, const std::string& block, const
   return b.op(OpKind::add, block + ".mlp_residual", {m, mid});
 }
 
+}  // namespace
+
 Graph build_gpt2(const std::string& name, const Gpt2Spec& spec, const ModelConfig& cfg) {
-  if (cfg.seq_len > kMaxPositions) {
+  require_positive_dim(name, "layers", spec.layers);
+  require_positive_dim(name, "hidden", spec.hidden);
+  require_positive_dim(name, "heads", spec.heads);
+  require_positive_dim(name, "vocab_size", spec.vocab_size);
+  require_positive_dim(name, "max_positions", spec.max_positions);
+  if (spec.hidden % spec.heads != 0)
+    throw Error(fmt::format("model '{}': {} heads do not divide hidden {}", name, spec.heads, spec.hidden));
+  if (cfg.seq_len > spec.max_positions) {
     throw Error(fmt::format("model '{}': sequence length {} exceeds n_positions {}", name, cfg.seq_len,
-                            kMaxPositions));
+                            spec.max_positions));
   }
   GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
   const int64_t h = spec.hidden;
@@ -86,8 +90,8 @@ Graph build_gpt2(const std::string& name, const Gpt2Spec& spec, const ModelConfi
   // Labels are the inputs shifted by one; the shift is a view and not modelled.
   const TensorId labels = b.add_input("labels", tokens, TensorRole::label, FuseAxis::stack, DType::i64);
 
-  const TensorId wte = b.add_weight("transformer.wte.weight", {kVocabSize, h}, FuseAxis::stack);
-  const TensorId wpe = b.add_weight("transformer.wpe.weight", {kMaxPositions, h}, FuseAxis::stack);
+  const TensorId wte = b.add_weight("transformer.wte.weight", {spec.vocab_size, h}, FuseAxis::stack);
+  const TensorId wpe = b.add_weight("transformer.wpe.weight", {spec.max_positions, h}, FuseAxis::stack);
   TensorId x = b.op(OpKind::embedding, "transformer.wte", {input_ids, wte});
   const TensorId pos = b.op(OpKind::embedding, "transformer.wpe", {position_ids, wpe});
   x = b.op(OpKind::add, "transformer.add_position", {x, pos});
@@ -100,6 +104,8 @@ Graph build_gpt2(const std::string& name, const Gpt2Spec& spec, const ModelConfi
   b.add_op(OpKind::cross_entropy, "loss", {logits, labels});
   return std::move(b).finish();
 }
+
+namespace {
 
 void add_gpt2(ModelRegistry& registry, const std::string& name, const std::string& description,
               const std::string& reference, Gpt2Spec spec) {
@@ -118,10 +124,10 @@ void add_gpt2(ModelRegistry& registry, const std::string& name, const std::strin
 
 void register_gpt2_models(ModelRegistry& registry) {
   add_gpt2(registry, "gpt2", "GPT-2 small language model: 12 layers, H 768, 12 heads, 124.4M parameters",
-           "transformers GPT2LMHeadModel, gpt2 config", {12, 768, 12});
+           "transformers GPT2LMHeadModel, gpt2 config", {12, 768, 12, kVocabSize, kMaxPositions});
   add_gpt2(registry, "gpt2-medium",
            "GPT-2 medium language model: 24 layers, H 1024, 16 heads, 354.8M parameters",
-           "transformers GPT2LMHeadModel, gpt2-medium config", {24, 1024, 16});
+           "transformers GPT2LMHeadModel, gpt2-medium config", {24, 1024, 16, kVocabSize, kMaxPositions});
 }
 
 }  // namespace mutwo::profiles

@@ -1,6 +1,7 @@
 // MobileNetV2 (Sandler et al., CVPR 2018) and MobileNetV3-Large (Howard et al., ICCV 2019), layer for
 // layer as torchvision.models.mobilenetv2 / mobilenetv3 at width_mult 1.0. Tensor names follow
-// torchvision's state_dict keys.
+// torchvision's state_dict keys. The builders take torchvision's constructor arguments
+// (family_builders.hpp), so a narrower setting builds the same structure at test scale.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/models/family_builders.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
@@ -108,30 +111,38 @@ TensorId inverted_residual_v2(GraphBuilder& b, TensorId x, const std::string& bl
   return y;
 }
 
-Graph build_mobilenet_v2(const std::string& name, const ModelConfig& cfg) {
+}  // namespace
+
+Graph build_mobilenet_v2(const std::string& name, const MobileNetV2Spec& spec, const ModelConfig& cfg) {
+  if (spec.setting.empty()) throw Error(fmt::format("model '{}': empty inverted_residual_setting", name));
+  for (const MobileNetV2Stage& st : spec.setting) {
+    require_positive_dim(name, "expand_ratio", st.expand_ratio);
+    require_positive_dim(name, "channels", st.channels);
+    require_positive_dim(name, "repeats", st.repeats);
+    require_positive_dim(name, "stride", st.stride);
+  }
+  require_positive_dim(name, "input_channel", spec.input_channel);
+  require_positive_dim(name, "last_channel", spec.last_channel);
+  require_positive_dim(name, "round_nearest", spec.round_nearest);
+  require_positive_dim(name, "num_classes", spec.num_classes);
+  if (!(spec.width_mult > 0.0))
+    throw Error(fmt::format("model '{}': width_mult {} must be > 0", name, spec.width_mult));
   GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
   const Inputs in = image_inputs(b, cfg);
-  constexpr int64_t kRoundNearest = 8;
-  struct Stage {
-    int64_t t, c, n, s;  // expand ratio, output channels, repeats, first stride
-  };
-  constexpr std::array<Stage, 7> kSetting{{{1, 16, 1, 1},
-                                           {6, 24, 2, 2},
-                                           {6, 32, 3, 2},
-                                           {6, 64, 4, 2},
-                                           {6, 96, 3, 1},
-                                           {6, 160, 3, 2},
-                                           {6, 320, 1, 1}}};
-  const int64_t input_channel = make_divisible(32.0, kRoundNearest);
-  const int64_t last_channel = make_divisible(1280.0, kRoundNearest);
+  const double wm = spec.width_mult;
+  const int64_t input_channel =
+      make_divisible(static_cast<double>(spec.input_channel) * wm, spec.round_nearest);
+  const int64_t last_channel =
+      make_divisible(static_cast<double>(spec.last_channel) * std::max(1.0, wm), spec.round_nearest);
 
   int feature = 0;
   TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++), input_channel, 3, 2, 1,
                            OpKind::relu6, kV2BatchNormEps);
-  for (const Stage& st : kSetting) {
-    const int64_t out = make_divisible(static_cast<double>(st.c), kRoundNearest);
-    for (int64_t i = 0; i < st.n; ++i) {
-      x = inverted_residual_v2(b, x, fmt::format("features.{}", feature++), out, i == 0 ? st.s : 1, st.t);
+  for (const MobileNetV2Stage& st : spec.setting) {
+    const int64_t out = make_divisible(static_cast<double>(st.channels) * wm, spec.round_nearest);
+    for (int64_t i = 0; i < st.repeats; ++i) {
+      x = inverted_residual_v2(b, x, fmt::format("features.{}", feature++), out, i == 0 ? st.stride : 1,
+                               st.expand_ratio);
     }
   }
   x = conv_bn_act(b, x, fmt::format("features.{}", feature), last_channel, 1, 1, 1, OpKind::relu6,
@@ -140,19 +151,14 @@ Graph build_mobilenet_v2(const std::string& name, const ModelConfig& cfg) {
   x = b.op(OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(OpKind::flatten, "flatten", {x});
   x = b.op(OpKind::dropout, "classifier.0", {x}, {{"p", kDropoutP}});
-  const TensorId logits = linear(b, x, "classifier.1", kNumClasses);
+  const TensorId logits = linear(b, x, "classifier.1", spec.num_classes);
   b.add_op(OpKind::cross_entropy, "loss", {logits, in.labels});
   return std::move(b).finish();
 }
 
-// ---- MobileNetV3-Large ---------------------------------------------------------------------
+// ---- MobileNetV3 ---------------------------------------------------------------------------
 
-struct BneckConf {
-  int64_t input_channels, kernel, expanded_channels, out_channels;
-  bool use_se;
-  bool hardswish;  // "HS", else "RE"
-  int64_t stride;
-};
+namespace {
 
 // torchvision.ops.SqueezeExcitation(input, squeeze, scale_activation=Hardsigmoid):
 // avgpool -> fc1 (1x1 conv + bias) -> relu -> fc2 -> hardsigmoid -> scale * input.
@@ -168,7 +174,8 @@ TensorId squeeze_excitation(GraphBuilder& b, TensorId x, const std::string& pref
 
 // InvertedResidual(cnf): [expand 1x1 act] dw kxk act [SE] project 1x1 bn, + input when stride 1 and
 // in == out.
-TensorId inverted_residual_v3(GraphBuilder& b, TensorId x, const std::string& block, const BneckConf& cnf) {
+TensorId inverted_residual_v3(GraphBuilder& b, TensorId x, const std::string& block,
+                              const MobileNetV3Block& cnf) {
   const OpKind act = cnf.hardswish ? OpKind::hardswish : OpKind::relu;
   int layer = 0;
   TensorId y = x;
@@ -189,47 +196,78 @@ TensorId inverted_residual_v3(GraphBuilder& b, TensorId x, const std::string& bl
   return y;
 }
 
-Graph build_mobilenet_v3_large(const std::string& name, const ModelConfig& cfg) {
+}  // namespace
+
+Graph build_mobilenet_v3(const std::string& name, const MobileNetV3Spec& spec, const ModelConfig& cfg) {
+  if (spec.setting.empty()) throw Error(fmt::format("model '{}': empty inverted_residual_setting", name));
+  for (const MobileNetV3Block& cnf : spec.setting) {
+    require_positive_dim(name, "input_channels", cnf.input_channels);
+    require_positive_dim(name, "kernel", cnf.kernel);
+    require_positive_dim(name, "expanded_channels", cnf.expanded_channels);
+    require_positive_dim(name, "out_channels", cnf.out_channels);
+    require_positive_dim(name, "stride", cnf.stride);
+  }
+  require_positive_dim(name, "last_channel", spec.last_channel);
+  require_positive_dim(name, "num_classes", spec.num_classes);
   GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
   const Inputs in = image_inputs(b, cfg);
-  // _mobilenet_v3_conf("mobilenet_v3_large"), width_mult 1.0 (every channel count is already a
-  // multiple of 8, so adjust_channels leaves it), dilation 1.
-  constexpr std::array<BneckConf, 15> kSetting{{
-      {16, 3, 16, 16, false, false, 1},
-      {16, 3, 64, 24, false, false, 2},  // C1
-      {24, 3, 72, 24, false, false, 1},
-      {24, 5, 72, 40, true, false, 2},  // C2
-      {40, 5, 120, 40, true, false, 1},
-      {40, 5, 120, 40, true, false, 1},
-      {40, 3, 240, 80, false, true, 2},  // C3
-      {80, 3, 200, 80, false, true, 1},
-      {80, 3, 184, 80, false, true, 1},
-      {80, 3, 184, 80, false, true, 1},
-      {80, 3, 480, 112, true, true, 1},
-      {112, 3, 672, 112, true, true, 1},
-      {112, 5, 672, 160, true, true, 2},  // C4
-      {160, 5, 960, 160, true, true, 1},
-      {160, 5, 960, 160, true, true, 1},
-  }};
-  const int64_t last_channel = make_divisible(1280.0, 8);
 
   int feature = 0;
-  TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++), kSetting[0].input_channels, 3,
-                           2, 1, OpKind::hardswish, kV3BatchNormEps);
-  for (const BneckConf& cnf : kSetting)
+  TensorId x = conv_bn_act(b, in.images, fmt::format("features.{}", feature++),
+                           spec.setting[0].input_channels, 3, 2, 1, OpKind::hardswish, kV3BatchNormEps);
+  for (const MobileNetV3Block& cnf : spec.setting) {
+    if (cnf.input_channels != channels(b, x)) {
+      throw Error(fmt::format("model '{}': block features.{} expects {} input channels, gets {}", name,
+                              feature, cnf.input_channels, channels(b, x)));
+    }
     x = inverted_residual_v3(b, x, fmt::format("features.{}", feature++), cnf);
-  const int64_t lastconv_output_channels = 6 * kSetting.back().out_channels;
+  }
+  const int64_t lastconv_output_channels = 6 * spec.setting.back().out_channels;
   x = conv_bn_act(b, x, fmt::format("features.{}", feature), lastconv_output_channels, 1, 1, 1,
                   OpKind::hardswish, kV3BatchNormEps);
 
   x = b.op(OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(OpKind::flatten, "flatten", {x});
-  x = linear(b, x, "classifier.0", last_channel);
+  x = linear(b, x, "classifier.0", spec.last_channel);
   x = b.op(OpKind::hardswish, "classifier.1", {x});
   x = b.op(OpKind::dropout, "classifier.2", {x}, {{"p", kDropoutP}});
-  const TensorId logits = linear(b, x, "classifier.3", kNumClasses);
+  const TensorId logits = linear(b, x, "classifier.3", spec.num_classes);
   b.add_op(OpKind::cross_entropy, "loss", {logits, in.labels});
   return std::move(b).finish();
+}
+
+namespace {
+
+// torchvision's mobilenet_v2 arguments: inverted_residual_setting, 32 -> 1280 channels, width 1.0.
+MobileNetV2Spec mobilenet_v2_spec() {
+  MobileNetV2Spec spec;
+  spec.setting = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                  {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};  // t, c, n, s
+  spec.input_channel = 32;
+  spec.last_channel = 1280;
+  spec.width_mult = 1.0;
+  spec.round_nearest = 8;
+  spec.num_classes = kNumClasses;
+  return spec;
+}
+
+// _mobilenet_v3_conf("mobilenet_v3_large"), width_mult 1.0 (every channel count is already a
+// multiple of 8, so adjust_channels leaves it), dilation 1.
+MobileNetV3Spec mobilenet_v3_large_spec() {
+  MobileNetV3Spec spec;
+  spec.setting = {
+      {16, 3, 16, 16, false, false, 1},  {16, 3, 64, 24, false, false, 2},  // C1
+      {24, 3, 72, 24, false, false, 1},  {24, 5, 72, 40, true, false, 2},   // C2
+      {40, 5, 120, 40, true, false, 1},  {40, 5, 120, 40, true, false, 1},
+      {40, 3, 240, 80, false, true, 2},  // C3
+      {80, 3, 200, 80, false, true, 1},  {80, 3, 184, 80, false, true, 1},
+      {80, 3, 184, 80, false, true, 1},  {80, 3, 480, 112, true, true, 1},
+      {112, 3, 672, 112, true, true, 1}, {112, 5, 672, 160, true, true, 2},  // C4
+      {160, 5, 960, 160, true, true, 1}, {160, 5, 960, 160, true, true, 1},
+  };
+  spec.last_channel = make_divisible(1280.0, 8);  // adjust_channels(1280)
+  spec.num_classes = kNumClasses;
+  return spec;
 }
 
 ModelInfo mobilenet_info(const std::string& name, const std::string& description,
@@ -251,7 +289,9 @@ void register_mobilenet_models(ModelRegistry& registry) {
                                 "MobileNetV2: inverted residuals with linear bottlenecks, 3.5M parameters, "
                                 "ImageNet 1000 classes",
                                 "torchvision.models.mobilenet_v2 (MobileNet_V2_Weights.IMAGENET1K_V1)");
-  v2.build = [name = v2.name](const ModelConfig& cfg) { return build_mobilenet_v2(name, cfg); };
+  v2.build = [name = v2.name, spec = mobilenet_v2_spec()](const ModelConfig& cfg) {
+    return build_mobilenet_v2(name, spec, cfg);
+  };
   registry.add(std::move(v2));
 
   ModelInfo v3 =
@@ -259,7 +299,9 @@ void register_mobilenet_models(ModelRegistry& registry) {
                      "MobileNetV3-Large: inverted residuals with squeeze-excitation and hardswish, "
                      "5.5M parameters, ImageNet 1000 classes",
                      "torchvision.models.mobilenet_v3_large (MobileNet_V3_Large_Weights.IMAGENET1K_V1)");
-  v3.build = [name = v3.name](const ModelConfig& cfg) { return build_mobilenet_v3_large(name, cfg); };
+  v3.build = [name = v3.name, spec = mobilenet_v3_large_spec()](const ModelConfig& cfg) {
+    return build_mobilenet_v3(name, spec, cfg);
+  };
   registry.add(std::move(v3));
 }
 

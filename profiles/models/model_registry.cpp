@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "profiles/models/family_builders.hpp"
 
 namespace mutwo::profiles {
 
@@ -49,6 +50,10 @@ const ModelRegistry& builtin_models() {
     return r;
   }();
   return registry;
+}
+
+void require_positive_dim(const std::string& model, std::string_view field, int64_t value) {
+  if (value < 1) throw Error(fmt::format("model '{}': spec field '{}' = {} must be >= 1", model, field, value));
 }
 
 Graph build_model(std::string_view name, ModelConfig config) {

@@ -6,14 +6,18 @@
 #include <array>
 #include <string>
 
+#include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/models/family_builders.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
 namespace {
 
 constexpr int64_t kNumClasses = 1000;
-constexpr double kBatchNormEps = 1e-5;  // nn.BatchNorm2d default
+constexpr int64_t kInplanes = 64;                             // torchvision ResNet's stem width
+constexpr std::array<int64_t, 4> kPlanes{64, 128, 256, 512};  // layer1..layer4
+constexpr double kBatchNormEps = 1e-5;                        // nn.BatchNorm2d default
 
 std::vector<int64_t> pair(int64_t v) {
   return {v, v};
@@ -63,12 +67,15 @@ TensorId bottleneck(GraphBuilder& b, TensorId x, const std::string& block, int64
   return b.op(OpKind::relu, block + ".relu3", {y});
 }
 
-struct ResNetSpec {
-  bool bottleneck = false;
-  std::array<int, 4> blocks{};  // per stage (layer1..layer4)
-};
+}  // namespace
 
 Graph build_resnet(const std::string& name, const ResNetSpec& spec, const ModelConfig& cfg) {
+  for (size_t stage = 0; stage < spec.blocks.size(); ++stage) {
+    require_positive_dim(name, fmt::format("blocks[{}]", stage), spec.blocks[stage]);
+    require_positive_dim(name, fmt::format("planes[{}]", stage), spec.planes[stage]);
+  }
+  require_positive_dim(name, "stem_channels", spec.stem_channels);
+  require_positive_dim(name, "num_classes", spec.num_classes);
   GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
   const int64_t batch = cfg.batch_size;
   const TensorId images =
@@ -76,30 +83,31 @@ Graph build_resnet(const std::string& name, const ResNetSpec& spec, const ModelC
   const TensorId labels = b.add_input("labels", {batch}, TensorRole::label, FuseAxis::stack, DType::i64);
 
   // Stem: conv7x7/2 (padding 3) bn relu, maxpool3x3/2 (padding 1).
-  TensorId x = conv_bn(b, images, "conv1", "bn1", 64, 7, 2);
+  TensorId x = conv_bn(b, images, "conv1", "bn1", spec.stem_channels, 7, 2);
   x = b.op(OpKind::relu, "relu", {x});
   x = b.op(OpKind::max_pool2d, "maxpool", {x},
            {{"kernel", pair(3)}, {"stride", pair(2)}, {"padding", pair(1)}});
 
-  constexpr std::array<int64_t, 4> kPlanes{64, 128, 256, 512};
-  for (size_t stage = 0; stage < kPlanes.size(); ++stage) {
+  for (size_t stage = 0; stage < spec.planes.size(); ++stage) {
     for (int i = 0; i < spec.blocks[stage]; ++i) {
       const int64_t stride = (stage > 0 && i == 0) ? 2 : 1;
       const std::string block = fmt::format("layer{}.{}", stage + 1, i);
-      x = spec.bottleneck ? bottleneck(b, x, block, kPlanes[stage], stride)
-                          : basic_block(b, x, block, kPlanes[stage], stride);
+      x = spec.bottleneck ? bottleneck(b, x, block, spec.planes[stage], stride)
+                          : basic_block(b, x, block, spec.planes[stage], stride);
     }
   }
 
   x = b.op(OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(OpKind::flatten, "flatten", {x});
-  const int64_t features = b.tensor(x).shape.back();  // 512 * expansion
-  const TensorId fc_w = b.add_weight("fc.weight", {kNumClasses, features}, FuseAxis::stack);
-  const TensorId fc_b = b.add_weight("fc.bias", {kNumClasses}, FuseAxis::stack);
+  const int64_t features = b.tensor(x).shape.back();  // planes[3] * expansion
+  const TensorId fc_w = b.add_weight("fc.weight", {spec.num_classes, features}, FuseAxis::stack);
+  const TensorId fc_b = b.add_weight("fc.bias", {spec.num_classes}, FuseAxis::stack);
   const TensorId logits = b.op(OpKind::linear, "fc", {x, fc_w, fc_b});
   b.add_op(OpKind::cross_entropy, "loss", {logits, labels});
   return std::move(b).finish();
 }
+
+namespace {
 
 void add_resnet(ModelRegistry& registry, const std::string& name, const std::string& description,
                 const std::string& reference, ResNetSpec spec) {
@@ -119,13 +127,16 @@ void add_resnet(ModelRegistry& registry, const std::string& name, const std::str
 void register_resnet_models(ModelRegistry& registry) {
   add_resnet(registry, "resnet18",
              "ResNet-18: basic blocks [2,2,2,2], 11.7M parameters, ImageNet 1000 classes",
-             "torchvision.models.resnet18 (ResNet18_Weights.IMAGENET1K_V1)", {false, {2, 2, 2, 2}});
+             "torchvision.models.resnet18 (ResNet18_Weights.IMAGENET1K_V1)",
+             {false, {2, 2, 2, 2}, kPlanes, kInplanes, kNumClasses});
   add_resnet(registry, "resnet50",
              "ResNet-50: bottlenecks [3,4,6,3], 25.6M parameters, ImageNet 1000 classes",
-             "torchvision.models.resnet50 (ResNet50_Weights.IMAGENET1K_V1)", {true, {3, 4, 6, 3}});
+             "torchvision.models.resnet50 (ResNet50_Weights.IMAGENET1K_V1)",
+             {true, {3, 4, 6, 3}, kPlanes, kInplanes, kNumClasses});
   add_resnet(registry, "resnet101",
              "ResNet-101: bottlenecks [3,4,23,3], 44.5M parameters, ImageNet 1000 classes",
-             "torchvision.models.resnet101 (ResNet101_Weights.IMAGENET1K_V1)", {true, {3, 4, 23, 3}});
+             "torchvision.models.resnet101 (ResNet101_Weights.IMAGENET1K_V1)",
+             {true, {3, 4, 23, 3}, kPlanes, kInplanes, kNumClasses});
 }
 
 }  // namespace mutwo::profiles

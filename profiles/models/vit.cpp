@@ -12,6 +12,7 @@
 
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/models/family_builders.hpp"
 #include "profiles/models/model_registry.hpp"
 
 namespace mutwo::profiles {
@@ -21,13 +22,6 @@ constexpr int64_t kPatchSize = 16;
 constexpr int64_t kNumClasses = 1000;
 constexpr double kLayerNormEps = 1e-6;  // torchvision: partial(nn.LayerNorm, eps=1e-6)
 constexpr int64_t kGeluErf = 0;         // nn.GELU()
-
-struct VitSpec {
-  int64_t layers = 0;
-  int64_t hidden = 0;
-  int64_t heads = 0;
-  int64_t mlp = 0;
-};
 
 TensorId dense(GraphBuilder& b, TensorId x, const std::string& module, int64_t in, int64_t out) {
   const TensorId w = b.add_weight(module + ".weight", {out, in}, FuseAxis::stack);
@@ -64,26 +58,37 @@ TensorId encoder_block(GraphBuilder& b, TensorId x, const std::string& block, co
   return b.op(OpKind::add, block + ".mlp_residual", {m, mid});
 }
 
+}  // namespace
+
 Graph build_vit(const std::string& name, const VitSpec& spec, const ModelConfig& cfg) {
+  require_positive_dim(name, "layers", spec.layers);
+  require_positive_dim(name, "hidden", spec.hidden);
+  require_positive_dim(name, "heads", spec.heads);
+  require_positive_dim(name, "mlp", spec.mlp);
+  require_positive_dim(name, "patch_size", spec.patch_size);
+  require_positive_dim(name, "num_classes", spec.num_classes);
+  if (spec.hidden % spec.heads != 0)
+    throw Error(fmt::format("model '{}': {} heads do not divide hidden {}", name, spec.heads, spec.hidden));
   const int64_t image = cfg.image_size;
-  if (image < kPatchSize || image % kPatchSize != 0) {
+  const int64_t patch = spec.patch_size;
+  if (image < patch || image % patch != 0) {
     throw Error(fmt::format("model '{}': image size {} must be a positive multiple of the patch size {}",
-                            name, image, kPatchSize));
+                            name, image, patch));
   }
   GraphBuilder b(name, cfg.dtype, cfg.width, cfg.batch_size);
   const int64_t h = spec.hidden;
-  const int64_t grid = image / kPatchSize;
+  const int64_t grid = image / patch;
   const int64_t tokens = 1 + grid * grid;
   const TensorId images =
       b.add_input("images", {cfg.batch_size, 3, image, image}, TensorRole::input, FuseAxis::dim1);
   const TensorId labels =
       b.add_input("labels", {cfg.batch_size}, TensorRole::label, FuseAxis::stack, DType::i64);
 
-  // conv_proj: Conv2d(3, H, kernel 16, stride 16) -> [B,H,grid,grid] (channel layout when fused).
-  const TensorId conv_w = b.add_weight("conv_proj.weight", {h, 3, kPatchSize, kPatchSize}, FuseAxis::dim0);
+  // conv_proj: Conv2d(3, H, kernel patch, stride patch) -> [B,H,grid,grid] (channel layout when fused).
+  const TensorId conv_w = b.add_weight("conv_proj.weight", {h, 3, patch, patch}, FuseAxis::dim0);
   const TensorId conv_b = b.add_weight("conv_proj.bias", {h}, FuseAxis::dim0);
   TensorId x = b.op(OpKind::conv2d, "conv_proj", {images, conv_w, conv_b},
-                    {{"stride", std::vector<int64_t>{kPatchSize, kPatchSize}}});
+                    {{"stride", std::vector<int64_t>{patch, patch}}});
   const TensorId class_token = b.add_weight("class_token", {1, 1, h}, FuseAxis::stack);
   x = b.op(OpKind::class_token_concat, "class_token_concat", {x, class_token});
   const TensorId pos = b.add_weight("encoder.pos_embedding", {1, tokens, h}, FuseAxis::stack);
@@ -94,10 +99,12 @@ Graph build_vit(const std::string& name, const VitSpec& spec, const ModelConfig&
   }
   x = layer_norm(b, x, "encoder.ln", h);
   x = b.op(OpKind::select_token, "class_token_select", {x}, {{"index", int64_t{0}}});
-  const TensorId logits = dense(b, x, "heads.head", h, kNumClasses);
+  const TensorId logits = dense(b, x, "heads.head", h, spec.num_classes);
   b.add_op(OpKind::cross_entropy, "loss", {logits, labels});
   return std::move(b).finish();
 }
+
+namespace {
 
 void add_vit(ModelRegistry& registry, const std::string& name, const std::string& description,
              const std::string& reference, VitSpec spec) {
@@ -117,10 +124,12 @@ void add_vit(ModelRegistry& registry, const std::string& name, const std::string
 void register_vit_models(ModelRegistry& registry) {
   add_vit(registry, "vit-b16",
           "ViT-B/16: 12 layers, H 768, 12 heads, MLP 3072, 86.6M parameters, ImageNet 1000",
-          "torchvision.models.vit_b_16 (ViT_B_16_Weights.IMAGENET1K_V1)", {12, 768, 12, 3072});
+          "torchvision.models.vit_b_16 (ViT_B_16_Weights.IMAGENET1K_V1)",
+          {12, 768, 12, 3072, kPatchSize, kNumClasses});
   add_vit(registry, "vit-l16",
           "ViT-L/16: 24 layers, H 1024, 16 heads, MLP 4096, 304.3M parameters, ImageNet 1000",
-          "torchvision.models.vit_l_16 (ViT_L_16_Weights.IMAGENET1K_V1)", {24, 1024, 16, 4096});
+          "torchvision.models.vit_l_16 (ViT_L_16_Weights.IMAGENET1K_V1)",
+          {24, 1024, 16, 4096, kPatchSize, kNumClasses});
 }
 
 }  // namespace mutwo::profiles
