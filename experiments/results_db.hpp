@@ -1,0 +1,74 @@
+#pragma once
+// The results database: one SQLite file (WAL, schema-versioned) holding what was run, the
+// simulator's prediction, the executor's measurement and per-op times. `mutwo run` writes it;
+// `mutwo compare` and the plotting scripts read it back.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "experiments/records.hpp"
+#include "experiments/results_db_error.hpp"
+#include "experiments/sqlite.hpp"
+
+namespace mutwo::experiments {
+
+// The layout this mutwo writes and reads (table schema_version); any other version is refused.
+inline constexpr int kResultsSchemaVersion = 1;
+
+// How long a statement waits for another connection's write lock before failing: parallel writers
+// (sweep shards on one file) queue instead of failing.
+inline constexpr int64_t kResultsBusyTimeoutMs = 30'000;
+
+// One open results database. Movable, not copyable. Every method throws ResultsDbError (naming the
+// path and what is wrong) and never prints.
+class ResultsDb {
+ public:
+  enum class OpenMode {
+    create,    // create the file and its schema when absent (writers: run, simulate, profile)
+    existing,  // the file must exist and hold the schema; open writes nothing (readers: compare)
+  };
+
+  // Opens path. create mode makes the file and schema when the file is absent or empty (tables
+  // schema_version, runs, predictions, measurements, op_times) and keeps the file in WAL mode.
+  // Either mode sets foreign_keys=ON and the busy timeout, then checks the file: a SQLite database
+  // holding schema version kResultsSchemaVersion and every table. A file that is not a database, is
+  // corrupt, holds another version or lacks a table is refused and left untouched.
+  static ResultsDb open(const std::filesystem::path& path, OpenMode mode = OpenMode::create);
+
+  ResultsDb(ResultsDb&&) noexcept;
+  ResultsDb& operator=(ResultsDb&&) noexcept;
+  ResultsDb(const ResultsDb&) = delete;
+  ResultsDb& operator=(const ResultsDb&) = delete;
+  ~ResultsDb();
+
+  // Writes the run and what comes with it in one transaction (BEGIN IMMEDIATE ... COMMIT; rolled
+  // back on any failure, so an interrupted or refused insert leaves no row anywhere). run.id is
+  // ignored; run.created_at is set to the current UTC time when empty. Returns the new run id.
+  // Values the schema's CHECK constraints refuse (a negative time, an unknown kind, width < 1)
+  // throw ResultsDbError naming the table.
+  int64_t insert(const RunRecord& run, const std::optional<PredictionRecord>& prediction,
+                 const std::optional<MeasurementRecord>& measurement,
+                 const std::vector<OpTimeRecord>& op_times = {});
+
+  std::vector<StoredRun> runs() const;                       // ordered by id
+  std::optional<StoredRun> run(int64_t id) const;            // nullopt when no run has that id
+  std::vector<OpTimeRecord> op_times(int64_t run_id) const;  // ordered by op id
+  // Whether a run with this configuration hash is stored; with mutwo_version, only one written by
+  // that version counts.
+  bool has_config(std::string_view config_hash, std::string_view mutwo_version = {}) const;
+
+  const std::filesystem::path& path() const { return connection_.path(); }
+  // The open connection, for queries this class does not offer (plots, tests). Do not change the
+  // schema through it.
+  const sqlite::Connection& connection() const { return connection_; }
+
+ private:
+  explicit ResultsDb(sqlite::Connection connection);
+  std::vector<StoredRun> select_runs(std::string_view where, std::optional<int64_t> id) const;
+
+  sqlite::Connection connection_;
+};
+
+}  // namespace mutwo::experiments

@@ -1,0 +1,15 @@
+#pragma once
+// The error every results-database failure throws; cli/ prints it and exits 1.
+#include "profiles/error.hpp"
+
+namespace mutwo::experiments {
+
+// A results database that cannot be opened, read or written. The message names the database path
+// and what is wrong: not a SQLite file, corrupt, an unknown schema version, a missing table, or the
+// table a failed statement was reading or writing.
+class ResultsDbError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace mutwo::experiments
