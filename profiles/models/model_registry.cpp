@@ -7,6 +7,16 @@
 
 namespace mutwo::profiles {
 
+namespace {
+
+std::string joined_names(const ModelRegistry& registry) {
+  std::string out;
+  for (const ModelInfo& m : registry.models()) out += (out.empty() ? "" : ", ") + m.name;
+  return out;
+}
+
+}  // namespace
+
 void ModelRegistry::add(ModelInfo info) {
   if (contains(info.name)) throw Error("model '" + info.name + "' registered twice");
   models_.push_back(std::move(info));
@@ -26,12 +36,10 @@ bool ModelRegistry::contains(std::string_view name) const {
 }
 
 const ModelInfo& ModelRegistry::find(std::string_view name) const {
-  std::string valid;
   for (const auto& m : models_) {
     if (m.name == name) return m;
-    valid += (valid.empty() ? "" : ", ") + m.name;
   }
-  throw UnknownNameError(fmt::format("unknown model '{}'; valid: {}", name, valid));
+  throw UnknownNameError(fmt::format("unknown model '{}'; valid: {}", name, joined_names(*this)));
 }
 
 void register_builtin_models(ModelRegistry& registry) {
@@ -52,12 +60,36 @@ const ModelRegistry& builtin_models() {
   return registry;
 }
 
+const ModelRegistry& mini_models() {
+  static const ModelRegistry registry = [] {
+    ModelRegistry r;
+    register_mini_models(r);
+    for (const ModelInfo& m : r.models()) {
+      if (builtin_models().contains(m.name))
+        throw Error("test-scale model '" + m.name + "' shadows a zoo model");
+    }
+    return r;
+  }();
+  return registry;
+}
+
+const ModelInfo& find_model(std::string_view name) {
+  for (const ModelRegistry* registry : {&builtin_models(), &mini_models()}) {
+    for (const ModelInfo& m : registry->models()) {
+      if (m.name == name) return m;
+    }
+  }
+  throw UnknownNameError(fmt::format("unknown model '{}'; valid: {}; test-scale: {}", name,
+                                     joined_names(builtin_models()), joined_names(mini_models())));
+}
+
 void require_positive_dim(const std::string& model, std::string_view field, int64_t value) {
-  if (value < 1) throw Error(fmt::format("model '{}': spec field '{}' = {} must be >= 1", model, field, value));
+  if (value < 1)
+    throw Error(fmt::format("model '{}': spec field '{}' = {} must be >= 1", model, field, value));
 }
 
 Graph build_model(std::string_view name, ModelConfig config) {
-  const ModelInfo& info = builtin_models().find(name);
+  const ModelInfo& info = find_model(name);
   if (config.batch_size == 0) config.batch_size = info.default_batch_size;
   if (config.seq_len == 0) config.seq_len = info.default_seq_len;
   if (config.image_size == 0) config.image_size = info.default_image_size;

@@ -49,7 +49,19 @@ void register_builtin_models(ModelRegistry& registry);
 // A registry with the built-ins, built once.
 const ModelRegistry& builtin_models();
 
-// Builds a forward Graph: fills the config's defaults from the model, names the graph.
+// Test-scale variants of every zoo family ("bert-mini", "resnet-mini", ...), built by the same family
+// builders with small dimensions for CPU numerics tests; a registry of their own, so that the zoo
+// lists only published models. One registration line per variant in mini_models.cpp.
+void register_mini_models(ModelRegistry& registry);
+// A registry with the test-scale variants, built once.
+const ModelRegistry& mini_models();
+
+// Looks a name up in the zoo, then among the test-scale variants. Throws UnknownNameError:
+// "unknown model 'x'; valid: bert-base, ...; test-scale: bert-mini, ...".
+const ModelInfo& find_model(std::string_view name);
+
+// Builds a forward Graph of a zoo model or a test-scale variant (find_model): fills the config's
+// defaults from the model, names the graph.
 Graph build_model(std::string_view name, ModelConfig config);
 
 // Family registration functions, one per file.
