@@ -1,4 +1,5 @@
-// `mutwo models`: every registered model with its size, forward cost and activation memory.
+// `mutwo models`: every registered model with its size, forward cost and activation memory; with
+// --mini, the test-scale variants instead of the published zoo.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@ using namespace mutwo::profiles;
 
 struct ModelsOptions {
   bool json = false;
+  bool mini = false;       // list the test-scale variants (mini_models()) instead of the zoo
   int64_t batch_size = 0;  // 0: each model's default
   std::string dtype = "fp32";
 };
@@ -35,7 +37,8 @@ struct ModelRow {
 std::vector<ModelRow> measure_models(const ModelsOptions& opts) {
   const DType dtype = parse_dtype(opts.dtype);
   std::vector<ModelRow> rows;
-  for (const ModelInfo& info : builtin_models().models()) {
+  const ModelRegistry& registry = opts.mini ? mini_models() : builtin_models();
+  for (const ModelInfo& info : registry.models()) {
     ModelRow row;
     row.info = &info;
     row.config.batch_size = opts.batch_size > 0 ? opts.batch_size : info.default_batch_size;
@@ -105,6 +108,8 @@ void add_models_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("models", "List the model zoo: parameters, forward GFLOPs, activation memory");
   cmd->add_flag("--json", opts->json, "Print a JSON array with exact integers instead of a table");
+  cmd->add_flag("--mini", opts->mini,
+                "List the test-scale variants of each family (bert-mini, ...) instead of the published zoo");
   cmd->add_option("--batch", opts->batch_size, "Batch size per model (default: each model's own)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();

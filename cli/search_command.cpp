@@ -54,7 +54,7 @@ policies::ArchitectureCount parse_model_count(const std::string& text, const Mod
   policies::ArchitectureCount a;
   a.model = text.substr(0, colon);
   a.config = config;
-  builtin_models().find(a.model);  // unknown model: lists the valid ones
+  find_model(a.model);  // unknown model: lists the valid ones
   if (colon == std::string::npos) return a;
   const std::string count = text.substr(colon + 1);
   size_t used = 0;
@@ -219,7 +219,8 @@ void add_search_command(CLI::App& app) {
       "Search sub-array partitions x swap/recompute policies for a model array under a memory limit "
       "(default: 8 x bert-base, batch 16, a100-40gb)");
   cmd->footer(policies_help());
-  const std::string model_names = joined(builtin_models().names());
+  const std::string model_names =
+      joined(builtin_models().names()) + "; test-scale: " + joined(mini_models().names());
 
   cmd->add_option(
       "--model,-m", opts->models,

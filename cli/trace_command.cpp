@@ -107,7 +107,8 @@ void add_trace_command(CLI::App& app) {
   auto opts = std::make_shared<TraceOptions>();
   CLI::App* cmd = app.add_subcommand(
       "trace", "Write the training-step trace of a zoo model (k models fused), or --check a trace file");
-  const std::string model_names = joined(builtin_models().names());
+  const std::string model_names =
+      joined(builtin_models().names()) + "; test-scale: " + joined(mini_models().names());
   CLI::Option* model = cmd->add_option("--model,-m", opts->model, "Model to trace: " + model_names);
   CLI::Option* check =
       cmd->add_option("--check", opts->check, "Read and validate a trace file, print a summary");
