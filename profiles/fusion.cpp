@@ -14,25 +14,6 @@
 namespace mutwo::profiles {
 namespace {
 
-// The fused layout a leaf needs when read at position `input` of an op of `kind` (op_kind.hpp):
-// "channel" kinds take images and activations concatenated on dim 1 and their weights (conv W and
-// bias, batch-norm gamma and beta) concatenated on dim 0; every other operand is stacked.
-FuseAxis layout_for_use(OpKind kind, size_t input) {
-  switch (kind) {
-    case OpKind::conv2d:
-    case OpKind::batchnorm2d:
-      return input == 0 ? FuseAxis::dim1 : FuseAxis::dim0;
-    case OpKind::max_pool2d:
-    case OpKind::adaptive_avg_pool2d:
-    case OpKind::flatten:
-      return FuseAxis::dim1;
-    case OpKind::class_token_concat:  // patches in channel layout, class token W stacked
-      return input == 0 ? FuseAxis::dim1 : FuseAxis::stack;
-    default:
-      return FuseAxis::stack;
-  }
-}
-
 std::string_view axis_name(FuseAxis axis) {
   switch (axis) {
     case FuseAxis::stack:
@@ -89,7 +70,7 @@ std::vector<std::optional<FuseAxis>> leaf_layouts(const Graph& g) {
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const Tensor& t = g.tensor(op.inputs[i]);
       if (t.producer != kNoId) continue;
-      const FuseAxis axis = layout_for_use(op.kind, i);
+      const FuseAxis axis = fused_layout_for_use(op.kind, i);
       auto& slot = axes[static_cast<size_t>(t.id)];
       if (slot && *slot != axis) {
         throw GraphError(fmt::format(
@@ -104,6 +85,24 @@ std::vector<std::optional<FuseAxis>> leaf_layouts(const Graph& g) {
 }
 
 }  // namespace
+
+// "Channel" kinds take images and activations concatenated on dim 1 and their weights (conv W and
+// bias, batch-norm gamma and beta) concatenated on dim 0; every other operand is stacked.
+FuseAxis fused_layout_for_use(OpKind kind, size_t input) {
+  switch (kind) {
+    case OpKind::conv2d:
+    case OpKind::batchnorm2d:
+      return input == 0 ? FuseAxis::dim1 : FuseAxis::dim0;
+    case OpKind::max_pool2d:
+    case OpKind::adaptive_avg_pool2d:
+    case OpKind::flatten:
+      return FuseAxis::dim1;
+    case OpKind::class_token_concat:  // patches in channel layout, class token W stacked
+      return input == 0 ? FuseAxis::dim1 : FuseAxis::stack;
+    default:
+      return FuseAxis::stack;
+  }
+}
 
 Graph horizontal_fuse(const Graph& forward, int32_t width) {
   validate(forward);

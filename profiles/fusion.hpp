@@ -2,9 +2,11 @@
 // Horizontal fusion (HFTA, Wang et al. MLSys 2021): k copies of one architecture -> one Graph of
 // width k. Layouts per kind are in op_kind.hpp: linear -> batched matmul, conv -> grouped conv,
 // norms, embeddings and optimizer hyper-parameters per model.
+#include <cstddef>
 #include <cstdint>
 
 #include "profiles/graph.hpp"
+#include "profiles/graph_builder.hpp"
 
 namespace mutwo::profiles {
 
@@ -12,5 +14,10 @@ namespace mutwo::profiles {
 // inference with fused leaf layouts. Throws GraphError if the graph is already fused or holds an
 // opaque op (imported traces cannot be fused).
 Graph horizontal_fuse(const Graph& forward, int32_t width);
+
+// The fused layout a leaf (input, label, weight) has when read at position `input` of an op of
+// `kind`: "channel" kinds (conv2d, batchnorm2d, pooling, flatten, the ViT patches) take activations
+// on dim 1 and their weights on dim 0; every other operand is stacked (op_kind.hpp).
+FuseAxis fused_layout_for_use(OpKind kind, size_t input);
 
 }  // namespace mutwo::profiles

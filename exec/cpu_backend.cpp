@@ -1,0 +1,115 @@
+// The CPU backend: the Schedule's streams run in issue order on the calling thread, so waits are
+// already met; swaps copy into host buffers; timing is wall clock (steady_clock).
+#include <chrono>
+#include <map>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "exec/device_backend.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class CpuBackend final : public DeviceBackend {
+ public:
+  at::Device device() const override { return at::Device(at::kCPU); }
+  std::string name() const override { return "cpu"; }
+  bool is_cuda() const override { return false; }
+
+  void before(const profiles::Instruction&) override {}
+  void after(const profiles::Instruction&) override {}
+  void end_step() override {}
+  void synchronize() override {}
+
+  // Buffers are pooled by byte size: a step's swaps reuse the previous step's buffers.
+  at::Tensor host_buffer(const at::Tensor& like) override {
+    const int64_t bytes = static_cast<int64_t>(like.nbytes());
+    auto& free_list = free_[bytes];
+    at::Tensor raw;
+    if (free_list.empty()) {
+      raw = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
+    } else {
+      raw = free_list.back();
+      free_list.pop_back();
+    }
+    in_use_.push_back(raw);
+    return raw.view(like.scalar_type()).view(like.sizes());
+  }
+  void release_host_buffers() override {
+    for (at::Tensor& raw : in_use_) free_[static_cast<int64_t>(raw.nbytes())].push_back(raw);
+    in_use_.clear();
+  }
+  void note_use(const at::Tensor&, int32_t) override {}
+
+  void start_step_timer() override { step_start_ns_ = now_ns(); }
+  int64_t stop_step_timer_ns() override { return now_ns() - step_start_ns_; }
+  void start_op_timer(profiles::OpId) override { op_start_ns_ = now_ns(); }
+  void stop_op_timer(profiles::OpId op) override {
+    op_ns_.at(static_cast<size_t>(op)) += now_ns() - op_start_ns_;
+  }
+  int64_t op_time_ns(profiles::OpId op) override { return op_ns_.at(static_cast<size_t>(op)); }
+  void reset_op_timers(size_t op_count) override { op_ns_.assign(op_count, 0); }
+
+  void reset_peak_memory() override {}
+  std::optional<int64_t> peak_allocated_bytes() override { return std::nullopt; }
+  std::optional<int64_t> total_memory_bytes() override { return std::nullopt; }
+  void set_memory_fraction(double fraction) override {
+    throw Error(
+        fmt::format("a memory cap as a fraction ({}) needs a CUDA device; on the cpu give the "
+                    "limit in bytes (e.g. --memory-cap 2GiB)",
+                    fraction));
+  }
+  bool is_out_of_memory(const std::exception& error) const override {
+    // A failed host allocation: c10's "DefaultCPUAllocator: can't allocate memory".
+    return dynamic_cast<const std::bad_alloc*>(&error) != nullptr ||
+           std::string_view(error.what()).find("can't allocate memory") != std::string_view::npos;
+  }
+
+ private:
+  std::map<int64_t, std::vector<at::Tensor>> free_;
+  std::vector<at::Tensor> in_use_;
+  int64_t step_start_ns_ = 0;
+  int64_t op_start_ns_ = 0;
+  std::vector<int64_t> op_ns_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
+
+std::unique_ptr<DeviceBackend> make_backend(std::string_view device) {
+  if (device == "cpu") return make_cpu_backend();
+  if (device == "cuda" || device.starts_with("cuda:")) {
+    int index = 0;
+    if (device.size() > 5) {
+      const std::string digits(device.substr(5));
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw Error(fmt::format("device '{}': expected cuda:N with N a device index", device));
+      }
+      index = std::stoi(digits);
+    }
+#ifdef MUTWO_WITH_CUDA
+    return make_cuda_backend(index);
+#else
+    (void)index;
+    throw Error(
+        fmt::format("device '{}' needs mutwo built against a LibTorch with CUDA (MUTWO_WITH_CUDA); "
+                    "this build is CPU-only, e.g. Debian's libtorch-dev (scripts/device-check.sh builds "
+                    "against PyTorch's LibTorch on a GPU machine)",
+                    device));
+#endif
+  }
+  throw Error(fmt::format("unknown device '{}'; valid: cpu, cuda, cuda:N", device));
+}
+
+}  // namespace mutwo::exec

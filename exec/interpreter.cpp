@@ -1,0 +1,328 @@
+#include "exec/interpreter.hpp"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "exec/leaf_init.hpp"
+#include "exec/torch_types.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+using profiles::InstrKind;
+using profiles::TensorRole;
+
+constexpr int64_t kBlockBytes = 512;
+
+bool is_step_input(TensorRole role) {
+  return role == TensorRole::input || role == TensorRole::label;
+}
+
+std::string describe(const profiles::Graph& graph, const profiles::Instruction& instruction) {
+  if (profiles::runs_op(instruction.kind)) {
+    const profiles::Op& op = graph.op(instruction.op);
+    return fmt::format("instruction {} ({} op {} '{}')", instruction.id,
+                       profiles::instr_kind_name(instruction.kind), op.id, op.name);
+  }
+  const profiles::Tensor& t = graph.tensor(instruction.tensor);
+  return fmt::format("instruction {} ({} tensor {} '{}')", instruction.id,
+                     profiles::instr_kind_name(instruction.kind), t.id, t.name);
+}
+
+}  // namespace
+
+int64_t rounded_allocation_bytes(int64_t bytes) {
+  return (bytes + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
+}
+
+Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& backend,
+                         InterpreterOptions options)
+    : schedule_(schedule), graph_(schedule.graph), backend_(backend), options_(options) {
+  profiles::validate_schedule(schedule_);
+  for (const profiles::Instruction& instruction : schedule_.instructions) {
+    if (!profiles::runs_op(instruction.kind)) continue;
+    const profiles::Op& op = graph_.op(instruction.op);
+    if (builtin_kernels()[static_cast<size_t>(op.kind)] == nullptr) {
+      throw Error(
+          fmt::format("op {} '{}' of graph '{}' has kind '{}', which mutwo cannot execute (an imported op "
+                      "of unknown semantics); only graphs of known kinds run",
+                      op.id, op.name, graph_.name, profiles::kind_name(op.kind)));
+    }
+  }
+  axes_ = model_axes(graph_);
+
+  // Global model indices: sub-arrays hold consecutive models in schedule order.
+  const size_t op_count = graph_.ops.size();
+  op_model_base_.assign(op_count, options_.first_model);
+  models_ = 0;
+  for (const profiles::SubArray& s : schedule_.sub_arrays) {
+    for (profiles::OpId id = s.first_op; id < s.end_op; ++id) {
+      op_model_base_[static_cast<size_t>(id)] = options_.first_model + models_;
+    }
+    models_ += s.width;
+  }
+  if (schedule_.sub_arrays.empty()) models_ = graph_.width;
+
+  cache_.resize(op_count);
+  runtime_.resize(op_count);
+  for (size_t k = 0; k < op_count; ++k) {
+    OpRuntime& r = runtime_[k];
+    r.first_model = op_model_base_[k];
+    r.base_name = base_name(graph_.ops[k].name);
+    r.seed = options_.seed;
+    r.axes = &axes_;
+    r.cache = &cache_[k];
+  }
+
+  const size_t tensor_count = graph_.tensors.size();
+  device_.resize(tensor_count);
+  host_.resize(tensor_count);
+  step_input_.resize(tensor_count);
+  alloc_stream_.assign(tensor_count, profiles::kComputeStream);
+  loss_values_.resize(tensor_count);
+  rounded_bytes_.resize(tensor_count);
+  const at::Device device = backend_.device();
+  for (size_t i = 0; i < tensor_count; ++i) {
+    const profiles::Tensor& t = graph_.tensors[i];
+    rounded_bytes_[i] = rounded_allocation_bytes(t.bytes);
+    if (!profiles::is_persistent(t.role) && !is_step_input(t.role)) continue;
+    const profiles::OpId first_reader = t.consumers.empty() ? t.producer : t.consumers.front();
+    const int32_t first_model = first_reader == profiles::kNoId
+                                    ? options_.first_model
+                                    : op_model_base_[static_cast<size_t>(first_reader)];
+    at::Tensor value = initial_leaf_value(graph_, t.id, axes_, first_model, options_.seed, device);
+    if (is_step_input(t.role)) {
+      // Kept on the host and uploaded at every step's start, as a data loader would.
+      value = value.cpu();
+      if (backend_.is_cuda()) value = value.pin_memory();
+      step_input_[i] = value;
+    } else {
+      device_[i] = value;
+    }
+  }
+}
+
+void Interpreter::set_tensor(profiles::TensorId id, const at::Tensor& value) {
+  const profiles::Tensor& t = graph_.tensor(id);
+  if (is_step_input(t.role)) {
+    step_input_.at(static_cast<size_t>(id)) = value.cpu().clone();
+  } else if (profiles::is_persistent(t.role)) {
+    device_.at(static_cast<size_t>(id)) = value.to(backend_.device()).clone();
+  } else {
+    throw Error(fmt::format("tensor {} '{}' has role {}; only persistent state and inputs can be set", id,
+                            t.name, profiles::role_name(t.role)));
+  }
+}
+
+void Interpreter::upload_step_inputs() {
+  in_use_bytes_ = 0;
+  for (size_t i = 0; i < graph_.tensors.size(); ++i) {
+    const profiles::Tensor& t = graph_.tensors[i];
+    if (is_step_input(t.role)) {
+      device_[i] = step_input_[i].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
+      alloc_stream_[i] = profiles::kComputeStream;
+    }
+    if (is_step_input(t.role) || profiles::is_persistent(t.role)) in_use_bytes_ += rounded_bytes_[i];
+  }
+  peak_bytes_ = in_use_bytes_;
+  peak_instruction_ = profiles::kNoId;
+}
+
+void Interpreter::allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what) {
+  if (options_.memory_limit_bytes > 0 && in_use_bytes_ + bytes > options_.memory_limit_bytes) {
+    throw OutOfMemory{
+        instruction.id,
+        fmt::format("out of memory at {}: {} B for {} with {} B in use would exceed the {} B limit",
+                    describe(graph_, instruction), bytes, what, in_use_bytes_, options_.memory_limit_bytes)};
+  }
+  in_use_bytes_ += bytes;
+  if (in_use_bytes_ > peak_bytes_) {
+    peak_bytes_ = in_use_bytes_;
+    peak_instruction_ = instruction.id;
+  }
+}
+
+void Interpreter::release_tensor(profiles::TensorId id) {
+  at::Tensor& t = device_[static_cast<size_t>(id)];
+  if (!t.defined()) return;
+  in_use_bytes_ -= rounded_bytes_[static_cast<size_t>(id)];
+  t.reset();
+}
+
+void Interpreter::run_op(const profiles::Instruction& instruction, bool recompute) {
+  const profiles::Op& op = graph_.op(instruction.op);
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(op.inputs.size());
+  for (profiles::TensorId id : op.inputs) {
+    const at::Tensor& t = device_[static_cast<size_t>(id)];
+    if (!t.defined()) {
+      throw Error(fmt::format("{} reads tensor {} '{}', which is not resident", describe(graph_, instruction),
+                              id, graph_.tensor(id).name));
+    }
+    if (alloc_stream_[static_cast<size_t>(id)] != instruction.stream)
+      backend_.note_use(t, instruction.stream);
+    inputs.push_back(t);
+  }
+  // Allocation as the simulator counts it: outputs not resident, plus the workspace.
+  int64_t bytes = rounded_allocation_bytes(op.workspace_bytes);
+  for (profiles::TensorId id : op.outputs) {
+    if (!device_[static_cast<size_t>(id)].defined()) bytes += rounded_bytes_[static_cast<size_t>(id)];
+  }
+  allocate(bytes, instruction, "its outputs and workspace");
+  if (!recompute) {
+    // A resident gradient is overwritten: release the old copy first (its bytes stay accounted).
+    for (profiles::TensorId id : op.outputs) device_[static_cast<size_t>(id)].reset();
+  }
+  const KernelContext context{graph_, op, inputs, runtime_[static_cast<size_t>(op.id)]};
+  const bool timed = options_.time_ops && !recompute;
+  if (timed) backend_.start_op_timer(op.id);
+  std::vector<at::Tensor> outputs = run_kernel(context);
+  if (timed) backend_.stop_op_timer(op.id);
+  in_use_bytes_ -= rounded_allocation_bytes(op.workspace_bytes);
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto id = static_cast<size_t>(op.outputs[i]);
+    if (recompute && device_[id].defined()) continue;  // still resident: the recomputed copy is dropped
+    device_[id] = std::move(outputs[i]);
+    alloc_stream_[id] = instruction.stream;
+    if (!recompute) host_[id].reset();  // a host copy of an older value is stale
+    if (graph_.tensors[id].role == TensorRole::loss) loss_values_[id] = device_[id];
+  }
+  if (op.phase == profiles::Phase::optimizer) {
+    for (profiles::TensorId id : op.inputs) host_[static_cast<size_t>(id)].reset();  // updated in place
+  }
+}
+
+void Interpreter::execute(const profiles::Instruction& instruction) {
+  switch (instruction.kind) {
+    case InstrKind::compute:
+      run_op(instruction, false);
+      return;
+    case InstrKind::recompute:
+      run_op(instruction, true);
+      return;
+    case InstrKind::swap_out: {
+      const auto id = static_cast<size_t>(instruction.tensor);
+      const at::Tensor& t = device_[id];
+      at::Tensor host = backend_.host_buffer(t);
+      if (alloc_stream_[id] != instruction.stream) backend_.note_use(t, instruction.stream);
+      host.copy_(t, /*non_blocking=*/true);
+      host_[id] = host;
+      return;
+    }
+    case InstrKind::swap_in: {
+      const auto id = static_cast<size_t>(instruction.tensor);
+      const profiles::Tensor& ir = graph_.tensors[id];
+      if (!host_[id].defined()) {
+        throw Error(fmt::format("{}: tensor {} '{}' has no host copy", describe(graph_, instruction), ir.id,
+                                ir.name));
+      }
+      allocate(rounded_bytes_[id], instruction, "the swapped-in tensor");
+      at::Tensor t =
+          at::empty(ir.shape, at::TensorOptions().dtype(scalar_type(ir.dtype)).device(backend_.device()));
+      t.copy_(host_[id], /*non_blocking=*/true);
+      device_[id] = t;
+      alloc_stream_[id] = instruction.stream;
+      return;
+    }
+    case InstrKind::free:
+      release_tensor(instruction.tensor);
+      return;
+  }
+}
+
+void Interpreter::issue_instructions(profiles::InstrId* current) {
+  for (const profiles::Instruction& instruction : schedule_.instructions) {
+    *current = instruction.id;
+    backend_.before(instruction);
+    execute(instruction);
+    backend_.after(instruction);
+  }
+  backend_.end_step();
+}
+
+void Interpreter::issue_step() {
+  for (OpRuntime& r : runtime_) r.optimizer_step = step_;
+  profiles::InstrId current = profiles::kNoId;
+  upload_step_inputs();
+  issue_instructions(&current);
+}
+
+std::vector<double> Interpreter::read_losses() const {
+  std::vector<double> losses(static_cast<size_t>(models_), 0.0);
+  for (size_t i = 0; i < loss_values_.size(); ++i) {
+    if (!loss_values_[i].defined()) continue;
+    const profiles::Tensor& t = graph_.tensors[i];
+    const int32_t base = (t.producer == profiles::kNoId ? options_.first_model
+                                                        : op_model_base_[static_cast<size_t>(t.producer)]) -
+                         options_.first_model;
+    const at::Tensor values = loss_values_[i].to(at::kDouble).cpu().reshape({-1});
+    for (int64_t j = 0; j < values.numel(); ++j) {
+      losses.at(static_cast<size_t>(base + j)) += values[j].item<double>();
+    }
+  }
+  return losses;
+}
+
+void Interpreter::release_transients() {
+  for (size_t i = 0; i < graph_.tensors.size(); ++i) {
+    const profiles::Tensor& t = graph_.tensors[i];
+    host_[i].reset();
+    loss_values_[i].reset();
+    if (profiles::is_persistent(t.role)) {
+      // A step stopped between releasing a gradient and writing it leaves it missing: zero it.
+      if (!device_[i].defined()) {
+        device_[i] =
+            at::zeros(t.shape, at::TensorOptions().dtype(scalar_type(t.dtype)).device(backend_.device()));
+      }
+      continue;
+    }
+    device_[i].reset();
+  }
+  backend_.release_host_buffers();
+}
+
+StepResult Interpreter::step() {
+  StepResult result;
+  profiles::InstrId current = profiles::kNoId;
+  if (options_.time_ops) backend_.reset_op_timers(graph_.ops.size());
+  for (OpRuntime& r : runtime_) r.optimizer_step = step_;
+  try {
+    upload_step_inputs();
+    result.resident_bytes = in_use_bytes_;
+    backend_.start_step_timer();
+    issue_instructions(&current);
+    result.step_time_ns = backend_.stop_step_timer_ns();
+    result.losses = read_losses();
+  } catch (const OutOfMemory& oom) {
+    result.oom = true;
+    result.oom_instruction = oom.instruction;
+    result.oom_message = oom.message;
+  } catch (const std::exception& error) {
+    if (!backend_.is_out_of_memory(error)) {
+      backend_.end_step();
+      backend_.synchronize();
+      release_transients();
+      throw;
+    }
+    result.oom = true;
+    result.oom_instruction = current;
+    result.oom_message = fmt::format(
+        "out of memory at {}: {}",
+        current == profiles::kNoId ? std::string("the step's start")
+                                   : describe(graph_, schedule_.instructions[static_cast<size_t>(current)]),
+        std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
+  }
+  if (result.oom) {
+    backend_.end_step();
+    backend_.synchronize();
+  }
+  result.accounted_peak_bytes = peak_bytes_;
+  result.peak_instruction = peak_instruction_;
+  release_transients();
+  ++step_;
+  return result;
+}
+
+}  // namespace mutwo::exec

@@ -1,0 +1,111 @@
+#pragma once
+// The Schedule interpreter: executes compute, recompute, swap_out, swap_in and free exactly as
+// listed (profiles/schedule.hpp's residency model), on a DeviceBackend, one training step per
+// step() call. Persistent state (weights, gradients, optimizer state) lives across steps; inputs
+// and labels are uploaded again at the start of every step.
+//
+// Memory accounting follows the simulator's rules (sim/memory_simulator.hpp): each live tensor
+// counts its bytes rounded up to 512 B; weights, gradients, optimizer state, inputs and labels
+// from the step's start; an op's non-resident outputs and its workspace from its start (the
+// workspace until its end); a swap_in's tensor from its start; a free releases. A resident
+// gradient an op writes is overwritten in place (released just before the op, so the device's
+// allocator never holds two copies). With a limit, an allocation that would take the accounted
+// bytes over it stops the step as out of memory — how a smaller device is emulated on the CPU.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "exec/device_backend.hpp"
+#include "exec/kernel.hpp"
+#include "profiles/schedule.hpp"
+
+namespace mutwo::exec {
+
+struct InterpreterOptions {
+  uint64_t seed = 0;               // leaf values and dropout masks (leaf_init.hpp, kernel.hpp)
+  int64_t memory_limit_bytes = 0;  // accounted cap; <= 0: none
+  bool time_ops = false;           // time every compute (the profiler); adds a sync per op on CUDA
+  // Global index of the schedule's first model in the model array: seeds leaves and dropout, so a
+  // schedule of model m alone starts and draws as model m of a larger array does.
+  int32_t first_model = 0;
+};
+
+struct StepResult {
+  bool oom = false;
+  profiles::InstrId oom_instruction = profiles::kNoId;
+  std::string oom_message;
+  std::vector<double> losses;        // per model of the array: the sum of its loss tensors
+  int64_t accounted_peak_bytes = 0;  // highest accounted bytes in the step
+  profiles::InstrId peak_instruction = profiles::kNoId;
+  int64_t resident_bytes = 0;  // accounted bytes at the step's start
+  int64_t step_time_ns = 0;    // from the first instruction's issue to the device's completion
+};
+
+class Interpreter {
+ public:
+  // Validates the schedule (profiles::validate_schedule), then allocates and initialises the
+  // persistent state on the backend's device. Throws mutwo::Error on an invalid schedule or an
+  // op kind without a kernel (naming the op) before running anything.
+  Interpreter(const profiles::Schedule& schedule, DeviceBackend& backend, InterpreterOptions options = {});
+
+  // Runs one training step. An out-of-memory error (accounted limit or the device's allocator) is
+  // caught and reported in the result; the step's transient tensors are released either way.
+  // Only the OOM is caught: other errors propagate.
+  StepResult step();
+
+  // Issues one step's instructions without reading results (CUDA-graph capture issues this once).
+  void issue_step();
+
+  int64_t steps_done() const { return step_ - 1; }
+  int32_t model_count() const { return models_; }
+  // The device tensor of a persistent or resident tensor (undefined when not resident).
+  const at::Tensor& tensor(profiles::TensorId id) const { return device_.at(static_cast<size_t>(id)); }
+  // Replaces a persistent tensor's value (tests start two interpreters from the same state).
+  void set_tensor(profiles::TensorId id, const at::Tensor& value);
+  const profiles::Schedule& schedule() const { return schedule_; }
+  DeviceBackend& backend() { return backend_; }
+
+ private:
+  struct OutOfMemory {
+    profiles::InstrId instruction;
+    std::string message;
+  };
+
+  void upload_step_inputs();
+  void issue_instructions(profiles::InstrId* current);
+  void execute(const profiles::Instruction& instruction);
+  void run_op(const profiles::Instruction& instruction, bool recompute);
+  void allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what);
+  void release_tensor(profiles::TensorId id);
+  void release_transients();
+  std::vector<double> read_losses() const;
+
+  const profiles::Schedule& schedule_;
+  const profiles::Graph& graph_;
+  DeviceBackend& backend_;
+  InterpreterOptions options_;
+  std::vector<ModelAxis> axes_;
+  std::vector<OpRuntime> runtime_;              // per op
+  std::vector<std::vector<at::Tensor>> cache_;  // per op: kernel constants
+  std::vector<int32_t> op_first_model_;
+  std::vector<int32_t> op_model_base_;  // per op: first global model of its sub-array
+  int32_t models_ = 1;
+
+  std::vector<at::Tensor> device_;      // per tensor: device copy (undefined when not resident)
+  std::vector<at::Tensor> host_;        // per tensor: host copy from swap_out (this step)
+  std::vector<at::Tensor> step_input_;  // per input/label tensor: the value uploaded each step
+  std::vector<int32_t> alloc_stream_;   // per tensor: stream its device copy was allocated on
+  std::vector<int64_t> rounded_bytes_;
+  std::vector<at::Tensor> loss_values_;  // loss tensors of this step, by tensor id
+  int64_t in_use_bytes_ = 0;
+  int64_t peak_bytes_ = 0;
+  profiles::InstrId peak_instruction_ = profiles::kNoId;
+  int64_t step_ = 1;
+};
+
+// Rounds bytes up to the caching allocator's 512-B blocks (0 stays 0).
+int64_t rounded_allocation_bytes(int64_t bytes);
+
+}  // namespace mutwo::exec

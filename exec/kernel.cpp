@@ -1,0 +1,113 @@
+#include "exec/kernel.hpp"
+
+#include <mutex>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "exec/torch_types.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::exec {
+
+bool KernelContext::needs_grad(size_t i) const {
+  const auto flags = profiles::attr_ints_or(op.attrs, "needs_grad", {}, op.name);
+  return i < flags.size() && flags[i] != 0;
+}
+
+double KernelContext::attr_double(std::string_view key, double fallback) const {
+  return profiles::attr_double_or(op.attrs, key, fallback, op.name);
+}
+
+int64_t KernelContext::attr_int(std::string_view key, int64_t fallback) const {
+  return profiles::attr_int_or(op.attrs, key, fallback, op.name);
+}
+
+at::Generator KernelContext::generator(int32_t model_in_op, uint64_t salt) const {
+  const at::Device device = inputs.empty() ? at::Device(at::kCPU) : inputs[0].device();
+  // A clone of the device's default generator is a fresh generator of the right kind (CPU or
+  // CUDA Philox) without naming device-specific headers here.
+  at::Generator base = at::globalContext().defaultGenerator(device);
+  at::Generator gen;
+  {
+    std::lock_guard<std::mutex> lock(base.mutex());
+    gen = base.clone();
+  }
+  const uint64_t model = static_cast<uint64_t>(runtime.first_model + model_in_op);
+  gen.set_current_seed(mix_seed(mix_seed(runtime.seed, model), mix_seed(fnv1a(runtime.base_name), salt)));
+  return gen;
+}
+
+at::TensorOptions KernelContext::options(size_t i) const {
+  return inputs[i].options();
+}
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+uint64_t mix_seed(uint64_t a, uint64_t b) {
+  uint64_t z = a + 0x9e3779b97f4a7c15ull + (b << 6) + (b >> 2) + b * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+const KernelTable& builtin_kernels() {
+  static const KernelTable table = [] {
+    KernelTable t{};
+    register_dense_kernels(t);
+    register_conv_kernels(t);
+    register_norm_kernels(t);
+    register_elementwise_kernels(t);
+    register_data_kernels(t);
+    register_recsys_kernels(t);
+    register_loss_kernels(t);
+    register_optimizer_kernels(t);
+    return t;
+  }();
+  return table;
+}
+
+std::vector<at::Tensor> run_kernel(const KernelContext& context) {
+  const profiles::Op& op = context.op;
+  const KernelFn fn = builtin_kernels()[static_cast<size_t>(op.kind)];
+  if (fn == nullptr) {
+    throw Error(
+        fmt::format("op {} '{}' has kind '{}', which mutwo cannot execute (no kernel: an imported "
+                    "op of unknown semantics)",
+                    op.id, op.name, profiles::kind_name(op.kind)));
+  }
+  std::vector<at::Tensor> outputs = fn(context);
+  if (outputs.size() != op.outputs.size()) {
+    throw Error(fmt::format("kernel of op {} '{}' ({}) returned {} outputs, the graph lists {}", op.id,
+                            op.name, profiles::kind_name(op.kind), outputs.size(), op.outputs.size()));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const profiles::Tensor& ir = context.output_ir(i);
+    at::Tensor& out = outputs[i];
+    const c10::ScalarType want = scalar_type(ir.dtype);
+    // ATen keeps norm statistics in the accumulation type; the graph states the stored type.
+    if (out.scalar_type() != want) out = out.to(want);
+    if (out.sizes() != at::IntArrayRef(ir.shape)) {
+      throw Error(fmt::format("kernel of op {} '{}' ({}) made output {} '{}' of shape {}, the graph says {}",
+                              op.id, op.name, profiles::kind_name(op.kind), i, ir.name,
+                              fmt::join(out.sizes(), ","), profiles::shape_string(ir.shape)));
+    }
+    // Every output owns its memory, as the memory model assumes: views and aliases of an input
+    // (reshape, select, a gradient passed through) are copied.
+    bool aliased = !out.is_contiguous();
+    for (const at::Tensor& in : context.inputs) aliased = aliased || (in.defined() && out.is_alias_of(in));
+    for (size_t j = 0; j < i && !aliased; ++j) aliased = out.is_alias_of(outputs[j]);
+    if (aliased) out = out.clone(at::MemoryFormat::Contiguous);
+  }
+  return outputs;
+}
+
+}  // namespace mutwo::exec

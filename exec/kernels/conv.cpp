@@ -1,0 +1,110 @@
+// Convolution-family kernels: conv2d (a grouped convolution over k models when fused, HFTA),
+// max and adaptive average pooling, flatten; forward and backward.
+#include <ATen/ATen.h>
+
+#include "exec/kernel.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+std::vector<int64_t> ints(const KernelContext& c, std::string_view key, std::vector<int64_t> fallback) {
+  return profiles::attr_ints_or(c.op.attrs, key, std::move(fallback), c.op.name);
+}
+
+struct ConvParams {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+// Attributes of the forward op (a backward op carries a copy of them).
+ConvParams conv_params(const KernelContext& c) {
+  return {ints(c, "stride", {1, 1}), ints(c, "padding", {0, 0}), ints(c, "dilation", {1, 1}),
+          c.attr_int("groups", 1) * c.width()};
+}
+
+std::vector<at::Tensor> conv2d(const KernelContext& c) {
+  const ConvParams p = conv_params(c);
+  const at::Tensor bias = c.inputs.size() == 3 ? c.inputs[2] : at::Tensor();
+  return {at::convolution(c.inputs[0], c.inputs[1], bias, p.stride, p.padding, p.dilation, false, {0, 0},
+                          p.groups)};
+}
+
+// inputs [dY, x, W]; outputs dX, dW, db (at::convolution_backward's output_mask).
+std::vector<at::Tensor> conv2d_backward(const KernelContext& c) {
+  const ConvParams p = conv_params(c);
+  const at::Tensor& w = c.inputs[2];
+  const bool has_bias = c.forward().inputs.size() == 3;
+  const std::array<bool, 3> mask{c.needs_grad(0), c.needs_grad(1), has_bias && c.needs_grad(2)};
+  const std::vector<int64_t> bias_sizes{w.size(0)};
+  auto [dx, dw, db] = at::convolution_backward(
+      c.inputs[0], c.inputs[1], w, has_bias ? at::OptionalIntArrayRef(bias_sizes) : c10::nullopt, p.stride,
+      p.padding, p.dilation, false, {0, 0}, p.groups, mask);
+  std::vector<at::Tensor> out;
+  if (mask[0]) out.push_back(dx);
+  if (mask[1]) out.push_back(dw);
+  if (mask[2]) out.push_back(db);
+  return out;
+}
+
+struct PoolParams {
+  std::vector<int64_t> kernel, stride, padding;
+};
+
+PoolParams pool_params(const KernelContext& c) {
+  const auto kernel = profiles::attr_ints(c.op.attrs, "kernel", c.op.name);
+  return {kernel, ints(c, "stride", kernel), ints(c, "padding", {0, 0})};
+}
+
+std::vector<at::Tensor> max_pool2d(const KernelContext& c) {
+  const PoolParams p = pool_params(c);
+  auto [y, indices] = at::max_pool2d_with_indices(c.inputs[0], p.kernel, p.stride, p.padding, {1, 1}, false);
+  return {y, indices};
+}
+
+// inputs [dY, x, indices].
+std::vector<at::Tensor> max_pool2d_backward(const KernelContext& c) {
+  const PoolParams p = pool_params(c);
+  return {at::max_pool2d_with_indices_backward(c.inputs[0], c.inputs[1], p.kernel, p.stride, p.padding,
+                                               {1, 1}, false, c.inputs[2])};
+}
+
+std::vector<at::Tensor> adaptive_avg_pool2d(const KernelContext& c) {
+  return {at::_adaptive_avg_pool2d(c.inputs[0], {1, 1})};
+}
+
+// inputs [dY, x].
+std::vector<at::Tensor> adaptive_avg_pool2d_backward(const KernelContext& c) {
+  return {at::_adaptive_avg_pool2d_backward(c.inputs[0], c.inputs[1])};
+}
+
+// [B,C,1,1] -> [B,C]; fused [B,k*C,1,1] -> [k,B,C] (channel layout to stacked).
+std::vector<at::Tensor> flatten(const KernelContext& c) {
+  const at::Tensor& x = c.inputs[0];
+  if (!c.fused()) return {x.flatten(1)};
+  const int64_t k = c.width();
+  return {x.reshape({x.size(0), k, x.size(1) / k}).transpose(0, 1).contiguous()};
+}
+
+// inputs [dY]; output of the forward input's shape.
+std::vector<at::Tensor> flatten_backward(const KernelContext& c) {
+  const at::Tensor& g = c.inputs[0];
+  const auto& shape = c.output_ir(0).shape;
+  if (!c.fused()) return {g.reshape(shape)};
+  return {g.transpose(0, 1).reshape(shape)};
+}
+
+}  // namespace
+
+void register_conv_kernels(KernelTable& table) {
+  using profiles::OpKind;
+  table[static_cast<size_t>(OpKind::conv2d)] = conv2d;
+  table[static_cast<size_t>(OpKind::conv2d_backward)] = conv2d_backward;
+  table[static_cast<size_t>(OpKind::max_pool2d)] = max_pool2d;
+  table[static_cast<size_t>(OpKind::max_pool2d_backward)] = max_pool2d_backward;
+  table[static_cast<size_t>(OpKind::adaptive_avg_pool2d)] = adaptive_avg_pool2d;
+  table[static_cast<size_t>(OpKind::adaptive_avg_pool2d_backward)] = adaptive_avg_pool2d_backward;
+  table[static_cast<size_t>(OpKind::flatten)] = flatten;
+  table[static_cast<size_t>(OpKind::flatten_backward)] = flatten_backward;
+}
+
+}  // namespace mutwo::exec

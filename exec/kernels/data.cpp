@@ -1,0 +1,108 @@
+// Data-movement kernels: embedding (one gather per model when fused: model m's indices are
+// offset by m * V into the flattened [k*V,H] table), the ViT class token, token select.
+#include <ATen/ATen.h>
+
+#include "exec/kernel.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+// indices [k,...] + m * rows for model m: rows of model m in a [k*rows, H] table.
+at::Tensor offset_indices(const at::Tensor& indices, int64_t k, int64_t rows) {
+  std::vector<int64_t> shape(static_cast<size_t>(indices.dim()), 1);
+  shape[0] = k;
+  return indices + at::arange(k, indices.options()).mul_(rows).reshape(shape);
+}
+
+// nn.Embedding: inputs indices, W [V,H] (fused [k,V,H]).
+std::vector<at::Tensor> embedding(const KernelContext& c) {
+  const at::Tensor& indices = c.inputs[0];
+  const at::Tensor& w = c.inputs[1];
+  if (!c.fused()) return {at::embedding(w, indices)};
+  const int64_t k = w.size(0), rows = w.size(1);
+  return {at::embedding(w.reshape({k * rows, w.size(2)}), offset_indices(indices, k, rows))};
+}
+
+// embedding_dense_backward of dY [...,H] into a zero [V,H] table (V from the weight gradient's
+// shape: the forward weight is not an input of the backward).
+at::Tensor dense_table_grad(const KernelContext& c, const at::Tensor& gy, const at::Tensor& indices) {
+  const auto& shape = c.output_ir(0).shape;  // [V,H] or [k,V,H]
+  if (!c.fused()) return at::embedding_dense_backward(gy, indices, shape[0], -1, false);
+  const int64_t k = shape[0], rows = shape[1];
+  return at::embedding_dense_backward(gy, offset_indices(indices, k, rows), k * rows, -1, false)
+      .reshape(shape);
+}
+
+// inputs [dY, indices]; output dW.
+std::vector<at::Tensor> embedding_backward(const KernelContext& c) {
+  return {dense_table_grad(c, c.inputs[0], c.inputs[1])};
+}
+
+// ViT: patches [B,C,h,w] -> tokens [B,h*w,C] with the class token W [1,1,C] prepended; fused:
+// patches [B,k*C,h,w] (channel layout), W [k,1,1,C] -> [k,B,1+h*w,C] (stacked).
+std::vector<at::Tensor> class_token_concat(const KernelContext& c) {
+  const at::Tensor& patches = c.inputs[0];
+  const at::Tensor& token = c.inputs[1];
+  const int64_t b = patches.size(0), hw = patches.size(2) * patches.size(3), ch = token.size(-1);
+  if (!c.fused()) {
+    const at::Tensor tokens = patches.flatten(2).transpose(1, 2);
+    return {at::cat({token.expand({b, 1, ch}), tokens}, 1)};
+  }
+  const int64_t k = c.width();
+  const at::Tensor tokens = patches.reshape({b, k, ch, hw}).permute({1, 0, 3, 2});
+  return {at::cat({token.expand({k, b, 1, ch}), tokens}, 2)};
+}
+
+// inputs [dY]; outputs d patches (a transposing copy), d token (row 0 summed over the batch).
+std::vector<at::Tensor> class_token_concat_backward(const KernelContext& c) {
+  const at::Tensor& gy = c.inputs[0];
+  const int64_t tokens_dim = gy.dim() - 2;
+  std::vector<at::Tensor> out;
+  size_t next = 0;
+  if (c.needs_grad(0)) {
+    const auto& shape = c.output_ir(next++).shape;  // [B,k*C,h,w]
+    const at::Tensor rows = gy.narrow(tokens_dim, 1, gy.size(tokens_dim) - 1);
+    if (!c.fused()) {
+      out.push_back(rows.transpose(1, 2).reshape(shape));
+    } else {
+      out.push_back(rows.permute({1, 0, 3, 2}).reshape(shape));  // [k,B,hw,C] -> [B,k,C,hw]
+    }
+  }
+  if (c.needs_grad(1)) {
+    out.push_back(gy.narrow(tokens_dim, 0, 1).sum(tokens_dim - 1, /*keepdim=*/true));
+  }
+  return out;
+}
+
+int64_t token_index(const KernelContext& c, int64_t tokens) {
+  const int64_t index = c.attr_int("index", 0);
+  return index < 0 ? index + tokens : index;
+}
+
+// x[:, index] of [..., T, C].
+std::vector<at::Tensor> select_token(const KernelContext& c) {
+  const at::Tensor& x = c.inputs[0];
+  return {x.select(-2, token_index(c, x.size(-2)))};
+}
+
+// inputs [dY]; dY scattered into zeros of the forward input's shape.
+std::vector<at::Tensor> select_token_backward(const KernelContext& c) {
+  const auto& shape = c.output_ir(0).shape;
+  at::Tensor dx = at::zeros(shape, c.inputs[0].options());
+  dx.select(-2, token_index(c, shape[shape.size() - 2])).copy_(c.inputs[0]);
+  return {dx};
+}
+
+}  // namespace
+
+void register_data_kernels(KernelTable& table) {
+  using profiles::OpKind;
+  table[static_cast<size_t>(OpKind::embedding)] = embedding;
+  table[static_cast<size_t>(OpKind::embedding_backward)] = embedding_backward;
+  table[static_cast<size_t>(OpKind::class_token_concat)] = class_token_concat;
+  table[static_cast<size_t>(OpKind::class_token_concat_backward)] = class_token_concat_backward;
+  table[static_cast<size_t>(OpKind::select_token)] = select_token;
+  table[static_cast<size_t>(OpKind::select_token_backward)] = select_token_backward;
+}
+
+}  // namespace mutwo::exec

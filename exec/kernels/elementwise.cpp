@@ -1,0 +1,173 @@
+// Elementwise kernels: activations (backward from what derivatives.yaml saves: relu, tanh and
+// sigmoid their result, the others their input), dropout with per-model seeded masks, add, mul,
+// softmax, and the gradient plumbing autodiff emits (sum_to_shape, accumulate_grad).
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+
+#include "exec/kernel.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+std::vector<at::Tensor> relu(const KernelContext& c) {
+  return {at::relu(c.inputs[0])};
+}
+std::vector<at::Tensor> relu6(const KernelContext& c) {
+  return {at::hardtanh(c.inputs[0], 0.0, 6.0)};
+}
+std::vector<at::Tensor> tanh(const KernelContext& c) {
+  return {at::tanh(c.inputs[0])};
+}
+std::vector<at::Tensor> sigmoid(const KernelContext& c) {
+  return {at::sigmoid(c.inputs[0])};
+}
+std::vector<at::Tensor> hardswish(const KernelContext& c) {
+  return {at::hardswish(c.inputs[0])};
+}
+std::vector<at::Tensor> hardsigmoid(const KernelContext& c) {
+  return {at::hardsigmoid(c.inputs[0])};
+}
+
+// attr approximate: 0 = erf, 1 = tanh (gelu_new).
+c10::string_view gelu_approximation(const KernelContext& c) {
+  return c.attr_int("approximate", 0) ? "tanh" : "none";
+}
+std::vector<at::Tensor> gelu(const KernelContext& c) {
+  return {at::gelu(c.inputs[0], gelu_approximation(c))};
+}
+
+// Backward inputs are [dY, saved].
+std::vector<at::Tensor> relu_backward(const KernelContext& c) {
+  return {at::threshold_backward(c.inputs[0], c.inputs[1], 0)};
+}
+std::vector<at::Tensor> relu6_backward(const KernelContext& c) {
+  return {at::hardtanh_backward(c.inputs[0], c.inputs[1], 0.0, 6.0)};
+}
+std::vector<at::Tensor> gelu_backward(const KernelContext& c) {
+  return {at::gelu_backward(c.inputs[0], c.inputs[1], gelu_approximation(c))};
+}
+std::vector<at::Tensor> tanh_backward(const KernelContext& c) {
+  return {at::tanh_backward(c.inputs[0], c.inputs[1])};
+}
+std::vector<at::Tensor> sigmoid_backward(const KernelContext& c) {
+  return {at::sigmoid_backward(c.inputs[0], c.inputs[1])};
+}
+std::vector<at::Tensor> hardswish_backward(const KernelContext& c) {
+  return {at::hardswish_backward(c.inputs[0], c.inputs[1])};
+}
+std::vector<at::Tensor> hardsigmoid_backward(const KernelContext& c) {
+  return {at::hardsigmoid_backward(c.inputs[0], c.inputs[1])};
+}
+
+// native_dropout's scale: 1 / (1 - p), 0 when everything is dropped.
+double dropout_scale(double p) {
+  return p < 1.0 ? 1.0 / (1.0 - p) : 0.0;
+}
+
+// The keep mask, one Bernoulli(1 - p) draw per model from that model's generator, laid out along
+// the model axis, so a fused op and the k unfused ops draw the same masks.
+at::Tensor dropout_mask(const KernelContext& c, double p) {
+  const at::Tensor& x = c.inputs[0];
+  const ModelAxis axis = c.axis(c.op.inputs[0]);
+  const int32_t k = c.width();
+  const std::vector<int64_t> shape = per_model_shape(x.sizes().vec(), axis, k);
+  const at::TensorOptions float_options = x.options().dtype(at::kFloat);
+  std::vector<at::Tensor> masks;
+  for (int32_t m = 0; m < k; ++m) {
+    // A new mask every training step, the same for a recompute within the step.
+    at::Generator gen = c.generator(m, static_cast<uint64_t>(c.runtime.optimizer_step));
+    masks.push_back(at::empty(shape, float_options).bernoulli_(1.0 - p, gen).to(at::kBool));
+  }
+  switch (axis) {
+    case ModelAxis::single:
+      return masks[0];
+    case ModelAxis::stack:
+      return at::stack(masks, 0);
+    case ModelAxis::dim0:
+      return at::cat(masks, 0);
+    case ModelAxis::dim1:
+      return at::cat(masks, 1);
+  }
+  return masks[0];
+}
+
+// native_dropout: outputs y = x * mask * scale and the mask.
+std::vector<at::Tensor> dropout(const KernelContext& c) {
+  const double p = c.attr_double("p", 0.5);
+  const at::Tensor mask = dropout_mask(c, p);
+  return {c.inputs[0].mul(mask).mul_(dropout_scale(p)), mask};
+}
+
+// inputs [dY, mask].
+std::vector<at::Tensor> dropout_backward(const KernelContext& c) {
+  return {at::native_dropout_backward(c.inputs[0], c.inputs[1], dropout_scale(c.attr_double("p", 0.5)))};
+}
+
+std::vector<at::Tensor> add(const KernelContext& c) {
+  return {at::add(c.inputs[0], c.inputs[1])};
+}
+std::vector<at::Tensor> mul(const KernelContext& c) {
+  return {at::mul(c.inputs[0], c.inputs[1])};
+}
+
+// inputs [dY, a, b]: da = dY b, db = sum_to(dY a, b's shape).
+std::vector<at::Tensor> mul_backward(const KernelContext& c) {
+  const at::Tensor& gy = c.inputs[0];
+  const at::Tensor& a = c.inputs[1];
+  const at::Tensor& b = c.inputs[2];
+  std::vector<at::Tensor> out;
+  if (c.needs_grad(0)) out.push_back(at::sum_to(gy * b, a.sizes()));
+  if (c.needs_grad(1)) out.push_back(at::sum_to(gy * a, b.sizes()));
+  return out;
+}
+
+std::vector<at::Tensor> softmax(const KernelContext& c) {
+  return {at::_softmax(c.inputs[0], -1, false)};
+}
+
+// inputs [dY, y].
+std::vector<at::Tensor> softmax_backward(const KernelContext& c) {
+  return {at::_softmax_backward_data(c.inputs[0], c.inputs[1], -1, c.inputs[1].scalar_type())};
+}
+
+// The gradient of a broadcast operand: the output gradient summed down to the operand's shape (a
+// copy when the shapes agree).
+std::vector<at::Tensor> sum_to_shape(const KernelContext& c) {
+  return {at::sum_to(c.inputs[0], c.output_ir(0).shape)};
+}
+
+std::vector<at::Tensor> accumulate_grad(const KernelContext& c) {
+  return {at::add(c.inputs[0], c.inputs[1])};
+}
+
+}  // namespace
+
+void register_elementwise_kernels(KernelTable& table) {
+  using profiles::OpKind;
+  auto set = [&table](OpKind kind, KernelFn fn) { table[static_cast<size_t>(kind)] = fn; };
+  set(OpKind::relu, relu);
+  set(OpKind::relu_backward, relu_backward);
+  set(OpKind::relu6, relu6);
+  set(OpKind::relu6_backward, relu6_backward);
+  set(OpKind::gelu, gelu);
+  set(OpKind::gelu_backward, gelu_backward);
+  set(OpKind::tanh, tanh);
+  set(OpKind::tanh_backward, tanh_backward);
+  set(OpKind::sigmoid, sigmoid);
+  set(OpKind::sigmoid_backward, sigmoid_backward);
+  set(OpKind::hardswish, hardswish);
+  set(OpKind::hardswish_backward, hardswish_backward);
+  set(OpKind::hardsigmoid, hardsigmoid);
+  set(OpKind::hardsigmoid_backward, hardsigmoid_backward);
+  set(OpKind::dropout, dropout);
+  set(OpKind::dropout_backward, dropout_backward);
+  set(OpKind::add, add);
+  set(OpKind::mul, mul);
+  set(OpKind::mul_backward, mul_backward);
+  set(OpKind::softmax, softmax);
+  set(OpKind::softmax_backward, softmax_backward);
+  set(OpKind::sum_to_shape, sum_to_shape);
+  set(OpKind::accumulate_grad, accumulate_grad);
+}
+
+}  // namespace mutwo::exec

@@ -1,0 +1,144 @@
+// Optimizer kernels: in-place SGD (momentum, L2), Adam (L2) and AdamW (decoupled decay) steps,
+// following torch.optim's single-tensor implementations. Hyper-parameters are per model (HFTA):
+// when a fused op's models share a value it is a scalar, as in torch.optim; otherwise a tensor
+// laid along the weight's model axis, so one set of kernels updates every model.
+#include <cmath>
+
+#include <ATen/ATen.h>
+
+#include "exec/kernel.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+// A hyper-parameter: a scalar when every model shares it, else a broadcastable per-model tensor.
+struct Hyper {
+  double scalar = 0.0;
+  at::Tensor per_model;  // undefined when uniform
+
+  bool uniform() const { return !per_model.defined(); }
+  bool any_nonzero() const { return uniform() ? scalar != 0.0 : true; }
+};
+
+// Values of attribute `key` as a tensor shaped to broadcast over the weight along its model axis:
+// [k,1,...] stacked, [k*C,1,...] for dim-0 chunks.
+at::Tensor per_model_tensor(const KernelContext& c, const std::vector<double>& values) {
+  const at::Tensor& w = c.inputs[0];
+  const int64_t k = static_cast<int64_t>(values.size());
+  at::Tensor t = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(w.options());
+  std::vector<int64_t> shape(static_cast<size_t>(w.dim()), 1);
+  if (c.axis(c.op.inputs[0]) == ModelAxis::dim0) t = t.repeat_interleave(w.size(0) / k);
+  shape[0] = t.size(0);
+  return t.reshape(shape);
+}
+
+// Cached per op (runtime.cache), in the order the kernel asks for them.
+Hyper hyper(const KernelContext& c, std::string_view key, size_t slot) {
+  const auto& values = profiles::attr_doubles(c.op.attrs, key, c.op.name);
+  bool uniform = true;
+  for (double v : values) uniform = uniform && v == values[0];
+  if (uniform || values.size() == 1) return {values[0], {}};
+  std::vector<at::Tensor>& cache = *c.runtime.cache;
+  if (cache.size() <= slot) cache.resize(slot + 1);
+  if (!cache[slot].defined()) cache[slot] = per_model_tensor(c, values);
+  return {0.0, cache[slot]};
+}
+
+// a * x for a hyper-parameter a.
+at::Tensor scaled(const Hyper& a, const at::Tensor& x) {
+  return a.uniform() ? x * a.scalar : x * a.per_model;
+}
+
+// inputs param, grad, momentum_buffer. torch.optim.SGD (dampening 0, no Nesterov): the first
+// step's buffer is a copy of the direction, later ones buf = momentum * buf + d.
+std::vector<at::Tensor> sgd_step(const KernelContext& c) {
+  at::Tensor p = c.inputs[0];
+  const at::Tensor& grad = c.inputs[1];
+  at::Tensor buf = c.inputs[2];
+  const Hyper lr = hyper(c, "lr", 0), momentum = hyper(c, "momentum", 1), decay = hyper(c, "weight_decay", 2);
+  at::Tensor d = grad;
+  if (decay.any_nonzero()) d = decay.uniform() ? grad.add(p, decay.scalar) : grad + decay.per_model * p;
+  if (momentum.any_nonzero()) {
+    if (c.runtime.optimizer_step == 1) {
+      buf.copy_(d);
+    } else if (momentum.uniform()) {
+      buf.mul_(momentum.scalar).add_(d);
+    } else {
+      buf.mul_(momentum.per_model).add_(d);
+    }
+    d = buf;
+  }
+  if (lr.uniform()) {
+    p.add_(d, -lr.scalar);
+  } else {
+    p.sub_(d * lr.per_model);
+  }
+  return {};
+}
+
+// inputs param, grad, exp_avg, exp_avg_sq. torch.optim.Adam / AdamW (not amsgrad).
+std::vector<at::Tensor> adam_like_step(const KernelContext& c, bool decoupled) {
+  at::Tensor p = c.inputs[0];
+  at::Tensor grad = c.inputs[1];
+  at::Tensor m = c.inputs[2];
+  at::Tensor v = c.inputs[3];
+  const Hyper lr = hyper(c, "lr", 0), beta1 = hyper(c, "beta1", 1), beta2 = hyper(c, "beta2", 2);
+  const Hyper eps = hyper(c, "eps", 3), decay = hyper(c, "weight_decay", 4);
+  const auto step = static_cast<double>(c.runtime.optimizer_step);
+  const bool uniform = lr.uniform() && beta1.uniform() && beta2.uniform() && eps.uniform() && decay.uniform();
+  if (uniform) {
+    if (decay.scalar != 0.0) {
+      if (decoupled) {
+        p.mul_(1.0 - lr.scalar * decay.scalar);
+      } else {
+        grad = grad.add(p, decay.scalar);
+      }
+    }
+    m.lerp_(grad, 1.0 - beta1.scalar);
+    v.mul_(beta2.scalar).addcmul_(grad, grad, 1.0 - beta2.scalar);
+    const double bias_correction1 = 1.0 - std::pow(beta1.scalar, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2.scalar, step);
+    const double step_size = lr.scalar / bias_correction1;
+    const at::Tensor denom = (v.sqrt() / std::sqrt(bias_correction2)).add_(eps.scalar);
+    p.addcdiv_(m, denom, -step_size);
+    return {};
+  }
+  // Per-model hyper-parameters: the same update with broadcast tensors.
+  const auto as_tensor = [&p](const Hyper& h) {
+    return h.uniform() ? at::full({}, h.scalar, p.options()) : h.per_model;
+  };
+  const at::Tensor lr_t = as_tensor(lr), b1 = as_tensor(beta1), b2 = as_tensor(beta2), eps_t = as_tensor(eps);
+  if (decay.any_nonzero()) {
+    const at::Tensor wd = as_tensor(decay);
+    if (decoupled) {
+      p.mul_(1.0 - lr_t * wd);
+    } else {
+      grad = grad + wd * p;
+    }
+  }
+  m.lerp_(grad, 1.0 - b1);
+  v.mul_(b2).add_(grad * grad * (1.0 - b2));
+  const at::Tensor bias_correction1 = 1.0 - b1.pow(step);
+  const at::Tensor bias_correction2 = 1.0 - b2.pow(step);
+  const at::Tensor denom = (v.sqrt() / bias_correction2.sqrt()).add_(eps_t);
+  p.sub_(scaled({0.0, lr_t / bias_correction1}, m) / denom);
+  return {};
+}
+
+std::vector<at::Tensor> adam_step(const KernelContext& c) {
+  return adam_like_step(c, false);
+}
+std::vector<at::Tensor> adamw_step(const KernelContext& c) {
+  return adam_like_step(c, true);
+}
+
+}  // namespace
+
+void register_optimizer_kernels(KernelTable& table) {
+  using profiles::OpKind;
+  table[static_cast<size_t>(OpKind::sgd_step)] = sgd_step;
+  table[static_cast<size_t>(OpKind::adam_step)] = adam_step;
+  table[static_cast<size_t>(OpKind::adamw_step)] = adamw_step;
+}
+
+}  // namespace mutwo::exec
