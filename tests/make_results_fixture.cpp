@@ -1,0 +1,106 @@
+// Writes the results databases the `mutwo compare` CLI tests read (tests/cli_compare.cmake), through
+// the library itself, so no binary fixture is checked in:
+//   make_results_fixture runs <path>   six runs with hand-picked figures (below)
+//   make_results_fixture empty <path>  the schema and no runs
+// Any existing file at path (and its -wal/-shm) is replaced.
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "experiments/results_db.hpp"
+
+namespace {
+
+using namespace mutwo::experiments;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+RunRecord run(const std::string& kind, const std::string& model, int32_t models, const std::string& partition,
+              const std::string& policy) {
+  RunRecord r;
+  r.kind = kind;
+  r.created_at = "2026-11-23T03:00:00Z";
+  r.model = model;
+  r.models = models;
+  r.partition = partition;
+  r.policy = policy;
+  r.batch_size = 8;
+  r.dtype = "fp32";
+  r.optimizer = "adam";
+  r.device = kind == "run" ? "cuda:0" : "";
+  r.gpu = "h100-sxm-80gb";
+  r.cost_source = "analytic";
+  r.mutwo_version = "0.1.0";
+  r.git_revision = "fixture";
+  r.config_hash = "fixture-" + model + "-" + partition + "-" + policy;
+  return r;
+}
+
+PredictionRecord predicted(int64_t step_ns, int64_t peak_bytes, bool oom = false) {
+  PredictionRecord p;
+  p.step_time_ns = step_ns;
+  p.peak_bytes = peak_bytes;
+  p.oom = oom;
+  if (oom) p.oom_message = "out of memory at instruction 3";
+  return p;
+}
+
+MeasurementRecord measured(int64_t step_ns, int64_t peak_bytes, bool oom = false) {
+  MeasurementRecord m;
+  m.step_time_ns = step_ns;
+  m.step_time_min_ns = step_ns;
+  m.step_time_max_ns = step_ns;
+  m.iterations = oom ? 0 : 1;
+  if (!oom) m.step_times_ns = {step_ns};
+  m.peak_bytes = peak_bytes;
+  m.peak_source = "cuda_allocator";
+  m.oom = oom;
+  if (oom) m.oom_message = "CUDA out of memory";
+  return m;
+}
+
+// Relative errors chosen exact in binary, so the JSON checks can compare them as text:
+//   1 bert-base x4 [2,2] capuchin: step 125 vs 100 ms -> +25.0 %; peak 28 vs 32 GiB -> -12.5 %
+//   2 resnet18 x2 [1,1] none:      step  50 vs 100 ms -> -50.0 %; peak  9 vs  8 GiB -> +12.5 %
+//   3 gpt2-small x2 [2] none:      predicted OOM (measured 200 ms, 30 GiB)
+//   4 vit-b16 x8 [4,4] mutwo:      simulate only (no measurement)
+//   5 resnet50 x1 [1] none:        step  80 vs  80 ms ->   0.0 %; peak  3 vs  2 GiB -> +50.0 %
+//   6 bert-large x4 [4] none:      measured OOM (predicted 300 ms, 70 GiB)
+// Summary over runs 1, 2, 5: |step errors| 0, 0.25, 0.5 -> median 25.0 %, max 50.0 %;
+// |peak errors| 0.125, 0.125, 0.5 -> median 12.5 %, max 50.0 %.
+void write_runs(ResultsDb& db) {
+  db.insert(run("run", "bert-base", 4, "2,2", "capuchin"), predicted(125 * kMs, 28 * kGiB),
+            measured(100 * kMs, 32 * kGiB));
+  db.insert(run("run", "resnet18", 2, "1,1", "none"), predicted(50 * kMs, 9 * kGiB),
+            measured(100 * kMs, 8 * kGiB));
+  db.insert(run("run", "gpt2-small", 2, "2", "none"), predicted(10 * kMs, 90 * kGiB, /*oom=*/true),
+            measured(200 * kMs, 30 * kGiB));
+  db.insert(run("simulate", "vit-b16", 8, "4,4", "mutwo"), predicted(400 * kMs, 60 * kGiB), std::nullopt);
+  db.insert(run("run", "resnet50", 1, "1", "none"), predicted(80 * kMs, 3 * kGiB),
+            measured(80 * kMs, 2 * kGiB));
+  db.insert(run("run", "bert-large", 4, "4", "none"), predicted(300 * kMs, 70 * kGiB),
+            measured(0, 0, /*oom=*/true));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || (std::string(argv[1]) != "runs" && std::string(argv[1]) != "empty")) {
+    std::cerr << "usage: make_results_fixture runs|empty <path>\n";
+    return 2;
+  }
+  const std::filesystem::path path = argv[2];
+  try {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+    ResultsDb db = ResultsDb::open(path);
+    if (std::string(argv[1]) == "runs") write_runs(db);
+  } catch (const std::exception& e) {
+    std::cerr << "make_results_fixture: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
