@@ -26,7 +26,7 @@ struct CompareRow {
   bool predicted_oom = false;
   bool measured_oom = false;
   // "ok"; "predicted OOM", "measured OOM", "both OOM"; "no prediction", "no measurement",
-  // "nothing stored" (neither side).
+  // "measured OOM, no prediction", "predicted OOM, no measurement"; "nothing stored" (neither side).
   std::string status;
 };
 
