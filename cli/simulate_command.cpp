@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/table.hpp"
@@ -29,44 +30,13 @@ namespace {
 using namespace mutwo::profiles;
 
 struct SimulateOptions {
-  std::string model;
-  int32_t models = 1;
-  std::vector<int32_t> partition;  // empty: one sub-array of all models
-  int64_t batch_size = 0;
-  int64_t seq_len = 0;
-  int64_t image_size = 0;
-  std::string dtype = "fp32";
-  std::string optimizer = "adam";
-  std::string schedule_in;
+  ArrayFlags array;
   std::string schedule_out;
   DeviceFlags device;
   std::string timeline;
   bool json = false;
   bool strict = false;
 };
-
-// Samples one step trains, over all models: sum of sub-array widths times the batch per model.
-int64_t samples_per_step(const Schedule& schedule) {
-  int64_t models = 0;
-  for (const SubArray& s : schedule.sub_arrays) models += s.width;
-  if (models == 0) models = schedule.graph.width;
-  return models * schedule.graph.batch_size;
-}
-
-Schedule build_schedule(const SimulateOptions& opts) {
-  if (!opts.schedule_in.empty()) return read_schedule(opts.schedule_in);
-  policies::ModelArray array;
-  array.model = opts.model;
-  array.count = opts.models;
-  array.config.batch_size = opts.batch_size;
-  array.config.seq_len = opts.seq_len;
-  array.config.image_size = opts.image_size;
-  array.config.dtype = parse_dtype(opts.dtype);
-  array.optimizer.kind = parse_optimizer(opts.optimizer);
-  const std::vector<int32_t> partition =
-      opts.partition.empty() ? std::vector<int32_t>{opts.models} : opts.partition;
-  return policies::build_plain_schedule(policies::sub_array_steps(array, partition));
-}
 
 std::string percent(int64_t part, int64_t whole) {
   return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
@@ -120,7 +90,7 @@ void run_simulate(const SimulateOptions& opts) {
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
-  const Schedule schedule = build_schedule(opts);
+  const Schedule schedule = plain_schedule(opts.array);
   if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
 
   sim::SimOptions sim_options;
@@ -162,40 +132,14 @@ void add_simulate_command(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "simulate", "Predict one training step of a model array (or a schedule file) on a GPU, without a GPU");
-  const std::string model_names = joined(builtin_models().names());
-
-  CLI::Option* model = cmd->add_option("--model,-m", opts->model, "Model of the array: " + model_names);
-  CLI::Option* schedule = cmd->add_option("--schedule", opts->schedule_in,
-                                          "Simulate this schedule file instead of a model array");
-  model->excludes(schedule);
-  CLI::Option* models = cmd->add_option("--models,-k", opts->models, "Models in the array")
-                            ->check(CLI::PositiveNumber)
-                            ->capture_default_str();
-  CLI::Option* partition =
-      cmd->add_option("--partition", opts->partition,
-                      "Sub-array sizes, comma-separated, adding up to --models (default: all fused in one)")
-          ->delimiter(',');
-  CLI::Option* batch =
-      cmd->add_option("--batch", opts->batch_size, "Batch size per model (default: the model's)")
-          ->check(CLI::PositiveNumber);
-  CLI::Option* seq = cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")
-                         ->check(CLI::PositiveNumber);
-  CLI::Option* image =
-      cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")
-          ->check(CLI::PositiveNumber);
-  CLI::Option* dtype =
-      cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
-  CLI::Option* optimizer =
-      cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
-  for (CLI::Option* o : {models, partition, batch, seq, image, dtype, optimizer}) o->excludes(schedule);
+  add_array_flags(cmd, opts->array, "Simulate this schedule file instead of a model array");
   cmd->add_option("--save-schedule", opts->schedule_out, "Write the simulated schedule to this file");
   add_device_flags(cmd, opts->device);
   cmd->add_option("--timeline", opts->timeline, "Write a Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
   cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
-  cmd->callback([opts, model, schedule] {
-    if (model->count() == 0 && schedule->count() == 0)
-      throw CLI::RequiredError("simulate: one of --model or --schedule");
+  cmd->callback([opts] {
+    require_model_or_schedule(opts->array, "simulate");
     run_simulate(*opts);
   });
 }

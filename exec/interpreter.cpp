@@ -249,6 +249,11 @@ void Interpreter::issue_step() {
   issue_instructions(&current);
 }
 
+void Interpreter::finish_captured_step() {
+  release_transients();
+  ++step_;
+}
+
 std::vector<double> Interpreter::read_losses() const {
   std::vector<double> losses(static_cast<size_t>(models_), 0.0);
   for (size_t i = 0; i < loss_values_.size(); ++i) {

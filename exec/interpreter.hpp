@@ -55,8 +55,11 @@ class Interpreter {
   // Only the OOM is caught: other errors propagate.
   StepResult step();
 
-  // Issues one step's instructions without reading results (CUDA-graph capture issues this once).
+  // Issues one step's instructions without waiting or reading results: CUDA-graph capture records
+  // this once; finish_captured_step() then releases the step's host-side handles (the graph keeps
+  // its memory) and advances the step count.
   void issue_step();
+  void finish_captured_step();
 
   int64_t steps_done() const { return step_ - 1; }
   int32_t model_count() const { return models_; }

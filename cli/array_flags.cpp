@@ -1,0 +1,83 @@
+#include "cli/array_flags.hpp"
+
+#include "cli/table.hpp"
+#include "policies/plain_schedule.hpp"
+#include "profiles/autodiff.hpp"
+#include "profiles/models/model_registry.hpp"
+
+namespace mutwo::cli {
+
+using namespace mutwo::profiles;
+
+std::string model_names_help() {
+  return joined(builtin_models().names()) + "; test-scale: " + joined(mini_models().names());
+}
+
+void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedule_help) {
+  flags.model_option =
+      cmd->add_option("--model,-m", flags.model, "Model of the array: " + model_names_help());
+  flags.schedule_option = cmd->add_option("--schedule", flags.schedule, schedule_help);
+  flags.model_option->excludes(flags.schedule_option);
+  CLI::Option* models = cmd->add_option("--models,-k", flags.models, "Models in the array")
+                            ->check(CLI::PositiveNumber)
+                            ->capture_default_str();
+  CLI::Option* partition =
+      cmd->add_option("--partition", flags.partition,
+                      "Sub-array sizes, comma-separated, adding up to --models (default: all fused in one)")
+          ->delimiter(',');
+  CLI::Option* batch =
+      cmd->add_option("--batch", flags.batch_size, "Batch size per model (default: the model's)")
+          ->check(CLI::PositiveNumber);
+  CLI::Option* seq = cmd->add_option("--seq-len", flags.seq_len, "Sequence length (transformers)")
+                         ->check(CLI::PositiveNumber);
+  CLI::Option* image =
+      cmd->add_option("--image-size", flags.image_size, "Image side in pixels (vision models)")
+          ->check(CLI::PositiveNumber);
+  CLI::Option* dtype =
+      cmd->add_option("--dtype", flags.dtype, "Element type: fp32, bf16, fp16, fp64")->capture_default_str();
+  CLI::Option* optimizer =
+      cmd->add_option("--optimizer", flags.optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
+  CLI::Option* lr =
+      cmd->add_option("--lr", flags.lr, "Learning rate, or one per model, comma-separated (HFTA sweeps)")
+          ->delimiter(',');
+  for (CLI::Option* o : {models, partition, batch, seq, image, dtype, optimizer, lr}) {
+    o->excludes(flags.schedule_option);
+  }
+}
+
+void require_model_or_schedule(const ArrayFlags& flags, std::string_view command) {
+  if (flags.model_option->count() == 0 && flags.schedule_option->count() == 0) {
+    throw CLI::RequiredError(std::string(command) + ": one of --model or --schedule");
+  }
+}
+
+policies::ModelArray model_array(const ArrayFlags& flags) {
+  policies::ModelArray array;
+  array.model = flags.model;
+  array.count = flags.models;
+  array.config.batch_size = flags.batch_size;
+  array.config.seq_len = flags.seq_len;
+  array.config.image_size = flags.image_size;
+  array.config.dtype = parse_dtype(flags.dtype);
+  array.optimizer.kind = parse_optimizer(flags.optimizer);
+  if (!flags.lr.empty()) array.optimizer.lr = flags.lr;
+  return array;
+}
+
+std::vector<int32_t> partition_of(const ArrayFlags& flags) {
+  return flags.partition.empty() ? std::vector<int32_t>{flags.models} : flags.partition;
+}
+
+Schedule plain_schedule(const ArrayFlags& flags) {
+  if (!flags.schedule.empty()) return read_schedule(flags.schedule);
+  return policies::build_plain_schedule(policies::sub_array_steps(model_array(flags), partition_of(flags)));
+}
+
+int64_t samples_per_step(const Schedule& schedule) {
+  int64_t models = 0;
+  for (const SubArray& s : schedule.sub_arrays) models += s.width;
+  if (models == 0) models = schedule.graph.width;
+  return models * schedule.graph.batch_size;
+}
+
+}  // namespace mutwo::cli

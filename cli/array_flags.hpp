@@ -1,0 +1,50 @@
+#pragma once
+// The model-array flags `simulate`, `run` and `profile` share (--model, --models, --partition,
+// --batch, --seq-len, --image-size, --dtype, --optimizer, --lr, or --schedule FILE), and what they
+// build: the array, its partition and the plain or multiplexed base schedule.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "policies/model_array.hpp"
+#include "profiles/schedule.hpp"
+
+namespace mutwo::cli {
+
+struct ArrayFlags {
+  std::string model;
+  int32_t models = 1;
+  std::vector<int32_t> partition;  // empty: one sub-array of all models
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  int64_t image_size = 0;
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::vector<double> lr;  // one, or one per model
+  std::string schedule;    // a schedule file instead of a model array
+  CLI::Option* model_option = nullptr;
+  CLI::Option* schedule_option = nullptr;
+};
+
+// Adds the flags; --schedule excludes the array flags. `schedule_help` says what --schedule does.
+void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedule_help);
+// Throws CLI::RequiredError unless --model or --schedule was given.
+void require_model_or_schedule(const ArrayFlags& flags, std::string_view command);
+
+// The array the flags describe (dtype and optimizer parsed; errors name the value).
+policies::ModelArray model_array(const ArrayFlags& flags);
+// --partition, or all models in one sub-array.
+std::vector<int32_t> partition_of(const ArrayFlags& flags);
+// The plain schedule of the array (sub-arrays one after another) or the --schedule file.
+profiles::Schedule plain_schedule(const ArrayFlags& flags);
+
+// Samples one step trains over all models: sum of sub-array widths x the batch per model.
+int64_t samples_per_step(const profiles::Schedule& schedule);
+
+// "bert-base, ...; test-scale: bert-mini, ..." for help texts.
+std::string model_names_help();
+
+}  // namespace mutwo::cli

@@ -1,0 +1,191 @@
+// The CUDA backend (MUTWO_WITH_CUDA): the Schedule's compute stream and its two copy engines are
+// three CUDA streams from PyTorch's pool; a wait on an instruction of another stream is a
+// cudaStreamWaitEvent on that instruction's completion event. Swapped tensors go to pinned host
+// buffers from a pool reused across steps; a tensor used on a stream other than the one it was
+// allocated on is recordStream'ed so the caching allocator does not hand its memory out early.
+// Step and op times are CUDA events on the compute stream; the peak is the caching allocator's.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "exec/device_backend.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+using c10::cuda::CUDAStream;
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  explicit CudaBackend(int index) : index_(static_cast<c10::DeviceIndex>(index)) {
+    const int count = static_cast<int>(c10::cuda::device_count());
+    if (count == 0) throw Error("device 'cuda': no CUDA device is visible to this process");
+    if (index < 0 || index >= count) {
+      throw Error(fmt::format("device 'cuda:{}': this machine has {} CUDA device(s)", index, count));
+    }
+    c10::cuda::set_device(index_);
+    streams_ = {c10::cuda::getStreamFromPool(false, index_), c10::cuda::getStreamFromPool(false, index_),
+                c10::cuda::getStreamFromPool(false, index_)};
+    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+  }
+
+  at::Device device() const override { return at::Device(at::kCUDA, index_); }
+  std::string name() const override { return at::cuda::getDeviceProperties(index_)->name; }
+  bool is_cuda() const override { return true; }
+
+  // Extra compute streams (ids >= kFirstExtraComputeStream) share the compute stream: one compute
+  // stream is what the simulator models by default.
+  const CUDAStream& stream(int32_t id) const {
+    return streams_[static_cast<size_t>(id <= profiles::kHostToDeviceStream ? id : profiles::kComputeStream)];
+  }
+
+  void before(const profiles::Instruction& instruction) override {
+    const CUDAStream& own = stream(instruction.stream);
+    for (profiles::InstrId w : instruction.waits) {
+      if (stream(stream_of_.at(static_cast<size_t>(w))) != own)
+        events_.at(static_cast<size_t>(w))->block(own);
+    }
+    c10::cuda::setCurrentCUDAStream(own);
+  }
+
+  void after(const profiles::Instruction& instruction) override {
+    const auto id = static_cast<size_t>(instruction.id);
+    if (events_.size() <= id) {
+      events_.resize(id + 1);
+      stream_of_.resize(id + 1, profiles::kComputeStream);
+    }
+    if (!events_[id]) events_[id] = std::make_unique<at::cuda::CUDAEvent>();  // timing disabled: cheap
+    stream_of_[id] = instruction.stream;
+    events_[id]->record(stream(instruction.stream));
+    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+  }
+
+  void end_step() override {
+    const CUDAStream& compute = streams_[profiles::kComputeStream];
+    for (int32_t s : {profiles::kDeviceToHostStream, profiles::kHostToDeviceStream}) {
+      tails_[static_cast<size_t>(s)].record(stream(s));
+      tails_[static_cast<size_t>(s)].block(compute);
+    }
+    c10::cuda::setCurrentCUDAStream(compute);
+  }
+
+  void synchronize() override { c10::cuda::device_synchronize(); }
+
+  at::Tensor host_buffer(const at::Tensor& like) override {
+    const auto bytes = static_cast<int64_t>(like.nbytes());
+    auto& free_list = free_[bytes];
+    at::Tensor raw;
+    if (free_list.empty()) {
+      raw = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+    } else {
+      raw = free_list.back();
+      free_list.pop_back();
+    }
+    in_use_.push_back(raw);
+    return raw.view(like.scalar_type()).view(like.sizes());
+  }
+
+  void release_host_buffers() override {
+    for (at::Tensor& raw : in_use_) free_[static_cast<int64_t>(raw.nbytes())].push_back(raw);
+    in_use_.clear();
+  }
+
+  void note_use(const at::Tensor& tensor, int32_t stream_id) override {
+    if (tensor.defined() && tensor.is_cuda()) {
+      c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), stream(stream_id));
+    }
+  }
+
+  void start_step_timer() override { step_start_.record(streams_[profiles::kComputeStream]); }
+  int64_t stop_step_timer_ns() override {
+    step_end_.record(streams_[profiles::kComputeStream]);
+    step_end_.synchronize();
+    synchronize();
+    return static_cast<int64_t>(static_cast<double>(step_start_.elapsed_time(step_end_)) * 1e6);
+  }
+
+  void start_op_timer(profiles::OpId op) override {
+    op_events_.at(static_cast<size_t>(op)).first->record(streams_[profiles::kComputeStream]);
+  }
+  void stop_op_timer(profiles::OpId op) override {
+    op_events_.at(static_cast<size_t>(op)).second->record(streams_[profiles::kComputeStream]);
+    timed_.at(static_cast<size_t>(op)) = 1;
+  }
+  int64_t op_time_ns(profiles::OpId op) override {
+    if (!timed_.at(static_cast<size_t>(op))) return 0;
+    const auto& [start, end] = op_events_[static_cast<size_t>(op)];
+    return static_cast<int64_t>(static_cast<double>(start->elapsed_time(*end)) * 1e6);
+  }
+  void reset_op_timers(size_t op_count) override {
+    while (op_events_.size() < op_count) {
+      op_events_.emplace_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault),
+                              std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+    }
+    timed_.assign(op_count, 0);
+  }
+
+  void reset_peak_memory() override {
+    synchronize();
+    c10::cuda::CUDACachingAllocator::resetPeakStats(index_);
+  }
+  std::optional<int64_t> peak_allocated_bytes() override {
+    // allocated_bytes[0] is StatType::AGGREGATE (the enum moved namespaces across releases).
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(index_).allocated_bytes[0].peak;
+  }
+  std::optional<int64_t> total_memory_bytes() override {
+    return static_cast<int64_t>(at::cuda::getDeviceProperties(index_)->totalGlobalMem);
+  }
+  void set_memory_fraction(double fraction) override {
+    if (!(fraction > 0.0 && fraction <= 1.0)) {
+      throw Error(fmt::format("memory cap fraction {} must be in (0, 1]", fraction));
+    }
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, index_);
+  }
+  bool is_out_of_memory(const std::exception& error) const override {
+    return dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr;
+  }
+
+  bool supports_graph_capture() const override { return true; }
+  void begin_capture() override {
+    synchronize();
+    graph_ = std::make_unique<at::cuda::CUDAGraph>();
+    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+    graph_->capture_begin();
+  }
+  void end_capture() override { graph_->capture_end(); }
+  void replay() override { graph_->replay(); }
+
+ private:
+  c10::DeviceIndex index_;
+  std::vector<CUDAStream> streams_;                           // compute, device->host, host->device
+  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> events_;  // per instruction: its completion
+  std::vector<int32_t> stream_of_;
+  std::array<at::cuda::CUDAEvent, 3> tails_;
+  at::cuda::CUDAEvent step_start_{cudaEventDefault};
+  at::cuda::CUDAEvent step_end_{cudaEventDefault};
+  std::vector<std::pair<std::unique_ptr<at::cuda::CUDAEvent>, std::unique_ptr<at::cuda::CUDAEvent>>>
+      op_events_;
+  std::vector<uint8_t> timed_;
+  std::map<int64_t, std::vector<at::Tensor>> free_;
+  std::vector<at::Tensor> in_use_;
+  std::unique_ptr<at::cuda::CUDAGraph> graph_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_cuda_backend(int device_index) {
+  return std::make_unique<CudaBackend>(device_index);
+}
+
+}  // namespace mutwo::exec

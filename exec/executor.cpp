@@ -1,0 +1,140 @@
+#include "exec/executor.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "exec/device_backend.hpp"
+#include "exec/interpreter.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::exec {
+namespace {
+
+void check_iterations(int32_t warmup, int32_t timed, std::string_view what) {
+  if (warmup < 0) throw Error(fmt::format("{}: warm-up iterations {} must be >= 0", what, warmup));
+  if (timed < 1) throw Error(fmt::format("{}: timed iterations {} must be >= 1", what, timed));
+}
+
+void fill_oom(Measurement& m, const StepResult& step) {
+  m.oom = true;
+  m.oom_instruction = step.oom_instruction;
+  m.oom_message = step.oom_message;
+}
+
+}  // namespace
+
+int64_t median_ns(std::vector<int64_t> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  if (n % 2 == 1) return values[n / 2];
+  return values[n / 2 - 1] + (values[n / 2] - values[n / 2 - 1]) / 2;
+}
+
+Measurement measure_schedule(const profiles::Schedule& schedule, const RunOptions& options) {
+  check_iterations(options.warmup_iterations, options.timed_iterations, "run");
+  std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
+  if (options.memory_cap_fraction != 0.0) backend->set_memory_fraction(options.memory_cap_fraction);
+
+  Measurement m;
+  m.device = backend->name();
+  m.peak_source = backend->peak_allocated_bytes().has_value() ? "cuda_allocator" : "accounted";
+  InterpreterOptions interpreter_options;
+  interpreter_options.seed = options.seed;
+  interpreter_options.memory_limit_bytes = options.memory_limit_bytes;
+  std::unique_ptr<Interpreter> interpreter;
+  try {
+    interpreter = std::make_unique<Interpreter>(schedule, *backend, interpreter_options);
+  } catch (const std::exception& error) {
+    // The persistent state alone does not fit (a capped device).
+    if (!backend->is_out_of_memory(error)) throw;
+    m.oom = true;
+    m.oom_message =
+        fmt::format("out of memory allocating the persistent state: {}",
+                    std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
+    return m;
+  }
+
+  for (int32_t i = 0; i < options.warmup_iterations; ++i) {
+    const StepResult step = interpreter->step();
+    ++m.warmup_iterations;
+    if (i == 0) m.first_losses = step.losses;
+    if (step.oom) {
+      fill_oom(m, step);
+      return m;
+    }
+    m.losses = step.losses;
+  }
+
+  backend->reset_peak_memory();
+  if (options.cuda_graph) {
+    if (!backend->supports_graph_capture()) {
+      throw Error(fmt::format("--cuda-graph needs a CUDA device; device is '{}'", options.device));
+    }
+    backend->begin_capture();
+    interpreter->issue_step();
+    backend->end_capture();
+    interpreter->finish_captured_step();
+    m.cuda_graph = true;
+  }
+  for (int32_t i = 0; i < options.timed_iterations; ++i) {
+    if (m.cuda_graph) {
+      backend->start_step_timer();
+      backend->replay();
+      m.step_times_ns.push_back(backend->stop_step_timer_ns());
+      ++m.iterations;
+      continue;
+    }
+    const StepResult step = interpreter->step();
+    if (m.first_losses.empty()) m.first_losses = step.losses;
+    m.accounted_peak_bytes = std::max(m.accounted_peak_bytes, step.accounted_peak_bytes);
+    m.resident_bytes = step.resident_bytes;
+    if (step.oom) {
+      fill_oom(m, step);
+      break;
+    }
+    m.losses = step.losses;
+    m.step_times_ns.push_back(step.step_time_ns);
+    ++m.iterations;
+  }
+  if (!m.step_times_ns.empty()) {
+    m.step_time_ns = median_ns(m.step_times_ns);
+    m.step_time_min_ns = *std::min_element(m.step_times_ns.begin(), m.step_times_ns.end());
+    m.step_time_max_ns = *std::max_element(m.step_times_ns.begin(), m.step_times_ns.end());
+  }
+  m.peak_bytes = backend->peak_allocated_bytes().value_or(m.accounted_peak_bytes);
+  return m;
+}
+
+profiles::Trace profile_schedule(const profiles::Schedule& schedule, const ProfileOptions& options) {
+  check_iterations(options.warmup_iterations, options.measured_iterations, "profile");
+  std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
+  InterpreterOptions interpreter_options;
+  interpreter_options.seed = options.seed;
+  interpreter_options.time_ops = true;
+  Interpreter interpreter(schedule, *backend, interpreter_options);
+
+  const size_t op_count = schedule.graph.ops.size();
+  std::vector<std::vector<int64_t>> samples(op_count);
+  for (int32_t i = 0; i < options.warmup_iterations + options.measured_iterations; ++i) {
+    const StepResult step = interpreter.step();
+    if (step.oom)
+      throw Error(
+          fmt::format("profile of '{}' ran out of memory: {}", schedule.graph.name, step.oom_message));
+    if (i < options.warmup_iterations) continue;
+    for (size_t k = 0; k < op_count; ++k)
+      samples[k].push_back(backend->op_time_ns(static_cast<profiles::OpId>(k)));
+  }
+  profiles::Trace trace;
+  trace.graph = schedule.graph;
+  trace.device = backend->name();
+  trace.op_duration_ns.reserve(op_count);
+  for (std::vector<int64_t>& s : samples) {
+    std::sort(s.begin(), s.end());
+    trace.op_duration_ns.push_back(s[(s.size() - 1) / 2]);
+  }
+  return trace;
+}
+
+}  // namespace mutwo::exec

@@ -1,0 +1,16 @@
+#pragma once
+// Content hashes that key stored results: a run's configuration (sweeps skip what is stored) and
+// the schedule that ran. 64-bit FNV-1a (Fowler, Noll, Vo) over the exact bytes, as 16 lower-case
+// hex digits: stable across platforms and runs, not cryptographic.
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace mutwo::experiments {
+
+std::string content_hash(std::string_view text);
+// The hash of a configuration's canonical JSON (keys sorted, compact: nlohmann's dump()).
+std::string config_hash(const nlohmann::json& config);
+
+}  // namespace mutwo::experiments

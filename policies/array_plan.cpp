@@ -1,0 +1,65 @@
+#include "policies/array_plan.hpp"
+
+#include <fmt/format.h>
+
+#include "policies/multiplex.hpp"
+#include "policies/plain_schedule.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::policies {
+
+std::string_view order_name(SubArrayOrder order) {
+  switch (order) {
+    case SubArrayOrder::multiplexed:
+      return "multiplexed";
+    case SubArrayOrder::back_to_back:
+      return "back-to-back";
+    case SubArrayOrder::best:
+      return "best";
+  }
+  return "?";
+}
+
+SubArrayOrder parse_order(std::string_view name) {
+  for (SubArrayOrder o : {SubArrayOrder::multiplexed, SubArrayOrder::back_to_back, SubArrayOrder::best}) {
+    if (order_name(o) == name) return o;
+  }
+  throw UnknownNameError(
+      fmt::format("unknown sub-array order '{}'; valid: multiplexed, back-to-back, best", name));
+}
+
+ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy& policy,
+                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
+                          SubArrayOrder order) {
+  if (parts.empty()) throw GraphError("plan_sub_arrays: no sub-arrays to plan");
+  std::vector<int64_t> step_ns;
+  step_ns.reserve(parts.size());
+  for (const profiles::Graph& g : parts) step_ns.push_back(estimated_step_ns(g, cost));
+  std::vector<profiles::Graph> ordered;
+  ordered.reserve(parts.size());
+  for (int32_t i : multiplex_order(step_ns)) ordered.push_back(std::move(parts[static_cast<size_t>(i)]));
+
+  const auto plan = [&](bool interleave) {
+    const profiles::Schedule base = interleave && ordered.size() > 1
+                                        ? build_multiplexed_schedule(ordered, cost)
+                                        : build_plain_schedule(ordered);
+    PolicyInput input;
+    input.base = &base;
+    input.cost = &cost;
+    input.memory_limit_bytes = memory_limit_bytes;
+    return ArrayPlan{policy.plan(input), interleave && ordered.size() > 1};
+  };
+  if (order == SubArrayOrder::multiplexed || ordered.size() == 1) return plan(true);
+  if (order == SubArrayOrder::back_to_back) return plan(false);
+  ArrayPlan multiplexed = plan(true);
+  ArrayPlan back_to_back = plan(false);
+  const bool take_back =
+      back_to_back.result.feasible &&
+      (!multiplexed.result.feasible || back_to_back.result.step_time_ns < multiplexed.result.step_time_ns);
+  if (!multiplexed.result.feasible && !back_to_back.result.feasible) {
+    return back_to_back.result.peak_bytes < multiplexed.result.peak_bytes ? back_to_back : multiplexed;
+  }
+  return take_back ? back_to_back : multiplexed;
+}
+
+}  // namespace mutwo::policies
