@@ -25,12 +25,17 @@ using experiments::ErrorSummary;
 struct CompareOptions {
   std::string db = "results.db";
   bool json = false;
-  std::vector<int64_t> run_ids;  // empty: every run
+  std::vector<int64_t> run_ids;  // empty: every run with a step figure (profile runs hold op times)
 };
 
 std::vector<experiments::StoredRun> load_runs(const experiments::ResultsDb& db, const CompareOptions& opts) {
-  if (opts.run_ids.empty()) return db.runs();
   std::vector<experiments::StoredRun> runs;
+  if (opts.run_ids.empty()) {
+    for (experiments::StoredRun& run : db.runs()) {
+      if (run.run.kind != "profile") runs.push_back(std::move(run));
+    }
+    return runs;
+  }
   for (int64_t id : opts.run_ids) {
     std::optional<experiments::StoredRun> run = db.run(id);
     if (!run) throw Error(fmt::format("no run {} in results database '{}'", id, opts.db));

@@ -1,0 +1,73 @@
+# CLI tests of the executor commands (`mutwo run`, `mutwo profile`) on the CPU, included by
+# tests/CMakeLists.txt inside its `if(TARGET mutwo)` block. Without LibTorch the commands exist
+# and refuse with how to build them.
+if(NOT TARGET mutwo_exec)
+  mutwo_cli_test(run_without_torch ARGS run --model resnet-mini DEFINES EXPECT_RC=1
+                 "STDERR_REGEX=^error: 'mutwo run' needs the LibTorch executor")
+  return()
+endif()
+
+# Databases the tests write are removed first, so that re-running ctest starts from run 1.
+add_test(NAME cli_exec_clean
+         COMMAND ${CMAKE_COMMAND} -E rm -f exec-run.db exec-run.db-wal exec-run.db-shm exec-oom.db exec-oom.db-wal
+                 exec-oom.db-shm exec-profile.db exec-profile.db-wal exec-profile.db-shm
+         WORKING_DIRECTORY ${MUTWO_CLI_OUT})
+set_tests_properties(cli_exec_clean PROPERTIES FIXTURES_SETUP cli_exec_clean)
+
+mutwo_cli_test(run_help ARGS run --help
+               DEFINES "STDOUT_REGEX=--model.*--schedule.*--partition.*--lr.*--policy.*--order.*--gpu.*--cost-source.*--trace.*--device.*--memory-cap.*--seed.*--iters.*--warmup.*--cuda-graph.*--db.*--allow-oom")
+mutwo_cli_test(profile_help ARGS profile --help
+               DEFINES "STDOUT_REGEX=--model.*--schedule.*--device.*--warmup.*--iters.*--output.*--db")
+# 2 resnet-mini in two sub-arrays of one, multiplexed, at their default batch 2: 4 samples per
+# step. On the cpu the peak is the accounted one, which equals the simulator's for a plan without
+# swaps (test_exec_interpreter): 1,784,320 B for this array.
+mutwo_cli_test(run_cpu_json
+               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 2 --warmup 1 --db exec-run.db --json
+               DEFINES "JSON_CHECKS=run_id=1\;device=cpu\;gpu=a100-40gb\;schedule|samples_per_step=4\;schedule|multiplexed=ON\;schedule|policy=none\;measurement|iterations=2\;measurement|warmup_iterations=1\;measurement|peak_source=accounted\;measurement|oom=OFF\;measurement|peak_bytes=1784320\;prediction|peak_bytes=1784320"
+               PROPERTIES FIXTURES_SETUP cli_exec_run_db FIXTURES_REQUIRED cli_exec_clean)
+mutwo_cli_test(run_compare_reads_it ARGS compare --db exec-run.db
+               DEFINES "STDOUT_REGEX=resnet-mini x2 [[]1,1[]] none on cpu +[0-9.]+ [mu]s +[0-9.]+ [mu]s .* 1.7 MiB +1.7 MiB +[+]0.0 %  ok"
+               PROPERTIES FIXTURES_REQUIRED cli_exec_run_db)
+# Under a 7 MiB cap (resident state 5.9 MiB, plain peak 9.3 MiB) capuchin's best plan needs 7.4 MiB
+# with the analytic cost model: refused before running, naming the limit and what the plan needs.
+mutwo_cli_test(run_infeasible_plan
+               ARGS run --model resnet-mini --models 4 --partition 2,2 --batch 16 --image-size 64 --policy capuchin --device cpu --memory-cap 7MiB --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: policy 'capuchin' finds no plan for 4 x resnet-mini [[]2,2[]] within the 7.0 MiB memory limit: its best plan needs 7.4 MiB")
+# At 7.5 MiB the DTR plan fits; its swaps/recomputes run and the accounted peak stays under it.
+mutwo_cli_test(run_dtr_under_cap
+               ARGS run --model resnet-mini --models 4 --partition 2,2 --batch 16 --image-size 64 --policy dtr --device cpu --memory-cap 7.5MiB --iters 1 --warmup 0 --no-db
+               DEFINES "STDOUT_REGEX=policy dtr.*memory limit 7.5 MiB [(]enforced by accounting on the cpu[)].*peak memory +7.5 MiB +7.5 MiB")
+# --allow-oom runs the infeasible plan: the measured step runs out of memory, is reported with the
+# instruction and exits 1 (after storing the row when a database is given).
+mutwo_cli_test(run_measured_oom
+               ARGS run --model resnet-mini --models 4 --partition 2,2 --batch 16 --image-size 64 --policy capuchin --device cpu --memory-cap 7MiB --allow-oom --iters 1 --warmup 0 --db exec-oom.db
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=step time +OOM +OOM.*stored as run 1 in exec-oom.db"
+                       "STDERR_REGEX=^error: the measured step ran out of memory: out of memory at instruction [0-9]+ [(][a-z_]+ op [0-9]+ '[^']+'[)].*[(]stored as run 1 in exec-oom.db[)]"
+               PROPERTIES FIXTURES_REQUIRED cli_exec_clean)
+mutwo_cli_test(run_cap_fraction_on_cpu ARGS run --model resnet-mini --device cpu --memory-cap 0.5 --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --memory-cap 0.5: a fraction needs a CUDA device")
+mutwo_cli_test(run_bad_cap ARGS run --model resnet-mini --device cpu --memory-cap 1.5 --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --memory-cap 1.5: a fraction must be in [(]0, 1[]]")
+mutwo_cli_test(run_unknown_device ARGS run --model resnet-mini --device tpu --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown device 'tpu'; valid: cpu, cuda, cuda:N")
+mutwo_cli_test(run_unknown_policy ARGS run --model resnet-mini --device cpu --policy lru --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown policy 'lru'; valid: none, checkpoint")
+mutwo_cli_test(run_unknown_order ARGS run --model resnet-mini --device cpu --order zigzag --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown sub-array order 'zigzag'; valid: multiplexed, back-to-back, best")
+mutwo_cli_test(run_needs_model_or_schedule ARGS run --device cpu DEFINES EXPECT_RC=2 "STDERR_REGEX=--model or --schedule")
+mutwo_cli_test(run_corrupt_db ARGS run --model resnet-mini --device cpu --iters 1 --warmup 0
+                                   --db ${MUTWO_TEST_FIXTURES}/compare/not-a-database.txt
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database '[^']*not-a-database.txt' is not a SQLite database")
+# `mutwo profile` writes a measured trace that `trace --check` validates and the measured cost source
+# replays with every op measured.
+mutwo_cli_test(profile_bert_mini
+               ARGS profile --model bert-mini --models 2 --device cpu --iters 3 -o bert-mini-x2.measured.json --db exec-profile.db
+               DEFINES "STDOUT_REGEX=^profiled bert-mini x2 on cpu: 152 ops, 1 warm-up [+] 3 measured steps.*wrote bert-mini-x2.measured.json.*stored as run 1 in exec-profile.db"
+               PROPERTIES FIXTURES_SETUP cli_exec_profile FIXTURES_REQUIRED cli_exec_clean)
+mutwo_cli_test(profile_trace_checks ARGS trace --check bert-mini-x2.measured.json
+               DEFINES "STDOUT_REGEX=valid mutwo-trace version 1.*graph +bert-mini x2.*cpu"
+               PROPERTIES FIXTURES_REQUIRED cli_exec_profile)
+mutwo_cli_test(profile_replays ARGS simulate --model bert-mini --models 2 --cost-source measured --trace bert-mini-x2.measured.json
+               DEFINES "STDOUT_REGEX=measured [(]152 of 152 ops from 1 trace on cpu[)]"
+               PROPERTIES FIXTURES_REQUIRED cli_exec_profile)
+mutwo_cli_test(profile_needs_output ARGS profile --model bert-mini --device cpu DEFINES EXPECT_RC=2 "STDERR_REGEX=--output is required")

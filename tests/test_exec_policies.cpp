@@ -1,0 +1,154 @@
+// A scheduled step under any policy, partition and sub-array order (swaps, recomputes,
+// multiplexing) leaves bit-identical state to the `none` schedule of the same partition on the CPU:
+// swapping a tensor out and back in, or recomputing it (dropout draws its mask again from the same
+// seeded stream), must not change a single bit of any weight, gradient or optimizer state.
+#include "tests/support/torch_doctest.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "exec/device_backend.hpp"
+#include "exec/interpreter.hpp"
+#include "policies/array_plan.hpp"
+#include "policies/model_array.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+using namespace mutwo;
+
+mutwo::sim::SimOptions sim_options(int64_t limit) {
+  mutwo::sim::SimOptions o;
+  o.memory_limit_bytes = limit;
+  return o;
+}
+using profiles::Schedule;
+
+constexpr int kSteps = 2;  // two steps: Adam's second step reads the moments the first wrote
+
+struct Outcome {
+  std::vector<at::Tensor> state;  // every persistent tensor after the steps, by tensor id
+  std::vector<double> losses;     // last step, per model
+};
+
+Outcome run(const Schedule& schedule) {
+  auto backend = exec::make_backend("cpu");
+  exec::InterpreterOptions options;
+  options.seed = 7;
+  exec::Interpreter interpreter(schedule, *backend, options);
+  Outcome out;
+  for (int i = 0; i < kSteps; ++i) {
+    const exec::StepResult r = interpreter.step();
+    REQUIRE_FALSE(r.oom);
+    out.losses = r.losses;
+  }
+  for (const profiles::Tensor& t : schedule.graph.tensors) {
+    out.state.push_back(profiles::is_persistent(t.role) ? interpreter.tensor(t.id).clone() : at::Tensor());
+  }
+  return out;
+}
+
+struct Actions {
+  int swaps = 0;
+  int recomputes = 0;
+  int dropout_recomputes = 0;
+};
+
+Actions count_actions(const Schedule& s) {
+  Actions a;
+  for (const profiles::Instruction& i : s.instructions) {
+    if (i.kind == profiles::InstrKind::swap_out) ++a.swaps;
+    if (i.kind == profiles::InstrKind::recompute) {
+      ++a.recomputes;
+      if (s.graph.op(i.op).kind == profiles::OpKind::dropout) ++a.dropout_recomputes;
+    }
+  }
+  return a;
+}
+
+// Every persistent tensor equal bit for bit (at::equal compares every element exactly; NaN would
+// differ, and none appears in these steps).
+void check_identical(const Schedule& schedule, const Outcome& reference, const Outcome& got,
+                     const std::string& what) {
+  REQUIRE(reference.state.size() == got.state.size());
+  int differing = 0;
+  std::string first;
+  for (size_t i = 0; i < got.state.size(); ++i) {
+    if (!got.state[i].defined()) continue;
+    if (!at::equal(reference.state[i], got.state[i])) {
+      if (differing++ == 0) first = schedule.graph.tensors[i].name;
+    }
+  }
+  INFO(what << ": first differing tensor " << first);
+  CHECK(differing == 0);
+  CHECK(got.losses == reference.losses);
+}
+
+struct Family {
+  std::string model;
+  profiles::OptimizerKind optimizer;
+};
+
+}  // namespace
+
+TEST_CASE("every policy x partition x order gives bit-identical state to the none schedule") {
+  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  const std::vector<std::string> policy_names = {"none",  "checkpoint", "vdnn",       "capuchin",
+                                                 "mutwo", "dtr",        "dtr-eqclass"};
+  const std::vector<Family> families = {
+      {"bert-mini", profiles::OptimizerKind::adam},        {"gpt2-mini", profiles::OptimizerKind::adamw},
+      {"vit-mini", profiles::OptimizerKind::adam},         {"resnet-mini", profiles::OptimizerKind::sgd},
+      {"mobilenetv3-mini", profiles::OptimizerKind::adam}, {"dlrm-mini", profiles::OptimizerKind::sgd}};
+  const std::vector<std::vector<int32_t>> partitions = {{3}, {1, 2}};
+  Actions total;
+  for (const Family& family : families) {
+    policies::ModelArray array;
+    array.model = family.model;
+    array.count = 3;
+    array.optimizer.kind = family.optimizer;
+    array.optimizer.lr = {1e-2, 2e-2, 3e-2};  // per model, as an HFTA sweep
+    array.optimizer.weight_decay = {0.01};
+    for (const auto& partition : partitions) {
+      const std::vector<profiles::Graph> parts = policies::sub_array_steps(array, partition);
+      // The reference: the none plan of the same sub-arrays in the same (multiplex) order.
+      const auto none = policies::builtin_policies().create("none");
+      const Schedule plain = policies::plan_sub_arrays(parts, *none, *cost, int64_t{1} << 40,
+                                                       policies::SubArrayOrder::back_to_back)
+                                 .result.schedule;
+      const Outcome reference = run(plain);
+      const sim::Prediction unlimited = sim::simulate(plain, *cost, sim_options(-1));
+      // Resident state plus 60 % of the activations: tight enough that every policy acts.
+      const int64_t limit =
+          unlimited.resident_bytes + (unlimited.peak_bytes - unlimited.resident_bytes) * 6 / 10;
+      for (const std::string& name : policy_names) {
+        for (auto order : {policies::SubArrayOrder::multiplexed, policies::SubArrayOrder::back_to_back}) {
+          if (partition.size() == 1 && order == policies::SubArrayOrder::back_to_back) continue;
+          const auto policy = policies::builtin_policies().create(name);
+          const Schedule planned =
+              policies::plan_sub_arrays(parts, *policy, *cost, limit, order).result.schedule;
+          const Actions a = count_actions(planned);
+          total.swaps += a.swaps;
+          total.recomputes += a.recomputes;
+          total.dropout_recomputes += a.dropout_recomputes;
+          const std::string what =
+              fmt::format("{} [{}] {} {} ({} swaps, {} recomputes)", family.model, fmt::join(partition, ","),
+                          name, policies::order_name(order), a.swaps, a.recomputes);
+          CAPTURE(what);
+          check_identical(planned, reference, run(planned), what);
+        }
+      }
+    }
+  }
+  // The property is only tested if the plans act: swaps, recomputes, and recomputed dropout masks.
+  CHECK(total.swaps > 100);
+  CHECK(total.recomputes > 100);
+  CHECK(total.dropout_recomputes > 0);
+}
