@@ -1,1 +1,7 @@
-# Executor suites (LibTorch); filled in as exec/ lands.
+# Executor suites (LibTorch), included by tests/CMakeLists.txt when the exec target exists.
+# The numerics suites compare exec/ with LibTorch autograd on the CPU in double precision: an
+# independent reference (high-level differentiable ATen ops, autograd, torch::optim) in a library
+# of its own, so its slow LibTorch headers compile once for both suites.
+add_library(mutwo_autograd_reference STATIC support/autograd_reference.cpp)
+target_link_libraries(mutwo_autograd_reference PUBLIC mutwo::exec mutwo::policies ${TORCH_LIBRARIES}
+                                               PRIVATE fmt::fmt mutwo_warnings)
