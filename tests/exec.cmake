@@ -5,3 +5,6 @@
 add_library(mutwo_autograd_reference STATIC support/autograd_reference.cpp)
 target_link_libraries(mutwo_autograd_reference PUBLIC mutwo::exec mutwo::policies ${TORCH_LIBRARIES}
                                                PRIVATE fmt::fmt mutwo_warnings)
+
+# (a) every op kind's explicit backward against autograd, and width-2 fusion against 2 models.
+mutwo_test(test_exec_kernels mutwo_autograd_reference mutwo::exec mutwo::policies)
