@@ -103,6 +103,11 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   }
 }
 
+const at::Tensor& Interpreter::tensor(profiles::TensorId id) const {
+  const auto i = static_cast<size_t>(id);
+  return is_step_input(graph_.tensor(id).role) ? step_input_.at(i) : device_.at(i);
+}
+
 void Interpreter::set_tensor(profiles::TensorId id, const at::Tensor& value) {
   const profiles::Tensor& t = graph_.tensor(id);
   if (is_step_input(t.role)) {
@@ -243,10 +248,14 @@ void Interpreter::issue_instructions(profiles::InstrId* current) {
 }
 
 void Interpreter::issue_step() {
-  for (OpRuntime& r : runtime_) r.optimizer_step = step_;
+  for (OpRuntime& r : runtime_) {
+    r.optimizer_step = step_;
+    r.capturing = true;
+  }
   profiles::InstrId current = profiles::kNoId;
   upload_step_inputs();
   issue_instructions(&current);
+  for (OpRuntime& r : runtime_) r.capturing = false;
 }
 
 void Interpreter::finish_captured_step() {

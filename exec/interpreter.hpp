@@ -55,16 +55,17 @@ class Interpreter {
   // Only the OOM is caught: other errors propagate.
   StepResult step();
 
-  // Issues one step's instructions without waiting or reading results: CUDA-graph capture records
-  // this once; finish_captured_step() then releases the step's host-side handles (the graph keeps
-  // its memory) and advances the step count.
+  // Issues one step's instructions without waiting or reading results, drawing random numbers from
+  // the default generator: CUDA-graph capture records this once; finish_captured_step() then releases the
+  // step's host-side handles (the graph keeps its memory) and advances the step count.
   void issue_step();
   void finish_captured_step();
 
   int64_t steps_done() const { return step_ - 1; }
   int32_t model_count() const { return models_; }
-  // The device tensor of a persistent or resident tensor (undefined when not resident).
-  const at::Tensor& tensor(profiles::TensorId id) const { return device_.at(static_cast<size_t>(id)); }
+  // Between steps: the value of a persistent tensor (on the device), or of an input or label (the
+  // host copy uploaded at every step's start); undefined for other tensors.
+  const at::Tensor& tensor(profiles::TensorId id) const;
   // Replaces a persistent tensor's value (tests start two interpreters from the same state).
   void set_tensor(profiles::TensorId id, const at::Tensor& value);
   const profiles::Schedule& schedule() const { return schedule_; }

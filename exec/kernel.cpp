@@ -29,6 +29,7 @@ at::Generator KernelContext::generator(int32_t model_in_op, uint64_t salt) const
   // A clone of the device's default generator is a fresh generator of the right kind (CPU or
   // CUDA Philox) without naming device-specific headers here.
   at::Generator base = at::globalContext().defaultGenerator(device);
+  if (runtime.capturing) return base;
   at::Generator gen;
   {
     std::lock_guard<std::mutex> lock(base.mutex());

@@ -30,6 +30,10 @@ struct OpRuntime {
   const std::vector<ModelAxis>* axes = nullptr;  // model_axes(graph)
   // Per-op constants a kernel builds once (per-model hyper-parameter tensors); owned by the caller.
   std::vector<at::Tensor>* cache = nullptr;
+  // While a CUDA graph is captured, random numbers come from the device's default generator, the
+  // one capture registers with the graph (a seeded clone cannot advance inside a capture): replays
+  // then draw fresh masks, as an eager training loop does, instead of the seeded ones.
+  bool capturing = false;
 };
 
 struct KernelContext {

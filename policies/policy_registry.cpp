@@ -45,7 +45,9 @@ void register_builtin_policies(PolicyRegistry& registry) {
   register_capuchin_policy(registry);
   register_mutwo_policy(registry);
   register_dtr_policy(registry);
+#ifdef MUTWO_WITH_CBC
   register_checkmate_policy(registry);
+#endif
 }
 
 const PolicyRegistry& builtin_policies() {

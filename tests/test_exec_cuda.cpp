@@ -1,0 +1,168 @@
+// The executor on a CUDA device (registered with ctest only in a MUTWO_WITH_CUDA build; compiled in
+// every build so it cannot rot): CUDA steps against CPU steps from the same state, swaps and
+// recomputes across the three streams, the allocator cap and its OOM, CUDA-graph replay, and the
+// profiler's event timings.
+#include "tests/support/torch_doctest.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "exec/device_backend.hpp"
+#include "exec/executor.hpp"
+#include "exec/interpreter.hpp"
+#include "policies/array_plan.hpp"
+#include "policies/model_array.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+using namespace mutwo;
+using profiles::Schedule;
+
+std::vector<profiles::Graph> steps(const std::string& model, const std::vector<int32_t>& partition,
+                                   profiles::DType dtype, int64_t batch = 0, int64_t image = 0) {
+  policies::ModelArray array;
+  array.model = model;
+  array.count = 0;
+  for (int32_t w : partition) array.count += w;
+  array.config.dtype = dtype;
+  array.config.batch_size = batch;
+  array.config.image_size = image;
+  array.optimizer.kind = profiles::OptimizerKind::adam;
+  return policies::sub_array_steps(array, partition);
+}
+
+// Every persistent tensor after `count` steps, on the CPU.
+std::vector<at::Tensor> state_after(exec::Interpreter& interpreter, int count) {
+  for (int i = 0; i < count; ++i) REQUIRE_FALSE(interpreter.step().oom);
+  std::vector<at::Tensor> state;
+  for (const profiles::Tensor& t : interpreter.schedule().graph.tensors) {
+    state.push_back(profiles::is_persistent(t.role) ? interpreter.tensor(t.id).cpu() : at::Tensor());
+  }
+  return state;
+}
+
+int64_t count_not_close(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol,
+                        double atol) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].defined() && !at::allclose(a[i], b[i], rtol, atol)) ++bad;
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("a CUDA step from the CPU's state ends where the CPU step ends (fp64)") {
+  // Models without dropout, so both devices draw no random numbers after initialisation; the CUDA
+  // interpreter starts from the CPU interpreter's leaves. cuDNN / cuBLAS sum in other orders than
+  // the CPU: fp64 agrees to ~1e-13 relative, checked at 1e-9.
+  for (const std::string model : {"resnet-mini", "dlrm-mini"}) {
+    CAPTURE(model);
+    const Schedule s = policies::build_plain_schedule(steps(model, {2}, profiles::DType::f64));
+    auto cpu = exec::make_backend("cpu");
+    auto cuda = exec::make_backend("cuda");
+    exec::Interpreter on_cpu(s, *cpu);
+    exec::Interpreter on_cuda(s, *cuda);
+    int64_t copied = 0;
+    for (const profiles::Tensor& t : s.graph.tensors) {
+      const bool leaf = profiles::is_persistent(t.role) || t.role == profiles::TensorRole::input ||
+                        t.role == profiles::TensorRole::label;
+      if (!leaf) continue;
+      on_cuda.set_tensor(t.id, on_cpu.tensor(t.id));
+      ++copied;
+    }
+    REQUIRE(copied > 0);
+    const std::vector<at::Tensor> a = state_after(on_cpu, 2);
+    const std::vector<at::Tensor> b = state_after(on_cuda, 2);
+    CHECK(count_not_close(a, b, 1e-9, 1e-12) == 0);
+    CHECK(on_cuda.steps_done() == 2);
+  }
+}
+
+TEST_CASE("swaps and recomputes on the CUDA streams leave the state of the none schedule") {
+  // Three streams and events: a swap-in read before its copy finished, or memory reused before a
+  // copy stream was done with it, would corrupt values far beyond this tolerance.
+  const auto cost =
+      costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("h100-sxm-80gb"));
+  const std::vector<profiles::Graph> parts = steps("resnet-mini", {2, 2}, profiles::DType::f32, 16, 64);
+  const auto none = policies::builtin_policies().create("none");
+  const Schedule plain =
+      policies::plan_sub_arrays(parts, *none, *cost, int64_t{1} << 40, policies::SubArrayOrder::back_to_back)
+          .result.schedule;
+  auto backend = exec::make_backend("cuda");
+  exec::Interpreter reference_run(plain, *backend);
+  const std::vector<at::Tensor> reference = state_after(reference_run, 2);
+  sim::SimOptions unlimited;
+  unlimited.memory_limit_bytes = -1;
+  const sim::Prediction p = sim::simulate(plain, *cost, unlimited);
+  const int64_t limit = p.resident_bytes + (p.peak_bytes - p.resident_bytes) / 2;
+  int swaps = 0;
+  for (const std::string name : {"vdnn", "capuchin", "mutwo", "dtr", "checkpoint"}) {
+    for (auto order : {policies::SubArrayOrder::multiplexed, policies::SubArrayOrder::back_to_back}) {
+      CAPTURE(name);
+      const Schedule s =
+          policies::plan_sub_arrays(parts, *policies::builtin_policies().create(name), *cost, limit, order)
+              .result.schedule;
+      for (const auto& i : s.instructions) swaps += i.kind == profiles::InstrKind::swap_out ? 1 : 0;
+      exec::Interpreter run(s, *backend);
+      CHECK(count_not_close(reference, state_after(run, 2), 1e-5, 1e-7) == 0);
+    }
+  }
+  CHECK(swaps > 0);
+}
+
+TEST_CASE("a cap below the step's needs is an OOM result; without it the allocator's peak is reported") {
+  const Schedule s = policies::build_plain_schedule(
+      steps("resnet18", {2}, profiles::DType::f32, /*batch=*/32, /*image=*/224));
+  exec::RunOptions options;
+  options.device = "cuda";
+  options.warmup_iterations = 1;
+  options.timed_iterations = 3;
+  options.memory_cap_fraction = 0.002;  // ~160 MB of an 80 GB card: far below 2 resnet18 at batch 32
+  const exec::Measurement capped = exec::measure_schedule(s, options);
+  CHECK(capped.oom);
+  CHECK(capped.oom_message.find("out of memory") != std::string::npos);
+  exec::make_backend("cuda")->set_memory_fraction(1.0);  // the cap is process-wide: lift it
+
+  options.memory_cap_fraction = 0.0;
+  const exec::Measurement m = exec::measure_schedule(s, options);
+  REQUIRE_FALSE(m.oom);
+  CHECK(m.peak_source == "cuda_allocator");
+  CHECK(m.iterations == 3);
+  // The allocator holds what the accounting counts, plus library workspaces (cuBLAS, cuDNN).
+  CHECK(m.peak_bytes >= m.accounted_peak_bytes * 9 / 10);
+  CHECK(m.step_time_ns > 0);
+  CHECK(m.device.find("cpu") == std::string::npos);
+}
+
+TEST_CASE("a captured CUDA graph replays the step") {
+  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, profiles::DType::f32));
+  exec::RunOptions options;
+  options.device = "cuda";
+  options.warmup_iterations = 2;
+  options.timed_iterations = 5;
+  options.cuda_graph = true;
+  const exec::Measurement m = exec::measure_schedule(s, options);
+  CHECK_FALSE(m.oom);
+  CHECK(m.cuda_graph);
+  CHECK(m.iterations == 5);
+  CHECK(m.step_time_ns > 0);
+}
+
+TEST_CASE("the profiler times every op with CUDA events") {
+  const Schedule s = policies::build_plain_schedule(steps("bert-mini", {2}, profiles::DType::f32));
+  exec::ProfileOptions options;
+  options.device = "cuda";
+  const profiles::Trace trace = exec::profile_schedule(s, options);
+  REQUIRE(trace.op_duration_ns.size() == s.graph.ops.size());
+  int64_t positive = 0;
+  for (int64_t d : trace.op_duration_ns) positive += d > 0 ? 1 : 0;
+  CHECK(positive == static_cast<int64_t>(s.graph.ops.size()));  // every kernel takes > 0 ns
+  CHECK(costmodel::match_device(trace.device).has_value());
+}
