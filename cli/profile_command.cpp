@@ -17,10 +17,10 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
+#include "cli/run_record.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "exec/executor.hpp"
-#include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
 #include "experiments/results_db.hpp"
 #include "profiles/error.hpp"
@@ -78,26 +78,9 @@ void run_profile(ProfileOptions opts) {
                           op.width, trace.op_duration_ns[static_cast<size_t>(op.id)],
                           analytic->op_duration_ns(g, op)});
     }
-    experiments::RunRecord record;
-    record.kind = "profile";
-    record.model = opts.array.schedule.empty() ? opts.array.model : opts.array.schedule;
-    record.models = static_cast<int32_t>(samples_per_step(schedule) / std::max<int64_t>(1, g.batch_size));
-    std::string sizes;
-    for (const SubArray& s : schedule.sub_arrays)
-      sizes += (sizes.empty() ? "" : ",") + std::to_string(s.width);
-    record.partition = sizes;
-    record.policy = schedule.policy;
-    record.batch_size = g.batch_size;
-    record.seq_len = opts.array.seq_len;
-    record.image_size = opts.array.image_size;
-    record.dtype = opts.array.dtype;
-    record.optimizer = opts.array.schedule.empty() ? opts.array.optimizer : "";
-    record.device = target.label;
+    experiments::RunRecord record = base_run_record("profile", opts.array, schedule, target);
     record.gpu = gpu.name;
     record.cost_source = "analytic";
-    record.mutwo_version = std::string(experiments::mutwo_version());
-    record.git_revision = std::string(experiments::git_revision());
-    record.schedule_hash = experiments::content_hash(schedule_to_json(schedule));
     record.config_hash = experiments::config_hash({{"command", "profile"},
                                                    {"schedule_hash", record.schedule_hash},
                                                    {"device", target.label},

@@ -15,10 +15,10 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
+#include "cli/run_record.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "exec/executor.hpp"
-#include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
 #include "experiments/results_db.hpp"
 #include "policies/array_plan.hpp"
@@ -157,7 +157,6 @@ void run_command(RunOptions opts) {
   Planned planned = plan(opts, *cost, limit);
   const Schedule& schedule = planned.schedule;
   if (!opts.save_schedule.empty()) write_schedule(schedule, opts.save_schedule);
-  const std::string schedule_json = schedule_to_json(schedule);
   const int64_t samples = samples_per_step(schedule);
 
   sim::SimOptions sim_options;
@@ -176,28 +175,11 @@ void run_command(RunOptions opts) {
 
   std::optional<int64_t> run_id;
   if (!opts.no_db) {
-    experiments::RunRecord record;
-    record.kind = "run";
-    record.model = opts.array.schedule.empty() ? opts.array.model : opts.array.schedule;
-    record.models = static_cast<int32_t>(samples / std::max<int64_t>(1, schedule.graph.batch_size));
-    std::string sizes;
-    for (const SubArray& s : schedule.sub_arrays)
-      sizes += (sizes.empty() ? "" : ",") + std::to_string(s.width);
-    record.partition = sizes;
-    record.policy = schedule.policy;
-    record.batch_size = schedule.graph.batch_size;
-    record.seq_len = opts.array.seq_len;
-    record.image_size = opts.array.image_size;
-    record.dtype = opts.array.dtype;
-    record.optimizer = opts.array.schedule.empty() ? opts.array.optimizer : "";
-    record.device = target.label;
+    experiments::RunRecord record = base_run_record("run", opts.array, schedule, target);
     record.gpu = gpu.name;
     record.memory_limit_bytes = limit;
     record.memory_cap_fraction = target.cap_fraction;
     record.cost_source = opts.device.cost_source;
-    record.mutwo_version = std::string(experiments::mutwo_version());
-    record.git_revision = std::string(experiments::git_revision());
-    record.schedule_hash = experiments::content_hash(schedule_json);
     record.config_hash =
         experiments::config_hash(config_json(opts, target, gpu, limit, record.schedule_hash));
     record.notes = fmt::format("{}{}; {}", planned.multiplexed ? "multiplexed" : "back to back",

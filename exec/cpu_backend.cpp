@@ -1,12 +1,12 @@
 // The CPU backend: the Schedule's streams run in issue order on the calling thread, so waits are
 // already met; swaps copy into host buffers; timing is wall clock (steady_clock).
 #include <chrono>
-#include <map>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
 #include "exec/device_backend.hpp"
+#include "exec/host_buffer_pool.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::exec {
@@ -29,24 +29,8 @@ class CpuBackend final : public DeviceBackend {
   void end_step() override {}
   void synchronize() override {}
 
-  // Buffers are pooled by byte size: a step's swaps reuse the previous step's buffers.
-  at::Tensor host_buffer(const at::Tensor& like) override {
-    const int64_t bytes = static_cast<int64_t>(like.nbytes());
-    auto& free_list = free_[bytes];
-    at::Tensor raw;
-    if (free_list.empty()) {
-      raw = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
-    } else {
-      raw = free_list.back();
-      free_list.pop_back();
-    }
-    in_use_.push_back(raw);
-    return raw.view(like.scalar_type()).view(like.sizes());
-  }
-  void release_host_buffers() override {
-    for (at::Tensor& raw : in_use_) free_[static_cast<int64_t>(raw.nbytes())].push_back(raw);
-    in_use_.clear();
-  }
+  at::Tensor host_buffer(const at::Tensor& like) override { return host_buffers_.take(like); }
+  void release_host_buffers() override { host_buffers_.give_back_all(); }
   void note_use(const at::Tensor&, int32_t) override {}
 
   void start_step_timer() override { step_start_ns_ = now_ns(); }
@@ -74,8 +58,7 @@ class CpuBackend final : public DeviceBackend {
   }
 
  private:
-  std::map<int64_t, std::vector<at::Tensor>> free_;
-  std::vector<at::Tensor> in_use_;
+  HostBufferPool host_buffers_{false};
   int64_t step_start_ns_ = 0;
   int64_t op_start_ns_ = 0;
   std::vector<int64_t> op_ns_;

@@ -4,7 +4,6 @@
 // buffers from a pool reused across steps; a tensor used on a stream other than the one it was
 // allocated on is recordStream'ed so the caching allocator does not hand its memory out early.
 // Step and op times are CUDA events on the compute stream; the peak is the caching allocator's.
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "exec/device_backend.hpp"
+#include "exec/host_buffer_pool.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::exec {
@@ -82,25 +82,8 @@ class CudaBackend final : public DeviceBackend {
 
   void synchronize() override { c10::cuda::device_synchronize(); }
 
-  at::Tensor host_buffer(const at::Tensor& like) override {
-    const auto bytes = static_cast<int64_t>(like.nbytes());
-    auto& free_list = free_[bytes];
-    at::Tensor raw;
-    if (free_list.empty()) {
-      raw = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-    } else {
-      raw = free_list.back();
-      free_list.pop_back();
-    }
-    in_use_.push_back(raw);
-    return raw.view(like.scalar_type()).view(like.sizes());
-  }
-
-  void release_host_buffers() override {
-    for (at::Tensor& raw : in_use_) free_[static_cast<int64_t>(raw.nbytes())].push_back(raw);
-    in_use_.clear();
-  }
-
+  at::Tensor host_buffer(const at::Tensor& like) override { return host_buffers_.take(like); }
+  void release_host_buffers() override { host_buffers_.give_back_all(); }
   void note_use(const at::Tensor& tensor, int32_t stream_id) override {
     if (tensor.defined() && tensor.is_cuda()) {
       c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), stream(stream_id));
@@ -177,8 +160,7 @@ class CudaBackend final : public DeviceBackend {
   std::vector<std::pair<std::unique_ptr<at::cuda::CUDAEvent>, std::unique_ptr<at::cuda::CUDAEvent>>>
       op_events_;
   std::vector<uint8_t> timed_;
-  std::map<int64_t, std::vector<at::Tensor>> free_;
-  std::vector<at::Tensor> in_use_;
+  HostBufferPool host_buffers_{true};
   std::unique_ptr<at::cuda::CUDAGraph> graph_;
 };
 

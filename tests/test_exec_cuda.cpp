@@ -18,6 +18,7 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/exec_arrays.hpp"
 
 namespace {
 
@@ -26,15 +27,7 @@ using profiles::Schedule;
 
 std::vector<profiles::Graph> steps(const std::string& model, const std::vector<int32_t>& partition,
                                    profiles::DType dtype, int64_t batch = 0, int64_t image = 0) {
-  policies::ModelArray array;
-  array.model = model;
-  array.count = 0;
-  for (int32_t w : partition) array.count += w;
-  array.config.dtype = dtype;
-  array.config.batch_size = batch;
-  array.config.image_size = image;
-  array.optimizer.kind = profiles::OptimizerKind::adam;
-  return policies::sub_array_steps(array, partition);
+  return test::array_steps(model, partition, profiles::OptimizerKind::adam, dtype, batch, image);
 }
 
 // Every persistent tensor after `count` steps, on the CPU.
@@ -98,9 +91,7 @@ TEST_CASE("swaps and recomputes on the CUDA streams leave the state of the none 
   auto backend = exec::make_backend("cuda");
   exec::Interpreter reference_run(plain, *backend);
   const std::vector<at::Tensor> reference = state_after(reference_run, 2);
-  sim::SimOptions unlimited;
-  unlimited.memory_limit_bytes = -1;
-  const sim::Prediction p = sim::simulate(plain, *cost, unlimited);
+  const sim::Prediction p = sim::simulate(plain, *cost, test::sim_options(-1));
   const int64_t limit = p.resident_bytes + (p.peak_bytes - p.resident_bytes) / 2;
   int swaps = 0;
   for (const std::string name : {"vdnn", "capuchin", "mutwo", "dtr", "checkpoint"}) {

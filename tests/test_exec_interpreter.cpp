@@ -22,27 +22,18 @@
 #include "profiles/error.hpp"
 #include "profiles/trace_file.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/exec_arrays.hpp"
 
 namespace {
 
 using namespace mutwo;
 
-mutwo::sim::SimOptions sim_options(int64_t limit) {
-  mutwo::sim::SimOptions o;
-  o.memory_limit_bytes = limit;
-  return o;
-}
 using profiles::Schedule;
+using test::sim_options;
 
-std::vector<profiles::Graph> steps(const std::string& model, std::vector<int32_t> partition,
+std::vector<profiles::Graph> steps(const std::string& model, const std::vector<int32_t>& partition,
                                    profiles::OptimizerKind optimizer = profiles::OptimizerKind::adam) {
-  policies::ModelArray array;
-  array.model = model;
-  int32_t count = 0;
-  for (int32_t w : partition) count += w;
-  array.count = count;
-  array.optimizer.kind = optimizer;
-  return policies::sub_array_steps(array, partition);
+  return test::array_steps(model, partition, optimizer);
 }
 
 std::unique_ptr<costmodel::OpCostModel> analytic() {

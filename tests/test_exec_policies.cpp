@@ -20,17 +20,14 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/exec_arrays.hpp"
 
 namespace {
 
 using namespace mutwo;
 
-mutwo::sim::SimOptions sim_options(int64_t limit) {
-  mutwo::sim::SimOptions o;
-  o.memory_limit_bytes = limit;
-  return o;
-}
 using profiles::Schedule;
+using test::sim_options;
 
 constexpr int kSteps = 2;  // two steps: Adam's second step reads the moments the first wrote
 
