@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "exec/kernel.hpp"
+#include "exec/model_tensors.hpp"
 #include "exec/torch_types.hpp"
 #include "profiles/error.hpp"
 
@@ -123,17 +124,7 @@ at::Tensor initial_leaf_value(const profiles::Graph& graph, profiles::TensorId i
         mix_seed(mix_seed(seed, static_cast<uint64_t>(first_model + m)), mix_seed(name_seed, 0x1eafull)));
     models.push_back(one_model_value(graph, t, shape, gen, device));
   }
-  switch (axis) {
-    case ModelAxis::single:
-      return models[0];
-    case ModelAxis::stack:
-      return at::stack(models, 0);
-    case ModelAxis::dim0:
-      return at::cat(models, 0);
-    case ModelAxis::dim1:
-      return at::cat(models, 1);
-  }
-  return models[0];
+  return join_models(models, axis);
 }
 
 }  // namespace mutwo::exec

@@ -3,16 +3,10 @@
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
+#include "exec/model_tensors.hpp"
 
 namespace mutwo::exec {
 namespace {
-
-// indices [k,...] + m * rows for model m: rows of model m in a [k*rows, H] table.
-at::Tensor offset_indices(const at::Tensor& indices, int64_t k, int64_t rows) {
-  std::vector<int64_t> shape(static_cast<size_t>(indices.dim()), 1);
-  shape[0] = k;
-  return indices + at::arange(k, indices.options()).mul_(rows).reshape(shape);
-}
 
 // nn.Embedding: inputs indices, W [V,H] (fused [k,V,H]).
 std::vector<at::Tensor> embedding(const KernelContext& c) {
@@ -20,7 +14,7 @@ std::vector<at::Tensor> embedding(const KernelContext& c) {
   const at::Tensor& w = c.inputs[1];
   if (!c.fused()) return {at::embedding(w, indices)};
   const int64_t k = w.size(0), rows = w.size(1);
-  return {at::embedding(w.reshape({k * rows, w.size(2)}), offset_indices(indices, k, rows))};
+  return {at::embedding(w.reshape({k * rows, w.size(2)}), offset_model_indices(indices, k, rows))};
 }
 
 // embedding_dense_backward of dY [...,H] into a zero [V,H] table (V from the weight gradient's
@@ -29,7 +23,7 @@ at::Tensor dense_table_grad(const KernelContext& c, const at::Tensor& gy, const 
   const auto& shape = c.output_ir(0).shape;  // [V,H] or [k,V,H]
   if (!c.fused()) return at::embedding_dense_backward(gy, indices, shape[0], -1, false);
   const int64_t k = shape[0], rows = shape[1];
-  return at::embedding_dense_backward(gy, offset_indices(indices, k, rows), k * rows, -1, false)
+  return at::embedding_dense_backward(gy, offset_model_indices(indices, k, rows), k * rows, -1, false)
       .reshape(shape);
 }
 

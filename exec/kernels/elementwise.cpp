@@ -5,6 +5,7 @@
 #include <ATen/ExpandUtils.h>
 
 #include "exec/kernel.hpp"
+#include "exec/model_tensors.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -78,17 +79,7 @@ at::Tensor dropout_mask(const KernelContext& c, double p) {
     at::Generator gen = c.generator(m, static_cast<uint64_t>(c.runtime.optimizer_step));
     masks.push_back(at::empty(shape, float_options).bernoulli_(1.0 - p, gen).to(at::kBool));
   }
-  switch (axis) {
-    case ModelAxis::single:
-      return masks[0];
-    case ModelAxis::stack:
-      return at::stack(masks, 0);
-    case ModelAxis::dim0:
-      return at::cat(masks, 0);
-    case ModelAxis::dim1:
-      return at::cat(masks, 1);
-  }
-  return masks[0];
+  return join_models(masks, axis);
 }
 
 // native_dropout: outputs y = x * mask * scale and the mask.

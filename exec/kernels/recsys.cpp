@@ -3,15 +3,10 @@
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
+#include "exec/model_tensors.hpp"
 
 namespace mutwo::exec {
 namespace {
-
-at::Tensor offset_indices(const at::Tensor& indices, int64_t k, int64_t rows) {
-  std::vector<int64_t> shape(static_cast<size_t>(indices.dim()), 1);
-  shape[0] = k;
-  return indices + at::arange(k, indices.options()).mul_(rows).reshape(shape);
-}
 
 // nn.EmbeddingBag(mode="sum") with bags of a fixed size L: indices [..,B,L], W [V,D] -> [..,B,D].
 std::vector<at::Tensor> embedding_bag(const KernelContext& c) {
@@ -19,7 +14,7 @@ std::vector<at::Tensor> embedding_bag(const KernelContext& c) {
   const at::Tensor& w = c.inputs[1];
   if (!c.fused()) return {at::embedding(w, indices).sum(-2)};
   const int64_t k = w.size(0), rows = w.size(1);
-  return {at::embedding(w.reshape({k * rows, w.size(2)}), offset_indices(indices, k, rows)).sum(-2)};
+  return {at::embedding(w.reshape({k * rows, w.size(2)}), offset_model_indices(indices, k, rows)).sum(-2)};
 }
 
 // inputs [dY, indices]: every index of a bag receives the bag's gradient.
@@ -32,8 +27,8 @@ std::vector<at::Tensor> embedding_bag_backward(const KernelContext& c) {
   const at::Tensor g = gy.unsqueeze(-2).expand(expanded);
   if (!c.fused()) return {at::embedding_dense_backward(g, indices, shape[0], -1, false)};
   const int64_t k = shape[0], rows = shape[1];
-  return {
-      at::embedding_dense_backward(g, offset_indices(indices, k, rows), k * rows, -1, false).reshape(shape)};
+  return {at::embedding_dense_backward(g, offset_model_indices(indices, k, rows), k * rows, -1, false)
+              .reshape(shape)};
 }
 
 std::vector<at::Tensor> concat(const KernelContext& c) {
@@ -54,19 +49,12 @@ std::vector<at::Tensor> concat_backward(const KernelContext& c) {
   return out;
 }
 
-// DLRM's pair order (interact_features, no self-interaction): (i, j) for i in 0..n-1, j < i.
-std::pair<at::Tensor, at::Tensor> lower_pairs(int64_t n, const at::TensorOptions& options) {
-  std::vector<int64_t> li, lj;
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < i; ++j) {
-      li.push_back(i);
-      lj.push_back(j);
-    }
-  }
-  const auto as_tensor = [&](const std::vector<int64_t>& v) {
-    return at::tensor(v, at::TensorOptions().dtype(at::kLong)).to(options.device());
-  };
-  return {as_tensor(li), as_tensor(lj)};
+// DLRM's pair order (interact_features, no self-interaction): (i, j) for i in 0..n-1, j < i,
+// row-major, as flat indices i * n + j into [.., n*n]. Built on the device (tril_indices walks the
+// strictly lower triangle row by row): no host copy, so a CUDA graph can capture it.
+at::Tensor lower_pair_indices(int64_t n, const at::TensorOptions& options) {
+  const at::Tensor ij = at::tril_indices(n, n, -1, options.dtype(at::kLong));
+  return ij[0] * n + ij[1];
 }
 
 // T = stack(inputs) [..,n,d]; Z = T T^T; out = cat(dense, Z[.., li, lj]).
@@ -74,9 +62,8 @@ std::vector<at::Tensor> dot_interaction(const KernelContext& c) {
   const std::vector<at::Tensor> features(c.inputs.begin(), c.inputs.end());
   const at::Tensor t = at::stack(features, -2);
   const at::Tensor z = at::matmul(t, t.transpose(-1, -2));
-  const auto [li, lj] = lower_pairs(t.size(-2), t.options());
-  // Advanced indexing on the last two dims: z[..., li, lj] -> [.., pairs].
-  const at::Tensor flat = z.flatten(-2).index_select(-1, li * t.size(-2) + lj);
+  // z[..., li, lj] -> [.., pairs]
+  const at::Tensor flat = z.flatten(-2).index_select(-1, lower_pair_indices(t.size(-2), t.options()));
   return {at::cat({features[0], flat}, -1)};
 }
 
@@ -87,14 +74,14 @@ std::vector<at::Tensor> dot_interaction_backward(const KernelContext& c) {
   const std::vector<at::Tensor> features(c.inputs.begin() + 1, c.inputs.end());
   const at::Tensor t = at::stack(features, -2);
   const int64_t n = t.size(-2), d = t.size(-1);
-  const auto [li, lj] = lower_pairs(n, t.options());
   std::vector<int64_t> z_shape = t.sizes().vec();
   z_shape.back() = n;  // [.., n, n]
   std::vector<int64_t> flat_shape(z_shape.begin(), z_shape.end() - 2);
   flat_shape.push_back(n * n);
-  const at::Tensor dz = at::zeros(flat_shape, gy.options())
-                            .index_copy(-1, li * n + lj, gy.narrow(-1, d, gy.size(-1) - d))
-                            .reshape(z_shape);
+  const at::Tensor dz =
+      at::zeros(flat_shape, gy.options())
+          .index_copy(-1, lower_pair_indices(n, t.options()), gy.narrow(-1, d, gy.size(-1) - d))
+          .reshape(z_shape);
   const at::Tensor dt = at::matmul(dz + dz.transpose(-1, -2), t);
   std::vector<at::Tensor> out;
   for (int64_t i = 0; i < n; ++i) {
