@@ -11,13 +11,16 @@
 #include <string>
 
 #include "experiments/results_db.hpp"
+#include "tests/support/result_records.hpp"
 
 namespace {
 
 using namespace mutwo::experiments;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kGiB = int64_t{1} << 30;
+using mutwo::test::kGiB;
+using mutwo::test::kMs;
+using mutwo::test::measured;
+using mutwo::test::predicted;
 
 RunRecord run(const std::string& kind, const std::string& model, int32_t models, const std::string& partition,
               const std::string& policy) {
@@ -38,29 +41,6 @@ RunRecord run(const std::string& kind, const std::string& model, int32_t models,
   r.git_revision = "fixture";
   r.config_hash = "fixture-" + model + "-" + partition + "-" + policy;
   return r;
-}
-
-PredictionRecord predicted(int64_t step_ns, int64_t peak_bytes, bool oom = false) {
-  PredictionRecord p;
-  p.step_time_ns = step_ns;
-  p.peak_bytes = peak_bytes;
-  p.oom = oom;
-  if (oom) p.oom_message = "out of memory at instruction 3";
-  return p;
-}
-
-MeasurementRecord measured(int64_t step_ns, int64_t peak_bytes, bool oom = false) {
-  MeasurementRecord m;
-  m.step_time_ns = step_ns;
-  m.step_time_min_ns = step_ns;
-  m.step_time_max_ns = step_ns;
-  m.iterations = oom ? 0 : 1;
-  if (!oom) m.step_times_ns = {step_ns};
-  m.peak_bytes = peak_bytes;
-  m.peak_source = "cuda_allocator";
-  m.oom = oom;
-  if (oom) m.oom_message = "CUDA out of memory";
-  return m;
 }
 
 // Relative errors chosen exact in binary, so the JSON checks can compare them as text:

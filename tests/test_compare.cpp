@@ -1,6 +1,7 @@
 // Predicted against measured: per-run relative errors, statuses for what cannot be compared, and
 // the summary (median and max of |error|) over the runs that can.
 #include "experiments/compare.hpp"
+#include "tests/support/result_records.hpp"
 
 #include <doctest/doctest.h>
 
@@ -12,26 +13,10 @@ using namespace mutwo::experiments;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kGiB = int64_t{1} << 30;
-
-PredictionRecord predicted(int64_t step_ns, int64_t peak_bytes, bool oom = false) {
-  PredictionRecord p;
-  p.step_time_ns = step_ns;
-  p.peak_bytes = peak_bytes;
-  p.oom = oom;
-  if (oom) p.oom_message = "out of memory at instruction 3";
-  return p;
-}
-
-MeasurementRecord measured(int64_t step_ns, int64_t peak_bytes, bool oom = false) {
-  MeasurementRecord m;
-  m.step_time_ns = step_ns;
-  m.peak_bytes = peak_bytes;
-  m.oom = oom;
-  if (oom) m.oom_message = "CUDA out of memory";
-  return m;
-}
+using mutwo::test::kGiB;
+using mutwo::test::kMs;
+using mutwo::test::measured;
+using mutwo::test::predicted;
 
 StoredRun stored(int64_t id, std::optional<PredictionRecord> p, std::optional<MeasurementRecord> m) {
   StoredRun s;
