@@ -19,15 +19,9 @@ bool is_step_input(TensorRole role) {
   return role == TensorRole::input || role == TensorRole::label;
 }
 
-std::string describe(const profiles::Graph& graph, const profiles::Instruction& instruction) {
-  if (profiles::runs_op(instruction.kind)) {
-    const profiles::Op& op = graph.op(instruction.op);
-    return fmt::format("instruction {} ({} op {} '{}')", instruction.id,
-                       profiles::instr_kind_name(instruction.kind), op.id, op.name);
-  }
-  const profiles::Tensor& t = graph.tensor(instruction.tensor);
-  return fmt::format("instruction {} ({} tensor {} '{}')", instruction.id,
-                     profiles::instr_kind_name(instruction.kind), t.id, t.name);
+std::string describe(const profiles::Schedule& schedule, const profiles::Instruction& instruction) {
+  return fmt::format("instruction {} ({})", instruction.id,
+                     profiles::describe_instruction(schedule, instruction.id));
 }
 
 }  // namespace
@@ -139,7 +133,8 @@ void Interpreter::allocate(int64_t bytes, const profiles::Instruction& instructi
     throw OutOfMemory{
         instruction.id,
         fmt::format("out of memory at {}: {} B for {} with {} B in use would exceed the {} B limit",
-                    describe(graph_, instruction), bytes, what, in_use_bytes_, options_.memory_limit_bytes)};
+                    describe(schedule_, instruction), bytes, what, in_use_bytes_,
+                    options_.memory_limit_bytes)};
   }
   in_use_bytes_ += bytes;
   if (in_use_bytes_ > peak_bytes_) {
@@ -162,8 +157,8 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
   for (profiles::TensorId id : op.inputs) {
     const at::Tensor& t = device_[static_cast<size_t>(id)];
     if (!t.defined()) {
-      throw Error(fmt::format("{} reads tensor {} '{}', which is not resident", describe(graph_, instruction),
-                              id, graph_.tensor(id).name));
+      throw Error(fmt::format("{} reads tensor {} '{}', which is not resident",
+                              describe(schedule_, instruction), id, graph_.tensor(id).name));
     }
     if (alloc_stream_[static_cast<size_t>(id)] != instruction.stream)
       backend_.note_use(t, instruction.stream);
@@ -220,8 +215,8 @@ void Interpreter::execute(const profiles::Instruction& instruction) {
       const auto id = static_cast<size_t>(instruction.tensor);
       const profiles::Tensor& ir = graph_.tensors[id];
       if (!host_[id].defined()) {
-        throw Error(fmt::format("{}: tensor {} '{}' has no host copy", describe(graph_, instruction), ir.id,
-                                ir.name));
+        throw Error(fmt::format("{}: tensor {} '{}' has no host copy", describe(schedule_, instruction),
+                                ir.id, ir.name));
       }
       allocate(rounded_bytes_[id], instruction, "the swapped-in tensor");
       at::Tensor t =
@@ -322,11 +317,12 @@ StepResult Interpreter::step() {
     }
     result.oom = true;
     result.oom_instruction = current;
-    result.oom_message = fmt::format(
-        "out of memory at {}: {}",
-        current == profiles::kNoId ? std::string("the step's start")
-                                   : describe(graph_, schedule_.instructions[static_cast<size_t>(current)]),
-        std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
+    result.oom_message =
+        fmt::format("out of memory at {}: {}",
+                    current == profiles::kNoId
+                        ? std::string("the step's start")
+                        : describe(schedule_, schedule_.instructions[static_cast<size_t>(current)]),
+                    std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
   }
   if (result.oom) {
     backend_.end_step();

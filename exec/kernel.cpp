@@ -26,17 +26,20 @@ int64_t KernelContext::attr_int(std::string_view key, int64_t fallback) const {
 
 at::Generator KernelContext::generator(int32_t model_in_op, uint64_t salt) const {
   const at::Device device = inputs.empty() ? at::Device(at::kCPU) : inputs[0].device();
-  // A clone of the device's default generator is a fresh generator of the right kind (CPU or
-  // CUDA Philox) without naming device-specific headers here.
+  if (runtime.capturing) return at::globalContext().defaultGenerator(device);
+  const uint64_t model = static_cast<uint64_t>(runtime.first_model + model_in_op);
+  return seeded_generator(device,
+                          mix_seed(mix_seed(runtime.seed, model), mix_seed(fnv1a(runtime.base_name), salt)));
+}
+
+at::Generator seeded_generator(const at::Device& device, uint64_t seed) {
   at::Generator base = at::globalContext().defaultGenerator(device);
-  if (runtime.capturing) return base;
   at::Generator gen;
   {
     std::lock_guard<std::mutex> lock(base.mutex());
     gen = base.clone();
   }
-  const uint64_t model = static_cast<uint64_t>(runtime.first_model + model_in_op);
-  gen.set_current_seed(mix_seed(mix_seed(runtime.seed, model), mix_seed(fnv1a(runtime.base_name), salt)));
+  gen.set_current_seed(seed);
   return gen;
 }
 

@@ -77,6 +77,10 @@ void register_recsys_kernels(KernelTable& table);       // embedding bag, concat
 void register_loss_kernels(KernelTable& table);         // cross entropy
 void register_optimizer_kernels(KernelTable& table);    // SGD, Adam, AdamW
 
+// A fresh generator of the device's kind (CPU, or CUDA Philox) seeded with `seed`: a clone of the
+// device's default generator, so no device-specific header is needed.
+at::Generator seeded_generator(const at::Device& device, uint64_t seed);
+
 // 64-bit FNV-1a of a string and a SplitMix64 combination: seeds that do not depend on the platform.
 uint64_t fnv1a(std::string_view text);
 uint64_t mix_seed(uint64_t a, uint64_t b);

@@ -1,7 +1,6 @@
 #include "exec/leaf_init.hpp"
 
 #include <cmath>
-#include <mutex>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -16,17 +15,6 @@ namespace {
 
 using profiles::OpKind;
 using profiles::TensorRole;
-
-at::Generator seeded_generator(const at::Device& device, uint64_t seed) {
-  at::Generator base = at::globalContext().defaultGenerator(device);
-  at::Generator gen;
-  {
-    std::lock_guard<std::mutex> lock(base.mutex());
-    gen = base.clone();
-  }
-  gen.set_current_seed(seed);
-  return gen;
-}
 
 // Exclusive upper bound of the values an int64 leaf may hold, from its first reader that states one.
 int64_t index_bound(const profiles::Graph& graph, const profiles::Tensor& t, int32_t width) {

@@ -550,4 +550,13 @@ Schedule read_schedule(const std::string& path) {
   }
 }
 
+std::string describe_instruction(const Schedule& schedule, InstrId id) {
+  const Instruction& in = schedule.instructions.at(static_cast<size_t>(id));
+  if (runs_op(in.kind)) {
+    return fmt::format("{} op {} '{}'", instr_kind_name(in.kind), in.op, schedule.graph.op(in.op).name);
+  }
+  return fmt::format("{} tensor {} '{}'", instr_kind_name(in.kind), in.tensor,
+                     schedule.graph.tensor(in.tensor).name);
+}
+
 }  // namespace mutwo::profiles

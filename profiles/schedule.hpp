@@ -102,6 +102,9 @@ Graph concat_graphs(const std::vector<Graph>& parts, std::vector<SubArray>* sub_
 // Throws ScheduleError (ids, references, streams and residency rules).
 void validate_schedule(const Schedule& schedule);
 
+// "compute op 5 'fc1'", "swap_in tensor 3 'x'": how reports of both back ends name an instruction.
+std::string describe_instruction(const Schedule& schedule, InstrId id);
+
 std::string schedule_to_json(const Schedule& schedule);  // embeds the graph; "format": "mutwo-schedule"
 // Parses and validates: FormatError (syntax, format, version, field types, unknown or missing fields,
 // naming the instruction and field), GraphError (graph invariants), ScheduleError (schedule rules).

@@ -204,16 +204,6 @@ void fill_timeline(const Schedule& s, const ReplayPlan& plan, const std::vector<
 
 }  // namespace
 
-std::string describe_instruction(const Schedule& schedule, InstrId id) {
-  const Instruction& in = schedule.instructions.at(static_cast<size_t>(id));
-  if (profiles::runs_op(in.kind)) {
-    return fmt::format("{} op {} '{}'", profiles::instr_kind_name(in.kind), in.op,
-                       schedule.graph.op(in.op).name);
-  }
-  return fmt::format("{} tensor {} '{}'", profiles::instr_kind_name(in.kind), in.tensor,
-                     schedule.graph.tensor(in.tensor).name);
-}
-
 Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
                     const SimOptions& options) {
   check_references(schedule);

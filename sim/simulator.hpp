@@ -41,7 +41,7 @@ struct SimOptions {
 Prediction simulate(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost_model,
                     const SimOptions& options = {});
 
-// "compute op 5 'fc1'", "swap_in tensor 3 'x'": how reports name an instruction.
-std::string describe_instruction(const profiles::Schedule& schedule, profiles::InstrId id);
+// How reports name an instruction (profiles/schedule.hpp, shared with exec/).
+using profiles::describe_instruction;
 
 }  // namespace mutwo::sim
