@@ -1,0 +1,66 @@
+#include "profiles/text_file.hpp"
+
+#include <zlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+
+namespace mutwo::profiles {
+namespace {
+
+bool is_gzip(const std::string& bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+// Inflates every gzip member (a file may hold several concatenated members, as `cat a.gz b.gz`).
+std::string gunzip(const std::string& bytes, const std::filesystem::path& path) {
+  std::string out;
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw Error(fmt::format("{}: cannot start gzip decoder", path.string()));
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  char buffer[1 << 16];
+  int rc = Z_OK;
+  while (true) {
+    zs.next_out = reinterpret_cast<Bytef*>(buffer);
+    zs.avail_out = sizeof buffer;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      if (zs.avail_in == 0) break;
+      inflateReset(&zs);  // next member
+      continue;
+    }
+    if (rc != Z_OK) break;
+    if (zs.avail_in == 0 && zs.avail_out != 0) {  // input ran out inside a member
+      rc = Z_BUF_ERROR;
+      break;
+    }
+  }
+  const std::string why = zs.msg != nullptr ? zs.msg : "truncated stream";
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END) {
+    throw FormatError(fmt::format("{}: corrupt gzip data after {} decompressed bytes ({})", path.string(),
+                                  out.size(), why));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot open '{}' for reading", path.string()));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = std::move(buffer).str();
+  if (in.bad()) throw Error(fmt::format("cannot read '{}'", path.string()));
+  return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
+}
+
+}  // namespace mutwo::profiles
