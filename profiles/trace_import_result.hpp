@@ -1,0 +1,17 @@
+#pragma once
+// What an importer of a foreign trace (PyTorch profiler / Kineto, DTR logs, ...) returns: the
+// mutwo Trace it built and, in plain sentences, everything the source did not say and the
+// importer therefore assumed or left out.
+#include <string>
+#include <vector>
+
+#include "profiles/trace_file.hpp"
+
+namespace mutwo::profiles {
+
+struct TraceImport {
+  Trace trace;                        // validated graph; op_duration_ns has one entry per op
+  std::vector<std::string> warnings;  // each names the source; the caller decides how to show them
+};
+
+}  // namespace mutwo::profiles
