@@ -1,6 +1,7 @@
 #include "cli/device_flags.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "costmodel/measured_cost_model.hpp"
 #include "profiles/error.hpp"
 #include "profiles/trace_file.hpp"
+#include "profiles/trace_import.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -23,14 +25,17 @@ const costmodel::CostSourceInfo& cost_source(const DeviceFlags& flags) {
 }
 
 // Errors about one file name the file first, as trace and schedule read errors do.
-profiles::Trace read_measured_trace(const std::string& path) {
-  profiles::Trace trace = profiles::read_trace(path);
+profiles::Trace read_measured_trace(const std::string& path, const std::string& format) {
+  std::optional<profiles::TraceFormat> expected;
+  if (!format.empty()) expected = profiles::parse_trace_format(format);
+  profiles::TraceImport imported = profiles::import_trace(path, expected);
+  for (const std::string& w : imported.warnings) std::cerr << "warning: " << w << "\n";
   try {
-    costmodel::validate_measured_trace(trace);
+    costmodel::validate_measured_trace(imported.trace);
   } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", path, e.what()));
   }
-  return trace;
+  return std::move(imported.trace);
 }
 
 std::string device_or_unnamed(const std::string& device) {
@@ -38,6 +43,16 @@ std::string device_or_unnamed(const std::string& device) {
 }
 
 }  // namespace
+
+const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags) {
+  if (!flags.loaded_traces) {
+    std::vector<profiles::Trace> traces;
+    for (const std::string& path : flags.traces)
+      traces.push_back(read_measured_trace(path, flags.trace_format));
+    flags.loaded_traces = std::move(traces);
+  }
+  return *flags.loaded_traces;
+}
 
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--gpu", flags.gpu, "Device: " + joined(costmodel::builtin_devices().names()))
@@ -53,10 +68,12 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_flag("--half-duplex", flags.half_duplex, "One copy engine: the two directions serialise");
   cmd->add_option("--cost-source", flags.cost_source,
                   "Op cost source: " + joined(costmodel::builtin_cost_sources().names()))
-      ->capture_default_str();
-  cmd->add_option("--trace", flags.traces,
-                  "Measured trace (`mutwo profile -o FILE`) for --cost-source measured; repeatable. Without "
-                  "--gpu, the device it was measured on is simulated")
+      ->capture_default_str()
+      ->each([&flags](const std::string&) { flags.cost_source_given = true; });
+  cmd->add_option(
+         "--trace", flags.traces,
+         "Measured trace for --cost-source measured (`mutwo profile -o FILE`, a PyTorch profiler trace "
+         "or a DTR log); repeatable. Without --gpu, the device it was measured on is simulated")
       ->take_all()
       ->allow_extra_args(false);
 }
@@ -66,7 +83,7 @@ costmodel::DeviceSpec resolve_device(const DeviceFlags& flags) {
   if (!flags.gpu_given && !flags.traces.empty() && cost_source(flags).reads_measured_traces) {
     // A trace from "cpu" or an unknown GPU says nothing of memory or links: keep the default.
     if (const std::optional<std::string> matched =
-            costmodel::match_device(profiles::read_trace(flags.traces.front()).device)) {
+            costmodel::match_device(measured_traces(flags).front().device)) {
       gpu = *matched;
     }
   }
@@ -91,14 +108,14 @@ std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags
       throw Error(fmt::format("--trace is read only by --cost-source {}; cost source '{}' ignores it",
                               fmt::join(readers, ", "), info.name));
     }
-    for (const std::string& path : flags.traces) {
-      inputs.measured_traces.push_back(read_measured_trace(path));
-      const profiles::Trace& first = inputs.measured_traces.front();
-      const profiles::Trace& last = inputs.measured_traces.back();
-      if (last.device != first.device) {
+    const std::vector<profiles::Trace>& traces = measured_traces(flags);
+    for (size_t i = 0; i < traces.size(); ++i) {
+      if (traces[i].device != traces.front().device) {
         throw Error(fmt::format("--trace files measured on different devices: {} on '{}', {} on '{}'",
-                                flags.traces.front(), first.device, path, last.device));
+                                flags.traces.front(), traces.front().device, flags.traces[i],
+                                traces[i].device));
       }
+      inputs.measured_traces.push_back(traces[i]);
     }
   }
   return info.create(device, inputs);

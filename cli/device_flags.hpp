@@ -2,6 +2,7 @@
 // The device and cost-model flags `simulate` and `search` share (--gpu, --memory, --h2d-gbps,
 // --d2h-gbps, --half-duplex, --cost-source, --trace), and turning them into a device and a cost model.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/graph.hpp"
+#include "profiles/trace_file.hpp"
 
 namespace mutwo::cli {
 
@@ -21,8 +23,15 @@ struct DeviceFlags {
   double d2h_gbps = 0;
   bool half_duplex = false;
   std::string cost_source = "analytic";
+  bool cost_source_given = false;
   std::vector<std::string> traces;  // --trace FILE (repeatable): measured traces for `measured`
+  std::string trace_format;         // --format (simulate): mutwo, kineto, dtr; empty: by content
+  // The --trace files, imported once (profiles::import_trace), their warnings printed to stderr.
+  mutable std::optional<std::vector<profiles::Trace>> loaded_traces;
 };
+
+// The --trace files as Traces (read on first use; any format profiles::import_trace reads).
+const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags);
 
 // Adds the flags to a subcommand; help texts list the catalog's devices and cost sources.
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags);

@@ -1,6 +1,8 @@
 // `mutwo simulate`: predicts one training step of a model array (k models, split into fused
-// sub-arrays) or of a schedule file on a catalog GPU, without a GPU: step time, throughput, peak
-// memory against the limit, swap and stall figures; optionally a Chrome-trace timeline.
+// sub-arrays), of a schedule file, or of a trace (a mutwo trace, a PyTorch profiler trace or a DTR
+// log: its graph in its own order, at its measured durations) on a catalog GPU, without a GPU:
+// step time, throughput, peak memory against the limit, swap and stall figures; optionally a
+// Chrome-trace timeline.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -57,6 +59,9 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
   if (p.oom) {
     table.add_row({"step time", "- (out of memory)"});
     table.add_row({"throughput", "-"});
+  } else if (samples == 0) {
+    table.add_row({"step time", human_duration(p.step_time_ns)});
+    table.add_row({"throughput", "- (batch size unknown)"});
   } else {
     table.add_row({"step time", human_duration(p.step_time_ns)});
     table.add_row(
@@ -90,7 +95,11 @@ void run_simulate(const SimulateOptions& opts) {
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
-  const Schedule schedule = plain_schedule(opts.array);
+  // Trace mode: the trace's own graph, one op after another, at its measured durations.
+  const bool trace_mode = opts.array.model.empty() && opts.array.schedule.empty();
+  const Schedule schedule = trace_mode
+                                ? policies::build_plain_schedule({measured_traces(opts.device).front().graph})
+                                : plain_schedule(opts.array);
   if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
 
   sim::SimOptions sim_options;
@@ -117,8 +126,9 @@ void run_simulate(const SimulateOptions& opts) {
     j["cost_source_detail"] = describe_cost_source(*cost, schedule.graph);
     j["prediction"] = sim::prediction_to_json(p, schedule);
     j["throughput_samples_per_s"] =
-        p.oom ? nlohmann::json(nullptr)
-              : nlohmann::json(static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns));
+        p.oom || samples == 0
+            ? nlohmann::json(nullptr)
+            : nlohmann::json(static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns));
     std::cout << j.dump(2) << "\n";
   } else {
     print_report(schedule, device, describe_cost_source(*cost, schedule.graph), p, samples);
@@ -138,8 +148,18 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline, "Write a Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
   cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
+  cmd->add_option("--format", opts->device.trace_format,
+                  "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log); default: "
+                  "detected from the content")
+      ->check(CLI::IsMember({"mutwo", "kineto", "dtr"}));
   cmd->callback([opts] {
-    require_model_or_schedule(opts->array, "simulate");
+    if (opts->array.model_option->count() == 0 && opts->array.schedule_option->count() == 0) {
+      // Without --model or --schedule, one --trace is simulated itself, at its measured durations.
+      if (opts->device.traces.size() != 1) {
+        throw CLI::RequiredError("simulate: one of --model, --schedule or a single --trace");
+      }
+      if (!opts->device.cost_source_given) opts->device.cost_source = "measured";
+    }
     run_simulate(*opts);
   });
 }

@@ -1,5 +1,6 @@
 #include "profiles/dtr_log.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <unordered_map>
 
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiles/error.hpp"
+#include "profiles/graph.hpp"
 
 namespace mutwo::profiles {
 namespace {
@@ -372,6 +374,84 @@ int64_t DtrLog::compute_ns() const {
 
 DtrLog parse_dtr_log(std::string_view text, std::string_view source, const DtrParseOptions& options) {
   return Parser(text, source).parse(options);
+}
+
+TraceImport dtr_log_to_trace(const DtrLog& log, const std::string& source_name) {
+  TraceImport out;
+  Graph& g = out.trace.graph;
+  g.name = source_name;
+  std::vector<TensorId> tensor_of(log.tensors.size(), kNoId);
+  auto add_tensor = [&](size_t t, int64_t bytes, TensorRole role) {
+    Tensor tensor;
+    tensor.id = static_cast<TensorId>(g.tensors.size());
+    tensor.name = log.tensors[t].name;
+    tensor.shape = {bytes};
+    tensor.dtype = DType::u8;
+    tensor.bytes = bytes;
+    tensor.role = role;
+    tensor_of[t] = tensor.id;
+    g.tensors.push_back(std::move(tensor));
+  };
+  int32_t views = 0;
+  int32_t mutates = 0;
+  for (const DtrOp& dop : log.ops) {
+    if (dop.origin == DtrOpOrigin::constant) {
+      add_tensor(static_cast<size_t>(dop.first_output), dop.sizes_bytes[0], TensorRole::input);
+      continue;
+    }
+    if (dop.origin == DtrOpOrigin::mutate) ++mutates;
+    Op op;
+    op.id = static_cast<OpId>(g.ops.size());
+    op.name = dop.name;
+    op.kind = dop.backward ? OpKind::opaque_backward : OpKind::opaque;
+    op.phase = dop.backward ? Phase::backward : Phase::forward;
+    op.recomputable = !dop.backward;
+    op.attrs["source_op"] = dop.name.substr(0, dop.name.rfind('/'));
+    op.attrs["log_line"] = int64_t{dop.line};
+    for (int32_t a : dop.args) {
+      const TensorId t = tensor_of[static_cast<size_t>(a)];
+      if (std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end()) continue;
+      op.inputs.push_back(t);
+      op.bytes_read += g.tensors[static_cast<size_t>(t)].bytes;
+    }
+    for (int32_t i = 0; i < dop.output_count(); ++i) {
+      const int64_t bytes = dop.sizes_bytes[static_cast<size_t>(i)];
+      if (dop.aliases[static_cast<size_t>(i)] >= 0) ++views;
+      add_tensor(static_cast<size_t>(dop.first_output + i), bytes,
+                 dop.backward ? TensorRole::temporary : TensorRole::activation);
+      op.outputs.push_back(static_cast<TensorId>(g.tensors.size() - 1));
+      op.bytes_written += bytes;
+    }
+    out.trace.op_duration_ns.push_back(dop.time_ns);
+    g.ops.push_back(std::move(op));
+  }
+  link(g);
+  validate(g);
+  out.warnings.push_back(
+      fmt::format("{}: DTR logs do not name the GPU their times were measured on (the DTR paper's logs come "
+                  "from a Titan V)",
+                  source_name));
+  out.warnings.push_back(
+      fmt::format("{}: {} constants (parameters, inputs) are step inputs resident from the start; tensors "
+                  "live from their "
+                  "op to their last reader, not by the log's handles (COPY/RELEASE)",
+                  source_name, log.counts.constants));
+  if (views > 0) {
+    out.warnings.push_back(
+        fmt::format("{}: {} view outputs share their base's storage in the log; mutwo's graph has no storage "
+                    "sharing, so they "
+                    "are 0-byte tensors and do not keep their base alive (`mutwo replay --dtr-log` keeps "
+                    "simrd's semantics)",
+                    source_name, views));
+  }
+  if (mutates > 0) {
+    out.warnings.push_back(
+        fmt::format("{}: {} in-place ops (MUTATE) are out-of-place ops writing a fresh copy of the mutated "
+                    "storage, as simrd "
+                    "models them",
+                    source_name, mutates));
+  }
+  return out;
 }
 
 bool looks_like_dtr_log(std::string_view text) {

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "profiles/trace_import_result.hpp"
+
 namespace mutwo::profiles {
 
 enum class DtrOpOrigin : uint8_t { constant, call, mutate };
@@ -97,6 +99,13 @@ struct DtrParseOptions {
 // CALL without its MEMORY/ALIAS pair per result, a name used before it is bound or bound twice, an
 // ALIAS or MUTATE index out of range, a missing START.
 DtrLog parse_dtr_log(std::string_view text, std::string_view source, const DtrParseOptions& options = {});
+
+// The log as a mutwo Trace, for `mutwo simulate --trace`: one opaque op per CALL and MUTATE
+// (opaque_backward once simrd's in_bwd is set) with its logged TIME as measured duration, one uint8
+// tensor per op output (its bytes; 0 for a view), constants as step inputs. What the Graph IR cannot
+// say (views sharing storage, handles) is listed in the warnings; `mutwo replay --dtr-log` keeps
+// simrd's full semantics.
+TraceImport dtr_log_to_trace(const DtrLog& log, const std::string& source_name);
 
 // Content check: the first line is a JSON object with an "INSTRUCTION" key.
 bool looks_like_dtr_log(std::string_view text);
