@@ -12,7 +12,9 @@
 #include "policies/eviction_heuristics.hpp"
 #include "profiles/dtr_log.hpp"
 #include "profiles/error.hpp"
+#include "profiles/graph.hpp"
 #include "profiles/text_file.hpp"
+#include "profiles/trace_import.hpp"
 #include "sim/dtr_replay.hpp"
 
 using namespace mutwo;
@@ -300,4 +302,44 @@ TEST_CASE("the six other DTR logs parse with the README's instruction counts and
     CHECK(rows[0].overhead < 2.0);
     CHECK(rows[0].result.peak_bytes <= baseline.peak_bytes);
   }
+}
+
+TEST_CASE("a DTR log as a mutwo Trace: one op per CALL and MUTATE at its logged time") {
+  const std::string text =
+      kStart + constant("w", 100) + call("f", "a", R"("w","w")", 10, 200) +
+      call("view", "v", R"("a")", 1, 200, 0) +
+      "{\"ANNOTATION\":\"BACKWARD\",\"INSTRUCTION\":\"ANNOTATE\"}\n" +
+      R"({"ARGS":["v","w"],"INSTRUCTION":"MUTATE","MUTATE":[0],"NAME":"add_","TIME":"5"})"
+      "\n";
+  const profiles::TraceImport imported =
+      profiles::dtr_log_to_trace(profiles::parse_dtr_log(text, "t.log"), "t.log");
+  const profiles::Graph& g = imported.trace.graph;
+  REQUIRE(g.ops.size() == 3);  // the constant is a step input, not an op
+  CHECK(imported.trace.op_duration_ns == std::vector<int64_t>{10, 1, 5});
+  CHECK(g.ops[0].name == "f/1");
+  CHECK(g.ops[0].inputs.size() == 1);  // w twice in ARGS: read once
+  CHECK(g.ops[0].bytes_read == 100);
+  CHECK(g.ops[0].kind == profiles::OpKind::opaque);
+  CHECK(g.ops[1].bytes_written == 0);  // a view
+  CHECK(g.ops[2].kind == profiles::OpKind::opaque_backward);
+  CHECK(g.ops[2].bytes_written == 200);  // the mutated storage, copied
+  CHECK(g.tensors[0].role == profiles::TensorRole::input);
+  CHECK(g.tensors[0].bytes == 100);
+  REQUIRE(imported.warnings.size() == 4);
+  CHECK(imported.warnings[2].find("1 view outputs share their base's storage") != std::string::npos);
+  CHECK(imported.warnings[3].find("1 in-place ops (MUTATE)") != std::string::npos);
+}
+
+TEST_CASE("trace formats are told apart by content") {
+  using profiles::TraceFormat;
+  CHECK(profiles::detect_trace_format(kStart) == TraceFormat::dtr);
+  CHECK(profiles::detect_trace_format(R"({"format": "mutwo-trace", "version": 1})") == TraceFormat::mutwo);
+  CHECK(profiles::detect_trace_format(R"({"traceEvents": []})") == TraceFormat::kineto);
+  CHECK(profiles::detect_trace_format(R"([{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2}])") ==
+        TraceFormat::kineto);
+  CHECK_FALSE(profiles::detect_trace_format(R"({"format": "mutwo-schedule"})").has_value());
+  CHECK_FALSE(profiles::detect_trace_format("not json").has_value());
+  CHECK(profiles::parse_trace_format("kineto") == TraceFormat::kineto);
+  CHECK_THROWS_WITH_AS(profiles::parse_trace_format("chrome"),
+                       "unknown trace format 'chrome'; valid: mutwo, kineto, dtr", UnknownNameError);
 }
