@@ -161,6 +161,7 @@ class EventReader {
   std::vector<Event> events;
   std::vector<MemoryEvent> memory;
   double max_abs_ts_us = 0;
+  bool whole_us = true;  // every "X" event's ts and dur are whole microseconds
 
  private:
   void read_complete(size_t i, const Json& e) {
@@ -172,8 +173,10 @@ class EventReader {
     const double dur = number(i, e, "dur");
     if (dur < 0) fail(i, e, fmt::format("field 'dur' = {}, must be >= 0", e["dur"].dump()));
     max_abs_ts_us = std::max(max_abs_ts_us, std::fabs(ts) + dur);
+    whole_us = whole_us && ts == std::floor(ts) && dur == std::floor(dur);
     ev.start_ns = static_cast<int64_t>(std::llround(ts * 1000.0));
-    ev.end_ns = std::max(ev.start_ns, static_cast<int64_t>(std::llround((ts + dur) * 1000.0)));
+    // Durations come from "dur" itself: at 1.7e15 us a timestamp's ulp is 0.25 us, dur's is far finer.
+    ev.end_ns = ev.start_ns + static_cast<int64_t>(std::llround(dur * 1000.0));
     ev.thread = thread_of(i, e);
     ev.args = args_of(i, e);
     std::string cat;
@@ -257,6 +260,9 @@ class Importer {
     // enclosure comparisons allow two ulps of slack (at least 1 ns).
     const double ulp_us = std::nextafter(reader_.max_abs_ts_us, INFINITY) - reader_.max_abs_ts_us;
     tol_ns_ = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(2 * ulp_us * 1000.0)));
+    // Whole-microsecond traces (the legacy profiler, sampled traces) truncate start and duration
+    // separately: a child may end up to 1 us after its parent.
+    if (reader_.whole_us) tol_ns_ = std::max<int64_t>(tol_ns_, 1000);
   }
 
   TraceImport run(const Json& doc) {

@@ -5,8 +5,9 @@
 //
 // Input. A Kineto trace is an object {"traceEvents": [...], "deviceProperties": [...], ...}; a
 // legacy trace is a bare array of {"name", "ph": "X", "ts", "dur", "tid", "pid": "CPU functions",
-// "args": {}}. Times are microseconds (doubles); they become int64 ns by rounding ts * 1000 and
-// (ts + dur) * 1000 to the nearest ns. Events used:
+// "args": {}}. Times are microseconds (doubles); start = round(ts * 1000) ns and duration =
+// round(dur * 1000) ns, each to the nearest ns (a duration never comes from a difference of two
+// timestamps: at 1.7e15 us a timestamp's ulp is 0.25 us). Events used:
 //   CPU ops      "X" events of cat "cpu_op" / "Operator", or with no "cat" (legacy), plus the
 //                "Optimizer.step#..." / "Optimizer.zero_grad#..." annotations; "Input Dims",
 //                "Input type", "Sequence number", "Fwd thread id", "External id" from "args".
@@ -24,8 +25,11 @@
 // - Step: the last ProfilerStep#N whose window holds an autograd backward op; else the last step
 //   holding any CPU op; without steps, the whole trace. A warning names the step taken.
 // - Ops: one per top-level CPU op of the step (a CPU op not nested in time in another CPU op of
-//   the same pid/tid; nesting tolerates the trace's timestamp quantum), in start order (ties by
-//   thread, then position in the file). Ops of concurrent threads are thereby serialised.
+//   the same pid/tid), in start order (ties by thread, then position in the file). Ops of
+//   concurrent threads are thereby serialised. Nesting and enclosure allow the timestamps' quantum:
+//   2 ulps of the largest timestamp (0.5 us at 1.7e15 us), or 1 us when every ts and dur is a
+//   whole number of microseconds (legacy and sampled traces truncate both, so a child can end
+//   1 us after its parent); of events with equal spans the earlier in the file is the parent.
 //   Op name = the profiler's name; attributes "source_op" (the name again, so that the measured
 //   cost model's name-free op signature tells ops apart) and, with "Input Dims",
 //   "input_shapes" ("float[8, 16], float[32, 16]").
