@@ -689,6 +689,7 @@ class Importer {
       op.forward_of = n.forward_of;
       op.bytes_read = n.bytes_read;
       op.attrs["source_op"] = op.name;
+      op.attrs["trace_event"] = static_cast<int64_t>(ev(n.event).index);
       if (!n.input_shapes.empty()) op.attrs["input_shapes"] = n.input_shapes;
       if (k > 0) op.inputs.push_back(g.ops.back().outputs.front());
       op.outputs.push_back(

@@ -30,9 +30,10 @@
 //   2 ulps of the largest timestamp (0.5 us at 1.7e15 us), or 1 us when every ts and dur is a
 //   whole number of microseconds (legacy and sampled traces truncate both, so a child can end
 //   1 us after its parent); of events with equal spans the earlier in the file is the parent.
-//   Op name = the profiler's name; attributes "source_op" (the name again, so that the measured
-//   cost model's name-free op signature tells ops apart) and, with "Input Dims",
-//   "input_shapes" ("float[8, 16], float[32, 16]").
+//   Op name = the profiler's name; attributes "source_op" (the name again) and "trace_event" (the
+//   event's index in traceEvents), which make every op's signature unique, so the measured cost
+//   model (which matches by name-free signature and takes medians) replays each op's own
+//   duration; with "Input Dims" also "input_shapes" ("float[8, 16], float[32, 16]").
 // - Phases and kinds: "Optimizer.step#<Class>.step" -> optimizer phase, kind sgd_step (SGD),
 //   adam_step (Adam), adamw_step (AdamW); another class -> opaque (forward) with a warning.
 //   "autograd::engine::evaluate_function: ..." ops, ops with "Fwd thread id" > 0, and any other op
