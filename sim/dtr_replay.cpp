@@ -247,13 +247,6 @@ class Runtime {
     while (n > 0 && g_.op_of[static_cast<size_t>(first[n - 1])] >= ops_created_) --n;  // not yet created
     return {first, n};
   }
-  std::span<const int32_t> children(int32_t t) const {
-    const auto k = static_cast<size_t>(t);
-    const int32_t* first = g_.children_flat.data() + g_.children_begin[k];
-    size_t n = static_cast<size_t>(g_.children_begin[k + 1] - g_.children_begin[k]);
-    while (n > 0 && g_.op_of[static_cast<size_t>(first[n - 1])] >= ops_created_) --n;
-    return {first, n};
-  }
   std::span<const StaticGraph::Edge> edges(int32_t s, bool forward) const {
     const auto k = static_cast<size_t>(s);
     const auto& begin = forward ? g_.fwd_begin : g_.rev_begin;
