@@ -215,6 +215,10 @@ std::unique_ptr<DtrHeuristic> make_dtr_heuristic(std::string_view name) {
   if (name == "msps") return std::make_unique<Msps>();
   if (name == "lru") return std::make_unique<Lru>();
   if (name == "largest") return std::make_unique<Largest>();
+  throw_unknown_dtr_heuristic(name);
+}
+
+void throw_unknown_dtr_heuristic(std::string_view name) {
   std::string valid;
   for (const DtrHeuristicInfo& h : dtr_heuristics()) valid += (valid.empty() ? "" : ", ") + h.name;
   throw UnknownNameError(fmt::format("unknown DTR heuristic '{}'; valid: {}", name, valid));

@@ -74,6 +74,8 @@ struct DtrHeuristicInfo {
 const std::vector<DtrHeuristicInfo>& dtr_heuristics();
 // Throws UnknownNameError "unknown DTR heuristic 'x'; valid: dtr, ...".
 std::unique_ptr<DtrHeuristic> make_dtr_heuristic(std::string_view name);
+// The UnknownNameError above, for every factory of these heuristics.
+[[noreturn]] void throw_unknown_dtr_heuristic(std::string_view name);
 
 // Summed compute of the evicted storages reachable from s through evicted storages only, along
 // child edges (children = true, simrd's `region`) or parent edges (simrd's `region_rev`); s itself

@@ -1,12 +1,8 @@
 #include "policies/eviction_heuristics.hpp"
 
 #include <limits>
-#include <string>
-
-#include <fmt/format.h>
 
 #include "policies/dtr_heuristics.hpp"
-#include "profiles/error.hpp"
 
 namespace mutwo::policies {
 namespace {
@@ -73,12 +69,6 @@ class Largest : public sim::EvictionHeuristic {
   double score(const EvictionCandidate& c) const override { return sim::python_true_divide(1, c.size_bytes); }
 };
 
-[[noreturn]] void unknown_heuristic(std::string_view name) {
-  std::string valid;
-  for (const DtrHeuristicInfo& h : dtr_heuristics()) valid += (valid.empty() ? "" : ", ") + h.name;
-  throw UnknownNameError(fmt::format("unknown DTR heuristic '{}'; valid: {}", name, valid));
-}
-
 }  // namespace
 
 std::unique_ptr<sim::EvictionHeuristic> make_eviction_heuristic(std::string_view name) {
@@ -88,7 +78,7 @@ std::unique_ptr<sim::EvictionHeuristic> make_eviction_heuristic(std::string_view
   if (name == "msps") return std::make_unique<Msps>();
   if (name == "lru") return std::make_unique<Lru>();
   if (name == "largest") return std::make_unique<Largest>();
-  unknown_heuristic(name);
+  throw_unknown_dtr_heuristic(name);
 }
 
 std::string_view simrd_heuristic_name(std::string_view name) {
@@ -98,7 +88,7 @@ std::string_view simrd_heuristic_name(std::string_view name) {
   if (name == "msps") return "MSPS";
   if (name == "lru") return "LRU";
   if (name == "largest") return "LargestStorage";
-  unknown_heuristic(name);
+  throw_unknown_dtr_heuristic(name);
 }
 
 }  // namespace mutwo::policies

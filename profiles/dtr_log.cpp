@@ -382,15 +382,7 @@ TraceImport dtr_log_to_trace(const DtrLog& log, const std::string& source_name) 
   g.name = source_name;
   std::vector<TensorId> tensor_of(log.tensors.size(), kNoId);
   auto add_tensor = [&](size_t t, int64_t bytes, TensorRole role) {
-    Tensor tensor;
-    tensor.id = static_cast<TensorId>(g.tensors.size());
-    tensor.name = log.tensors[t].name;
-    tensor.shape = {bytes};
-    tensor.dtype = DType::u8;
-    tensor.bytes = bytes;
-    tensor.role = role;
-    tensor_of[t] = tensor.id;
-    g.tensors.push_back(std::move(tensor));
+    tensor_of[t] = add_byte_tensor(g, log.tensors[t].name, bytes, role);
   };
   int32_t views = 0;
   int32_t mutates = 0;

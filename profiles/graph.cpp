@@ -253,4 +253,16 @@ int64_t activation_bytes(const Graph& g) {
   return n;
 }
 
+TensorId add_byte_tensor(Graph& graph, std::string name, int64_t bytes, TensorRole role) {
+  Tensor t;
+  t.id = static_cast<TensorId>(graph.tensors.size());
+  t.name = std::move(name);
+  t.shape = {bytes};
+  t.dtype = DType::u8;
+  t.bytes = bytes;
+  t.role = role;
+  graph.tensors.push_back(std::move(t));
+  return graph.tensors.back().id;
+}
+
 }  // namespace mutwo::profiles

@@ -20,6 +20,9 @@ struct Graph {
   const Op& op(OpId id) const { return ops.at(static_cast<size_t>(id)); }
 };
 
+// Appends a tensor known only by its size (imported traces): shape {bytes}, uint8. Returns its id.
+TensorId add_byte_tensor(Graph& graph, std::string name, int64_t bytes, TensorRole role);
+
 // Recomputes every tensor's producer and consumers from the ops. Throws GraphError on an id out of
 // range or a tensor produced twice.
 void link(Graph& graph);

@@ -669,15 +669,7 @@ class Importer {
     Graph g;
     g.name = fmt::format("{} {}", source_, step_name_);
     auto add_tensor = [&](std::string name, int64_t bytes, TensorRole role) {
-      Tensor t;
-      t.id = static_cast<TensorId>(g.tensors.size());
-      t.name = std::move(name);
-      t.shape = {bytes};
-      t.dtype = DType::u8;
-      t.bytes = bytes;
-      t.role = role;
-      g.tensors.push_back(std::move(t));
-      return g.tensors.back().id;
+      return add_byte_tensor(g, std::move(name), bytes, role);
     };
     for (size_t k = 0; k < nodes_.size(); ++k) {
       const Node& n = nodes_[k];
