@@ -4,6 +4,13 @@
 
 namespace mutwo::experiments {
 
+std::optional<double> ExperimentRowRecord::metric(std::string_view name) const {
+  for (const Metric& m : metrics) {
+    if (m.name == name) return m.value;
+  }
+  return std::nullopt;
+}
+
 PredictionRecord prediction_record(const sim::Prediction& prediction, int64_t samples_per_step) {
   PredictionRecord out;
   out.step_time_ns = prediction.step_time_ns;

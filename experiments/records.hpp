@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mutwo::sim {
@@ -95,6 +96,48 @@ struct StoredRun {
   std::optional<MeasurementRecord> measurement;
 
   bool operator==(const StoredRun&) const = default;
+};
+
+// An experiment spec as the runner registered it (table experiments): what plots need to draw it.
+struct ExperimentRecord {
+  std::string name;                  // "mutwo_throughput"
+  std::string kind;                  // experiment kind: "strategies", "policies", "dtr", "measured"
+  std::string title;                 // the figure title's first line
+  std::vector<std::string> figures;  // figure names scripts/plot.py draws
+  std::string spec_hash;             // content_hash of spec_toml
+  std::string spec_toml;             // the spec's text, as read
+  std::string updated_at;            // ISO-8601 UTC; filled on put when empty
+
+  bool operator==(const ExperimentRecord&) const = default;
+};
+
+// One named figure of an experiment row (table experiment_metrics); units in the name.
+struct Metric {
+  std::string name;  // "step_time_ns", "swap_overlap_ratio"
+  double value = 0;
+
+  bool operator==(const Metric&) const = default;
+};
+
+// A run's place in an experiment (tables experiment_rows and experiment_metrics).
+struct ExperimentRowRecord {
+  std::string experiment;       // ExperimentRecord::name
+  std::string series;           // the legend entry: strategy, policy or heuristic
+  bool feasible = false;        // fits the memory limit (DTR: neither OOM nor over the remat limit)
+  std::string config_json;      // canonical JSON of the configuration; runs.config_hash hashes it
+  std::vector<Metric> metrics;  // stored sorted by name; read back in that order
+
+  bool operator==(const ExperimentRowRecord&) const = default;
+  // The value of a metric; nullopt when absent.
+  std::optional<double> metric(std::string_view name) const;
+};
+
+// A stored run with its experiment row.
+struct StoredExperimentRow {
+  StoredRun run;
+  ExperimentRowRecord row;
+
+  bool operator==(const StoredExperimentRow&) const = default;
 };
 
 // The figures of a simulator Prediction that the database keeps. samples_per_step comes from the

@@ -183,7 +183,8 @@ StoredRun read_stored_run(const Connection& connection, const Statement& s) {
 
 }  // namespace
 
-ResultsDb::ResultsDb(sqlite::Connection connection) : connection_(std::move(connection)) {}
+ResultsDb::ResultsDb(sqlite::Connection connection, int schema_version)
+    : connection_(std::move(connection)), schema_version_(schema_version) {}
 ResultsDb::ResultsDb(ResultsDb&&) noexcept = default;
 ResultsDb& ResultsDb::operator=(ResultsDb&&) noexcept = default;
 ResultsDb::~ResultsDb() = default;
@@ -196,7 +197,8 @@ ResultsDb ResultsDb::open(const std::filesystem::path& path, OpenMode mode) {
   // Listing the tables is the first read: a file that is not a database or is corrupt fails here,
   // before anything is written to it.
   const bool empty = table_names(connection).empty();
-  if (!empty) check_results_schema(connection);  // refuse a foreign file before changing its mode
+  int version = 0;
+  if (!empty) version = check_results_schema(connection);  // refuse a foreign file before changing it
   if (mode == OpenMode::create) {
     // WAL: readers (compare, plots) never block the writer, and a crash mid-write leaves the last
     // committed state. The mode is stored in the file, so readers get it too.
@@ -206,14 +208,16 @@ ResultsDb ResultsDb::open(const std::filesystem::path& path, OpenMode mode) {
                                        path.string(), journal));
     }
     if (empty) create_results_schema(connection);
+    if (version != 0 && version != kResultsSchemaVersion) upgrade_results_schema(connection);
   }
-  if (empty) check_results_schema(connection);
-  return ResultsDb(std::move(connection));
+  if (empty || mode == OpenMode::create) version = check_results_schema(connection);
+  return ResultsDb(std::move(connection), version);
 }
 
 int64_t ResultsDb::insert(const RunRecord& run, const std::optional<PredictionRecord>& prediction,
                           const std::optional<MeasurementRecord>& measurement,
-                          const std::vector<OpTimeRecord>& op_times) {
+                          const std::vector<OpTimeRecord>& op_times,
+                          const std::optional<ExperimentRowRecord>& experiment_row) {
   sqlite::Transaction transaction(connection_);
   const RunRecord& r = run;
   connection_.prepare(kInsertRun, "cannot insert into runs")
@@ -246,14 +250,17 @@ int64_t ResultsDb::insert(const RunRecord& run, const std::optional<PredictionRe
       s.reset();
     }
   }
+  if (experiment_row) insert_experiment_row(id, *experiment_row);
   transaction.commit();
   return id;
 }
 
-std::vector<StoredRun> ResultsDb::select_runs(std::string_view where, std::optional<int64_t> id) const {
+std::vector<StoredRun> ResultsDb::select_runs(std::string_view where, std::optional<int64_t> id,
+                                              std::optional<std::string_view> text) const {
   Statement s =
       connection_.prepare(fmt::format("{} {} ORDER BY r.id", kSelectRuns, where), "cannot read runs");
   if (id) s.bind(1, *id);
+  if (text) s.bind(1, *text);
   std::vector<StoredRun> out;
   while (s.step()) out.push_back(read_stored_run(connection_, s));
   return out;

@@ -10,12 +10,10 @@
 
 #include "experiments/records.hpp"
 #include "experiments/results_db_error.hpp"
+#include "experiments/results_schema_version.hpp"
 #include "experiments/sqlite.hpp"
 
 namespace mutwo::experiments {
-
-// The layout this mutwo writes and reads (table schema_version); any other version is refused.
-inline constexpr int kResultsSchemaVersion = 1;
 
 // How long a statement waits for another connection's write lock before failing: parallel writers
 // (sweep shards on one file) queue instead of failing.
@@ -26,15 +24,17 @@ inline constexpr int64_t kResultsBusyTimeoutMs = 30'000;
 class ResultsDb {
  public:
   enum class OpenMode {
-    create,    // create the file and its schema when absent (writers: run, simulate, profile)
+    create,    // create the file and its schema when absent (writers: run, simulate, experiment)
     existing,  // the file must exist and hold the schema; open writes nothing (readers: compare)
   };
 
   // Opens path. create mode makes the file and schema when the file is absent or empty (tables
-  // schema_version, runs, predictions, measurements, op_times) and keeps the file in WAL mode.
+  // schema_version, runs, predictions, measurements, op_times, experiments, experiment_rows,
+  // experiment_metrics), upgrades a version-1 file in place, and keeps the file in WAL mode.
   // Either mode sets foreign_keys=ON and the busy timeout, then checks the file: a SQLite database
-  // holding schema version kResultsSchemaVersion and every table. A file that is not a database, is
-  // corrupt, holds another version or lacks a table is refused and left untouched.
+  // holding schema version kResultsSchemaVersion (existing mode also reads version 1, as a file
+  // with no experiments) and every table. A file that is not a database, is corrupt, holds another
+  // version or lacks a table is refused and left untouched.
   static ResultsDb open(const std::filesystem::path& path, OpenMode mode = OpenMode::create);
 
   ResultsDb(ResultsDb&&) noexcept;
@@ -50,7 +50,19 @@ class ResultsDb {
   // throw ResultsDbError naming the table.
   int64_t insert(const RunRecord& run, const std::optional<PredictionRecord>& prediction,
                  const std::optional<MeasurementRecord>& measurement,
-                 const std::vector<OpTimeRecord>& op_times = {});
+                 const std::vector<OpTimeRecord>& op_times = {},
+                 const std::optional<ExperimentRowRecord>& experiment_row = std::nullopt);
+
+  // Registers an experiment spec (table experiments), replacing the row of the same name.
+  void put_experiment(const ExperimentRecord& experiment);
+  std::vector<ExperimentRecord> experiments() const;  // ordered by name
+  std::optional<ExperimentRecord> experiment(std::string_view name) const;
+  // The rows of one experiment, one per configuration: where several runs share a config_hash
+  // (re-runs by another mutwo version, merged shards), the latest (highest run id). Ordered by run
+  // id. Empty for a version-1 file.
+  std::vector<StoredExperimentRow> experiment_rows(std::string_view experiment) const;
+  // The experiment row of one run; nullopt when the run belongs to none.
+  std::optional<ExperimentRowRecord> experiment_row(int64_t run_id) const;
 
   std::vector<StoredRun> runs() const;                       // ordered by id
   std::optional<StoredRun> run(int64_t id) const;            // nullopt when no run has that id
@@ -60,15 +72,21 @@ class ResultsDb {
   bool has_config(std::string_view config_hash, std::string_view mutwo_version = {}) const;
 
   const std::filesystem::path& path() const { return connection_.path(); }
+  int schema_version() const { return schema_version_; }
   // The open connection, for queries this class does not offer (plots, tests). Do not change the
   // schema through it.
   const sqlite::Connection& connection() const { return connection_; }
 
  private:
-  explicit ResultsDb(sqlite::Connection connection);
-  std::vector<StoredRun> select_runs(std::string_view where, std::optional<int64_t> id) const;
+  ResultsDb(sqlite::Connection connection, int schema_version);
+  // Runs matching `where`, which may use ?1: bound to id or else to text.
+  std::vector<StoredRun> select_runs(std::string_view where, std::optional<int64_t> id,
+                                     std::optional<std::string_view> text = std::nullopt) const;
+  // Inside insert's transaction (results_db_experiments.cpp).
+  void insert_experiment_row(int64_t run_id, const ExperimentRowRecord& row);
 
   sqlite::Connection connection_;
+  int schema_version_ = kResultsSchemaVersion;
 };
 
 }  // namespace mutwo::experiments

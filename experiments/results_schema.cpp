@@ -13,7 +13,7 @@ namespace {
 // Version 1. Sizes and times are INTEGER bytes and nanoseconds; text that does not apply is ''.
 // runs.config_hash + mutwo_version key sweeps that skip stored configurations (and shard merges);
 // runs.id is local to one file, so a merge re-numbers runs and keeps the hashes.
-constexpr std::string_view kSchemaSql = R"sql(
+constexpr std::string_view kSchemaV1Sql = R"sql(
 CREATE TABLE schema_version (
   version INTEGER NOT NULL
 );
@@ -84,20 +84,53 @@ CREATE TABLE op_times (
 );
 )sql";
 
+// Version 2 adds the experiment runner's tables (experiments/runner.hpp): each spec it ran, and per
+// run the experiment it belongs to, its legend entry (series), its configuration as canonical JSON
+// (runs.config_hash hashes exactly this text) and its figures as named numbers (units in the names).
+// Nothing of version 1 changes, so a version-1 file is upgraded by adding these tables.
+constexpr std::string_view kSchemaV2Sql = R"sql(
+CREATE TABLE experiments (
+  name TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  title TEXT NOT NULL,
+  figures TEXT NOT NULL,
+  spec_hash TEXT NOT NULL,
+  spec_toml TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE experiment_rows (
+  run_id INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+  experiment TEXT NOT NULL,
+  series TEXT NOT NULL,
+  feasible INTEGER NOT NULL CHECK (feasible IN (0, 1)),
+  config TEXT NOT NULL
+);
+CREATE INDEX experiment_rows_by_experiment ON experiment_rows (experiment);
+CREATE TABLE experiment_metrics (
+  run_id INTEGER NOT NULL REFERENCES experiment_rows (run_id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL NOT NULL,
+  PRIMARY KEY (run_id, name)
+);
+)sql";
+
 std::string quoted(const sqlite::Connection& connection) {
   return fmt::format("'{}'", connection.path().string());
 }
 
 }  // namespace
 
-const std::vector<std::string_view>& results_tables() {
-  static const std::vector<std::string_view> tables = {"schema_version", "runs", "predictions",
-                                                       "measurements", "op_times"};
-  return tables;
+const std::vector<std::string_view>& results_tables(int version) {
+  static const std::vector<std::string_view> v1 = {"schema_version", "runs", "predictions", "measurements",
+                                                   "op_times"};
+  static const std::vector<std::string_view> v2 = {
+      "schema_version", "runs",        "predictions",     "measurements",
+      "op_times",       "experiments", "experiment_rows", "experiment_metrics"};
+  return version == 1 ? v1 : v2;
 }
 
-std::string_view results_schema_sql() {
-  return kSchemaSql;
+std::string results_schema_sql() {
+  return std::string(kSchemaV1Sql) + std::string(kSchemaV2Sql);
 }
 
 std::vector<std::string> table_names(const sqlite::Connection& connection) {
@@ -112,14 +145,24 @@ std::vector<std::string> table_names(const sqlite::Connection& connection) {
 void create_results_schema(const sqlite::Connection& connection) {
   sqlite::Transaction transaction(connection);
   if (!table_names(connection).empty()) return;  // another connection created it first
-  connection.exec(kSchemaSql, "cannot create the schema");
+  connection.exec(results_schema_sql(), "cannot create the schema");
   connection.prepare("INSERT INTO schema_version (version) VALUES (?)", "cannot insert into schema_version")
       .bind_all(kResultsSchemaVersion)
       .run();
   transaction.commit();
 }
 
-void check_results_schema(const sqlite::Connection& connection) {
+void upgrade_results_schema(const sqlite::Connection& connection) {
+  sqlite::Transaction transaction(connection);
+  if (check_results_schema(connection) == kResultsSchemaVersion) return;  // another connection did it
+  connection.exec(kSchemaV2Sql, "cannot upgrade the schema to version 2");
+  connection.prepare("UPDATE schema_version SET version = ?", "cannot update schema_version")
+      .bind_all(kResultsSchemaVersion)
+      .run();
+  transaction.commit();
+}
+
+int check_results_schema(const sqlite::Connection& connection) {
   const std::vector<std::string> names = table_names(connection);
   auto has = [&](std::string_view table) {
     return std::find(names.begin(), names.end(), table) != names.end();
@@ -139,17 +182,20 @@ void check_results_schema(const sqlite::Connection& connection) {
     throw ResultsDbError(fmt::format("results database {} has {} rows in schema_version, expected 1",
                                      quoted(connection), versions.size()));
   }
-  if (versions[0] != kResultsSchemaVersion) {
-    throw ResultsDbError(fmt::format("results database {} has schema version {}; this mutwo reads version {}",
-                                     quoted(connection), versions[0], kResultsSchemaVersion));
+  if (versions[0] != kResultsSchemaVersion && versions[0] != kOldestReadableSchemaVersion) {
+    throw ResultsDbError(
+        fmt::format("results database {} has schema version {}; this mutwo reads versions {} and {}",
+                    quoted(connection), versions[0], kOldestReadableSchemaVersion, kResultsSchemaVersion));
   }
-  for (std::string_view table : results_tables()) {
+  const int version = static_cast<int>(versions[0]);
+  for (std::string_view table : results_tables(version)) {
     if (!has(table)) {
       throw ResultsDbError(fmt::format("results database {} has no table '{}' (schema version {} has {})",
-                                       quoted(connection), table, kResultsSchemaVersion,
-                                       fmt::join(results_tables(), ", ")));
+                                       quoted(connection), table, version,
+                                       fmt::join(results_tables(version), ", ")));
     }
   }
+  return version;
 }
 
 }  // namespace mutwo::experiments

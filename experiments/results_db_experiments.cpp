@@ -1,0 +1,144 @@
+// ResultsDb's experiment tables (schema version 2): the specs the runner ran and each run's place
+// in an experiment with its named figures.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "experiments/results_db.hpp"
+
+namespace mutwo::experiments {
+namespace {
+
+using sqlite::Statement;
+
+std::string figures_json(const std::vector<std::string>& figures) {
+  return nlohmann::json(figures).dump();
+}
+
+std::vector<std::string> figures_from_json(const sqlite::Connection& c, const std::string& name,
+                                           const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> out;
+  const bool ok =
+      j.is_array() && std::all_of(j.begin(), j.end(), [](const auto& v) { return v.is_string(); });
+  if (!ok) {
+    throw ResultsDbError(fmt::format(
+        "results database '{}': experiment '{}': column figures is not a JSON array of strings: '{}'",
+        c.path().string(), name, text));
+  }
+  for (const nlohmann::json& v : j) out.push_back(v.get<std::string>());
+  return out;
+}
+
+ExperimentRecord read_experiment(const sqlite::Connection& c, const Statement& s) {
+  ExperimentRecord e;
+  e.name = s.text(0);
+  e.kind = s.text(1);
+  e.title = s.text(2);
+  e.figures = figures_from_json(c, e.name, s.text(3));
+  e.spec_hash = s.text(4);
+  e.spec_toml = s.text(5);
+  e.updated_at = s.text(6);
+  return e;
+}
+
+constexpr std::string_view kSelectExperiments =
+    "SELECT name, kind, title, figures, spec_hash, spec_toml, updated_at FROM experiments";
+
+// The latest run of each configuration of experiment ?1.
+constexpr std::string_view kLatestRowsOfExperiment = R"sql(
+WHERE r.id IN (
+  SELECT MAX(e.run_id) FROM experiment_rows AS e JOIN runs AS rr ON rr.id = e.run_id
+  WHERE e.experiment = ?1 GROUP BY rr.config_hash)
+)sql";
+
+}  // namespace
+
+void ResultsDb::insert_experiment_row(int64_t run_id, const ExperimentRowRecord& row) {
+  connection_
+      .prepare(
+          "INSERT INTO experiment_rows (run_id, experiment, series, feasible, config) VALUES (?, ?, ?, ?, ?)",
+          "cannot insert into experiment_rows")
+      .bind_all(run_id, row.experiment, row.series, row.feasible, row.config_json)
+      .run();
+  std::vector<Metric> metrics = row.metrics;
+  std::sort(metrics.begin(), metrics.end(), [](const Metric& a, const Metric& b) { return a.name < b.name; });
+  Statement s = connection_.prepare("INSERT INTO experiment_metrics (run_id, name, value) VALUES (?, ?, ?)",
+                                    "cannot insert into experiment_metrics");
+  for (const Metric& m : metrics) {
+    // SQLite stores NaN as NULL; a figure that is not a number is a bug upstream, not a value.
+    if (!std::isfinite(m.value)) {
+      throw ResultsDbError(
+          fmt::format("results database '{}': experiment '{}': metric '{}' is {}, not a finite number",
+                      connection_.path().string(), row.experiment, m.name, m.value));
+    }
+    s.bind_all(run_id, m.name, m.value).run();
+    s.reset();
+  }
+}
+
+void ResultsDb::put_experiment(const ExperimentRecord& e) {
+  sqlite::Transaction transaction(connection_);
+  connection_
+      .prepare(R"sql(
+INSERT OR REPLACE INTO experiments (name, kind, title, figures, spec_hash, spec_toml, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(NULLIF(?7, ''), strftime('%Y-%m-%dT%H:%M:%SZ', 'now')))
+)sql",
+               "cannot write experiments")
+      .bind_all(e.name, e.kind, e.title, figures_json(e.figures), e.spec_hash, e.spec_toml, e.updated_at)
+      .run();
+  transaction.commit();
+}
+
+std::vector<ExperimentRecord> ResultsDb::experiments() const {
+  std::vector<ExperimentRecord> out;
+  if (schema_version_ < 2) return out;
+  Statement s =
+      connection_.prepare(fmt::format("{} ORDER BY name", kSelectExperiments), "cannot read experiments");
+  while (s.step()) out.push_back(read_experiment(connection_, s));
+  return out;
+}
+
+std::optional<ExperimentRecord> ResultsDb::experiment(std::string_view name) const {
+  if (schema_version_ < 2) return std::nullopt;
+  Statement s =
+      connection_.prepare(fmt::format("{} WHERE name = ?1", kSelectExperiments), "cannot read experiments");
+  s.bind(1, name);
+  if (!s.step()) return std::nullopt;
+  return read_experiment(connection_, s);
+}
+
+std::optional<ExperimentRowRecord> ResultsDb::experiment_row(int64_t run_id) const {
+  if (schema_version_ < 2) return std::nullopt;
+  Statement s = connection_.prepare(
+      "SELECT experiment, series, feasible, config FROM experiment_rows WHERE run_id = ?1",
+      "cannot read experiment_rows");
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  ExperimentRowRecord row;
+  row.experiment = s.text(0);
+  row.series = s.text(1);
+  row.feasible = s.int64(2) != 0;
+  row.config_json = s.text(3);
+  Statement m =
+      connection_.prepare("SELECT name, value FROM experiment_metrics WHERE run_id = ?1 ORDER BY name",
+                          "cannot read experiment_metrics");
+  m.bind(1, run_id);
+  while (m.step()) row.metrics.push_back({m.text(0), m.real(1)});
+  return row;
+}
+
+std::vector<StoredExperimentRow> ResultsDb::experiment_rows(std::string_view experiment) const {
+  std::vector<StoredExperimentRow> out;
+  if (schema_version_ < 2) return out;
+  for (StoredRun& run : select_runs(kLatestRowsOfExperiment, std::nullopt, experiment)) {
+    std::optional<ExperimentRowRecord> row = experiment_row(run.run.id);
+    out.push_back({std::move(run), std::move(*row)});
+  }
+  return out;
+}
+
+}  // namespace mutwo::experiments
