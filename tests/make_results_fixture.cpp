@@ -1,7 +1,9 @@
-// Writes the results databases the `mutwo compare` CLI tests read (tests/cli_compare.cmake), through
-// the library itself, so no binary fixture is checked in:
+// Writes the results databases the `mutwo compare` and `mutwo db` CLI tests read
+// (tests/cli_compare.cmake, tests/cli_db.cmake), through the library itself, so no binary fixture is
+// checked in:
 //   make_results_fixture runs <path>   six runs with hand-picked figures (below)
 //   make_results_fixture empty <path>  the schema and no runs
+//   make_results_fixture shard <path>  three runs, one of them run 1 of `runs`, and an experiment
 // Any existing file at path (and its -wal/-shm) is replaced.
 #include <cstdint>
 #include <exception>
@@ -66,18 +68,45 @@ void write_runs(ResultsDb& db) {
             measured(0, 0, /*oom=*/true));
 }
 
+// A sweep shard beside `runs`: run 1 of `runs` again (same config hash and mutwo version, so a merge
+// of both holds it once), and two simulate runs of experiment fixture_sweep with experiment rows.
+void write_shard(ResultsDb& db) {
+  db.insert(run("run", "bert-base", 4, "2,2", "capuchin"), predicted(125 * kMs, 28 * kGiB),
+            measured(100 * kMs, 32 * kGiB));
+  for (const char* policy : {"none", "mutwo"}) {
+    ExperimentRowRecord row;
+    row.experiment = "fixture_sweep";
+    row.series = policy;
+    row.feasible = true;
+    row.config_json = std::string(R"({"experiment":"fixture_sweep","policy":")") + policy + R"("})";
+    row.metrics = {{"step_time_ns", 50.0 * kMs}, {"peak_bytes", 9.0 * kGiB}};
+    db.insert(run("simulate", "resnet34", 2, "2", policy), predicted(50 * kMs, 9 * kGiB), std::nullopt, {},
+              row);
+  }
+  ExperimentRecord e;
+  e.name = "fixture_sweep";
+  e.kind = "policies";
+  e.title = "Fixture sweep";
+  e.figures = {"throughput_vs_memory"};
+  e.spec_toml = "name = \"fixture_sweep\"\n";
+  e.updated_at = "2026-11-23T03:00:00Z";
+  db.put_experiment(e);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string(argv[1]) != "runs" && std::string(argv[1]) != "empty")) {
-    std::cerr << "usage: make_results_fixture runs|empty <path>\n";
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "runs" && mode != "empty" && mode != "shard") {
+    std::cerr << "usage: make_results_fixture runs|empty|shard <path>\n";
     return 2;
   }
   const std::filesystem::path path = argv[2];
   try {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
     ResultsDb db = ResultsDb::open(path);
-    if (std::string(argv[1]) == "runs") write_runs(db);
+    if (mode == "runs") write_runs(db);
+    if (mode == "shard") write_shard(db);
   } catch (const std::exception& e) {
     std::cerr << "make_results_fixture: " << e.what() << "\n";
     return 1;
