@@ -10,7 +10,9 @@ void add_trace_command(CLI::App& app);     // trace_command.cpp
 void add_simulate_command(CLI::App& app);  // simulate_command.cpp
 void add_search_command(CLI::App& app);    // search_command.cpp
 void add_compare_command(CLI::App& app);   // compare_command.cpp
+void add_db_command(CLI::App& app);        // db_command.cpp
 void add_replay_command(CLI::App& app);    // replay_command.cpp
+void add_experiment_command(CLI::App& app);  // experiment_command.cpp
 // Executor commands (exec_commands.cpp with LibTorch; exec_unavailable.cpp without, whose commands
 // refuse with a message saying how to build with LibTorch).
 void add_profile_command(CLI::App& app);  // profile_command.cpp

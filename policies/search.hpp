@@ -56,8 +56,10 @@ struct SearchRow {
   int64_t bytes_swapped = 0;     // out + in
   int64_t recompute_ns = 0;
   int64_t compute_stall_ns = 0;
-  int32_t runs = 1;     // separate runs one after another (sequential, hfta groups)
-  bool pruned = false;  // skipped by pruning rule 1: peak_bytes is a lower bound, not a plan's
+  int64_t compute_ns = 0;  // compute streams' busy time less recomputation (RunFigures)
+  int64_t swap_ns = 0;     // copy streams' busy time
+  int32_t runs = 1;        // separate runs one after another (sequential, hfta groups)
+  bool pruned = false;     // skipped by pruning rule 1: peak_bytes is a lower bound, not a plan's
   std::string note;
 };
 

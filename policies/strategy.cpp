@@ -32,23 +32,32 @@ std::string partition_label(const SearchConfig& config, const std::vector<std::v
   return partition_text(partition);
 }
 
-RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
-                            int64_t memory_limit_bytes) {
-  sim::SimOptions options;
-  options.memory_limit_bytes = memory_limit_bytes;
-  sim::Prediction p = sim::simulate(schedule, cost, options);
+RunFigures run_figures(const sim::Prediction& p) {
   RunFigures f;
   f.feasible = !p.oom;
-  if (p.oom) {
-    options.memory_limit_bytes = -1;
-    p = sim::simulate(schedule, cost, options);
-  } else {
-    f.step_time_ns = p.step_time_ns;
-  }
+  f.step_time_ns = p.oom ? 0 : p.step_time_ns;
   f.peak_bytes = p.peak_bytes;
   f.bytes_swapped = p.bytes_swapped_out + p.bytes_swapped_in;
   f.recompute_ns = p.recompute_ns;
   f.compute_stall_ns = p.compute_stall_ns;
+  for (size_t stream = 0; stream < p.busy_ns.size(); ++stream) {
+    (profiles::is_compute_stream(static_cast<int32_t>(stream)) ? f.compute_ns : f.swap_ns) +=
+        p.busy_ns[stream];
+  }
+  f.compute_ns -= p.recompute_ns;
+  return f;
+}
+
+RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
+                            int64_t memory_limit_bytes) {
+  sim::SimOptions options;
+  options.memory_limit_bytes = memory_limit_bytes;
+  const sim::Prediction p = sim::simulate(schedule, cost, options);
+  if (!p.oom) return run_figures(p);
+  options.memory_limit_bytes = -1;  // the peak without a limit: the smallest limit it meets
+  RunFigures f = run_figures(sim::simulate(schedule, cost, options));
+  f.feasible = false;
+  f.step_time_ns = 0;
   return f;
 }
 
@@ -63,6 +72,8 @@ SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_
     row.bytes_swapped += r.bytes_swapped;
     row.recompute_ns += r.recompute_ns;
     row.compute_stall_ns += r.compute_stall_ns;
+    row.compute_ns += r.compute_ns;
+    row.swap_ns += r.swap_ns;
   }
   if (!row.feasible) {
     row.step_time_ns = 0;

@@ -18,6 +18,7 @@
 #include "policies/search.hpp"
 #include "profiles/graph.hpp"
 #include "profiles/schedule.hpp"
+#include "sim/prediction.hpp"
 
 namespace mutwo::policies {
 
@@ -41,7 +42,12 @@ struct RunFigures {
   int64_t bytes_swapped = 0;
   int64_t recompute_ns = 0;
   int64_t compute_stall_ns = 0;
+  int64_t compute_ns = 0;  // compute streams' busy time less recomputation: the step's own ops
+  int64_t swap_ns = 0;     // copy streams' busy time (swap transfers)
 };
+
+// The figures of one simulation (feasible = no OOM).
+RunFigures run_figures(const sim::Prediction& prediction);
 
 // Simulates at the limit; on OOM again without one, for the peak.
 RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,

@@ -1,0 +1,231 @@
+// `mutwo experiment SPEC`: runs an experiment spec (experiments/*.toml, or a shipped one by name)
+// into the results database with progress and ETA on stderr, then writes its CSV. Ctrl-C (or
+// SIGTERM from a batch scheduler) stops starting configurations; those running finish and are
+// written whole; a second Ctrl-C quits at once (rows already committed stay whole either way).
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "experiments/csv_file.hpp"
+#include "experiments/experiment_kind.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/spec.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::cli {
+namespace {
+
+struct ExperimentOptions {
+  std::string spec;
+  std::string db = "results.db";
+  std::string shard = "0/1";
+  int jobs = 0;
+  std::string out = "results";
+  bool dry_run = false;
+  bool json = false;
+};
+
+// Lock-free, so storing to it is async-signal-safe.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_stop_signal(int signal) {
+  g_stop.store(true);
+  std::signal(signal, SIG_DFL);  // a second one ends the process at once
+}
+
+std::string clock_text(double seconds) {
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
+  return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+// Progress on stderr: one rewritten line on a terminal, one line per configuration otherwise
+// (logs of batch jobs).
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool tty) : tty_(tty) {}
+  void operator()(const experiments::RunnerProgress& p) {
+    const int64_t to_run = p.tasks - p.tasks_skipped;
+    if (p.tasks_done == 0) return;
+    const std::string eta = p.tasks_done < to_run ? fmt::format(", ETA {}", clock_text(p.eta_s)) : "";
+    const std::string line =
+        fmt::format("[{}/{}] {:3.0f}%  {} elapsed{}  {}", p.tasks_done, to_run,
+                    100.0 * static_cast<double>(p.tasks_done) / static_cast<double>(to_run),
+                    clock_text(p.elapsed_s), eta, p.last_label);
+    if (tty_) {
+      std::cerr << "\r\033[K" << line << std::flush;
+      if (p.tasks_done == to_run) std::cerr << "\n";
+    } else {
+      std::cerr << line << "\n";
+    }
+  }
+  void finish_line(const experiments::RunnerProgress& p) const {
+    if (tty_ && p.tasks_done > 0 && p.tasks_done < p.tasks - p.tasks_skipped) std::cerr << "\n";
+  }
+
+ private:
+  bool tty_;
+};
+
+std::string shard_text(const experiments::Shard& s) {
+  return s.count == 1 ? std::string("the whole sweep") : fmt::format("shard {}/{}", s.index, s.count);
+}
+
+void run_dry(const experiments::ExperimentSpec& spec, const ExperimentOptions& opts,
+             const experiments::Shard& shard) {
+  std::optional<experiments::ResultsDb> db;
+  std::error_code ec;
+  if (std::filesystem::exists(opts.db, ec))
+    db = experiments::ResultsDb::open(opts.db, experiments::ResultsDb::OpenMode::existing);
+  const experiments::ExperimentPlan plan = experiments::plan_experiment(spec, db ? &*db : nullptr, shard);
+  if (opts.json) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (const experiments::PlannedTask& t : plan.planned) {
+      tasks.push_back(
+          {{"label", t.task->label}, {"rows", t.task->configs.size()}, {"stored", t.all_stored()}});
+    }
+    std::cout
+        << nlohmann::json{{"experiment", spec.name}, {"kind", spec.kind}, {"tasks_total", plan.tasks.size()},
+                          {"tasks", tasks},          {"rows", plan.rows}, {"rows_stored", plan.rows_stored}}
+               .dump(2)
+        << "\n";
+    return;
+  }
+  Table table({{"configuration", Align::left}, {"rows", Align::right}, {"stored", Align::left}});
+  for (const experiments::PlannedTask& t : plan.planned) {
+    table.add_row({t.task->label, std::to_string(t.task->configs.size()), t.all_stored() ? "yes" : "no"});
+  }
+  std::cout << fmt::format("{} ({}): {} of {} configurations in {}, {} rows, {} already in {}\n", spec.name,
+                           spec.kind, plan.planned.size(), plan.tasks.size(), shard_text(shard), plan.rows,
+                           plan.rows_stored, opts.db)
+            << table.render();
+}
+
+void run_experiment_command(const ExperimentOptions& opts) {
+  const experiments::ExperimentSpec spec = experiments::read_spec(opts.spec);
+  const experiments::Shard shard = experiments::parse_shard(opts.shard);
+  if (opts.dry_run) return run_dry(spec, opts, shard);
+
+  experiments::ResultsDb db = experiments::ResultsDb::open(opts.db);
+  g_stop = false;
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  ProgressPrinter printer(isatty(STDERR_FILENO) != 0);
+  bool announced = false;
+  experiments::RunnerOptions options;
+  options.jobs = opts.jobs;
+  options.shard = shard;
+  options.stop = &g_stop;
+  options.on_progress = [&](const experiments::RunnerProgress& p) {
+    if (!announced) {
+      announced = true;
+      std::cerr << fmt::format("{}: {} configurations in {}, {} already in {}; running {}\n", spec.name,
+                               p.tasks, shard_text(shard), p.tasks_skipped, opts.db,
+                               p.tasks - p.tasks_skipped);
+    }
+    printer(p);
+  };
+  experiments::RunnerReport report;
+  try {
+    report = experiments::run_experiment(spec, db, options);
+  } catch (...) {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    throw;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const experiments::RunnerProgress& p = report.progress;
+  printer.finish_line(p);
+
+  std::string csv;
+  if (!report.interrupted) {
+    csv = (std::filesystem::path(opts.out) / (spec.name + ".csv")).string();
+    experiments::write_csv(experiments::experiment_table(spec, db), csv);
+  }
+  if (opts.json) {
+    std::cout << nlohmann::json{{"experiment", spec.name},
+                                {"kind", spec.kind},
+                                {"db", opts.db},
+                                {"shard", opts.shard},
+                                {"tasks_total", report.tasks_total},
+                                {"tasks", p.tasks},
+                                {"tasks_skipped", p.tasks_skipped},
+                                {"tasks_run", p.tasks_done},
+                                {"rows_written", p.rows_written},
+                                {"rows_present", report.rows_present},
+                                {"interrupted", report.interrupted},
+                                {"csv", csv.empty() ? nlohmann::json(nullptr) : nlohmann::json(csv)},
+                                {"elapsed_s", p.elapsed_s}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format(
+        "{}: {} configurations in {}: {} run, {} already stored; {} rows written to {} in {}\n", spec.name,
+        p.tasks, shard_text(shard), p.tasks_done, p.tasks_skipped, p.rows_written, opts.db,
+        clock_text(p.elapsed_s));
+    if (!csv.empty()) {
+      std::cout << fmt::format("table: {}\n", csv);
+      if (!spec.figures.empty()) {
+        std::cout << fmt::format("figures: python3 scripts/plot.py {} --experiment {} --out {}\n", opts.db,
+                                 spec.name, opts.out);
+      }
+    }
+  }
+  if (report.interrupted) {
+    throw Error(
+        fmt::format("interrupted: {} of {} configurations written, each row whole; run the same command "
+                    "again to finish the rest",
+                    p.tasks_done, p.tasks - p.tasks_skipped));
+  }
+}
+
+std::string specs_help() {
+  std::string text = "Shipped specs (run by name; experiments/*.toml in the source tree):";
+  for (const experiments::ShippedSpec& s : experiments::shipped_specs())
+    text += fmt::format("\n  {}", s.name);
+  text += "\nKinds (a spec's `kind`):";
+  for (const auto& k : experiments::builtin_experiment_kinds().kinds()) {
+    text +=
+        fmt::format("\n  {:<11} {}; figures: {}", k->name(), k->description(), fmt::join(k->figures(), ", "));
+  }
+  text += "\nShards are numbered from 0: --shard 0/4 ... --shard 3/4; merge them with `mutwo db merge`.";
+  return text;
+}
+
+}  // namespace
+
+void add_experiment_command(CLI::App& app) {
+  auto opts = std::make_shared<ExperimentOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "experiment",
+      "Run an experiment spec (a sweep) into the results database, skipping configurations already stored; "
+      "write its CSV");
+  cmd->footer(specs_help());
+  cmd->add_option("spec", opts->spec, "A spec file (*.toml) or a shipped spec's name (mutwo_throughput, ...)")
+      ->required();
+  cmd->add_option("--db", opts->db, "Results database (created if absent)")->capture_default_str();
+  cmd->add_option("--shard", opts->shard, "Run only shard i of n (i/n, 0-based): every n-th configuration")
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", opts->jobs, "Configurations run in parallel (0: one per CPU core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--out", opts->out, "Folder of the CSV (<out>/<experiment>.csv)")->capture_default_str();
+  cmd->add_flag("--dry-run", opts->dry_run,
+                "List the configurations and which are stored; run and write nothing");
+  cmd->add_flag("--json", opts->json, "Print the summary as JSON");
+  cmd->callback([opts] { run_experiment_command(*opts); });
+}
+
+}  // namespace mutwo::cli

@@ -1,0 +1,193 @@
+#include "experiments/kinds/array_point.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "profiles/dtype.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::experiments {
+
+profiles::ModelConfig ArrayPoint::model_config() const {
+  profiles::ModelConfig c;
+  c.batch_size = batch_size;
+  c.seq_len = seq_len;
+  c.image_size = image_size;
+  c.dtype = profiles::parse_dtype(dtype);
+  return c;
+}
+
+profiles::OptimizerConfig ArrayPoint::optimizer_config() const {
+  profiles::OptimizerConfig o;
+  o.kind = profiles::parse_optimizer(optimizer);
+  return o;
+}
+
+std::string ArrayPoint::label() const {
+  return fmt::format("{} x{}, batch {}, {}", model, models, batch_size, gpu);
+}
+
+std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
+  const Sweep& s = spec.sweep;
+  std::vector<ArrayPoint> out;
+  for (const SweepModel& m : s.models) {
+    const profiles::ModelInfo& info = profiles::find_model(m.name);
+    const std::vector<int64_t> batches =
+        m.batch_sizes.empty() ? std::vector<int64_t>{info.default_batch_size} : m.batch_sizes;
+    for (int64_t batch : batches) {
+      for (int32_t count : s.model_counts) {
+        for (const std::string& gpu : s.gpus) {
+          ArrayPoint p;
+          p.model = m.name;
+          p.models = count;
+          p.batch_size = batch;
+          p.seq_len = info.default_seq_len == 0 ? 0 : (m.seq_len > 0 ? m.seq_len : info.default_seq_len);
+          p.image_size =
+              info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
+          p.dtype = s.dtype;
+          p.optimizer = s.optimizer;
+          p.gpu = gpu;
+          p.cost_source = s.cost_source;
+          out.push_back(std::move(p));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
+  return {{"experiment", spec.name},
+          {"kind", spec.kind},
+          {"model", p.model},
+          {"models", p.models},
+          {"batch_size", p.batch_size},
+          {"seq_len", p.seq_len},
+          {"image_size", p.image_size},
+          {"dtype", p.dtype},
+          {"optimizer", p.optimizer},
+          {"gpu", p.gpu},
+          {"cost_source", p.cost_source}};
+}
+
+RunRecord array_run_record(const ArrayPoint& p) {
+  RunRecord r;
+  r.kind = "simulate";
+  r.model = p.model;
+  r.models = p.models;
+  r.batch_size = p.batch_size;
+  r.seq_len = p.seq_len;
+  r.image_size = p.image_size;
+  r.dtype = p.dtype;
+  r.optimizer = p.optimizer;
+  r.gpu = p.gpu;
+  r.cost_source = p.cost_source;
+  return r;
+}
+
+std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& p) {
+  return costmodel::builtin_cost_sources().create(p.cost_source, costmodel::find_device(p.gpu));
+}
+
+void require_sweep_keys(const ExperimentSpec& spec, const std::vector<std::string_view>& keys) {
+  for (std::string_view key : keys) {
+    if (std::find(spec.sweep_keys_given.begin(), spec.sweep_keys_given.end(), key) ==
+        spec.sweep_keys_given.end()) {
+      throw FormatError(fmt::format("{}: 'sweep.{}' is missing (kind '{}' needs {})", spec.source, key,
+                                    spec.kind, fmt::join(keys, ", ")));
+    }
+  }
+}
+
+void validate_array_sweep(const ExperimentSpec& spec) {
+  require_sweep_keys(spec, {"models", "model_counts", "gpus"});
+  const Sweep& s = spec.sweep;
+  auto named = [&](std::string_view key, const std::string& value, auto&& check) {
+    try {
+      check();
+    } catch (const UnknownNameError& e) {
+      throw UnknownNameError(fmt::format("{}: 'sweep.{}' = '{}': {}", spec.source, key, value, e.what()));
+    }
+  };
+  for (const SweepModel& m : s.models) named("models", m.name, [&] { profiles::find_model(m.name); });
+  for (const std::string& g : s.gpus) named("gpus", g, [&] { costmodel::builtin_devices().find(g); });
+  named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
+  named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
+  named("cost_source", s.cost_source, [&] {
+    if (costmodel::builtin_cost_sources().find(s.cost_source).reads_measured_traces) {
+      throw UnknownNameError(
+          fmt::format("cost source '{}' needs measured traces, which specs do not take; use "
+                      "one that prices ops from the device alone (analytic)",
+                      s.cost_source));
+    }
+  });
+}
+
+std::string number_cell(double value) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+namespace {
+
+std::string json_cell(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return number_cell(v.get<double>());
+  if (v.is_array()) {
+    std::string out;
+    for (const nlohmann::json& e : v) out += (out.empty() ? "" : "+") + json_cell(e);
+    return out;
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+CsvTable metrics_table(const std::vector<StoredExperimentRow>& rows,
+                       const std::vector<std::string>& config_keys,
+                       const std::vector<std::string>& extra_header,
+                       const std::vector<std::vector<std::string>>& extra_cells) {
+  std::set<std::string> metric_names;  // a metric that repeats a config key is not repeated
+  for (const StoredExperimentRow& r : rows) {
+    for (const Metric& m : r.row.metrics) {
+      if (std::find(config_keys.begin(), config_keys.end(), m.name) == config_keys.end())
+        metric_names.insert(m.name);
+    }
+  }
+  CsvTable t;
+  t.header = config_keys;
+  for (const char* c : {"series", "feasible", "plan_partition", "plan_policy", "mutwo_version"}) {
+    t.header.emplace_back(c);
+  }
+  t.header.insert(t.header.end(), metric_names.begin(), metric_names.end());
+  t.header.insert(t.header.end(), extra_header.begin(), extra_header.end());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const StoredExperimentRow& r = rows[i];
+    const nlohmann::json config = nlohmann::json::parse(r.row.config_json);
+    std::vector<std::string> cells;
+    for (const std::string& k : config_keys) cells.push_back(config.contains(k) ? json_cell(config[k]) : "");
+    cells.push_back(r.row.series);
+    cells.push_back(r.row.feasible ? "1" : "0");
+    cells.push_back(r.run.run.partition);
+    cells.push_back(r.run.run.policy);
+    cells.push_back(r.run.run.mutwo_version);
+    for (const std::string& name : metric_names) {
+      const std::optional<double> v = r.row.metric(name);
+      cells.push_back(v ? number_cell(*v) : "");
+    }
+    if (i < extra_cells.size()) cells.insert(cells.end(), extra_cells[i].begin(), extra_cells[i].end());
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+}  // namespace mutwo::experiments

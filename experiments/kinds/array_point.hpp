@@ -1,0 +1,67 @@
+#pragma once
+// What the strategies and policies kinds share: one model array of a sweep (architecture, count,
+// batch, GPU, ...), its configuration JSON, its run record, its cost model, the checks of the
+// sweep keys both read, and the CSV table both print.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/op_cost_model.hpp"
+#include "experiments/experiment_kind.hpp"
+#include "profiles/autodiff.hpp"
+#include "profiles/models/model_registry.hpp"
+
+namespace mutwo::experiments {
+
+// One array of the sweep, with every default filled in.
+struct ArrayPoint {
+  std::string model;  // zoo name
+  int32_t models = 1;
+  int64_t batch_size = 0;  // per model
+  int64_t seq_len = 0;     // 0: not a sequence model
+  int64_t image_size = 0;  // 0: not a vision model
+  std::string dtype;
+  std::string optimizer;
+  std::string gpu;
+  std::string cost_source;
+
+  profiles::ModelConfig model_config() const;  // width 1
+  profiles::OptimizerConfig optimizer_config() const;
+  std::string label() const;  // "bert-base x8, batch 16, a100-40gb"
+};
+
+// models x batch sizes x counts x GPUs, in that nesting order (models outermost).
+std::vector<ArrayPoint> array_points(const ExperimentSpec& spec);
+
+// The keys of the configuration every row of this array shares.
+nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& point);
+
+// A run record of kind "simulate" for the array (model, models, batch, dtype, optimizer, gpu,
+// cost source); the caller adds partition, policy and the memory limit.
+RunRecord array_run_record(const ArrayPoint& point);
+
+// The point's cost model on its catalog GPU.
+std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& point);
+
+// Checks models (zoo or test-scale names), counts, GPUs, dtype, optimizer and the cost source
+// (one that needs no measured traces); throws naming the spec, the key and the value.
+void validate_array_sweep(const ExperimentSpec& spec);
+
+// Requires the sweep keys named (the spec must set them).
+void require_sweep_keys(const ExperimentSpec& spec, const std::vector<std::string_view>& keys);
+
+// Rows as a table: the config keys named, then series, feasible, the plan's partition and policy
+// (runs columns) and mutwo_version, then every metric any row has (sorted; those that repeat a
+// config key left out), then `extra` columns computed by the kind.
+CsvTable metrics_table(const std::vector<StoredExperimentRow>& rows,
+                       const std::vector<std::string>& config_keys,
+                       const std::vector<std::string>& extra_header,
+                       const std::vector<std::vector<std::string>>& extra_cells);
+
+// Shortest decimal that reads back as the same double ("0.5", "1234", "1e-09").
+std::string number_cell(double value);
+
+}  // namespace mutwo::experiments

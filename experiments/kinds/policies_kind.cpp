@@ -1,0 +1,155 @@
+// Kind `policies`: one model array fused into one sub-array, planned by each swap/recompute policy
+// at memory limits that are fractions of its unoptimised peak (the plain schedule with no limit):
+// throughput against memory, the trade-off every policy paper plots.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "experiments/kinds/array_point.hpp"
+#include "experiments/results_db.hpp"
+#include "policies/model_array.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/strategy.hpp"
+#include "profiles/error.hpp"
+#include "sim/simulator.hpp"
+
+namespace mutwo::experiments {
+namespace {
+
+class PoliciesKind final : public ExperimentKind {
+ public:
+  std::string_view name() const override { return "policies"; }
+  std::string_view description() const override {
+    return "one fused model array, each policy at fractions of its unoptimised peak memory";
+  }
+  const std::vector<std::string_view>& sweep_keys() const override {
+    static const std::vector<std::string_view> keys = {"models",           "model_counts", "gpus",
+                                                       "memory_fractions", "policies",     "dtype",
+                                                       "optimizer",        "cost_source"};
+    return keys;
+  }
+  const std::vector<std::string_view>& figures() const override {
+    static const std::vector<std::string_view> f = {"throughput_vs_memory"};
+    return f;
+  }
+
+  void validate(const ExperimentSpec& spec) const override {
+    validate_array_sweep(spec);
+    require_sweep_keys(spec, {"memory_fractions", "policies"});
+    for (const std::string& p : spec.sweep.policies) {
+      try {
+        policies::builtin_policies().find(p);
+      } catch (const UnknownNameError& e) {
+        throw UnknownNameError(fmt::format("{}: 'sweep.policies' = '{}': {}", spec.source, p, e.what()));
+      }
+    }
+  }
+
+  // One task per array and policy: the policies of one array run side by side.
+  std::vector<Task> expand(const ExperimentSpec& spec) const override {
+    std::vector<Task> tasks;
+    for (const ArrayPoint& p : array_points(spec)) {
+      for (const std::string& policy : spec.sweep.policies) {
+        Task t;
+        t.label = fmt::format("{}, {}", p.label(), policy);
+        for (double fraction : spec.sweep.memory_fractions) {
+          nlohmann::json c = array_config(spec, p);
+          c["policy"] = policy;
+          c["memory_fraction"] = fraction;
+          t.configs.push_back(std::move(c));
+        }
+        tasks.push_back(std::move(t));
+      }
+    }
+    return tasks;
+  }
+
+  std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const override {
+    const nlohmann::json& first = task.configs.front();
+    ArrayPoint p;
+    p.model = first["model"];
+    p.models = first["models"];
+    p.batch_size = first["batch_size"];
+    p.seq_len = first["seq_len"];
+    p.image_size = first["image_size"];
+    p.dtype = first["dtype"];
+    p.optimizer = first["optimizer"];
+    p.gpu = first["gpu"];
+    p.cost_source = first["cost_source"];
+    const std::string policy_name = first["policy"];
+    const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(p);
+
+    policies::ModelArray array;
+    array.model = p.model;
+    array.count = p.models;
+    array.config = p.model_config();
+    array.optimizer = p.optimizer_config();
+    const profiles::Schedule base =
+        policies::build_plain_schedule(policies::sub_array_steps(array, {p.models}));
+    const int64_t samples = static_cast<int64_t>(p.models) * p.batch_size;
+    sim::SimOptions unlimited;
+    unlimited.memory_limit_bytes = -1;
+    const sim::Prediction unoptimised = sim::simulate(base, *cost, unlimited);
+    const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(policy_name);
+
+    std::vector<ResultRow> rows;
+    for (const nlohmann::json& c : task.configs) {
+      const double fraction = c["memory_fraction"];
+      const auto limit =
+          static_cast<int64_t>(std::floor(fraction * static_cast<double>(unoptimised.peak_bytes)));
+      const policies::PolicyResult plan = policy->plan({&base, cost.get(), limit});
+      sim::SimOptions options;
+      options.memory_limit_bytes = limit;
+      const sim::Prediction pred = sim::simulate(plan.schedule, *cost, options);
+
+      ResultRow out;
+      out.run = array_run_record(p);
+      out.run.partition = std::to_string(p.models);
+      out.run.policy = policy_name;
+      out.run.memory_limit_bytes = limit;
+      out.run.notes = plan.note;
+      out.prediction = prediction_record(pred, samples);
+      out.row.experiment = spec.name;
+      out.row.series = policy_name;
+      out.row.feasible = plan.feasible && !pred.oom;
+      auto add = [&](const char* name, double value) { out.row.metrics.push_back({name, value}); };
+      const auto as = [](int64_t v) { return static_cast<double>(v); };
+      add("memory_fraction", fraction);
+      add("memory_limit_bytes", as(limit));
+      add("unoptimised_peak_bytes", as(unoptimised.peak_bytes));
+      add("unoptimised_step_time_ns", as(unoptimised.step_time_ns));
+      add("peak_bytes", as(out.row.feasible ? pred.peak_bytes : plan.peak_bytes));
+      if (out.row.feasible) {
+        const policies::RunFigures f = policies::run_figures(pred);
+        add("step_time_ns", as(f.step_time_ns));
+        add("samples_per_s", as(samples) * 1e9 / as(f.step_time_ns));
+        add("throughput_over_unoptimised", as(unoptimised.step_time_ns) / as(f.step_time_ns));
+        add("recompute_ns", as(f.recompute_ns));
+        add("swap_ns", as(f.swap_ns));
+        add("compute_stall_ns", as(f.compute_stall_ns));
+        add("bytes_swapped", as(f.bytes_swapped));
+      }
+      rows.push_back(std::move(out));
+    }
+    return rows;
+  }
+
+  CsvTable table(const ExperimentSpec&, const std::vector<StoredExperimentRow>& rows,
+                 const ResultsDb&) const override {
+    return metrics_table(rows,
+                         {"model", "batch_size", "models", "gpu", "dtype", "optimizer", "cost_source",
+                          "policy", "memory_fraction"},
+                         {}, {});
+  }
+};
+
+}  // namespace
+
+void register_policies_kind(ExperimentKindRegistry& registry) {
+  registry.add(std::make_unique<PoliciesKind>());
+}
+
+}  // namespace mutwo::experiments

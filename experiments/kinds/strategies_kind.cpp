@@ -1,0 +1,214 @@
+// Kind `strategies`: per model array, the four strategies of the search (sequential, hfta,
+// hfta+capuchin, mutwo; policies/strategy.hpp, policies/search.hpp) at a memory limit. Draws
+// μ-TWO's main figure (step time normalised to HFTA vs number of models) and its breakdown
+// (recompute / compute, swap overlap, peak / limit).
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/device_overrides.hpp"
+#include "experiments/kinds/array_point.hpp"
+#include "experiments/results_db.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/search.hpp"
+#include "policies/strategy.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::experiments {
+namespace {
+
+// "device": the GPU's memory; otherwise a size ("30GiB").
+int64_t memory_limit_bytes(const std::string& text, const std::string& gpu) {
+  if (text == "device") return costmodel::find_device(gpu).memory_bytes;
+  return costmodel::parse_memory_size(text);
+}
+
+std::string config_key_without_strategy(nlohmann::json config) {
+  config.erase("strategy");
+  config.erase("policies");
+  return config.dump();
+}
+
+class StrategiesKind final : public ExperimentKind {
+ public:
+  std::string_view name() const override { return "strategies"; }
+  std::string_view description() const override {
+    return "per model array and memory limit, the best plan of each strategy (sequential, hfta, "
+           "hfta+capuchin, "
+           "mutwo)";
+  }
+  const std::vector<std::string_view>& sweep_keys() const override {
+    static const std::vector<std::string_view> keys = {"models",        "model_counts", "gpus",
+                                                       "memory_limits", "strategies",   "policies",
+                                                       "dtype",         "optimizer",    "cost_source"};
+    return keys;
+  }
+  const std::vector<std::string_view>& figures() const override {
+    static const std::vector<std::string_view> f = {"step_time_vs_models", "breakdown"};
+    return f;
+  }
+
+  void validate(const ExperimentSpec& spec) const override {
+    validate_array_sweep(spec);
+    require_sweep_keys(spec, {"strategies"});
+    const Sweep& s = spec.sweep;
+    std::vector<std::string> valid;
+    for (const policies::StrategyInfo& st : policies::strategies()) valid.push_back(st.name);
+    for (const std::string& st : s.strategies) {
+      if (std::find(valid.begin(), valid.end(), st) == valid.end()) {
+        throw UnknownNameError(fmt::format("{}: 'sweep.strategies' = '{}': unknown strategy; valid: {}",
+                                           spec.source, st, fmt::join(valid, ", ")));
+      }
+    }
+    for (const std::string& p : s.policies) {
+      try {
+        policies::builtin_policies().find(p);
+      } catch (const UnknownNameError& e) {
+        throw UnknownNameError(fmt::format("{}: 'sweep.policies' = '{}': {}", spec.source, p, e.what()));
+      }
+    }
+    for (const std::string& limit : s.memory_limits) {
+      if (limit == "device") continue;
+      try {
+        costmodel::parse_memory_size(limit);
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: 'sweep.memory_limits' = '{}': {} (or \"device\": the GPU's memory)",
+                                spec.source, limit, e.what()));
+      }
+    }
+  }
+
+  std::vector<Task> expand(const ExperimentSpec& spec) const override {
+    const std::vector<std::string> limits =
+        spec.sweep.memory_limits.empty() ? std::vector<std::string>{"device"} : spec.sweep.memory_limits;
+    std::vector<Task> tasks;
+    for (const ArrayPoint& p : array_points(spec)) {
+      for (const std::string& limit : limits) {
+        const int64_t limit_bytes = memory_limit_bytes(limit, p.gpu);
+        Task t;
+        t.label = fmt::format("{}, limit {}", p.label(), limit);
+        for (const std::string& strategy : spec.sweep.strategies) {
+          nlohmann::json c = array_config(spec, p);
+          c["memory_limit_bytes"] = limit_bytes;
+          c["strategy"] = strategy;
+          c["policies"] = strategy == "mutwo" ? spec.sweep.policies : std::vector<std::string>{};
+          t.configs.push_back(std::move(c));
+        }
+        tasks.push_back(std::move(t));
+      }
+    }
+    return tasks;
+  }
+
+  std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const override {
+    const nlohmann::json& first = task.configs.front();
+    ArrayPoint p;
+    p.model = first["model"];
+    p.models = first["models"];
+    p.batch_size = first["batch_size"];
+    p.seq_len = first["seq_len"];
+    p.image_size = first["image_size"];
+    p.dtype = first["dtype"];
+    p.optimizer = first["optimizer"];
+    p.gpu = first["gpu"];
+    p.cost_source = first["cost_source"];
+    const int64_t limit = first["memory_limit_bytes"];
+    const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(p);
+
+    policies::SearchConfig config;
+    config.architectures.push_back({p.model, p.models, p.model_config()});
+    config.optimizer = p.optimizer_config();
+    config.cost = cost.get();
+    config.memory_limit_bytes = limit;
+    config.policies = spec.sweep.policies;
+    config.top = 1;  // only the best mutwo plan is kept; a smaller top prunes more by throughput
+    const policies::SearchReport report = policies::run_search(config);
+
+    std::vector<ResultRow> rows;
+    for (const nlohmann::json& c : task.configs) {
+      const std::string strategy = c["strategy"];
+      auto found = std::find_if(report.rows.begin(), report.rows.end(),
+                                [&](const policies::SearchRow& r) { return r.strategy == strategy; });
+      policies::SearchRow r;
+      if (found != report.rows.end()) {
+        r = *found;
+      } else if (strategy == "mutwo") {  // every partition pruned: no plan, only the smallest limit
+        r.strategy = strategy;
+        r.peak_bytes = report.smallest_limit_bytes;
+        r.note = "no partition fits";
+      } else {
+        throw Error(fmt::format("{}: the search reported no '{}' row", task.label, strategy));
+      }
+      rows.push_back(row_of(spec, p, limit, r));
+    }
+    return rows;
+  }
+
+  CsvTable table(const ExperimentSpec&, const std::vector<StoredExperimentRow>& rows,
+                 const ResultsDb&) const override {
+    // step_time_over_hfta: against the feasible hfta row of the same array and limit.
+    std::map<std::string, double> hfta_ns;
+    for (const StoredExperimentRow& r : rows) {
+      const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+      if (r.row.series == "hfta" && r.row.feasible) {
+        hfta_ns[config_key_without_strategy(c)] = r.row.metric("step_time_ns").value_or(0);
+      }
+    }
+    std::vector<std::vector<std::string>> extra;
+    for (const StoredExperimentRow& r : rows) {
+      const auto h = hfta_ns.find(config_key_without_strategy(nlohmann::json::parse(r.row.config_json)));
+      const std::optional<double> ns = r.row.metric("step_time_ns");
+      const bool both = r.row.feasible && ns && h != hfta_ns.end() && h->second > 0;
+      extra.push_back({both ? number_cell(*ns / h->second) : ""});
+    }
+    return metrics_table(rows,
+                         {"model", "batch_size", "models", "gpu", "memory_limit_bytes", "dtype", "optimizer",
+                          "cost_source", "strategy"},
+                         {"step_time_over_hfta"}, extra);
+  }
+
+ private:
+  static ResultRow row_of(const ExperimentSpec& spec, const ArrayPoint& p, int64_t limit,
+                          const policies::SearchRow& r) {
+    ResultRow out;
+    out.run = array_run_record(p);
+    out.run.partition = r.partition;
+    out.run.policy = r.policy;
+    out.run.memory_limit_bytes = limit;
+    out.run.notes = r.note;
+    out.row.experiment = spec.name;
+    out.row.series = r.strategy;
+    out.row.feasible = r.feasible;
+    auto add = [&](const char* name, double value) { out.row.metrics.push_back({name, value}); };
+    const auto as = [](int64_t v) { return static_cast<double>(v); };
+    add("peak_bytes", as(r.peak_bytes));
+    add("memory_limit_bytes", as(limit));
+    if (limit > 0) add("peak_over_limit", as(r.peak_bytes) / as(limit));
+    if (!r.feasible) return out;
+    add("step_time_ns", as(r.step_time_ns));
+    add("samples_per_s", r.samples_per_s);
+    add("compute_ns", as(r.compute_ns));
+    add("recompute_ns", as(r.recompute_ns));
+    if (r.compute_ns > 0) add("recompute_over_compute", as(r.recompute_ns) / as(r.compute_ns));
+    add("swap_ns", as(r.swap_ns));
+    add("compute_stall_ns", as(r.compute_stall_ns));
+    add("bytes_swapped", as(r.bytes_swapped));
+    add("runs", r.runs);
+    // The share of transfer time the compute streams did not wait for.
+    if (r.swap_ns > 0) {
+      add("swap_overlap_ratio", std::clamp(1.0 - as(r.compute_stall_ns) / as(r.swap_ns), 0.0, 1.0));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+void register_strategies_kind(ExperimentKindRegistry& registry) {
+  registry.add(std::make_unique<StrategiesKind>());
+}
+
+}  // namespace mutwo::experiments

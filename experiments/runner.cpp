@@ -1,0 +1,217 @@
+#include "experiments/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "experiments/build_info.hpp"
+#include "experiments/content_hash.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::experiments {
+namespace {
+
+struct Done {
+  size_t pending = 0;  // index into the pending list
+  std::vector<ResultRow> rows;
+  std::exception_ptr error;
+};
+
+}  // namespace
+
+bool PlannedTask::all_stored() const {
+  return std::all_of(stored.begin(), stored.end(), [](bool b) { return b; });
+}
+
+ExperimentPlan plan_experiment(const ExperimentSpec& spec, const ResultsDb* db, Shard shard) {
+  const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
+  kind.validate(spec);
+  ExperimentPlan plan;
+  plan.tasks = kind.expand(spec);
+  const std::string version(mutwo_version());
+  for (size_t t = 0; t < plan.tasks.size(); ++t) {
+    if (static_cast<int64_t>(t % static_cast<size_t>(shard.count)) != shard.index) continue;
+    PlannedTask p;
+    p.task = &plan.tasks[t];
+    for (const nlohmann::json& c : plan.tasks[t].configs) {
+      p.hashes.push_back(config_hash(c));
+      p.stored.push_back(db != nullptr && db->has_config(p.hashes.back(), version));
+      ++plan.rows;
+      plan.rows_stored += p.stored.back() ? 1 : 0;
+    }
+    plan.tasks_stored += p.all_stored() ? 1 : 0;
+    plan.planned.push_back(std::move(p));
+  }
+  return plan;
+}
+
+CsvTable experiment_table(const ExperimentSpec& spec, const ResultsDb& db) {
+  const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
+  std::map<std::string, StoredExperimentRow> by_config;
+  for (StoredExperimentRow& r : db.experiment_rows(spec.name)) by_config[r.row.config_json] = std::move(r);
+  std::vector<StoredExperimentRow> rows;
+  for (const Task& t : kind.expand(spec)) {
+    for (const nlohmann::json& c : t.configs) {
+      auto found = by_config.find(c.dump());
+      if (found != by_config.end()) rows.push_back(std::move(found->second));
+    }
+  }
+  return kind.table(spec, rows, db);
+}
+
+Shard parse_shard(std::string_view text) {
+  const size_t slash = text.find('/');
+  auto whole = [](std::string_view s, int64_t& out) {
+    if (s.empty() || s.size() > 9) return false;
+    out = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      out = out * 10 + (c - '0');
+    }
+    return true;
+  };
+  int64_t i = 0;
+  int64_t n = 0;
+  if (slash == std::string_view::npos || !whole(text.substr(0, slash), i) ||
+      !whole(text.substr(slash + 1), n) || n < 1 || i >= n) {
+    throw Error(fmt::format(
+        "--shard '{}' must be i/n with whole numbers 0 <= i < n (shards are numbered from 0)", text));
+  }
+  return {static_cast<int32_t>(i), static_cast<int32_t>(n)};
+}
+
+RunnerReport run_experiment(const ExperimentSpec& spec, ResultsDb& db, const RunnerOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
+  const ExperimentPlan plan = plan_experiment(spec, &db, options.shard);
+
+  ExperimentRecord record;
+  record.name = spec.name;
+  record.kind = spec.kind;
+  record.title = spec.title;
+  record.figures = spec.figures;
+  record.spec_hash = content_hash(spec.text);
+  record.spec_toml = spec.text;
+  db.put_experiment(record);
+
+  RunnerReport report;
+  report.tasks_total = static_cast<int64_t>(plan.tasks.size());
+  report.rows_present = plan.rows_stored;
+  RunnerProgress& progress = report.progress;
+  progress.tasks = static_cast<int64_t>(plan.planned.size());
+  progress.tasks_skipped = plan.tasks_stored;
+  const std::string version(mutwo_version());
+  std::vector<const PlannedTask*> pending;
+  for (const PlannedTask& p : plan.planned) {
+    if (!p.all_stored()) pending.push_back(&p);
+  }
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (options.on_progress) options.on_progress(progress);
+
+  // Workers take tasks in order and hand rows back; only this thread touches the database.
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Done> done;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto stopping = [&] { return failed.load() || (options.stop != nullptr && options.stop->load()); };
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs =
+      std::max(1, std::min(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(pending.size())));
+  int running = jobs;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < jobs && !pending.empty(); ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < pending.size() && !stopping(); i = next++) {
+        Done d;
+        d.pending = i;
+        try {
+          d.rows = kind.run(spec, *pending[i]->task);
+        } catch (...) {
+          d.error = std::current_exception();
+          failed = true;
+        }
+        const std::lock_guard<std::mutex> lock(mutex);
+        done.push_back(std::move(d));
+        ready.notify_one();
+      }
+      const std::lock_guard<std::mutex> lock(mutex);
+      --running;
+      ready.notify_one();
+    });
+  }
+  if (pending.empty()) running = 0;
+
+  std::exception_ptr first_error;
+  std::string failed_label;
+  auto write = [&](Done& d) {
+    const PlannedTask& p = *pending[d.pending];
+    if (d.rows.size() != p.task->configs.size()) {
+      throw Error(fmt::format("experiment '{}': task '{}' returned {} rows for {} configurations", spec.name,
+                              p.task->label, d.rows.size(), p.task->configs.size()));
+    }
+    for (size_t r = 0; r < d.rows.size(); ++r) {
+      if (p.stored[r]) continue;
+      ResultRow& row = d.rows[r];
+      row.run.config_hash = p.hashes[r];
+      row.run.mutwo_version = version;
+      row.run.git_revision = std::string(git_revision());
+      row.row.config_json = p.task->configs[r].dump();
+      db.insert(row.run, row.prediction, std::nullopt, {}, row.row);
+      ++progress.rows_written;
+    }
+    ++progress.tasks_done;
+    progress.last_label = p.task->label;
+    progress.elapsed_s = elapsed();
+    const int64_t left = static_cast<int64_t>(pending.size()) - progress.tasks_done;
+    progress.eta_s =
+        progress.elapsed_s / static_cast<double>(progress.tasks_done) * static_cast<double>(left);
+    if (options.on_progress) options.on_progress(progress);
+  };
+  try {
+    while (true) {
+      std::unique_lock<std::mutex> lock(mutex);
+      ready.wait(lock, [&] { return !done.empty() || running == 0; });
+      if (done.empty()) break;
+      Done d = std::move(done.front());
+      done.pop_front();
+      lock.unlock();
+      if (d.error) {
+        if (!first_error) {
+          first_error = d.error;
+          failed_label = pending[d.pending]->task->label;
+        }
+        continue;
+      }
+      write(d);
+    }
+  } catch (...) {
+    failed = true;  // a database failure: let the workers drain, then report it
+    for (std::thread& w : workers) w.join();
+    throw;
+  }
+  for (std::thread& w : workers) w.join();
+  if (first_error) {
+    try {
+      std::rethrow_exception(first_error);
+    } catch (const std::exception& e) {
+      throw Error(
+          fmt::format("experiment '{}': configuration '{}' failed: {}", spec.name, failed_label, e.what()));
+    }
+  }
+  progress.elapsed_s = elapsed();
+  report.interrupted = progress.tasks_done + progress.tasks_skipped < progress.tasks;
+  return report;
+}
+
+}  // namespace mutwo::experiments

@@ -1,0 +1,385 @@
+// The experiment runner: specs read strictly (unknown keys, wrong types and names refused with the
+// key and line), sweeps expanded in a fixed order, rows equal to what the search / policies / DTR
+// replay compute directly (DTR's equal to simrd's published answers), stored rows skipped, an
+// interrupted run resumed to the table of an uninterrupted one, shards that cover the sweep once.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "experiments/csv_file.hpp"
+#include "experiments/db_merge.hpp"
+#include "experiments/experiment_kind.hpp"
+#include "experiments/results_db.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/spec.hpp"
+#include "policies/search.hpp"
+#include "profiles/error.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace {
+
+using namespace mutwo;
+using namespace mutwo::experiments;
+using mutwo::test::TempDir;
+
+const std::string kFixtures = std::string(MUTWO_TEST_FIXTURES) + "/experiments/";
+
+ExperimentSpec spec_text(const std::string& text) {
+  return parse_spec(text, "spec.toml", ".");
+}
+
+// A valid strategies spec with `extra` appended to its [sweep] table.
+std::string strategies_spec(const std::string& extra = "") {
+  return "name = \"t\"\n"
+         "title = \"T\"\n"
+         "kind = \"strategies\"\n"
+         "figures = [\"breakdown\"]\n"
+         "[sweep]\n"
+         "models = [{ name = \"bert-mini\", batch_sizes = [4] }]\n"
+         "model_counts = [2]\n"
+         "gpus = [\"a100-40gb\"]\n"
+         "strategies = [\"hfta\"]\n" +
+         extra;
+}
+
+std::string csv_of(const ExperimentSpec& spec, const ResultsDb& db) {
+  return csv_text(experiment_table(spec, db));
+}
+
+// The row of `series` whose config holds every key of `where` with its value.
+const StoredExperimentRow& row_where(const std::vector<StoredExperimentRow>& rows,
+                                     const nlohmann::json& where, const std::string& series) {
+  for (const StoredExperimentRow& r : rows) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    bool match = r.row.series == series;
+    for (const auto& [key, value] : where.items()) match = match && c.at(key) == value;
+    if (match) return r;
+  }
+  FAIL("no row with ", where.dump(), " and series ", series);
+  return rows.front();
+}
+
+RunnerOptions jobs(int n) {
+  RunnerOptions o;
+  o.jobs = n;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is 96 arrays x 4 strategies") {
+  REQUIRE(shipped_specs().size() == 5);
+  for (const ShippedSpec& s : shipped_specs()) {
+    CAPTURE(s.name);
+    const ExperimentSpec spec = read_spec(std::string(s.name));
+    CHECK(spec.name == s.name);
+    const ExperimentPlan plan = plan_experiment(spec, nullptr, {});
+    CHECK(plan.rows_stored == 0);
+  }
+  const ExperimentPlan plan = plan_experiment(read_spec("mutwo_throughput"), nullptr, {});
+  // 6 families x 2 batch sizes x 8 counts (2, 4, ..., 16) x 1 GPU x 1 limit = 96 tasks of 4 rows.
+  CHECK(plan.tasks.size() == 96);
+  CHECK(plan.rows == 384);
+  CHECK(plan.tasks.front().label == "vit-b16 x2, batch 32, a100-40gb, limit device");
+  // dtr_pareto: 8 logs x 6 heuristics = 48 tasks of 10 ratios.
+  const ExperimentPlan dtr = plan_experiment(read_spec("dtr_pareto"), nullptr, {});
+  CHECK(dtr.tasks.size() == 48);
+  CHECK(dtr.rows == 480);
+  CHECK(plan_experiment(read_spec("predicted_vs_measured"), nullptr, {}).tasks.empty());
+}
+
+TEST_CASE("spec errors name the file, the line, the key and the value") {
+  CHECK_THROWS_WITH_AS(
+      spec_text(strategies_spec("model_count = [2]\n")),
+      doctest::Contains("spec.toml:10: 'sweep.model_count' is not a known key here; valid: models, "
+                        "model_counts, gpus"),
+      FormatError);
+  CHECK_THROWS_WITH_AS(spec_text("nmae = \"x\"\n" + strategies_spec()),
+                       doctest::Contains("spec.toml:1: 'nmae' is not a known key here; valid: name, title"),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(spec_text(strategies_spec("memory_fractions = [0.5]\n")),
+                       doctest::Contains("'sweep.memory_fractions' is not a known key here"), FormatError);
+  CHECK_THROWS_WITH_AS(
+      spec_text("name = \"t\"\ntitle = \"T\"\nkind = \"policies\"\n[sweep]\nmodel_counts = \"2\"\n"),
+      doctest::Contains("spec.toml:5: 'sweep.model_counts' must be an array, not a string"), FormatError);
+  CHECK_THROWS_WITH_AS(
+      spec_text("name = \"t\"\ntitle = \"T\"\nkind = \"policies\"\n[sweep]\nmemory_fractions = [0.5, 1.5]\n"),
+      doctest::Contains("'sweep.memory_fractions' holds 1.5, outside (0, 1]"), FormatError);
+  CHECK_THROWS_WITH_AS(
+      spec_text("name = \"t\"\ntitle = \"T\"\nkind = \"policies\"\n[sweep]\nmodel_counts = [0]\n"),
+      doctest::Contains("'sweep.model_counts' = 0 must be from 1 to 1024"), FormatError);
+  CHECK_THROWS_WITH_AS(spec_text("name = \"T x\"\ntitle = \"T\"\nkind = \"dtr\"\n"),
+                       doctest::Contains("'name' = 'T x' must be lower-case letters, digits"), FormatError);
+  CHECK_THROWS_WITH_AS(spec_text("title = \"T\"\nkind = \"dtr\"\n"), doctest::Contains("'name' is missing"),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(
+      spec_text("name = \"t\"\ntitle = \"T\"\nkind = \"sweep\"\n"),
+      doctest::Contains("unknown experiment kind 'sweep'; valid: strategies, policies, dtr, measured"),
+      UnknownNameError);
+  CHECK_THROWS_WITH_AS(
+      spec_text("name = \"t\"\ntitle = \"T\"\nkind = \"dtr\"\nfigures = [\"breakdown\"]\n"),
+      doctest::Contains("'figures' names 'breakdown', which kind 'dtr' does not draw; valid: "
+                        "overhead_vs_budget"),
+      FormatError);
+  CHECK_THROWS_WITH_AS(spec_text("name = \"t\"\ntitle = [\n"), doctest::Contains("spec.toml:2:"),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(
+      read_spec("mutwo_thruput"),
+      doctest::Contains("unknown experiment 'mutwo_thruput': not a file, nor a shipped spec; "
+                        "shipped: dtr_pareto, memory_sweep"),
+      UnknownNameError);
+  CHECK_THROWS_WITH_AS(read_spec("missing/spec.toml"),
+                       doctest::Contains("cannot read experiment spec 'missing/spec.toml': no such file"),
+                       Error);
+}
+
+TEST_CASE("the kind checks the sweep's names and files before anything runs") {
+  const auto plan = [](const std::string& text) { return plan_experiment(spec_text(text), nullptr, {}); };
+  std::string text = strategies_spec();
+  text.replace(text.find("bert-mini"), 9, "bert-huge");
+  CHECK_THROWS_WITH_AS(plan(text),
+                       doctest::Contains("spec.toml: 'sweep.models' = 'bert-huge': unknown model"),
+                       UnknownNameError);
+  text = strategies_spec();
+  text.replace(text.find("\"hfta\""), 6, "\"hfta+dtr\"");
+  CHECK_THROWS_WITH_AS(
+      plan(text),
+      doctest::Contains("'sweep.strategies' = 'hfta+dtr': unknown strategy; valid: sequential, hfta"),
+      UnknownNameError);
+  CHECK_THROWS_WITH_AS(plan(strategies_spec("memory_limits = [\"lots\"]\n")),
+                       doctest::Contains("'sweep.memory_limits' = 'lots': invalid memory size"), Error);
+  CHECK_THROWS_WITH_AS(
+      plan(strategies_spec("cost_source = \"measured\"\n")),
+      doctest::Contains("'sweep.cost_source' = 'measured': cost source 'measured' needs measured traces"),
+      UnknownNameError);
+  CHECK_THROWS_WITH_AS(plan("name = \"t\"\ntitle = \"T\"\nkind = \"dtr\"\n[sweep]\nlogs = [\"nope.log\"]\n"),
+                       doctest::Contains("'sweep.logs' = 'nope.log': no such file"), Error);
+  CHECK_THROWS_WITH_AS(
+      plan("name = \"t\"\ntitle = \"T\"\nkind = \"policies\"\n[sweep]\nmodel_counts = [2]\n"),
+      doctest::Contains("'sweep.models' is missing (kind 'policies' needs models, model_counts, gpus)"),
+      FormatError);
+}
+
+TEST_CASE("shards are i/n, 0-based, and every task belongs to exactly one") {
+  CHECK(parse_shard("0/1").index == 0);
+  CHECK(parse_shard("3/4").index == 3);
+  CHECK(parse_shard("3/4").count == 4);
+  for (const char* bad : {"4/4", "1", "-1/2", "a/2", "1/0", "1/2/3", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_shard(bad), doctest::Contains("must be i/n with whole numbers 0 <= i < n"),
+                         Error);
+  }
+  const ExperimentSpec spec = read_spec("mutwo_throughput");
+  std::set<std::string> labels;
+  size_t total = 0;
+  for (int32_t i = 0; i < 3; ++i) {
+    const ExperimentPlan plan = plan_experiment(spec, nullptr, {i, 3});
+    CHECK(plan.planned.size() == 32);  // 96 / 3
+    for (const PlannedTask& t : plan.planned) labels.insert(t.task->label);
+    total += plan.planned.size();
+  }
+  CHECK(total == 96);
+  CHECK(labels.size() == 96);
+}
+
+TEST_CASE("strategies rows are the search's own rows; a second run skips every configuration") {
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_strategies.toml");
+  const RunnerReport first = run_experiment(spec, db, jobs(2));
+  // 1 model x 1 batch x counts {2, 3} x limits {device, 1.6 MiB} = 4 tasks x 4 strategies.
+  CHECK(first.tasks_total == 4);
+  CHECK(first.progress.tasks_done == 4);
+  CHECK(first.progress.rows_written == 16);
+  CHECK_FALSE(first.interrupted);
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("tiny_strategies");
+  REQUIRE(rows.size() == 16);
+
+  // The 3-model array at 1.6 MiB, searched directly.
+  const int64_t limit = 1677722;  // 1.6 MiB = 1.6 x 2^20 = 1677721.6, rounded
+  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  policies::SearchConfig config;
+  profiles::ModelConfig model;
+  model.batch_size = 4;
+  config.architectures.push_back({"bert-mini", 3, model});
+  config.cost = cost.get();
+  config.memory_limit_bytes = limit;
+  config.top = 1;
+  const policies::SearchReport report = policies::run_search(config);
+  int checked = 0;
+  for (const StoredExperimentRow& r : rows) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    if (c["models"] != 3 || c["memory_limit_bytes"] != limit) continue;
+    for (const policies::SearchRow& s : report.rows) {
+      if (s.strategy != r.row.series) continue;
+      CAPTURE(s.strategy);
+      CHECK(r.row.feasible == s.feasible);
+      CHECK(r.run.run.partition == s.partition);
+      CHECK(r.row.metric("peak_bytes") == static_cast<double>(s.peak_bytes));
+      if (s.feasible) CHECK(r.row.metric("step_time_ns") == static_cast<double>(s.step_time_ns));
+      ++checked;
+      break;
+    }
+  }
+  CHECK(checked == 4);
+  // hfta splits 3 models into 2 + 1 at 1.6 MiB; hfta+capuchin (all 3 fused) does not fit.
+  const nlohmann::json three_at_limit = {{"models", 3}, {"memory_limit_bytes", limit}};
+  CHECK(row_where(rows, three_at_limit, "hfta").run.run.partition == "bert-mini:2+1");
+  CHECK(row_where(rows, three_at_limit, "hfta").row.metric("runs") == 2);
+  CHECK_FALSE(row_where(rows, three_at_limit, "hfta+capuchin").row.feasible);
+  CHECK(row_where(rows, three_at_limit, "sequential").row.metric("runs") == 3);  // one run per model
+
+  const RunnerReport second = run_experiment(spec, db, jobs(2));
+  CHECK(second.progress.tasks_skipped == 4);
+  CHECK(second.progress.tasks_done == 0);
+  CHECK(second.progress.rows_written == 0);
+  CHECK(second.rows_present == 16);
+  CHECK(db.runs().size() == 16);
+
+  // The table: header, then one line per row in sweep order; normalised to hfta's step time.
+  const CsvTable table = experiment_table(spec, db);
+  REQUIRE(table.rows.size() == 16);
+  CHECK(table.header.front() == "model");
+  CHECK(table.header.back() == "step_time_over_hfta");
+  CHECK(table.rows[1][8] == "hfta");
+  CHECK(table.rows[1].back() == "1");  // hfta over itself
+}
+
+TEST_CASE("a run stopped part-way resumes to the table an uninterrupted run writes") {
+  TempDir dir("experiments");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_strategies.toml");
+  ResultsDb whole = ResultsDb::open(dir / "whole.db");
+  run_experiment(spec, whole, jobs(1));
+
+  ResultsDb stopped = ResultsDb::open(dir / "stopped.db");
+  std::atomic<bool> stop{false};
+  RunnerOptions options = jobs(1);
+  options.stop = &stop;
+  options.on_progress = [&](const RunnerProgress& p) {
+    if (p.tasks_done == 1) stop = true;  // as Ctrl-C after the first configuration is written
+  };
+  const RunnerReport report = run_experiment(spec, stopped, options);
+  CHECK(report.interrupted);
+  // The task running when the flag was set finishes and is written: 1 or 2 tasks of 4 rows.
+  const size_t written = stopped.runs().size();
+  CHECK((written == 4 || written == 8));
+  CHECK(report.progress.rows_written == static_cast<int64_t>(written));
+
+  const RunnerReport resumed = run_experiment(spec, stopped, jobs(2));
+  CHECK_FALSE(resumed.interrupted);
+  CHECK(resumed.progress.tasks_skipped == static_cast<int64_t>(written / 4));
+  CHECK(stopped.runs().size() == 16);
+  CHECK(csv_of(spec, stopped) == csv_of(spec, whole));
+}
+
+TEST_CASE("one thread or three, the same rows") {
+  TempDir dir("experiments");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_policies.toml");
+  ResultsDb one = ResultsDb::open(dir / "one.db");
+  ResultsDb three = ResultsDb::open(dir / "three.db");
+  run_experiment(spec, one, jobs(1));
+  run_experiment(spec, three, jobs(3));
+  CHECK(csv_of(spec, one) == csv_of(spec, three));
+}
+
+TEST_CASE("two shards merged hold the rows of the whole sweep, once") {
+  TempDir dir("experiments");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_strategies.toml");
+  ResultsDb whole = ResultsDb::open(dir / "whole.db");
+  run_experiment(spec, whole, jobs(2));
+  ResultsDb merged = ResultsDb::open(dir / "merged.db");
+  for (int32_t i = 0; i < 2; ++i) {
+    ResultsDb shard = ResultsDb::open(dir / fmt::format("shard-{}.db", i));
+    RunnerOptions o = jobs(1);
+    o.shard = {i, 2};
+    const RunnerReport r = run_experiment(spec, shard, o);
+    CHECK(r.progress.tasks == 2);
+    CHECK(shard.runs().size() == 8);
+    CHECK(merge_results(merged, shard).runs_added == 8);
+    CHECK(merge_results(merged, shard).runs_added == 0);  // merging again adds nothing
+  }
+  CHECK(merged.runs().size() == 16);
+  CHECK(csv_of(spec, merged) == csv_of(spec, whole));
+  // The merged file is complete: running the spec on it runs nothing.
+  CHECK(run_experiment(spec, merged, jobs(1)).progress.tasks_skipped == 4);
+}
+
+TEST_CASE("policies rows: limits are fractions of the plain peak; 'none' fits only at 100 %") {
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_policies.toml");
+  run_experiment(spec, db, jobs(2));
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("tiny_policies");
+  REQUIRE(rows.size() == 9);  // 3 policies x 3 fractions
+  for (const StoredExperimentRow& r : rows) {
+    const double fraction = *r.row.metric("memory_fraction");
+    const double peak = *r.row.metric("unoptimised_peak_bytes");
+    CHECK(*r.row.metric("memory_limit_bytes") == std::floor(fraction * peak));
+    CHECK(r.run.prediction.has_value());
+    if (r.row.feasible) CHECK(*r.row.metric("peak_bytes") <= *r.row.metric("memory_limit_bytes"));
+  }
+  const StoredExperimentRow& full = row_where(rows, {{"memory_fraction", 1.0}}, "none");
+  CHECK(full.row.feasible);
+  // The plain schedule at its own peak: the unoptimised step itself.
+  CHECK(full.row.metric("step_time_ns") == full.row.metric("unoptimised_step_time_ns"));
+  CHECK(full.row.metric("throughput_over_unoptimised") == 1.0);
+  CHECK(full.row.metric("peak_bytes") == full.row.metric("unoptimised_peak_bytes"));
+  CHECK_FALSE(row_where(rows, {{"memory_fraction", 0.75}}, "none").row.feasible);
+}
+
+TEST_CASE("dtr rows equal DTR's simulator simrd on U-Net (simrd_results.json)") {
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_dtr.toml");
+  run_experiment(spec, db, jobs(2));
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("tiny_dtr");
+  REQUIRE(rows.size() == 4);
+  // simrd, U-Net (6), DTR at 0.5: budget 4207882320, ok, overhead 1.1587467656209238, clock 504377313.
+  const StoredExperimentRow& dtr = row_where(rows, {{"budget_ratio", 0.5}}, "dtr");
+  CHECK(dtr.row.feasible);
+  CHECK(dtr.row.metric("budget_bytes") == 4207882320.0);
+  CHECK(dtr.row.metric("clock_ns") == 504377313.0);
+  CHECK(*dtr.row.metric("overhead") == doctest::Approx(1.1587467656209238).epsilon(1e-12));
+  CHECK(dtr.run.run.model == "unet");
+  CHECK(dtr.run.run.notes == "ok");
+  // LRU at 0.5: remat_limit_exceeded (no overhead); at 1.0: ok, overhead 1.0082936067944321.
+  const StoredExperimentRow& lru = row_where(rows, {{"budget_ratio", 0.5}}, "lru");
+  CHECK_FALSE(lru.row.feasible);
+  CHECK_FALSE(lru.row.metric("overhead").has_value());
+  CHECK(lru.run.run.notes == "remat_limit_exceeded");
+  CHECK(*row_where(rows, {{"budget_ratio", 1.0}}, "lru").row.metric("overhead") ==
+        doctest::Approx(1.0082936067944321).epsilon(1e-12));
+}
+
+TEST_CASE("a configuration that fails stops the run, names itself, and leaves the rows written before") {
+  TempDir dir("experiments");
+  {
+    std::ofstream bad(dir / "bad.log");
+    bad << "this is not a DTR log\n";
+  }
+  const std::string unet =
+      std::string(MUTWO_TEST_FIXTURES) + "/dtr/unet-6-8000000000.0-2020-10-1-10-57-18-default.log.gz";
+  const ExperimentSpec spec =
+      parse_spec("name = \"broken\"\ntitle = \"T\"\nkind = \"dtr\"\n[sweep]\nlogs = [\"" + unet +
+                     "\", \"bad.log\"]\nheuristics = [\"dtr\"]\nbudget_ratios = [1.0]\n",
+                 "broken.toml", dir.path());
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  CHECK_THROWS_WITH_AS(run_experiment(spec, db, jobs(1)),
+                       doctest::Contains("experiment 'broken': configuration 'bad.log, dtr' failed: "),
+                       Error);
+  CHECK(db.runs().size() == 1);  // U-Net's row, written before the bad log was reached
+}
+
+TEST_CASE("CSV cells with commas, quotes or newlines are quoted, quotes doubled") {
+  CsvTable t;
+  t.header = {"partition", "note"};
+  t.rows = {{"bert-base:4+4, vit-b16:2", "say \"hi\""}, {"a", "two\nlines"}, {"", " edge"}};
+  CHECK(csv_text(t) ==
+        "partition,note\n\"bert-base:4+4, vit-b16:2\",\"say \"\"hi\"\"\"\na,\"two\nlines\"\n,\" edge\"\n");
+}
