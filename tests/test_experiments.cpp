@@ -152,6 +152,10 @@ TEST_CASE("the kind checks the sweep's names and files before anything runs") {
       plan(text),
       doctest::Contains("'sweep.strategies' = 'hfta+dtr': unknown strategy; valid: sequential, hfta"),
       UnknownNameError);
+  CHECK_THROWS_WITH_AS(
+      plan(strategies_spec("policies = [\"vdnnn\"]\n")),
+      doctest::Contains("spec.toml: 'sweep.policies' = 'vdnnn': unknown policy 'vdnnn'; valid: none"),
+      UnknownNameError);
   CHECK_THROWS_WITH_AS(plan(strategies_spec("memory_limits = [\"lots\"]\n")),
                        doctest::Contains("'sweep.memory_limits' = 'lots': invalid memory size"), Error);
   CHECK_THROWS_WITH_AS(
@@ -257,25 +261,30 @@ TEST_CASE("a run stopped part-way resumes to the table an uninterrupted run writ
   ResultsDb whole = ResultsDb::open(dir / "whole.db");
   run_experiment(spec, whole, jobs(1));
 
-  ResultsDb stopped = ResultsDb::open(dir / "stopped.db");
+  // Stopped before any task starts (the flag is read before each task; the first progress call
+  // comes before the workers start): nothing is written and the run says it was interrupted.
+  ResultsDb db = ResultsDb::open(dir / "stopped.db");
   std::atomic<bool> stop{false};
   RunnerOptions options = jobs(1);
   options.stop = &stop;
-  options.on_progress = [&](const RunnerProgress& p) {
-    if (p.tasks_done == 1) stop = true;  // as Ctrl-C after the first configuration is written
-  };
-  const RunnerReport report = run_experiment(spec, stopped, options);
-  CHECK(report.interrupted);
-  // The task running when the flag was set finishes and is written: 1 or 2 tasks of 4 rows.
-  const size_t written = stopped.runs().size();
-  CHECK((written == 4 || written == 8));
-  CHECK(report.progress.rows_written == static_cast<int64_t>(written));
+  options.on_progress = [&](const RunnerProgress&) { stop = true; };
+  const RunnerReport stopped = run_experiment(spec, db, options);
+  CHECK(stopped.interrupted);
+  CHECK(stopped.progress.tasks_done == 0);
+  CHECK(db.runs().empty());
 
-  const RunnerReport resumed = run_experiment(spec, stopped, jobs(2));
+  // Half the tasks stored (as a run killed after them leaves the file: whole rows only), then the
+  // whole sweep: only the other half runs, and the table is the uninterrupted run's.
+  RunnerOptions half = jobs(1);
+  half.shard = {1, 2};
+  CHECK(run_experiment(spec, db, half).progress.rows_written == 8);
+  const RunnerReport resumed = run_experiment(spec, db, jobs(2));
   CHECK_FALSE(resumed.interrupted);
-  CHECK(resumed.progress.tasks_skipped == static_cast<int64_t>(written / 4));
-  CHECK(stopped.runs().size() == 16);
-  CHECK(csv_of(spec, stopped) == csv_of(spec, whole));
+  CHECK(resumed.progress.tasks_skipped == 2);
+  CHECK(resumed.progress.tasks_done == 2);
+  CHECK(resumed.progress.rows_written == 8);
+  CHECK(db.runs().size() == 16);
+  CHECK(csv_of(spec, db) == csv_of(spec, whole));
 }
 
 TEST_CASE("one thread or three, the same rows") {

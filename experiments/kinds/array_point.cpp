@@ -10,6 +10,7 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "policies/policy_registry.hpp"
 #include "profiles/dtype.hpp"
 #include "profiles/error.hpp"
 
@@ -77,6 +78,20 @@ nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
           {"cost_source", p.cost_source}};
 }
 
+ArrayPoint array_point(const nlohmann::json& c) {
+  ArrayPoint p;
+  p.model = c.at("model");
+  p.models = c.at("models");
+  p.batch_size = c.at("batch_size");
+  p.seq_len = c.at("seq_len");
+  p.image_size = c.at("image_size");
+  p.dtype = c.at("dtype");
+  p.optimizer = c.at("optimizer");
+  p.gpu = c.at("gpu");
+  p.cost_source = c.at("cost_source");
+  return p;
+}
+
 RunRecord array_run_record(const ArrayPoint& p) {
   RunRecord r;
   r.kind = "simulate";
@@ -118,6 +133,7 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   };
   for (const SweepModel& m : s.models) named("models", m.name, [&] { profiles::find_model(m.name); });
   for (const std::string& g : s.gpus) named("gpus", g, [&] { costmodel::builtin_devices().find(g); });
+  for (const std::string& p : s.policies) named("policies", p, [&] { policies::builtin_policies().find(p); });
   named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
   named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
   named("cost_source", s.cost_source, [&] {

@@ -38,6 +38,8 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec);
 
 // The keys of the configuration every row of this array shares.
 nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& point);
+// The array a configuration made by array_config names.
+ArrayPoint array_point(const nlohmann::json& config);
 
 // A run record of kind "simulate" for the array (model, models, batch, dtype, optimizer, gpu,
 // cost source); the caller adds partition, policy and the memory limit.
@@ -46,7 +48,7 @@ RunRecord array_run_record(const ArrayPoint& point);
 // The point's cost model on its catalog GPU.
 std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& point);
 
-// Checks models (zoo or test-scale names), counts, GPUs, dtype, optimizer and the cost source
+// Checks models (zoo or test-scale names), counts, GPUs, policies, dtype, optimizer and the cost source
 // (one that needs no measured traces); throws naming the spec, the key and the value.
 void validate_array_sweep(const ExperimentSpec& spec);
 

@@ -39,13 +39,6 @@ class PoliciesKind final : public ExperimentKind {
   void validate(const ExperimentSpec& spec) const override {
     validate_array_sweep(spec);
     require_sweep_keys(spec, {"memory_fractions", "policies"});
-    for (const std::string& p : spec.sweep.policies) {
-      try {
-        policies::builtin_policies().find(p);
-      } catch (const UnknownNameError& e) {
-        throw UnknownNameError(fmt::format("{}: 'sweep.policies' = '{}': {}", spec.source, p, e.what()));
-      }
-    }
   }
 
   // One task per array and policy: the policies of one array run side by side.
@@ -69,16 +62,7 @@ class PoliciesKind final : public ExperimentKind {
 
   std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const override {
     const nlohmann::json& first = task.configs.front();
-    ArrayPoint p;
-    p.model = first["model"];
-    p.models = first["models"];
-    p.batch_size = first["batch_size"];
-    p.seq_len = first["seq_len"];
-    p.image_size = first["image_size"];
-    p.dtype = first["dtype"];
-    p.optimizer = first["optimizer"];
-    p.gpu = first["gpu"];
-    p.cost_source = first["cost_source"];
+    const ArrayPoint p = array_point(first);
     const std::string policy_name = first["policy"];
     const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(p);
 

@@ -63,13 +63,6 @@ class StrategiesKind final : public ExperimentKind {
                                            spec.source, st, fmt::join(valid, ", ")));
       }
     }
-    for (const std::string& p : s.policies) {
-      try {
-        policies::builtin_policies().find(p);
-      } catch (const UnknownNameError& e) {
-        throw UnknownNameError(fmt::format("{}: 'sweep.policies' = '{}': {}", spec.source, p, e.what()));
-      }
-    }
     for (const std::string& limit : s.memory_limits) {
       if (limit == "device") continue;
       try {
@@ -105,16 +98,7 @@ class StrategiesKind final : public ExperimentKind {
 
   std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const override {
     const nlohmann::json& first = task.configs.front();
-    ArrayPoint p;
-    p.model = first["model"];
-    p.models = first["models"];
-    p.batch_size = first["batch_size"];
-    p.seq_len = first["seq_len"];
-    p.image_size = first["image_size"];
-    p.dtype = first["dtype"];
-    p.optimizer = first["optimizer"];
-    p.gpu = first["gpu"];
-    p.cost_source = first["cost_source"];
+    const ArrayPoint p = array_point(first);
     const int64_t limit = first["memory_limit_bytes"];
     const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(p);
 
