@@ -8,6 +8,7 @@ endif()
 add_test(NAME cli_experiment_end_to_end
          COMMAND ${CMAKE_COMMAND} -DMUTWO=$<TARGET_FILE:mutwo> -DSPECS=${MUTWO_TEST_FIXTURES}/experiments
                  -DPLOT=${PROJECT_SOURCE_DIR}/scripts/plot.py -DPYTHON=${MUTWO_PYTHON}
+                 -DFIXTURE=$<TARGET_FILE:make_results_fixture>
                  -DWORKDIR=${MUTWO_CLI_OUT}/experiment-e2e -P ${CMAKE_CURRENT_SOURCE_DIR}/experiment_e2e.cmake)
 
 mutwo_cli_test(experiment_help ARGS experiment --help

@@ -3,7 +3,8 @@
 # (SIGINT, as Ctrl-C) that each resume to byte-identical CSVs, and scripts/plot.py drawing every
 # figure of that database. Run as a CMake script:
 #   cmake -DMUTWO=<binary> -DSPECS=<tests/fixtures/experiments> -DPLOT=<scripts/plot.py>
-#         -DPYTHON=<python3 with matplotlib> -DWORKDIR=<scratch dir> -P experiment_e2e.cmake
+#         -DPYTHON=<python3 with matplotlib> -DFIXTURE=<make_results_fixture> -DWORKDIR=<scratch dir>
+#         -P experiment_e2e.cmake
 cmake_minimum_required(VERSION 3.25)
 
 file(REMOVE_RECURSE ${WORKDIR})
@@ -98,6 +99,14 @@ foreach(figure tiny_dtr-overhead_vs_budget tiny_policies-throughput_vs_memory ti
     endif()
   endforeach()
 endforeach()
+# predicted_vs_measured over make_results_fixture's runs (kind 'run': predicted and measured).
+run(0 ${FIXTURE} runs ${WORKDIR}/measured.db)
+run(0 ${MUTWO} experiment predicted_vs_measured --db measured.db --out measured)
+expect_lines(${WORKDIR}/measured/predicted_vs_measured.csv 4)  # header + runs 1, 2, 5 (both, neither OOM)
+run(0 ${PYTHON} ${PLOT} measured.db --out figures)
+if(NOT EXISTS ${WORKDIR}/figures/predicted_vs_measured-predicted_vs_measured.png)
+  message(FATAL_ERROR "plot.py did not draw predicted_vs_measured\n${out}${err}")
+endif()
 # An experiment the database does not hold is an error naming it.
 run(1 ${PYTHON} ${PLOT} full.db --experiment nope --out figures)
 expect_match("${err}" "plot.py: error: .*nope" "plot.py error")
