@@ -4,6 +4,7 @@
 #include "policies/plain_schedule.hpp"
 #include "profiles/autodiff.hpp"
 #include "profiles/models/model_registry.hpp"
+#include "profiles/schedule_json.hpp"
 
 namespace mutwo::cli {
 

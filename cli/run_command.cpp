@@ -26,6 +26,7 @@
 #include "policies/policy_registry.hpp"
 #include "profiles/error.hpp"
 #include "profiles/schedule.hpp"
+#include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 
 namespace mutwo::cli {

@@ -4,6 +4,7 @@
 
 #include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
+#include "profiles/schedule_json.hpp"
 
 namespace mutwo::cli {
 

@@ -21,6 +21,7 @@
 #include "policies/strategy.hpp"
 #include "profiles/error.hpp"
 #include "profiles/schedule.hpp"
+#include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
 

@@ -22,6 +22,7 @@
 #include "policies/plain_schedule.hpp"
 #include "profiles/error.hpp"
 #include "profiles/schedule.hpp"
+#include "profiles/schedule_json.hpp"
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"

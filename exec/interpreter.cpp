@@ -6,6 +6,7 @@
 #include "exec/leaf_init.hpp"
 #include "exec/torch_types.hpp"
 #include "profiles/error.hpp"
+#include "profiles/schedule_check.hpp"
 
 namespace mutwo::exec {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // The Schedule interpreter: executes compute, recompute, swap_out, swap_in and free exactly as
-// listed (profiles/schedule.hpp's residency model), on a DeviceBackend, one training step per
+// listed (profiles/schedule_check.hpp's residency model), on a DeviceBackend, one training step per
 // step() call. Persistent state (weights, gradients, optimizer state) lives across steps; inputs
 // and labels are uploaded again at the start of every step.
 //

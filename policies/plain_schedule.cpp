@@ -6,6 +6,8 @@
 #include <numeric>
 #include <utility>
 
+#include "profiles/schedule_check.hpp"
+
 namespace mutwo::policies {
 
 using profiles::Graph;

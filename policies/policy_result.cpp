@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 
 namespace mutwo::policies {
@@ -20,17 +21,28 @@ PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& i
   profiles::validate_schedule(schedule);
   sim::SimOptions options;
   options.memory_limit_bytes = input.memory_limit_bytes;
-  const sim::Prediction p = sim::simulate(schedule, *input.cost, options);
+  options.continue_past_limit = true;  // an OOM's peak is the smallest limit this schedule meets
   PolicyResult r;
+  r.prediction = sim::simulate(schedule, *input.cost, options);
   r.note = std::move(note);
-  if (p.oom) {
-    options.memory_limit_bytes = -1;  // how much this schedule needs
-    r.peak_bytes = sim::simulate(schedule, *input.cost, options).peak_bytes;
-    r.feasible = false;
-  } else {
-    r.peak_bytes = p.peak_bytes;
-    r.step_time_ns = p.step_time_ns;
-    r.feasible = true;
+  r.peak_bytes = r.prediction.peak_bytes;
+  r.feasible = !r.prediction.oom;
+  r.step_time_ns = r.feasible ? r.prediction.step_time_ns : 0;
+  r.schedule = std::move(schedule);
+  return r;
+}
+
+PolicyResult policy_result(profiles::Schedule schedule, const sim::Prediction& unlimited, const PolicyInput& input,
+                           std::string note) {
+  PolicyResult r;
+  r.prediction = unlimited;
+  r.note = std::move(note);
+  r.peak_bytes = unlimited.peak_bytes;
+  r.feasible = !unlimited.oom && unlimited.peak_bytes <= input.memory_limit_bytes;
+  r.step_time_ns = r.feasible ? unlimited.step_time_ns : 0;
+  if (!r.feasible) {  // as evaluate_schedule reports it: out of memory at the input's limit
+    r.prediction.oom = true;
+    r.prediction.memory_limit_bytes = input.memory_limit_bytes;
   }
   r.schedule = std::move(schedule);
   return r;

@@ -20,6 +20,8 @@
 #include "profiles/autodiff.hpp"
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/schedule_check.hpp"
+#include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 

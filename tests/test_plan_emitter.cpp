@@ -16,6 +16,7 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/plan_emitter.hpp"
 #include "profiles/error.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/hand_graph.hpp"

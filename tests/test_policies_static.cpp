@@ -11,6 +11,7 @@
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 
 using namespace mutwo;

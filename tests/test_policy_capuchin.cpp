@@ -18,6 +18,7 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "profiles/error.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/swap_recompute_cases.hpp"
 

@@ -16,6 +16,7 @@
 #include "policies/policy_registry.hpp"
 #include "profiles/autodiff.hpp"
 #include "profiles/graph_builder.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 

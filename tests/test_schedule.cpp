@@ -10,6 +10,8 @@
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
 #include "profiles/schedule.hpp"
+#include "profiles/schedule_check.hpp"
+#include "profiles/schedule_json.hpp"
 
 using namespace mutwo::profiles;
 using mutwo::FormatError;

@@ -11,6 +11,7 @@
 
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"

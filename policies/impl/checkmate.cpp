@@ -13,6 +13,7 @@
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
 #include "profiles/error.hpp"
+#include "profiles/schedule_check.hpp"
 #include "sim/memory_simulator.hpp"
 
 namespace mutwo::policies {
