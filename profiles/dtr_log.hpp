@@ -2,7 +2,7 @@
 // Operator logs of the DTR prototype (Kirisame et al., ICLR 2021; uwsampl/dtr-prototype), as its
 // simulator simrd parses them (simrd/parse/parse.py, parse_file with out_cond=REMATERIALIZE and
 // ignore_undefined_release=True). The format and every rule below are written up in
-// /work/shared/dtr/README.md ("Log format and semantics").
+// tests/fixtures/dtr/SEMANTICS.md ("Log format and semantics").
 //
 // A log is JSON Lines, one instruction per line. Names "x<N>" are handles; several handles may
 // share one value. The parse yields simrd's graph and its schedule of commands:

@@ -1,6 +1,6 @@
 #pragma once
 // Replay of a DTR operator log under a memory budget, with the semantics of DTR's simulator simrd
-// (RuntimeV2EagerOptimized, simrd/runtime/v2.py; written up in /work/shared/dtr/README.md), so its
+// (RuntimeV2EagerOptimized, simrd/runtime/v2.py; written up in tests/fixtures/dtr/SEMANTICS.md), so its
 // answers on DTR's own logs are DTR's answers:
 // - storages, not tensors, hold memory; a view shares its base's storage; evicting a storage
 //   undefines all of its tensors; a storage's compute is the summed time of its distinct ops;

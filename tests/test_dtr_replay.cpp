@@ -257,7 +257,7 @@ TEST_CASE("the six other DTR logs parse with the README's instruction counts and
     const char* prefix;
     int calls, mutates, constants, copies, copy_froms, releases, alias_outputs, held_at_end;
   };
-  // /work/shared/dtr/README.md, "Instruction counts after START" (simrd's validation counts).
+  // tests/fixtures/dtr/SEMANTICS.md, "Instruction counts after START" (simrd's validation counts).
   const Counts table[] = {
       {"tv_densenet121", 1951, 121, 853, 3779, 0, 6219, 611, 1091},
       {"inceptionv4", 1109, 149, 1049, 4026, 0, 5738, 88, 1345},
