@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "policies/eviction_heuristics.hpp"
+#include "policies/dtr_heuristics.hpp"
 #include "profiles/dtr_log.hpp"
 #include "profiles/text_file.hpp"
 #include "sim/dtr_replay.hpp"
@@ -38,7 +38,7 @@ void sweep(benchmark::State& state, const std::string& log_name, bool include_pa
   std::vector<std::unique_ptr<mutwo::sim::EvictionHeuristic>> owned;
   std::vector<const mutwo::sim::EvictionHeuristic*> heuristics;
   for (const char* h : kHeuristics) {
-    owned.push_back(mutwo::policies::make_eviction_heuristic(h));
+    owned.push_back(mutwo::policies::make_dtr_heuristic(h));
     heuristics.push_back(owned.back().get());
   }
   const mutwo::profiles::DtrLog parsed = mutwo::profiles::parse_dtr_log(text, log_name);

@@ -13,7 +13,6 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "policies/dtr_heuristics.hpp"
-#include "policies/eviction_heuristics.hpp"
 #include "profiles/dtr_log.hpp"
 #include "profiles/error.hpp"
 #include "profiles/text_file.hpp"
@@ -65,7 +64,7 @@ void run_replay(const ReplayOptions& opts) {
   std::vector<std::unique_ptr<sim::EvictionHeuristic>> owned;
   std::vector<const sim::EvictionHeuristic*> heuristics;
   for (const std::string& name : names) {
-    owned.push_back(policies::make_eviction_heuristic(name));
+    owned.push_back(policies::make_dtr_heuristic(name));
     heuristics.push_back(owned.back().get());
   }
   const std::vector<double>& ratios = opts.ratios.empty() ? sim::dtr_paper_ratios() : opts.ratios;

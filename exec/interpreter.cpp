@@ -6,6 +6,7 @@
 #include "exec/leaf_init.hpp"
 #include "exec/torch_types.hpp"
 #include "profiles/error.hpp"
+#include "profiles/memory_rule.hpp"
 #include "profiles/schedule_check.hpp"
 
 namespace mutwo::exec {
@@ -13,8 +14,6 @@ namespace {
 
 using profiles::InstrKind;
 using profiles::TensorRole;
-
-constexpr int64_t kBlockBytes = 512;
 
 bool is_step_input(TensorRole role) {
   return role == TensorRole::input || role == TensorRole::label;
@@ -26,10 +25,6 @@ std::string describe(const profiles::Schedule& schedule, const profiles::Instruc
 }
 
 }  // namespace
-
-int64_t rounded_allocation_bytes(int64_t bytes) {
-  return (bytes + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
-}
 
 Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& backend,
                          InterpreterOptions options)
@@ -80,7 +75,7 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   const at::Device device = backend_.device();
   for (size_t i = 0; i < tensor_count; ++i) {
     const profiles::Tensor& t = graph_.tensors[i];
-    rounded_bytes_[i] = rounded_allocation_bytes(t.bytes);
+    rounded_bytes_[i] = profiles::allocation_bytes(t.bytes);
     if (!profiles::is_persistent(t.role) && !is_step_input(t.role)) continue;
     const profiles::OpId first_reader = t.consumers.empty() ? t.producer : t.consumers.front();
     const int32_t first_model = first_reader == profiles::kNoId
@@ -123,7 +118,7 @@ void Interpreter::upload_step_inputs() {
       device_[i] = step_input_[i].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
       alloc_stream_[i] = profiles::kComputeStream;
     }
-    if (is_step_input(t.role) || profiles::is_persistent(t.role)) in_use_bytes_ += rounded_bytes_[i];
+    if (profiles::resident_at_start(t.role)) in_use_bytes_ += rounded_bytes_[i];
   }
   peak_bytes_ = in_use_bytes_;
   peak_instruction_ = profiles::kNoId;
@@ -165,11 +160,9 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
       backend_.note_use(t, instruction.stream);
     inputs.push_back(t);
   }
-  // Allocation as the simulator counts it: outputs not resident, plus the workspace.
-  int64_t bytes = rounded_allocation_bytes(op.workspace_bytes);
-  for (profiles::TensorId id : op.outputs) {
-    if (!device_[static_cast<size_t>(id)].defined()) bytes += rounded_bytes_[static_cast<size_t>(id)];
-  }
+  // The memory rule's request (profiles/memory_rule.hpp): outputs not resident, plus the workspace.
+  const int64_t bytes = profiles::op_request_bytes(
+      graph_, op.id, [&](profiles::TensorId id) { return device_[static_cast<size_t>(id)].defined(); });
   allocate(bytes, instruction, "its outputs and workspace");
   if (!recompute) {
     // A resident gradient is overwritten: release the old copy first (its bytes stay accounted).
@@ -180,7 +173,7 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
   if (timed) backend_.start_op_timer(op.id);
   std::vector<at::Tensor> outputs = run_kernel(context);
   if (timed) backend_.stop_op_timer(op.id);
-  in_use_bytes_ -= rounded_allocation_bytes(op.workspace_bytes);
+  in_use_bytes_ -= profiles::allocation_bytes(op.workspace_bytes);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto id = static_cast<size_t>(op.outputs[i]);

@@ -4,10 +4,10 @@
 // step() call. Persistent state (weights, gradients, optimizer state) lives across steps; inputs
 // and labels are uploaded again at the start of every step.
 //
-// Memory accounting follows the simulator's rules (sim/memory_simulator.hpp): each live tensor
-// counts its bytes rounded up to 512 B; weights, gradients, optimizer state, inputs and labels
-// from the step's start; an op's non-resident outputs and its workspace from its start (the
-// workspace until its end); a swap_in's tensor from its start; a free releases. A resident
+// Memory accounting follows the memory rule (profiles/memory_rule.hpp), as the simulator does:
+// each live tensor counts its allocation bytes; what is resident at the start from the step's
+// start; an op's request from its start (the workspace until its end); a swap_in's tensor from its
+// start; a free releases. A resident
 // gradient an op writes is overwritten in place (released just before the op, so the device's
 // allocator never holds two copies). With a limit, an allocation that would take the accounted
 // bytes over it stops the step as out of memory — how a smaller device is emulated on the CPU.
@@ -108,8 +108,5 @@ class Interpreter {
   profiles::InstrId peak_instruction_ = profiles::kNoId;
   int64_t step_ = 1;
 };
-
-// Rounds bytes up to the caching allocator's 512-B blocks (0 stays 0).
-int64_t rounded_allocation_bytes(int64_t bytes);
 
 }  // namespace mutwo::exec

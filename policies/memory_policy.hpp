@@ -8,6 +8,7 @@
 
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
+#include "sim/prediction.hpp"
 
 namespace mutwo::policies {
 
@@ -28,6 +29,9 @@ struct PolicyResult {
   int64_t peak_bytes = 0;
   int64_t step_time_ns = 0;  // simulated step time of the returned schedule (0 when infeasible)
   std::string note;          // one line for reports, e.g. "12 swapped (1.2 GB), 30 recomputed"
+  // The simulator's figures of `schedule` at the input's limit (when infeasible: oom set, and the
+  // figures of the run continued past the limit), so nobody simulates it again.
+  sim::Prediction prediction;
 };
 
 // One policy; stateless, so one instance can plan many inputs (the search runs them side by side).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "profiles/error.hpp"
+#include "profiles/memory_rule.hpp"
 
 namespace mutwo::policies {
 
@@ -23,10 +24,6 @@ using profiles::TensorId;
 using profiles::TensorRole;
 
 namespace {
-
-bool resident_at_start(TensorRole role) {
-  return profiles::is_persistent(role) || role == TensorRole::input || role == TensorRole::label;
-}
 
 // Device copy of one tensor while emitting, in list order (the order validate_schedule walks).
 struct TensorState {
@@ -76,7 +73,7 @@ class Emitter {
     bucket_decisions();
     out_.instructions.reserve(base_.instructions.size() + 4 * plan_.decisions.size());
     state_.resize(g_.tensors.size());
-    for (const Tensor& t : g_.tensors) state_[static_cast<size_t>(t.id)].resident = resident_at_start(t.role);
+    for (const Tensor& t : g_.tensors) state_[static_cast<size_t>(t.id)].resident = profiles::resident_at_start(t.role);
     new_id_.assign(base_.instructions.size(), kNoId);
     compute_instr_.assign(n_, kNoId);
     stream_at_.assign(n_, profiles::kComputeStream);

@@ -8,6 +8,7 @@
 #include "policies/plan_emitter.hpp"
 #include "policies/policy_result.hpp"
 #include "profiles/error.hpp"
+#include "profiles/memory_rule.hpp"
 #include "sim/memory_simulator.hpp"
 
 namespace mutwo::policies {
@@ -197,7 +198,7 @@ GreedyPlanState::GreedyPlanState(const profiles::Schedule& base, const costmodel
     SwapRecomputeCandidate c;
     c.window = w;
     c.producer_pos = produced_at_[static_cast<size_t>(t.id)];
-    c.rounded_bytes = sim::MemorySimulator::round_up(t.bytes);
+    c.rounded_bytes = profiles::allocation_bytes(t.bytes);
     c.swap_out_ns =
         costmodel::transfer_duration_ns(device, t.bytes, costmodel::CopyDirection::device_to_host);
     c.swap_in_ns = costmodel::transfer_duration_ns(device, t.bytes, costmodel::CopyDirection::host_to_device);
@@ -242,7 +243,7 @@ bool GreedyPlanState::chain_visit(TensorId t, int32_t k, Chain& out) const {
   mark = visit_stamp_;
   out.duration_ns += order_.duration_ns[static_cast<size_t>(order_.position_of[static_cast<size_t>(p.id)])];
   for (TensorId o : p.outputs) {
-    if (!resident_before(o, k)) out.extra_bytes += sim::MemorySimulator::round_up(g.tensor(o).bytes);
+    if (!resident_before(o, k)) out.extra_bytes += profiles::allocation_bytes(g.tensor(o).bytes);
   }
   if (++out_ops_ > kMaxChainOps) return false;
   for (TensorId in : p.inputs) {
@@ -264,7 +265,7 @@ std::optional<GreedyPlanState::Chain> GreedyPlanState::chain(TensorId t, int32_t
   Chain c;
   if (!chain_visit(t, k, c)) return std::nullopt;
   // The tensor itself is on the device at its reload in the base curve already.
-  if (!resident_before(t, k)) c.extra_bytes -= sim::MemorySimulator::round_up(base_.graph.tensor(t).bytes);
+  if (!resident_before(t, k)) c.extra_bytes -= profiles::allocation_bytes(base_.graph.tensor(t).bytes);
   std::sort(c.leaves.begin(), c.leaves.end());
   c.leaves.erase(std::unique(c.leaves.begin(), c.leaves.end()), c.leaves.end());
   return c;
@@ -448,7 +449,7 @@ PolicyResult plan_greedy(const PolicyInput& input, std::string_view policy, cons
     if (r.feasible) return r;
     // The simulator needs more than the estimate said: aim lower by the shortfall.
     const int64_t shortfall = std::max(r.peak_bytes - limit, r.peak_bytes - state.peak_estimate());
-    target = std::min(target - std::max<int64_t>(shortfall, sim::MemorySimulator::kBlockBytes),
+    target = std::min(target - std::max<int64_t>(shortfall, profiles::kAllocationBlockBytes),
                       limit - (r.peak_bytes - state.peak_estimate()));
   }
   select(state, -1);  // the most-saving plan: every candidate that can be evicted

@@ -49,6 +49,8 @@ struct Instruction {
   OpId op = kNoId;             // compute, recompute
   TensorId tensor = kNoId;     // swap_out, swap_in, free
   std::vector<InstrId> waits;  // earlier instructions (any stream) that must finish first
+
+  bool operator==(const Instruction&) const = default;
 };
 
 // Which ops of the (concatenated) graph belong to one sub-array, for reports and exec.

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "sim/eq_classes.hpp"
 
 namespace mutwo::sim {
 namespace {
@@ -370,29 +371,7 @@ class Runtime {
     for (size_t w = 0; w < words; ++w) interior[w] |= x_interior[w];
   }
 
-  // ---- equivalence classes (optimization/eqclass.py)
-  int32_t new_node(int64_t value) {
-    uf_parent_.push_back(-1);
-    uf_value_.push_back(value);
-    return static_cast<int32_t>(uf_parent_.size() - 1);
-  }
-  int32_t find(int32_t n) {
-    int32_t root = n;
-    while (uf_parent_[static_cast<size_t>(root)] >= 0) root = uf_parent_[static_cast<size_t>(root)];
-    while (uf_parent_[static_cast<size_t>(n)] >= 0) {  // path compression
-      const int32_t next = uf_parent_[static_cast<size_t>(n)];
-      uf_parent_[static_cast<size_t>(n)] = root;
-      n = next;
-    }
-    return root;
-  }
-  void merge(int32_t lhs, int32_t rhs) {
-    const int32_t l = find(lhs);
-    const int32_t r = find(rhs);
-    if (l == r) return;
-    uf_parent_[static_cast<size_t>(l)] = r;
-    uf_value_[static_cast<size_t>(r)] += uf_value_[static_cast<size_t>(l)];
-  }
+  // ---- equivalence classes (optimization/eqclass.py): sim/eq_classes.hpp
   // Storage.evicted_neighbors: distinct non-material storages adjacent to s (parents and children
   // of its tensors), s excluded.
   void evicted_neighbours(int32_t s) {
@@ -428,12 +407,12 @@ class Runtime {
       regions_.clear(s, true);
     }
     if (features_.eq_classes) {
-      ecn_[k] = new_node(compute_[k]);
+      ecn_[k] = classes_.make(compute_[k]);
       evicted_neighbours(s);
       for (int32_t n : neighbours_) {
         const int32_t node = ecn_[static_cast<size_t>(n)];
         if (node < 0) broken("an evicted neighbour has no equivalence class");
-        merge(node, ecn_[k]);
+        classes_.merge(node, ecn_[k]);
       }
     }
   }
@@ -452,10 +431,10 @@ class Runtime {
     if (features_.eq_classes) {
       evicted_neighbours(s);
       roots_.clear();
-      for (int32_t n : neighbours_) roots_.push_back(find(ecn_[static_cast<size_t>(n)]));
+      for (int32_t n : neighbours_) roots_.push_back(classes_.find(ecn_[static_cast<size_t>(n)]));
       std::sort(roots_.begin(), roots_.end());
       roots_.erase(std::unique(roots_.begin(), roots_.end()), roots_.end());
-      for (int32_t r : roots_) c.eqclass_compute_ns += uf_value_[static_cast<size_t>(r)];
+      for (int32_t r : roots_) c.eqclass_compute_ns += classes_.value(r);
     }
     return c;
   }
@@ -547,7 +526,7 @@ class Runtime {
       for (int32_t s : remat_storages) {
         const auto k = static_cast<size_t>(s);
         if (ecn_[k] < 0) broken("a storage coming back has no equivalence class");
-        uf_value_[static_cast<size_t>(find(ecn_[k]))] -= compute_[k];
+        classes_.value(ecn_[k]) -= compute_[k];
         ecn_[k] = -1;
       }
     }
@@ -596,7 +575,7 @@ class Runtime {
       if (!counted) compute_[k] += op.time_ns;
       if (features_.eq_classes && !ecn_made_[k]) {
         ecn_made_[k] = 1;
-        ecn_[k] = new_node(0);
+        ecn_[k] = classes_.make(0);
       }
     }
     materialize(op.first_output, false);
@@ -664,8 +643,7 @@ class Runtime {
 
   std::vector<int32_t> ecn_;  // union-find node per storage, -1 none (simrd's meta['ecn'] = None)
   std::vector<uint8_t> ecn_made_;
-  std::vector<int32_t> uf_parent_;
-  std::vector<int64_t> uf_value_;
+  EqClasses classes_;
   std::vector<int32_t> neighbours_;
   std::vector<int32_t> roots_;
   std::vector<uint8_t> sibling_defined_;

@@ -1,16 +1,11 @@
 #include "sim/memory_simulator.hpp"
 
+#include "profiles/memory_rule.hpp"
+
 namespace mutwo::sim {
 
 using profiles::InstrId;
 using profiles::TensorId;
-using profiles::TensorRole;
-
-namespace {
-bool resident_at_start(TensorRole role) {
-  return profiles::is_persistent(role) || role == TensorRole::input || role == TensorRole::label;
-}
-}  // namespace
 
 MemorySimulator::MemorySimulator(const profiles::Graph& graph, int64_t limit_bytes,
                                  std::vector<MemorySample>* samples)
@@ -19,7 +14,7 @@ MemorySimulator::MemorySimulator(const profiles::Graph& graph, int64_t limit_byt
       samples_(samples),
       rounded_bytes_(graph.tensors.size()),
       resident_(graph.tensors.size(), 0) {
-  for (size_t i = 0; i < graph.tensors.size(); ++i) rounded_bytes_[i] = round_up(graph.tensors[i].bytes);
+  for (size_t i = 0; i < graph.tensors.size(); ++i) rounded_bytes_[i] = profiles::allocation_bytes(graph.tensors[i].bytes);
   op_outputs_begin_.reserve(graph.ops.size() + 1);
   op_outputs_.reserve(graph.ops.size());
   op_workspace_bytes_.reserve(graph.ops.size());
@@ -27,14 +22,14 @@ MemorySimulator::MemorySimulator(const profiles::Graph& graph, int64_t limit_byt
   for (const profiles::Op& op : graph.ops) {
     op_outputs_.insert(op_outputs_.end(), op.outputs.begin(), op.outputs.end());
     op_outputs_begin_.push_back(static_cast<int32_t>(op_outputs_.size()));
-    op_workspace_bytes_.push_back(round_up(op.workspace_bytes));
+    op_workspace_bytes_.push_back(profiles::allocation_bytes(op.workspace_bytes));
   }
 }
 
 bool MemorySimulator::allocate_resident() {
   int64_t bytes = 0;
   for (size_t i = 0; i < graph_.tensors.size(); ++i) {
-    if (resident_at_start(graph_.tensors[i].role) && resident_[i] == 0) {
+    if (profiles::resident_at_start(graph_.tensors[i].role) && resident_[i] == 0) {
       resident_[i] = 1;
       bytes += rounded_bytes_[i];
     }
@@ -48,16 +43,22 @@ bool MemorySimulator::allocate_resident() {
   return limit_bytes_ == 0 || in_use_bytes_ <= limit_bytes_;
 }
 
+// The memory rule's op request (profiles::op_request_bytes) over the flat per-op arrays.
+int64_t MemorySimulator::request_bytes(profiles::OpId op) const {
+  const auto k = static_cast<size_t>(op);
+  int64_t bytes = op_workspace_bytes_[k];
+  for (auto j = static_cast<size_t>(op_outputs_begin_[k]); j < static_cast<size_t>(op_outputs_begin_[k + 1]); ++j) {
+    const auto t = static_cast<size_t>(op_outputs_[j]);
+    if (resident_[t] == 0) bytes += rounded_bytes_[t];
+  }
+  return bytes;
+}
+
 bool MemorySimulator::start_op(profiles::OpId op, int64_t now_ns, InstrId instruction) {
   const auto k = static_cast<size_t>(op);
   const auto begin = static_cast<size_t>(op_outputs_begin_[k]);
   const auto end = static_cast<size_t>(op_outputs_begin_[k + 1]);
-  int64_t bytes = op_workspace_bytes_[k];
-  for (size_t j = begin; j < end; ++j) {
-    const auto t = static_cast<size_t>(op_outputs_[j]);
-    if (resident_[t] == 0) bytes += rounded_bytes_[t];
-  }
-  if (!allocate(bytes, now_ns, instruction)) return false;
+  if (!allocate(request_bytes(op), now_ns, instruction)) return false;
   for (size_t j = begin; j < end; ++j) resident_[static_cast<size_t>(op_outputs_[j])] = 1;
   return true;
 }

@@ -1,15 +1,9 @@
 #pragma once
-// Device memory during a simulated step, as PyTorch's caching allocator would hand it out.
-//
-// Rounding rule: every allocation is rounded up to a multiple of 512 B, the caching allocator's
-// minimum block size (c10/cuda/CUDACachingAllocator.cpp, kMinBlockSize = 512); a 0-byte tensor
-// takes nothing. Fragmentation and the allocator's 2 MiB / 20 MiB segments are not modelled: the
-// figure is the sum of live blocks, which is what torch.cuda.max_memory_allocated() reports.
-//
-// Lifetimes (the Schedule's residency model, profiles/schedule.hpp):
-// - weight, gradient, optimizer_state, input and label tensors are allocated at t=0 and stay;
-// - compute/recompute allocates its outputs that are not resident, and its workspace, at its start;
-//   the workspace is released at its end;
+// Device memory during a simulated step, counted by the memory rule (profiles/memory_rule.hpp:
+// 512-B blocks, what is resident at the start, each op's request):
+// - tensors resident at the start are allocated at t=0 and stay;
+// - compute/recompute allocates its request (outputs not resident, workspace) at its start; the
+//   workspace is released at its end;
 // - swap_in allocates its tensor at its start; free releases the device copy.
 // The simulator keeps no clock: callers pass `now` for the peak and the samples.
 #include <cstdint>
@@ -23,9 +17,6 @@ namespace mutwo::sim {
 
 class MemorySimulator {
  public:
-  static constexpr int64_t kBlockBytes = 512;
-  static int64_t round_up(int64_t bytes) { return (bytes + kBlockBytes - 1) / kBlockBytes * kBlockBytes; }
-
   // limit_bytes <= 0: no limit. samples, when not null, receives one MemorySample per change.
   MemorySimulator(const profiles::Graph& graph, int64_t limit_bytes,
                   std::vector<MemorySample>* samples = nullptr);
@@ -37,6 +28,8 @@ class MemorySimulator {
   // Allocates op's non-resident outputs and its workspace; false (and nothing changes) when that
   // would take the bytes in use over the limit; last_request_bytes() then tells how many it asked.
   bool start_op(profiles::OpId op, int64_t now_ns, profiles::InstrId instruction);
+  // What start_op(op) would allocate now.
+  int64_t request_bytes(profiles::OpId op) const;
   void end_op(profiles::OpId op, int64_t now_ns);  // releases the workspace
   bool start_swap_in(profiles::TensorId tensor, int64_t now_ns, profiles::InstrId instruction);
   void free_tensor(profiles::TensorId tensor, int64_t now_ns);  // no-op if not resident
@@ -48,6 +41,9 @@ class MemorySimulator {
   int64_t peak_time_ns() const { return peak_time_ns_; }
   int64_t last_request_bytes() const { return last_request_bytes_; }
   int64_t limit_bytes() const { return limit_bytes_; }
+  // From now on, allocations over the limit succeed (the peak keeps counting): after a first OOM,
+  // the run goes on to find the peak the schedule needs with no limit.
+  void lift_limit() { limit_bytes_ = 0; }
 
  private:
   bool allocate(int64_t bytes, int64_t now_ns, profiles::InstrId instruction);

@@ -62,6 +62,16 @@ struct Prediction {
 
   int64_t instructions_simulated = 0;  // instructions that ran (all of them unless OOM)
 
+  // With dynamic eviction (SimOptions::eviction): tensors the heuristic evicted, recompute
+  // instructions inserted.
+  int32_t evictions = 0;
+  int32_t recomputes = 0;
+
+  // With SimOptions::record_executed: the instructions as they ran, in start order, ids renumbered
+  // 0..n-1 (with dynamic eviction: recomputes and evictions inserted, frees moved where they ran, no
+  // waits; a valid Schedule of the same graph).
+  std::vector<profiles::Instruction> executed;
+
   bool has_timeline = false;
   Timeline timeline;
 

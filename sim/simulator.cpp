@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/dynamic_eviction.hpp"
+#include "sim/executed_instruction.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/replay_plan.hpp"
 
@@ -21,11 +25,21 @@ using profiles::TensorId;
 
 namespace {
 
+// Marks an event of an op the dynamic eviction runs inside an instruction (a recompute).
+constexpr InstrId kInsertedOp = -2;
+
 // The event loop: one clock, a (time, sequence) heap of instruction finishes, one engine per
-// stream (or shared copy engine), and the memory simulator.
+// stream (or shared copy engine), the memory simulator and, with a heuristic, dynamic eviction.
 class Replay {
  public:
-  Replay(ReplayPlan& plan, MemorySimulator& memory) : p_(plan), memory_(memory), n_(plan.kind.size()) {
+  Replay(ReplayPlan& plan, MemorySimulator& memory, std::vector<ExecutedInstruction>& executed,
+         DynamicEviction* eviction, bool continue_past_limit)
+      : p_(plan),
+        memory_(memory),
+        executed_(executed),
+        eviction_(eviction),
+        continue_past_limit_(continue_past_limit),
+        n_(plan.kind.size()) {
     start_ns_.assign(n_, -1);
     const auto engines = static_cast<size_t>(p_.num_streams);
     busy_.assign(engines, 0);
@@ -33,6 +47,7 @@ class Replay {
     for (auto& r : ready_) r.reserve(engines);
     heap_.reserve(engines + 1);
     free_stack_.reserve(n_);
+    executed_.reserve(n_);
   }
 
   // Runs to the end or to the first allocation over the limit; returns false on OOM.
@@ -46,13 +61,15 @@ class Replay {
       const int64_t now = heap_.front().time_ns;
       while (!heap_.empty() && heap_.front().time_ns == now) {
         std::pop_heap(heap_.begin(), heap_.end(), later);
-        const InstrId i = heap_.back().instruction;
+        const Event e = heap_.back();
         heap_.pop_back();
-        finish(i, now);
+        finish(e, now);
       }
       run_frees(now);
+      if (eviction_ != nullptr && !eviction_->active()) eviction_->release_dead(now);
       if (!dispatch(now)) return false;
     }
+    if (eviction_ != nullptr) eviction_->end_of_step(now_ns_);
     return true;
   }
 
@@ -60,12 +77,16 @@ class Replay {
   int64_t started() const { return started_; }
   int64_t now_ns() const { return now_ns_; }
   InstrId failed_instruction() const { return failed_; }
+  int64_t failed_at_ns() const { return failed_at_ns_; }
+  int64_t failed_request_bytes() const { return failed_request_bytes_; }
+  int64_t failed_in_use_bytes() const { return failed_in_use_bytes_; }
 
  private:
   struct Event {
     int64_t time_ns;
     int64_t sequence;
-    InstrId instruction;
+    InstrId instruction;  // kInsertedOp: an op the dynamic eviction inserted
+    size_t engine;
   };
   struct Ready {
     int64_t time_ns;  // when it became ready: a shared engine serves the earliest first
@@ -92,11 +113,17 @@ class Replay {
     }
   }
 
-  void finish(InstrId i, int64_t now) {
-    const auto idx = static_cast<size_t>(i);
-    busy_[engine_of(idx)] = 0;
+  void finish(const Event& e, int64_t now) {
+    busy_[e.engine] = 0;
+    if (eviction_ != nullptr) {
+      memory_.end_op(running_op_, now);
+      if (!eviction_->finish(now)) return;  // a recompute: the instruction goes on
+      release_dependents(e.instruction, now);
+      return;
+    }
+    const auto idx = static_cast<size_t>(e.instruction);
     if (profiles::runs_op(p_.kind[idx])) memory_.end_op(p_.target[idx], now);
-    release_dependents(i, now);
+    release_dependents(e.instruction, now);
   }
 
   // Frees take 0 ns and need no engine: run them (and frees they unblock) at once.
@@ -107,7 +134,12 @@ class Replay {
       const auto idx = static_cast<size_t>(f);
       start_ns_[idx] = now;
       ++started_;
-      memory_.free_tensor(p_.target[idx], now);
+      if (eviction_ != nullptr) {
+        eviction_->base_free(p_.target[idx], now);  // records the free if and when it happens
+      } else {
+        executed_.push_back({InstrKind::free, p_.target[idx], p_.stream[idx], now, 0, f});
+        memory_.free_tensor(p_.target[idx], now);
+      }
       release_dependents(f, now);
     }
   }
@@ -116,8 +148,13 @@ class Replay {
   bool dispatch(int64_t now) {
     now_ns_ = now;
     for (size_t e = 0; e < ready_.size(); ++e) {
+      if (busy_[e] != 0) continue;
+      if (eviction_ != nullptr && eviction_->active()) {  // the instruction's next recompute, or itself
+        if (e == compute_engine()) start_evicting(e, kInsertedOp, now);
+        continue;
+      }
       std::vector<Ready>& ready = ready_[e];
-      if (busy_[e] != 0 || ready.empty()) continue;
+      if (ready.empty()) continue;
       size_t best = 0;
       for (size_t k = 1; k < ready.size(); ++k) {  // only a shared engine holds more than one
         const Ready& a = ready[k];
@@ -127,13 +164,31 @@ class Replay {
       const InstrId i = ready[best].instruction;
       ready[best] = ready.back();
       ready.pop_back();
-      if (!start(i, now)) return false;
-      busy_[e] = 1;
+      if (eviction_ != nullptr) {
+        const auto idx = static_cast<size_t>(i);
+        start_ns_[idx] = now;
+        ++started_;
+        eviction_->begin(p_.target[idx], i);
+        start_evicting(e, i, now);
+        continue;
+      }
+      if (!start(i, e, now)) return false;
     }
     return true;
   }
 
-  bool start(InstrId i, int64_t now) {
+  // With dynamic eviction: the next op of the instruction being materialised (never OOM: a budget
+  // not met is the eviction's failure, and the run goes on).
+  void start_evicting(size_t engine, InstrId instruction, int64_t now) {
+    running_op_ = eviction_->next(now);
+    const InstrId event_id = instruction == kInsertedOp ? bottom_instruction_ : instruction;
+    if (instruction != kInsertedOp) bottom_instruction_ = instruction;
+    heap_.push_back(Event{now + executed_.back().duration_ns, sequence_++, event_id, engine});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+    busy_[engine] = 1;
+  }
+
+  bool start(InstrId i, size_t engine, int64_t now) {
     const auto idx = static_cast<size_t>(i);
     const InstrKind kind = p_.kind[idx];
     bool ok = true;
@@ -143,22 +198,41 @@ class Replay {
       ok = memory_.start_swap_in(p_.target[idx], now, i);
     }
     if (!ok) {
-      failed_ = i;
-      return false;
+      if (failed_ == kNoId) {
+        failed_ = i;
+        failed_at_ns_ = now;
+        failed_request_bytes_ = memory_.last_request_bytes();
+        failed_in_use_bytes_ = memory_.in_use_bytes();
+      }
+      if (!continue_past_limit_) return false;
+      memory_.lift_limit();
+      if (profiles::runs_op(kind)) {
+        memory_.start_op(p_.target[idx], now, i);
+      } else {
+        memory_.start_swap_in(p_.target[idx], now, i);
+      }
     }
     start_ns_[idx] = now;
     ++started_;
-    heap_.push_back(Event{now + p_.duration_ns[idx], sequence_++, i});
+    executed_.push_back({kind, p_.target[idx], p_.stream[idx], now, p_.duration_ns[idx], i});
+    heap_.push_back(Event{now + p_.duration_ns[idx], sequence_++, i, engine});
     std::push_heap(heap_.begin(), heap_.end(), later);
+    busy_[engine] = 1;
     return true;
   }
 
+  size_t compute_engine() const {
+    return static_cast<size_t>(p_.engine_of_stream[static_cast<size_t>(profiles::kComputeStream)]);
+  }
   size_t engine_of(size_t idx) const {
     return static_cast<size_t>(p_.engine_of_stream[static_cast<size_t>(p_.stream[idx])]);
   }
 
   ReplayPlan& p_;
   MemorySimulator& memory_;
+  std::vector<ExecutedInstruction>& executed_;
+  DynamicEviction* eviction_;
+  bool continue_past_limit_;
   size_t n_;
   std::vector<int64_t> start_ns_;          // -1 until started
   std::vector<uint8_t> busy_;              // per engine
@@ -168,38 +242,71 @@ class Replay {
   int64_t sequence_ = 0;
   int64_t started_ = 0;
   int64_t now_ns_ = 0;
+  profiles::OpId running_op_ = kNoId;        // dynamic eviction: the op on the compute engine
+  InstrId bottom_instruction_ = kNoId;       // dynamic eviction: the instruction being materialised
   InstrId failed_ = kNoId;
+  int64_t failed_at_ns_ = 0;
+  int64_t failed_request_bytes_ = 0;
+  int64_t failed_in_use_bytes_ = 0;
 };
 
 std::string ns_as_ms(int64_t ns) {
   return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
 }
 
-void fill_timeline(const Schedule& s, const ReplayPlan& plan, const std::vector<int64_t>& start_ns,
+// Timeline events from the executed instructions, in instruction id order (the schedule's ids, or
+// the executed ids with dynamic eviction).
+void fill_timeline(const Schedule& s, const std::vector<ExecutedInstruction>& executed, bool renumbered,
                    Timeline& timeline) {
   const profiles::Graph& g = s.graph;
-  for (size_t i = 0; i < s.instructions.size(); ++i) {
-    if (start_ns[i] < 0) continue;
-    const Instruction& in = s.instructions[i];
+  for (size_t k = 0; k < executed.size(); ++k) {
+    const ExecutedInstruction& x = executed[k];
     TimelineEvent ev;
-    ev.instruction = in.id;
-    ev.kind = in.kind;
-    ev.stream = in.stream;
-    ev.start_ns = start_ns[i];
-    ev.end_ns = start_ns[i] + plan.duration_ns[i];
-    if (profiles::runs_op(in.kind)) {
-      const profiles::Op& op = g.op(in.op);
+    ev.instruction = renumbered ? static_cast<InstrId>(k) : x.original;
+    ev.kind = x.kind;
+    ev.stream = x.stream;
+    ev.start_ns = x.start_ns;
+    ev.end_ns = x.start_ns + x.duration_ns;
+    if (profiles::runs_op(x.kind)) {
+      const profiles::Op& op = g.op(x.target);
       ev.name = op.name;
       ev.phase = op.phase;
-      ev.op = in.op;
+      ev.op = x.target;
     } else {
-      const profiles::Tensor& t = g.tensor(in.tensor);
+      const profiles::Tensor& t = g.tensor(x.target);
       ev.name = t.name;
       ev.phase = t.producer != kNoId ? g.op(t.producer).phase : profiles::Phase::forward;
-      ev.tensor = in.tensor;
+      ev.tensor = x.target;
     }
     timeline.events.push_back(std::move(ev));
   }
+  if (!renumbered) {
+    std::stable_sort(timeline.events.begin(), timeline.events.end(),
+                     [](const TimelineEvent& a, const TimelineEvent& b) { return a.instruction < b.instruction; });
+  }
+}
+
+// The executed instructions as a Schedule's list: ids renumbered in start order, waits mapped.
+std::vector<Instruction> executed_instructions(const Schedule& s,
+                                               const std::vector<ExecutedInstruction>& executed) {
+  std::vector<InstrId> new_id(s.instructions.size(), kNoId);
+  std::vector<Instruction> out;
+  out.reserve(executed.size());
+  for (const ExecutedInstruction& x : executed) {
+    Instruction in;
+    in.id = static_cast<InstrId>(out.size());
+    in.kind = x.kind;
+    in.stream = x.stream;
+    (profiles::runs_op(x.kind) ? in.op : in.tensor) = x.target;
+    if (x.original != kNoId) {
+      new_id[static_cast<size_t>(x.original)] = in.id;
+      for (InstrId w : s.instructions[static_cast<size_t>(x.original)].waits) {
+        if (new_id[static_cast<size_t>(w)] != kNoId) in.waits.push_back(new_id[static_cast<size_t>(w)]);
+      }
+    }
+    out.push_back(std::move(in));
+  }
+  return out;
 }
 
 }  // namespace
@@ -222,11 +329,40 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
     pred.timeline.memory.reserve(3 * n + 1);
     samples = &pred.timeline.memory;
   }
-  MemorySimulator memory(schedule.graph, pred.memory_limit_bytes, samples);
-  const bool resident_fits = memory.allocate_resident();
+  const bool evicting = options.eviction != nullptr;
+  // With dynamic eviction the limit is the eviction's budget; the allocator itself has none.
+  MemorySimulator memory(schedule.graph, evicting ? 0 : pred.memory_limit_bytes, samples);
+  bool resident_fits = memory.allocate_resident();
   pred.resident_bytes = memory.in_use_bytes();
 
-  Replay replay(plan, memory);
+  std::vector<ExecutedInstruction> executed;
+  std::vector<int64_t> op_ns;
+  std::optional<DynamicEviction> eviction;
+  if (evicting) {
+    op_ns = costmodel::op_durations_ns(cost_model, schedule.graph);
+    int64_t compute_ns = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (plan.kind[i] == InstrKind::compute) compute_ns += plan.duration_ns[i];
+    }
+    const int64_t remat_limit_ns =
+        options.remat_overhead_limit > 0
+            ? static_cast<int64_t>(static_cast<double>(compute_ns) * (options.remat_overhead_limit - 1))
+            : -1;
+    const int64_t budget =
+        pred.memory_limit_bytes > 0 ? pred.memory_limit_bytes : std::numeric_limits<int64_t>::max();
+    eviction.emplace(schedule, op_ns, memory, executed, *options.eviction, budget, remat_limit_ns);
+  } else if (!resident_fits && options.continue_past_limit) {
+    pred.oom = true;
+    pred.oom_requested_bytes = memory.last_request_bytes();
+    pred.oom_message = fmt::format(
+        "out of memory at t=0: the resident tensors (weights, gradients, optimizer state, "
+        "inputs, labels) need {} B, over the {} B limit",
+        memory.in_use_bytes(), pred.memory_limit_bytes);
+    memory.lift_limit();
+    resident_fits = true;
+  }
+
+  Replay replay(plan, memory, executed, eviction ? &*eviction : nullptr, options.continue_past_limit);
   bool completed = false;
   if (!resident_fits) {
     pred.oom = true;
@@ -237,18 +373,29 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
         "inputs, labels) need {} B, over the {} B limit",
         memory.in_use_bytes(), pred.memory_limit_bytes);
   } else if (!replay.run()) {
-    const InstrId f = replay.failed_instruction();
+    completed = false;
+  } else {
+    completed = true;
+  }
+  const InstrId f = replay.failed_instruction();
+  if (f != kNoId && !pred.oom) {
     pred.oom = true;
     pred.oom_instruction = f;
-    pred.oom_requested_bytes = memory.last_request_bytes();
-    pred.oom_in_use_bytes = memory.in_use_bytes();
+    pred.oom_requested_bytes = replay.failed_request_bytes();
+    pred.oom_in_use_bytes = replay.failed_in_use_bytes();
     pred.oom_message = fmt::format(
         "out of memory at instruction {} ({}) at t={}: requests {} B with {} B in use, "
         "over the {} B limit",
-        f, describe_instruction(schedule, f), ns_as_ms(replay.now_ns()), pred.oom_requested_bytes,
+        f, describe_instruction(schedule, f), ns_as_ms(replay.failed_at_ns()), pred.oom_requested_bytes,
         pred.oom_in_use_bytes, pred.memory_limit_bytes);
-  } else {
-    completed = true;
+  }
+  if (eviction) {
+    pred.evictions = eviction->evictions();
+    pred.recomputes = eviction->recomputes();
+    if (!eviction->fits()) {
+      pred.oom = true;
+      pred.oom_message = eviction->failure();
+    }
   }
   if (completed && replay.started() != static_cast<int64_t>(n)) {
     throw Error(
@@ -256,36 +403,34 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
                     schedule.policy, replay.started(), n));
   }
 
-  const std::vector<int64_t>& start = replay.start_ns();
   const auto streams = static_cast<size_t>(plan.num_streams);
   pred.busy_ns.assign(streams, 0);
   pred.stall_ns.assign(streams, 0);
   std::vector<int64_t> stream_free_at(streams, 0);
   const std::vector<profiles::Tensor>& tensors = schedule.graph.tensors;
-  for (size_t i = 0; i < n; ++i) {
-    if (start[i] < 0) continue;
-    const auto st = static_cast<size_t>(plan.stream[i]);
-    const int64_t d = plan.duration_ns[i];
-    const int64_t end = start[i] + d;
+  for (const ExecutedInstruction& x : executed) {  // start order: list order within each stream
+    const auto st = static_cast<size_t>(x.stream);
+    const int64_t d = x.duration_ns;
+    const int64_t end = x.start_ns + d;
     pred.busy_ns[st] += d;
-    pred.stall_ns[st] += start[i] - stream_free_at[st];
+    pred.stall_ns[st] += x.start_ns - stream_free_at[st];
     stream_free_at[st] = end;
     pred.step_time_ns = std::max(pred.step_time_ns, end);
-    switch (plan.kind[i]) {
+    switch (x.kind) {
       case InstrKind::recompute:
         pred.recompute_ns += d;
         break;
       case InstrKind::swap_out:
-        pred.bytes_swapped_out += tensors[static_cast<size_t>(plan.target[i])].bytes;
+        pred.bytes_swapped_out += tensors[static_cast<size_t>(x.target)].bytes;
         break;
       case InstrKind::swap_in:
-        pred.bytes_swapped_in += tensors[static_cast<size_t>(plan.target[i])].bytes;
+        pred.bytes_swapped_in += tensors[static_cast<size_t>(x.target)].bytes;
         break;
       default:
         break;
     }
   }
-  if (pred.oom) pred.step_time_ns = replay.now_ns();
+  if (pred.oom && !completed) pred.step_time_ns = replay.now_ns();
   for (size_t st = 0; st < streams; ++st) {
     if (profiles::is_compute_stream(static_cast<int32_t>(st))) pred.compute_stall_ns += pred.stall_ns[st];
   }
@@ -293,7 +438,8 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
   pred.peak_instruction = memory.peak_instruction();
   pred.peak_time_ns = memory.peak_time_ns();
   pred.instructions_simulated = replay.started();
-  if (options.record_timeline) fill_timeline(schedule, plan, start, pred.timeline);
+  if (options.record_timeline) fill_timeline(schedule, executed, evicting, pred.timeline);
+  if (options.record_executed) pred.executed = executed_instructions(schedule, executed);
   return pred;
 }
 

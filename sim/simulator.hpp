@@ -25,6 +25,7 @@
 
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
+#include "sim/eviction_heuristic.hpp"
 #include "sim/prediction.hpp"
 
 namespace mutwo::sim {
@@ -33,6 +34,20 @@ struct SimOptions {
   int64_t memory_limit_bytes = 0;   // 0: the device's memory_bytes (none if that is 0); < 0: no limit
   bool record_timeline = false;     // fill Prediction::timeline (instruction spans, memory samples)
   std::optional<bool> half_duplex;  // unset: !device().full_duplex
+  // At the first allocation over the limit, note the OOM (oom, oom_instruction, ...) and go on as if
+  // there were no limit: peak_bytes is then the peak the schedule needs, the smallest limit it meets
+  // (one run instead of a second one without a limit).
+  bool continue_past_limit = false;
+  // Fill Prediction::executed with the instructions as they ran (inserted ones included).
+  bool record_executed = false;
+  // Dynamic eviction (sim/dynamic_eviction.hpp): with a heuristic, the limit is a budget that the
+  // engine meets by evicting the resident tensor of smallest score and rematerialising evicted
+  // tensors when they are read again; the schedule must be a base schedule (compute and free on the
+  // compute stream). Not meeting the budget is reported as OOM with the reason, after a complete run.
+  const EvictionHeuristic* eviction = nullptr;
+  // With eviction: the run fails once recomputation passes (limit - 1) x the schedule's compute time
+  // (DTR's thrashing limit, 2.0 in the paper); 0: none.
+  double remat_overhead_limit = 0;
 };
 
 // Replays the schedule. Expects a schedule that passed profiles::validate_schedule (residency is

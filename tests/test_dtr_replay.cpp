@@ -1,5 +1,5 @@
 // DTR operator logs: the importer (profiles/dtr_log) and the simrd-style replay (sim/dtr_replay)
-// with simrd's heuristics (policies/eviction_heuristics). Ground truth: hand-traced replays of small
+// with simrd's heuristics (policies/dtr_heuristics). Ground truth: hand-traced replays of small
 // logs, and simrd's own answers on two real logs (tests/fixtures/dtr/simrd_results.json).
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "policies/eviction_heuristics.hpp"
+#include "policies/dtr_heuristics.hpp"
 #include "profiles/dtr_log.hpp"
 #include "profiles/error.hpp"
 #include "profiles/graph.hpp"
@@ -51,7 +51,7 @@ std::string chain_log() {
 sim::DtrReplayResult replay(const std::string& text, int64_t budget, const std::string& heuristic,
                             double remat_limit = -1) {
   const profiles::DtrLog log = profiles::parse_dtr_log(text, "test.log");
-  return sim::replay_dtr_log(log, budget, remat_limit, *policies::make_eviction_heuristic(heuristic));
+  return sim::replay_dtr_log(log, budget, remat_limit, *policies::make_dtr_heuristic(heuristic));
 }
 
 }  // namespace
@@ -210,7 +210,7 @@ TEST_CASE("simrd's answers on ResNet-32 and U-Net: every outcome, overhead, evic
   std::vector<std::unique_ptr<sim::EvictionHeuristic>> owned;
   std::vector<const sim::EvictionHeuristic*> heuristics;
   for (const char* name : {"dtr", "dtr-eqclass", "dtr-local", "msps", "lru", "largest"}) {
-    owned.push_back(policies::make_eviction_heuristic(name));
+    owned.push_back(policies::make_dtr_heuristic(name));
     heuristics.push_back(owned.back().get());
   }
   int compared = 0;
@@ -225,7 +225,7 @@ TEST_CASE("simrd's answers on ResNet-32 and U-Net: every outcome, overhead, evic
     CHECK(baseline.constant_bytes == base["baseline_const"].get<int64_t>());
     const auto rows = sim::sweep_dtr_log(log, baseline, sim::dtr_paper_ratios(), heuristics, 2);
     for (const sim::DtrSweepRow& row : rows) {
-      const std::string simrd_name(policies::simrd_heuristic_name(row.heuristic));
+      const std::string simrd_name(policies::dtr_heuristics().find(row.heuristic).simrd_name);
       const nlohmann::json* want = nullptr;
       for (const nlohmann::json& run : expected["runs"]) {
         if (run["log"] == file && run["heuristic"] == simrd_name &&
@@ -272,7 +272,7 @@ TEST_CASE("the six other DTR logs parse with the README's instruction counts and
   REQUIRE(in);
   const nlohmann::json manifest = nlohmann::json::parse(in);
   REQUIRE(manifest["models"].size() == 8);
-  const auto dtr = policies::make_eviction_heuristic("dtr");
+  const auto dtr = policies::make_dtr_heuristic("dtr");
   for (const nlohmann::json& model : manifest["models"]) {
     const std::string file = model["log"].get<std::string>().substr(5);  // "logs/..."
     CAPTURE(file);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "profiles/memory_rule.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/schedule_check.hpp"
 #include "sim/memory_simulator.hpp"
@@ -137,11 +138,11 @@ FixedCostModel memory_model() {
 }  // namespace
 
 TEST_CASE("allocations round up to the caching allocator's 512-byte blocks") {
-  CHECK(MemorySimulator::round_up(0) == 0);
-  CHECK(MemorySimulator::round_up(1) == 512);
-  CHECK(MemorySimulator::round_up(512) == 512);
-  CHECK(MemorySimulator::round_up(513) == 1024);
-  CHECK(MemorySimulator::round_up(2'000'000) == 2'000'384);  // 3906.25 blocks -> 3907 * 512
+  CHECK(mutwo::profiles::allocation_bytes(0) == 0);
+  CHECK(mutwo::profiles::allocation_bytes(1) == 512);
+  CHECK(mutwo::profiles::allocation_bytes(512) == 512);
+  CHECK(mutwo::profiles::allocation_bytes(513) == 1024);
+  CHECK(mutwo::profiles::allocation_bytes(2'000'000) == 2'000'384);  // 3906.25 blocks -> 3907 * 512
 }
 
 TEST_CASE("compute overlapping a swap_out hides the copy") {

@@ -14,7 +14,7 @@
 #include "policies/policy_result.hpp"
 #include "profiles/error.hpp"
 #include "profiles/schedule_check.hpp"
-#include "sim/memory_simulator.hpp"
+#include "profiles/memory_rule.hpp"
 
 namespace mutwo::policies {
 
@@ -27,10 +27,6 @@ using profiles::TensorRole;
 namespace {
 
 constexpr const char* kName = "checkmate";
-
-bool resident_at_start(TensorRole role) {
-  return profiles::is_persistent(role) || role == TensorRole::input || role == TensorRole::label;
-}
 
 std::string mib(int64_t bytes) {
   return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0);
@@ -62,12 +58,12 @@ Lowered lower(const Schedule& base, const costmodel::OpCostModel& cost, int64_t 
   }
   l.value_of.assign(g.tensors.size(), -1);
   for (const profiles::Tensor& t : g.tensors) {
-    const int64_t bytes = sim::MemorySimulator::round_up(t.bytes);
+    const int64_t bytes = profiles::allocation_bytes(t.bytes);
     if (profiles::is_persistent(t.role)) {
       l.persistent_bytes += bytes;
       continue;
     }
-    if (t.producer == profiles::kNoId && !resident_at_start(t.role)) continue;  // never resident
+    if (t.producer == profiles::kNoId && !profiles::resident_at_start(t.role)) continue;  // never resident
     l.value_of[static_cast<size_t>(t.id)] = static_cast<int32_t>(l.tensor_of.size());
     l.tensor_of.push_back(t.id);
     RematValue v;
@@ -82,7 +78,7 @@ Lowered lower(const Schedule& base, const costmodel::OpCostModel& cost, int64_t 
     const profiles::Op& op = g.op(l.order[static_cast<size_t>(t)]);
     RematOp& r = l.problem.ops[static_cast<size_t>(t)];
     r.cost_ns = cost.op_duration_ns(g, op);
-    r.workspace_bytes = sim::MemorySimulator::round_up(op.workspace_bytes);
+    r.workspace_bytes = profiles::allocation_bytes(op.workspace_bytes);
     r.recomputable = op.recomputable && op.phase == profiles::Phase::forward;
     for (TensorId in : op.inputs) {
       const int32_t v = l.value_of[static_cast<size_t>(in)];
@@ -219,7 +215,8 @@ std::unique_ptr<MemoryPolicy> make_checkmate_policy(const CheckmateOptions& opti
 
 void register_checkmate_policy(PolicyRegistry& registry) {
   registry.add({kName, "optimal recomputation by MILP (COIN-OR CBC) for graphs of up to 60 ops",
-                "Jain et al., MLSys 2020", [] { return make_checkmate_policy(); }});
+                "Jain et al., MLSys 2020", [] { return make_checkmate_policy(); },
+                /*in_default_search=*/false});  // one MILP per sub-array is too slow for a sweep
 }
 
 }  // namespace mutwo::policies

@@ -1,15 +1,16 @@
 // dtr: Dynamic Tensor Rematerialization (Kirisame et al., "Dynamic Tensor Rematerialization",
 // ICLR 2021). Decides at run time: before each op, evicts the resident tensor of smallest
 // h_DTR = cost / (memory x staleness) until the op fits the budget, and recomputes evicted tensors
-// when they are read again. mutwo runs that runtime over the base schedule (policies/dtr_runtime.hpp)
-// and records what it did as a static Schedule; "dtr-eqclass" uses the paper's union-find
-// approximation of the evicted neighbourhood (policies/dtr_heuristics.hpp).
+// when they are read again. mutwo runs the engine's dynamic eviction over the base schedule
+// (policies/dtr_run.hpp) and returns what it executed as a static Schedule; "dtr-eqclass" uses the
+// paper's union-find approximation of the evicted neighbourhood (policies/dtr_heuristics.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "policies/dtr_runtime.hpp"
+#include "policies/dtr_heuristics.hpp"
+#include "policies/dtr_run.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
 
@@ -37,12 +38,13 @@ class DtrPolicy : public MemoryPolicy {
     if (!failure.empty()) {
       note = fmt::format("infeasible: {}; plan shown fits {} B: {}", failure, run.peak_bytes, note);
     }
-    return evaluate_schedule(std::move(run.schedule), input, std::move(note));
+    // The run's own figures: the engine already simulated what it recorded (no second simulation).
+    return policy_result(std::move(run.schedule), run.prediction, input, std::move(note));
   }
 
  private:
   DtrRun run_at(const PolicyInput& input, int64_t budget_bytes) const {
-    std::unique_ptr<DtrHeuristic> h = make_dtr_heuristic(heuristic_);  // fresh state per run
+    const std::unique_ptr<sim::EvictionHeuristic> h = make_dtr_heuristic(heuristic_);
     return run_dtr(*input.base, *input.cost, budget_bytes, *h);
   }
 
