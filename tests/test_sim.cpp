@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "profiles/error.hpp"
 #include "profiles/memory_rule.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/schedule_check.hpp"
@@ -341,6 +342,83 @@ TEST_CASE("a memory limit equal to the peak fits; one byte under is OOM at the n
   SimOptions unlimited;
   unlimited.memory_limit_bytes = -1;
   CHECK_FALSE(simulate(s, small, unlimited).oom);
+}
+
+TEST_CASE("continuing past the limit reports the OOM and the peak the schedule needs, in one run") {
+  // One byte under the 11264 B peak: C's request is the first over the limit (as above); the run
+  // goes on, so the step (3 ms) and the peak (11264) are those of the run without a limit.
+  SimOptions under;
+  under.memory_limit_bytes = 11263;
+  under.continue_past_limit = true;
+  const Prediction p = simulate(memory_schedule(), memory_model(), under);
+  CHECK(p.oom);
+  CHECK(p.oom_instruction == 3);
+  CHECK(p.oom_requested_bytes == 512 + 4096);
+  CHECK(p.oom_in_use_bytes == 6656);
+  CHECK(p.instructions_simulated == 4);  // all of them
+  CHECK(p.peak_bytes == 11264);
+  CHECK(p.step_time_ns == 3 * kMs);
+}
+
+TEST_CASE("the executed instruction stream of a multi-stream schedule is the schedule in start order") {
+  // The swap_in schedule above: compute A, swap_out a, compute B, free a, swap_in a, compute C.
+  // Start order: A (0), then B and swap_out both at 1 ms (engines start in order: compute, then
+  // d2h), free (3 ms), swap_in (3 ms), C (5 ms); waits follow their instructions to their new ids.
+  TestGraph tg;
+  TensorId x = tg.tensor("x", 512, TensorRole::input);
+  TensorId a = tg.tensor("a", 2'000'000, TensorRole::activation);
+  OpId A = tg.op("A", {x}, {a});
+  OpId B = tg.op("B", {x}, {tg.tensor("b", 512, TensorRole::activation)});
+  OpId C = tg.op("C", {a}, {tg.tensor("c", 512, TensorRole::activation)}, 0, Phase::backward);
+  ScheduleBuilder sb(std::move(tg));
+  InstrId ca = sb.compute(A);
+  InstrId out = sb.swap_out(a, {ca});
+  sb.compute(B);
+  InstrId fr = sb.free(a, kComputeStream, {out});
+  InstrId in = sb.swap_in(a, {fr});
+  sb.compute(C, {in});
+  SimOptions record;
+  record.record_executed = true;
+  const Prediction p = simulate(sb.s, FixedCostModel({{A, kMs}, {B, kMs}, {C, kMs / 2}}), record);
+  REQUIRE(p.executed.size() == 6);
+  std::vector<std::string> kinds;
+  for (const Instruction& i : p.executed) kinds.push_back(std::string(instr_kind_name(i.kind)));
+  CHECK(kinds == std::vector<std::string>{"compute", "compute", "swap_out", "free", "swap_in", "compute"});
+  CHECK(p.executed[2].waits == std::vector<InstrId>{0});  // swap_out waits A
+  CHECK(p.executed[3].waits == std::vector<InstrId>{2});  // free waits the swap_out
+  CHECK(p.executed[4].waits == std::vector<InstrId>{3});
+  CHECK(p.executed[5].waits == std::vector<InstrId>{4});
+  Schedule replayed = sb.s;
+  replayed.instructions = p.executed;
+  REQUIRE_NOTHROW(validate_schedule(replayed));
+  const Prediction again = simulate(replayed, FixedCostModel({{A, kMs}, {B, kMs}, {C, kMs / 2}}));
+  CHECK(again.step_time_ns == p.step_time_ns);
+  CHECK(again.peak_bytes == p.peak_bytes);
+}
+
+TEST_CASE("dynamic eviction replays only base schedules") {
+  // A swap is not something the eviction engine can reorder around: refused by instruction.
+  TestGraph tg;
+  TensorId x = tg.tensor("x", 512, TensorRole::input);
+  TensorId a = tg.tensor("a", 1024, TensorRole::activation);
+  OpId A = tg.op("A", {x}, {a});
+  ScheduleBuilder sb(std::move(tg));
+  InstrId ca = sb.compute(A);
+  sb.swap_out(a, {ca});
+  struct Oldest : mutwo::sim::EvictionHeuristic {
+    std::string_view name() const override { return "oldest"; }
+    mutwo::sim::EvictionFeatures features() const override { return {}; }
+    double score(const mutwo::sim::EvictionCandidate& c) const override {
+      return static_cast<double>(c.last_access_ns);
+    }
+  } oldest;
+  SimOptions evict;
+  evict.eviction = &oldest;
+  evict.memory_limit_bytes = 4096;
+  CHECK_THROWS_WITH_AS(simulate(sb.s, memory_model(), evict),
+                       "simulate: dynamic eviction replays a base schedule (compute and free on the compute "
+                       "stream); instruction 1 is a swap_out on stream 1",
+                       mutwo::Error);
 }
 
 TEST_CASE("resident tensors over the limit are OOM at t=0") {
