@@ -76,7 +76,7 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   for (size_t i = 0; i < tensor_count; ++i) {
     const profiles::Tensor& t = graph_.tensors[i];
     rounded_bytes_[i] = profiles::allocation_bytes(t.bytes);
-    if (!profiles::is_persistent(t.role) && !is_step_input(t.role)) continue;
+    if (!profiles::resident_at_start(t.role)) continue;
     const profiles::OpId first_reader = t.consumers.empty() ? t.producer : t.consumers.front();
     const int32_t first_model = first_reader == profiles::kNoId
                                     ? options_.first_model

@@ -5,18 +5,15 @@
 #include "sim/dtr_replay.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <exception>
 #include <iterator>
 #include <limits>
-#include <mutex>
 #include <span>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "sim/dtr_log_graph.hpp"
+#include "sim/dtr_regions.hpp"
 #include "sim/eq_classes.hpp"
 
 namespace mutwo::sim {
@@ -28,158 +25,9 @@ using profiles::DtrLog;
 struct OutOfBudget {};    // simrd's MemoryError
 struct RematExceeded {};  // simrd's RematExceededError
 
-// The log's graph as the runtime sees it: storages, and per tensor its parents, siblings,
-// children. Tensors and children come into existence when their op is first computed; ops are
-// computed in id order, so "created" is "op id < ops created so far".
-struct StaticGraph {
-  std::vector<int32_t> storage_of;     // per tensor
-  std::vector<int32_t> op_of;          // per tensor
-  std::vector<int64_t> storage_size;   // per storage
-  std::vector<int32_t> tensors_begin;  // per storage + 1: its tensors, root first, by op id
-  std::vector<int32_t> tensors_flat;
-  std::vector<int32_t> children_begin;  // per tensor + 1: outputs of ops reading it, repeats kept
-  std::vector<int32_t> children_flat;
-
-  // Storage-level adjacency for the region walks and neighbourhoods: per storage, the distinct
-  // storages of its tensors' children (forward) or parents (reverse), each with the op from which
-  // on the edge exists (the later of the two tensors' creations), sorted by that op.
-  struct Edge {
-    int32_t storage;
-    int32_t from_op;
-  };
-  std::vector<int32_t> fwd_begin;
-  std::vector<Edge> fwd_flat;
-  std::vector<int32_t> rev_begin;
-  std::vector<Edge> rev_flat;
-
-  explicit StaticGraph(const DtrLog& log) {
-    const size_t n = log.tensors.size();
-    storage_of.assign(n, -1);
-    op_of.assign(n, 0);
-    for (size_t o = 0; o < log.ops.size(); ++o) {
-      const profiles::DtrOp& op = log.ops[o];
-      for (int32_t i = 0; i < op.output_count(); ++i) {
-        const auto t = static_cast<size_t>(op.first_output + i);
-        op_of[t] = static_cast<int32_t>(o);
-        const int32_t a = op.aliases[static_cast<size_t>(i)];
-        if (a >= 0) {
-          storage_of[t] = storage_of[static_cast<size_t>(op.args[static_cast<size_t>(a)])];
-        } else {
-          storage_of[t] = static_cast<int32_t>(storage_size.size());
-          storage_size.push_back(op.sizes_bytes[static_cast<size_t>(i)]);
-        }
-      }
-    }
-    // Storage -> tensors, in tensor id order (= creation order).
-    tensors_begin.assign(storage_size.size() + 1, 0);
-    for (int32_t s : storage_of) ++tensors_begin[static_cast<size_t>(s) + 1];
-    for (size_t s = 0; s < storage_size.size(); ++s) tensors_begin[s + 1] += tensors_begin[s];
-    tensors_flat.resize(n);
-    std::vector<int32_t> fill(tensors_begin.begin(), tensors_begin.end() - 1);
-    for (size_t t = 0; t < n; ++t)
-      tensors_flat[static_cast<size_t>(fill[static_cast<size_t>(storage_of[t])]++)] = static_cast<int32_t>(t);
-    // Tensor -> children: p.children.extend(outputs) for every arg p, in op order.
-    children_begin.assign(n + 1, 0);
-    for (const profiles::DtrOp& op : log.ops) {
-      for (int32_t p : op.args) children_begin[static_cast<size_t>(p) + 1] += op.output_count();
-    }
-    for (size_t t = 0; t < n; ++t) children_begin[t + 1] += children_begin[t];
-    children_flat.resize(static_cast<size_t>(children_begin[n]));
-    std::vector<int32_t> cfill(children_begin.begin(), children_begin.end() - 1);
-    for (const profiles::DtrOp& op : log.ops) {
-      for (int32_t p : op.args) {
-        for (int32_t i = 0; i < op.output_count(); ++i) {
-          children_flat[static_cast<size_t>(cfill[static_cast<size_t>(p)]++)] = op.first_output + i;
-        }
-      }
-    }
-    build_edges(log, true, fwd_begin, fwd_flat);
-    build_edges(log, false, rev_begin, rev_flat);
-  }
-
- private:
-  void build_edges(const DtrLog& log, bool forward, std::vector<int32_t>& begin, std::vector<Edge>& flat) {
-    const size_t storages = storage_size.size();
-    std::vector<std::vector<Edge>> lists(storages);
-    std::vector<size_t> owner(storages, storages);  // the storage whose list last saw it
-    std::vector<size_t> at(storages, 0);            // its index in that list
-    for (size_t s = 0; s < storages; ++s) {
-      std::vector<Edge>& list = lists[s];
-      auto add = [&](int32_t u, int32_t from_op) {
-        const auto us = static_cast<size_t>(storage_of[static_cast<size_t>(u)]);
-        if (owner[us] == s) {
-          Edge& e = list[at[us]];
-          e.from_op = std::min(e.from_op, from_op);
-          return;
-        }
-        owner[us] = s;
-        at[us] = list.size();
-        list.push_back({static_cast<int32_t>(us), from_op});
-      };
-      for (int32_t k = tensors_begin[s]; k < tensors_begin[s + 1]; ++k) {
-        const int32_t t = tensors_flat[static_cast<size_t>(k)];
-        if (forward) {
-          for (int32_t c = children_begin[static_cast<size_t>(t)];
-               c < children_begin[static_cast<size_t>(t) + 1]; ++c) {
-            const int32_t child = children_flat[static_cast<size_t>(c)];
-            add(child, op_of[static_cast<size_t>(child)]);
-          }
-        } else {
-          const int32_t o = op_of[static_cast<size_t>(t)];
-          for (int32_t p : log.ops[static_cast<size_t>(o)].args) add(p, o);
-        }
-      }
-      std::sort(list.begin(), list.end(), [](const Edge& a, const Edge& b) { return a.from_op < b.from_op; });
-    }
-    begin.assign(storages + 1, 0);
-    for (size_t s = 0; s < storages; ++s) begin[s + 1] = begin[s] + static_cast<int32_t>(lists[s].size());
-    flat.clear();
-    flat.reserve(static_cast<size_t>(begin[storages]));
-    for (const auto& list : lists) flat.insert(flat.end(), list.begin(), list.end());
-  }
-};
-
-// simrd's Regions (optimization/region.py), two per storage: the evicted storages reachable from
-// the base along child edges (forward) or parent edges (reverse) through evicted storages only
-// (interior), the material storages at their edge (frontier), and the interior's summed compute.
-// Sets are bitsets over storage ids: rebuilds and absorbs are word operations.
-class Regions {
- public:
-  Regions() = default;
-  explicit Regions(size_t storages)
-      : words_((storages + 63) / 64), bits_(storages * 4 * words_, 0), compute_ns_(storages * 2, 0) {}
-
-  size_t words() const { return words_; }
-  uint64_t* interior(int32_t s, bool reverse) { return bits_.data() + slot(s, reverse) * 2 * words_; }
-  uint64_t* frontier(int32_t s, bool reverse) { return interior(s, reverse) + words_; }
-  int64_t& compute_ns(int32_t s, bool reverse) { return compute_ns_[slot(s, reverse)]; }
-  void clear(int32_t s, bool reverse) {
-    std::fill_n(interior(s, reverse), 2 * words_, uint64_t{0});
-    compute_ns(s, reverse) = 0;
-  }
-
-  static bool test(const uint64_t* set, int32_t x) { return (set[x >> 6] >> (x & 63)) & 1U; }
-  static void set(uint64_t* set, int32_t x) { set[x >> 6] |= uint64_t{1} << (x & 63); }
-  static void reset(uint64_t* set, int32_t x) { set[x >> 6] &= ~(uint64_t{1} << (x & 63)); }
-  template <typename F>
-  static void for_each(const uint64_t* set, size_t words, F&& f) {
-    for (size_t w = 0; w < words; ++w) {
-      for (uint64_t bits = set[w]; bits != 0; bits &= bits - 1) {
-        f(static_cast<int32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits))));
-      }
-    }
-  }
-
- private:
-  size_t slot(int32_t s, bool reverse) const { return static_cast<size_t>(s) * 2 + (reverse ? 1 : 0); }
-  size_t words_ = 0;
-  std::vector<uint64_t> bits_;
-  std::vector<int64_t> compute_ns_;
-};
-
 class Runtime {
  public:
-  Runtime(const DtrLog& log, const StaticGraph& graph, int64_t budget, double remat_limit,
+  Runtime(const DtrLog& log, const DtrLogGraph& graph, int64_t budget, double remat_limit,
           const EvictionHeuristic& heuristic)
       : log_(log),
         g_(graph),
@@ -248,7 +96,7 @@ class Runtime {
     while (n > 0 && g_.op_of[static_cast<size_t>(first[n - 1])] >= ops_created_) --n;  // not yet created
     return {first, n};
   }
-  std::span<const StaticGraph::Edge> edges(int32_t s, bool forward) const {
+  std::span<const DtrLogGraph::Edge> edges(int32_t s, bool forward) const {
     const auto k = static_cast<size_t>(s);
     const auto& begin = forward ? g_.fwd_begin : g_.rev_begin;
     const auto& flat = forward ? g_.fwd_flat : g_.rev_flat;
@@ -338,7 +186,7 @@ class Runtime {
     while (!stack_.empty()) {
       const int32_t s = stack_.back();
       stack_.pop_back();
-      for (const StaticGraph::Edge& e : edges(s, !reverse)) {
+      for (const DtrLogGraph::Edge& e : edges(s, !reverse)) {
         if (e.from_op >= ops_created_) break;  // sorted: the rest do not exist yet
         visit(e.storage);
       }
@@ -377,7 +225,7 @@ class Runtime {
   void evicted_neighbours(int32_t s) {
     neighbours_.clear();
     for (bool forward : {false, true}) {
-      for (const StaticGraph::Edge& e : edges(s, forward)) {
+      for (const DtrLogGraph::Edge& e : edges(s, forward)) {
         if (e.from_op >= ops_created_) break;
         if (!material(e.storage) && e.storage != s) neighbours_.push_back(e.storage);
       }
@@ -614,7 +462,7 @@ class Runtime {
 
  private:
   const DtrLog& log_;
-  const StaticGraph& g_;
+  const DtrLogGraph& g_;
   const int64_t budget_;
   const double remat_limit_;
   const EvictionHeuristic& heuristic_;
@@ -665,108 +513,12 @@ std::string_view dtr_outcome_name(DtrOutcome outcome) {
 
 DtrReplayResult replay_dtr_log(const DtrLog& log, int64_t budget_bytes, double remat_limit_ns,
                                const EvictionHeuristic& heuristic) {
-  const StaticGraph graph(log);
-  Runtime runtime(log, graph, budget_bytes, remat_limit_ns, heuristic);
-  return runtime.run();
+  return replay_dtr_log(log, DtrLogGraph(log), budget_bytes, remat_limit_ns, heuristic);
 }
 
-DtrBaseline dtr_baseline(const DtrLog& log) {
-  const StaticGraph graph(log);
-  const size_t storages = graph.storage_size.size();
-  std::vector<int32_t> refs(storages, 0);
-  std::vector<uint8_t> live(storages, 0);
-  DtrBaseline b;
-  int64_t memory = 0;
-  for (const profiles::DtrCommand& cmd : log.commands) {
-    switch (cmd.kind) {
-      case DtrCommandKind::compute: {
-        const profiles::DtrOp& op = log.ops[static_cast<size_t>(cmd.id)];
-        for (int32_t i = 0; i < op.output_count(); ++i) {
-          const auto s = static_cast<size_t>(graph.storage_of[static_cast<size_t>(op.first_output + i)]);
-          ++refs[s];
-          live[s] = 1;
-        }
-        memory += op.total_size_bytes();
-        b.peak_bytes = std::max(b.peak_bytes, memory);
-        b.compute_ns += op.time_ns;
-        if (op.origin == profiles::DtrOpOrigin::constant) b.constant_bytes += op.total_size_bytes();
-        break;
-      }
-      case DtrCommandKind::get:
-        ++refs[static_cast<size_t>(graph.storage_of[static_cast<size_t>(cmd.id)])];
-        break;
-      case DtrCommandKind::release: {
-        const auto s = static_cast<size_t>(graph.storage_of[static_cast<size_t>(cmd.id)]);
-        if (--refs[s] == 0 && live[s]) {  // V1 banishes it, pinned or not
-          live[s] = 0;
-          memory -= graph.storage_size[s];
-        }
-        break;
-      }
-      case DtrCommandKind::pin:
-        if (!live[static_cast<size_t>(graph.storage_of[static_cast<size_t>(cmd.id)])]) {
-          throw Error(fmt::format("DTR baseline: tensor '{}' is held at the end but its storage was freed",
-                                  log.tensors[static_cast<size_t>(cmd.id)].name));
-        }
-        break;
-    }
-  }
-  return b;
-}
-
-const std::vector<double>& dtr_paper_ratios() {
-  static const std::vector<double> ratios = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
-  return ratios;
-}
-
-std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& baseline,
-                                       const std::vector<double>& ratios,
-                                       const std::vector<const EvictionHeuristic*>& heuristics, int jobs,
-                                       double overhead_limit) {
-  for (double ratio : ratios) {
-    if (!(ratio > 0) || !std::isfinite(ratio)) throw Error(fmt::format("budget ratio {} must be > 0", ratio));
-  }
-  const StaticGraph graph(log);
-  const double remat_limit = static_cast<double>(baseline.compute_ns) * (overhead_limit - 1);
-  std::vector<DtrSweepRow> rows(heuristics.size() * ratios.size());
-  auto run_one = [&](size_t i) {
-    const EvictionHeuristic& heuristic = *heuristics[i / ratios.size()];
-    DtrSweepRow& row = rows[i];
-    row.heuristic = std::string(heuristic.name());
-    row.ratio = ratios[i % ratios.size()];
-    const auto budget =
-        static_cast<int64_t>(static_cast<double>(baseline.peak_bytes) * row.ratio);  // int(x * r)
-    row.result = Runtime(log, graph, budget, remat_limit, heuristic).run();
-    row.overhead = baseline.compute_ns > 0
-                       ? static_cast<double>(row.result.clock_ns) / static_cast<double>(baseline.compute_ns)
-                       : 0.0;
-  };
-  size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1U, std::thread::hardware_concurrency());
-  threads = std::min(threads, rows.size());
-  if (threads <= 1) {
-    for (size_t i = 0; i < rows.size(); ++i) run_one(i);
-    return rows;
-  }
-  // Runs longest first would balance better, but their lengths are unknown: hand them out in order.
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  std::vector<std::thread> pool;
-  for (size_t k = 0; k < threads; ++k) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < rows.size(); i = next++) {
-        try {
-          run_one(i);
-        } catch (...) {
-          const std::lock_guard lock(failure_mutex);
-          if (!failure) failure = std::current_exception();
-        }
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-  return rows;
+DtrReplayResult replay_dtr_log(const DtrLog& log, const DtrLogGraph& graph, int64_t budget_bytes,
+                               double remat_limit_ns, const EvictionHeuristic& heuristic) {
+  return Runtime(log, graph, budget_bytes, remat_limit_ns, heuristic).run();
 }
 
 }  // namespace mutwo::sim

@@ -1,0 +1,119 @@
+// simrd's baseline (RuntimeV1) and the paper's pareto sweep over budgets and heuristics.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+#include "sim/dtr_log_graph.hpp"
+#include "sim/dtr_replay.hpp"
+
+namespace mutwo::sim {
+
+using profiles::DtrCommandKind;
+using profiles::DtrLog;
+
+DtrBaseline dtr_baseline(const DtrLog& log) {
+  const DtrLogGraph graph(log);
+  const size_t storages = graph.storage_size.size();
+  std::vector<int32_t> refs(storages, 0);
+  std::vector<uint8_t> live(storages, 0);
+  DtrBaseline b;
+  int64_t memory = 0;
+  for (const profiles::DtrCommand& cmd : log.commands) {
+    switch (cmd.kind) {
+      case DtrCommandKind::compute: {
+        const profiles::DtrOp& op = log.ops[static_cast<size_t>(cmd.id)];
+        for (int32_t i = 0; i < op.output_count(); ++i) {
+          const auto s = static_cast<size_t>(graph.storage_of[static_cast<size_t>(op.first_output + i)]);
+          ++refs[s];
+          live[s] = 1;
+        }
+        memory += op.total_size_bytes();
+        b.peak_bytes = std::max(b.peak_bytes, memory);
+        b.compute_ns += op.time_ns;
+        if (op.origin == profiles::DtrOpOrigin::constant) b.constant_bytes += op.total_size_bytes();
+        break;
+      }
+      case DtrCommandKind::get:
+        ++refs[static_cast<size_t>(graph.storage_of[static_cast<size_t>(cmd.id)])];
+        break;
+      case DtrCommandKind::release: {
+        const auto s = static_cast<size_t>(graph.storage_of[static_cast<size_t>(cmd.id)]);
+        if (--refs[s] == 0 && live[s]) {  // V1 banishes it, pinned or not
+          live[s] = 0;
+          memory -= graph.storage_size[s];
+        }
+        break;
+      }
+      case DtrCommandKind::pin:
+        if (!live[static_cast<size_t>(graph.storage_of[static_cast<size_t>(cmd.id)])]) {
+          throw Error(fmt::format("DTR baseline: tensor '{}' is held at the end but its storage was freed",
+                                  log.tensors[static_cast<size_t>(cmd.id)].name));
+        }
+        break;
+    }
+  }
+  return b;
+}
+
+const std::vector<double>& dtr_paper_ratios() {
+  static const std::vector<double> ratios = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+  return ratios;
+}
+
+std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& baseline,
+                                       const std::vector<double>& ratios,
+                                       const std::vector<const EvictionHeuristic*>& heuristics, int jobs,
+                                       double overhead_limit) {
+  for (double ratio : ratios) {
+    if (!(ratio > 0) || !std::isfinite(ratio)) throw Error(fmt::format("budget ratio {} must be > 0", ratio));
+  }
+  const DtrLogGraph graph(log);
+  const double remat_limit = static_cast<double>(baseline.compute_ns) * (overhead_limit - 1);
+  std::vector<DtrSweepRow> rows(heuristics.size() * ratios.size());
+  auto run_one = [&](size_t i) {
+    const EvictionHeuristic& heuristic = *heuristics[i / ratios.size()];
+    DtrSweepRow& row = rows[i];
+    row.heuristic = std::string(heuristic.name());
+    row.ratio = ratios[i % ratios.size()];
+    const auto budget =
+        static_cast<int64_t>(static_cast<double>(baseline.peak_bytes) * row.ratio);  // int(x * r)
+    row.result = replay_dtr_log(log, graph, budget, remat_limit, heuristic);
+    row.overhead = baseline.compute_ns > 0
+                       ? static_cast<double>(row.result.clock_ns) / static_cast<double>(baseline.compute_ns)
+                       : 0.0;
+  };
+  size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1U, std::thread::hardware_concurrency());
+  threads = std::min(threads, rows.size());
+  if (threads <= 1) {
+    for (size_t i = 0; i < rows.size(); ++i) run_one(i);
+    return rows;
+  }
+  // Runs longest first would balance better, but their lengths are unknown: hand them out in order.
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  std::vector<std::thread> pool;
+  for (size_t k = 0; k < threads; ++k) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < rows.size(); i = next++) {
+        try {
+          run_one(i);
+        } catch (...) {
+          const std::lock_guard lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return rows;
+}
+
+}  // namespace mutwo::sim
