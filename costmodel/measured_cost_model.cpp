@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "profiles/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -67,12 +68,6 @@ void append_tensors(Buffer& out, const profiles::Graph& graph, const std::vector
   out.push_back(')');
 }
 
-// The lower middle value of a non-empty list (sorts it).
-int64_t lower_median(std::vector<int64_t>& values) {
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
-}
-
 }  // namespace
 
 std::string op_signature(const profiles::Graph& graph, const profiles::Op& op) {
@@ -128,7 +123,8 @@ MeasuredCostModel::MeasuredCostModel(const std::vector<profiles::Trace>& traces,
     }
   }
   for (auto& [signature, values] : samples)
-    median_ns_.emplace_hint(median_ns_.end(), signature, lower_median(values));
+    median_ns_.emplace_hint(median_ns_.end(), signature,
+                            profiles::median(std::move(values), profiles::EvenMedian::lower_middle));
 }
 
 std::optional<int64_t> MeasuredCostModel::measured_duration_ns(const profiles::Graph& graph,

@@ -7,6 +7,7 @@
 #include "exec/device_backend.hpp"
 #include "exec/interpreter.hpp"
 #include "profiles/error.hpp"
+#include "profiles/median.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -25,11 +26,7 @@ void fill_oom(Measurement& m, const StepResult& step) {
 }  // namespace
 
 int64_t median_ns(std::vector<int64_t> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  if (n % 2 == 1) return values[n / 2];
-  return values[n / 2 - 1] + (values[n / 2] - values[n / 2 - 1]) / 2;
+  return profiles::median(std::move(values), profiles::EvenMedian::mean_of_middles);
 }
 
 Measurement measure_schedule(const profiles::Schedule& schedule, const RunOptions& options) {
@@ -130,10 +127,8 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
   trace.graph = schedule.graph;
   trace.device = backend->name();
   trace.op_duration_ns.reserve(op_count);
-  for (std::vector<int64_t>& s : samples) {
-    std::sort(s.begin(), s.end());
-    trace.op_duration_ns.push_back(s[(s.size() - 1) / 2]);
-  }
+  for (std::vector<int64_t>& s : samples)
+    trace.op_duration_ns.push_back(profiles::median(std::move(s), profiles::EvenMedian::lower_middle));
   return trace;
 }
 

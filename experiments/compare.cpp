@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "profiles/median.hpp"
+
 namespace mutwo::experiments {
 namespace {
 
@@ -38,11 +40,7 @@ ErrorSummary summarise(const std::vector<double>& abs_errors) {
 }  // namespace
 
 double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  // Odd count: the middle value. Even count: the mean of the two middle values.
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+  return profiles::median(std::move(values), profiles::EvenMedian::mean_of_middles);
 }
 
 std::string run_label(const RunRecord& run) {

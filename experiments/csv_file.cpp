@@ -1,10 +1,10 @@
 #include "experiments/csv_file.hpp"
 
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -43,19 +43,7 @@ void write_csv(const CsvTable& table, const std::filesystem::path& path) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)
     throw Error(fmt::format("cannot create folder '{}': {}", path.parent_path().string(), ec.message()));
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(fmt::format("cannot write '{}'", tmp.string()));
-    out << csv_text(table);
-    out.flush();
-    if (!out) throw Error(fmt::format("cannot write '{}'", tmp.string()));
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
-  }
+  profiles::write_file_atomic(path, csv_text(table));
 }
 
 }  // namespace mutwo::experiments

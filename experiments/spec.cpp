@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +10,7 @@
 
 #include "experiments/experiment_kind.hpp"
 #include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
 
 // The source tree's experiments/ folder: relative paths of an embedded spec resolve against it.
 #ifndef MUTWO_EXPERIMENTS_DIR
@@ -262,12 +261,9 @@ ExperimentSpec read_spec(const std::string& path_or_name) {
   std::error_code ec;
   const bool is_file = std::filesystem::is_regular_file(path, ec);
   if (is_file || path.extension() == ".toml" || path_or_name.find('/') != std::string::npos) {
-    std::ifstream in(path, std::ios::binary);
-    if (!is_file || !in)
-      throw Error(fmt::format("cannot read experiment spec '{}': no such file", path_or_name));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_spec(text.str(), path_or_name, path.parent_path().empty() ? "." : path.parent_path());
+    if (!is_file) throw Error(fmt::format("cannot read experiment spec '{}': no such file", path_or_name));
+    return parse_spec(profiles::read_file_bytes(path, "experiment spec"), path_or_name,
+                      path.parent_path().empty() ? "." : path.parent_path());
   }
   std::vector<std::string_view> names;
   for (const ShippedSpec& s : shipped_specs()) {

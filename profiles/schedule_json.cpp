@@ -2,67 +2,26 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "profiles/graph_json.hpp"
+#include "profiles/json_reader.hpp"
 #include "profiles/schedule_check.hpp"
-#include "profiles/trace_file.hpp"
+#include "profiles/text_file.hpp"
 
 namespace mutwo::profiles {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
 
-const Json& field(const Json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) throw FormatError(fmt::format("{}: missing field '{}'", where, key));
-  return *it;
-}
+constexpr std::string_view kFormatName = "mutwo-schedule";
 
-int64_t int_field(const Json& obj, const char* key, const std::string& where) {
-  const Json& v = field(obj, key, where);
-  if (!v.is_number_integer())
-    throw FormatError(fmt::format("{}: field '{}' must be an integer, got {}", where, key, v.dump()));
-  return v.get<int64_t>();
-}
-
-int32_t int32_field(const Json& obj, const char* key, const std::string& where) {
-  const int64_t v = int_field(obj, key, where);
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
-    throw FormatError(fmt::format("{}: field '{}' = {} is out of range", where, key, v));
-  return static_cast<int32_t>(v);
-}
-
-std::string string_field(const Json& obj, const char* key, const std::string& where) {
-  const Json& v = field(obj, key, where);
-  if (!v.is_string())
-    throw FormatError(fmt::format("{}: field '{}' must be a string, got {}", where, key, v.dump()));
-  return v.get<std::string>();
-}
-
-const Json& array_field(const Json& obj, const char* key, const std::string& where) {
-  const Json& v = field(obj, key, where);
-  if (!v.is_array()) throw FormatError(fmt::format("{}: field '{}' must be an array", where, key));
-  return v;
-}
-
-void expect_object(const Json& obj, std::initializer_list<std::string_view> keys, const std::string& where) {
-  if (!obj.is_object())
-    throw FormatError(fmt::format("{}: must be a JSON object, got {}", where, obj.dump()));
-  for (const auto& item : obj.items()) {
-    if (std::find(keys.begin(), keys.end(), item.key()) == keys.end()) {
-      throw FormatError(fmt::format("{}: unknown field '{}'", where, item.key()));
-    }
-  }
-}
-
-Json instruction_json(const Instruction& in) {
-  Json j;
+OrderedJson instruction_json(const Instruction& in) {
+  OrderedJson j;
   j["id"] = in.id;
   j["kind"] = instr_kind_name(in.kind);
   j["stream"] = in.stream;
@@ -77,23 +36,20 @@ Json instruction_json(const Instruction& in) {
 
 Instruction parse_instruction(const Json& j, size_t index) {
   const std::string where = fmt::format("instruction {}", index);
-  expect_object(j, {"id", "kind", "stream", "op", "tensor", "waits"}, where);
+  JsonReader r(j, where);
+  r.expect_only({"id", "kind", "stream", "op", "tensor", "waits"});
   Instruction in;
-  in.id = int32_field(j, "id", where);
-  try {
-    in.kind = parse_instr_kind(string_field(j, "kind", where));
-  } catch (const UnknownNameError& e) {
-    throw FormatError(fmt::format("{}: field 'kind': {}", where, e.what()));
-  }
-  in.stream = int32_field(j, "stream", where);
+  in.id = r.int32("id");
+  in.kind = r.name("kind", parse_instr_kind);
+  in.stream = r.int32("stream");
   const char* ref = runs_op(in.kind) ? "op" : "tensor";
   const char* other = runs_op(in.kind) ? "tensor" : "op";
-  if (j.contains(other)) {
+  if (r.has(other)) {
     throw FormatError(fmt::format("{}: field '{}' is not allowed for a {} instruction", where, other,
                                   instr_kind_name(in.kind)));
   }
-  (runs_op(in.kind) ? in.op : in.tensor) = int32_field(j, ref, where);
-  const Json& waits = array_field(j, "waits", where);
+  (runs_op(in.kind) ? in.op : in.tensor) = r.int32(ref);
+  const Json& waits = r.array("waits");
   for (size_t k = 0; k < waits.size(); ++k) {
     if (!waits[k].is_number_integer() || waits[k].get<int64_t>() < 0 ||
         waits[k].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
@@ -108,22 +64,20 @@ Instruction parse_instruction(const Json& j, size_t index) {
 }  // namespace
 
 std::string schedule_to_json(const Schedule& schedule) {
-  Trace trace;
-  trace.graph = schedule.graph;
-  const Json graph = Json::parse(trace_to_json(trace)).at("graph");
-  std::string graph_text = graph.dump(2);
+  // One line per sub-array and per instruction; the graph indented as a block.
+  std::string graph_text = graph_to_json(schedule.graph).dump(2);
   std::string indented;
   for (char c : graph_text) {
     indented += c;
     if (c == '\n') indented += "  ";
   }
   std::ostringstream out;
-  out << "{\n  \"format\": \"mutwo-schedule\",\n  \"version\": " << kScheduleVersion
-      << ",\n  \"policy\": " << Json(schedule.policy).dump() << ",\n  \"graph\": " << indented
+  out << "{\n  \"format\": \"" << kFormatName << "\",\n  \"version\": " << kScheduleVersion
+      << ",\n  \"policy\": " << OrderedJson(schedule.policy).dump() << ",\n  \"graph\": " << indented
       << ",\n  \"sub_arrays\": [";
   for (size_t i = 0; i < schedule.sub_arrays.size(); ++i) {
     const SubArray& sa = schedule.sub_arrays[i];
-    Json j;
+    OrderedJson j;
     j["name"] = sa.name;
     j["width"] = sa.width;
     j["first_op"] = sa.first_op;
@@ -145,44 +99,40 @@ Schedule schedule_from_json(const std::string& text) {
   } catch (const Json::parse_error& e) {
     throw FormatError(fmt::format("schedule: not valid JSON: {}", e.what()));
   }
-  const std::string where = "schedule";
+  JsonReader r(root, "schedule");
   // The format first: a trace or another JSON file given as a schedule is named as such.
-  if (root.is_object() && root.contains("format")) {
-    if (const std::string format = string_field(root, "format", where); format != "mutwo-schedule") {
-      throw FormatError(fmt::format("schedule: field 'format' = '{}', expected 'mutwo-schedule'", format));
+  if (r.has("format")) {
+    if (const std::string format = r.string("format"); format != kFormatName) {
+      throw FormatError(fmt::format("schedule: field 'format' = '{}', expected '{}'", format, kFormatName));
     }
   }
-  expect_object(root, {"format", "version", "policy", "graph", "sub_arrays", "instructions"}, where);
-  string_field(root, "format", where);  // present and a string
-  if (const int64_t version = int_field(root, "version", where); version != kScheduleVersion) {
+  r.expect_only({"format", "version", "policy", "graph", "sub_arrays", "instructions"});
+  r.string("format");  // present and a string
+  if (const int64_t version = r.integer("version"); version != kScheduleVersion) {
     throw FormatError(fmt::format("schedule: unsupported version {} (this build reads version {})", version,
                                   kScheduleVersion));
   }
   Schedule s;
-  s.policy = string_field(root, "policy", where);
-  Json trace;
-  trace["format"] = "mutwo-trace";
-  trace["version"] = kTraceVersion;
-  trace["graph"] = field(root, "graph", where);
+  s.policy = r.string("policy");
   try {
-    s.graph = trace_from_json(trace.dump()).graph;
+    s.graph = graph_from_json(r.field("graph"));
   } catch (const FormatError& e) {
     throw FormatError(fmt::format("schedule: field 'graph': {}", e.what()));
   } catch (const GraphError& e) {
     throw GraphError(fmt::format("schedule: field 'graph': {}", e.what()));
   }
-  const Json& subs = array_field(root, "sub_arrays", where);
+  const Json& subs = r.array("sub_arrays");
   for (size_t i = 0; i < subs.size(); ++i) {
-    const std::string sub_where = fmt::format("sub_array {}", i);
-    expect_object(subs[i], {"name", "width", "first_op", "end_op"}, sub_where);
+    JsonReader sub(subs[i], fmt::format("sub_array {}", i));
+    sub.expect_only({"name", "width", "first_op", "end_op"});
     SubArray sa;
-    sa.name = string_field(subs[i], "name", sub_where);
-    sa.width = int32_field(subs[i], "width", sub_where);
-    sa.first_op = int32_field(subs[i], "first_op", sub_where);
-    sa.end_op = int32_field(subs[i], "end_op", sub_where);
+    sa.name = sub.string("name");
+    sa.width = sub.int32("width");
+    sa.first_op = sub.int32("first_op");
+    sa.end_op = sub.int32("end_op");
     s.sub_arrays.push_back(std::move(sa));
   }
-  const Json& instrs = array_field(root, "instructions", where);
+  const Json& instrs = r.array("instructions");
   s.instructions.reserve(instrs.size());
   for (size_t i = 0; i < instrs.size(); ++i) s.instructions.push_back(parse_instruction(instrs[i], i));
   validate_schedule(s);
@@ -190,33 +140,20 @@ Schedule schedule_from_json(const std::string& text) {
 }
 
 void write_schedule(const Schedule& schedule, const std::string& path) {
-  const std::string text = schedule_to_json(schedule);
-  const std::filesystem::path target(path);
-  std::filesystem::path temp = target;
-  temp += ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw FormatError(fmt::format("cannot write schedule file '{}'", temp.string()));
-    out << text;
-    out.close();
-    if (!out) throw FormatError(fmt::format("cannot write schedule file '{}'", temp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, target, ec);
-  if (ec) {
-    const std::string reason = ec.message();
-    std::filesystem::remove(temp, ec);
-    throw FormatError(fmt::format("cannot write schedule file '{}': {}", path, reason));
-  }
+  write_file_atomic(path, schedule_to_json(schedule), "schedule file");
 }
 
 Schedule read_schedule(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FormatError(fmt::format("cannot open schedule file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
   try {
-    return schedule_from_json(text.str());
+    text = read_file_bytes(path, "schedule file");
+  } catch (const FormatError&) {
+    throw;
+  } catch (const Error& e) {
+    throw FormatError(e.what());  // a schedule that cannot be read is reported as a bad schedule file
+  }
+  try {
+    return schedule_from_json(text);
   } catch (const FormatError& e) {
     throw FormatError(fmt::format("{}: {}", path, e.what()));
   }

@@ -1,7 +1,10 @@
 #include "profiles/text_file.hpp"
 
+#include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -53,14 +56,45 @@ std::string gunzip(const std::string& bytes, const std::filesystem::path& path) 
 
 }  // namespace
 
-std::string read_text_file(const std::filesystem::path& path) {
+std::string read_file_bytes(const std::filesystem::path& path, std::string_view what) {
+  const std::string label = what.empty() ? fmt::format("'{}'", path.string())
+                                         : fmt::format("{} '{}'", what, path.string());
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open '{}' for reading", path.string()));
+  if (!in) throw Error(fmt::format("cannot open {} for reading: {}", label, std::strerror(errno)));
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  std::string bytes = std::move(buffer).str();
-  if (in.bad()) throw Error(fmt::format("cannot read '{}'", path.string()));
+  if (in.bad()) throw Error(fmt::format("cannot read {}", label));
+  return std::move(buffer).str();
+}
+
+std::string read_text_file(const std::filesystem::path& path, std::string_view what) {
+  std::string bytes = read_file_bytes(path, what);
   return is_gzip(bytes) ? gunzip(bytes, path) : bytes;
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view text, std::string_view what) {
+  const std::string label = what.empty() ? fmt::format("'{}'", path.string())
+                                         : fmt::format("{} '{}'", what, path.string());
+  std::filesystem::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  // Same directory as the target, so the rename is atomic on one file system; the pid keeps two
+  // processes writing the same file (shards of a sweep) off each other's temporary file.
+  const std::filesystem::path tmp = dir / fmt::format(".{}.tmp-{}", path.filename().string(), ::getpid());
+  auto fail = [&](const std::string& reason) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw Error(fmt::format("cannot write {}: {}", label, reason));
+  };
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(std::strerror(errno));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) fail("write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) fail(ec.message());
 }
 
 }  // namespace mutwo::profiles

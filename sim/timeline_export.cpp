@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
 
 namespace mutwo::sim {
 
@@ -100,23 +100,7 @@ std::string chrome_trace_json(const Prediction& prediction, std::string_view tit
 }
 
 void write_chrome_trace(const Prediction& prediction, const std::string& path, std::string_view title) {
-  const std::string text = chrome_trace_json(prediction, title);
-  const std::filesystem::path target(path);
-  std::filesystem::path temp = target;
-  temp += ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw FormatError(fmt::format("cannot write chrome trace file '{}'", temp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, target, ec);
-  if (ec) {
-    const std::string reason = ec.message();
-    std::filesystem::remove(temp, ec);
-    throw FormatError(fmt::format("cannot write chrome trace file '{}': {}", path, reason));
-  }
+  profiles::write_file_atomic(path, chrome_trace_json(prediction, title), "chrome trace file");
 }
 
 }  // namespace mutwo::sim

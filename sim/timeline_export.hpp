@@ -20,7 +20,7 @@ std::string stream_track_name(int32_t stream);
 // (SimOptions::record_timeline); throws mutwo::Error otherwise.
 std::string chrome_trace_json(const Prediction& prediction, std::string_view title = "mutwo simulation");
 
-// Writes chrome_trace_json atomically (temporary file + rename); throws mutwo::FormatError naming the path.
+// Writes chrome_trace_json atomically (profiles::write_file_atomic); throws mutwo::Error naming the path.
 void write_chrome_trace(const Prediction& prediction, const std::string& path,
                         std::string_view title = "mutwo simulation");
 

@@ -3,8 +3,6 @@
 // rematerialisation, or OOM / remat limit exceeded (sim/dtr_replay.hpp).
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -25,13 +23,6 @@ namespace {
 std::filesystem::path log_path(const ExperimentSpec& spec, const std::string& log) {
   const std::filesystem::path p(log);
   return p.is_absolute() ? p : spec.base_dir / p;
-}
-
-std::string file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 // "resnet32-56-9000000000.0-...-default.log.gz" -> "resnet32" (DTR's log names: model-batch-...).
@@ -87,7 +78,8 @@ class DtrKind final : public ExperimentKind {
     for (const std::string& log : spec.sweep.logs) {
       const std::filesystem::path path = log_path(spec, log);
       const std::string file = path.filename().string();
-      const std::string hash = content_hash(file_bytes(path));  // a changed log is a new configuration
+      // A changed log is a new configuration.
+      const std::string hash = content_hash(profiles::read_file_bytes(path, "DTR log"));
       for (const std::string& heuristic : heuristic_names(spec)) {
         Task t;
         t.label = fmt::format("{}, {}", short_log_name(file), heuristic);
