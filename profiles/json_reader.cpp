@@ -35,10 +35,13 @@ const Json& JsonReader::field(std::string_view key) const {
 }
 
 void JsonReader::wrong_type(std::string_view key, std::string_view expected, const Json& got) const {
-  throw FormatError(fmt::format("{}: field '{}' must be {}, got {}", where_, key, expected, json_type_name(got)));
+  throw FormatError(
+      fmt::format("{}: field '{}' must be {}, got {}", where_, key, expected, json_type_name(got)));
 }
 
-int64_t JsonReader::integer(std::string_view key) const { return to_int64(field(key), key); }
+int64_t JsonReader::integer(std::string_view key) const {
+  return to_int64(field(key), key);
+}
 
 int32_t JsonReader::int32(std::string_view key) const {
   const int64_t v = integer(key);

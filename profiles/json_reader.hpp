@@ -52,7 +52,8 @@ class JsonReader {
     }
   }
 
-  [[noreturn]] void wrong_type(std::string_view key, std::string_view expected, const nlohmann::json& got) const;
+  [[noreturn]] void wrong_type(std::string_view key, std::string_view expected,
+                               const nlohmann::json& got) const;
 
  private:
   int64_t to_int64(const nlohmann::json& j, std::string_view key) const;

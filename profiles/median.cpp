@@ -25,8 +25,12 @@ T median_of(std::vector<T> values, EvenMedian rule) {
 
 }  // namespace
 
-int64_t median(std::vector<int64_t> values, EvenMedian rule) { return median_of(std::move(values), rule); }
+int64_t median(std::vector<int64_t> values, EvenMedian rule) {
+  return median_of(std::move(values), rule);
+}
 
-double median(std::vector<double> values, EvenMedian rule) { return median_of(std::move(values), rule); }
+double median(std::vector<double> values, EvenMedian rule) {
+  return median_of(std::move(values), rule);
+}
 
 }  // namespace mutwo::profiles

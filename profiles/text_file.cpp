@@ -24,7 +24,8 @@ bool is_gzip(const std::string& bytes) {
 std::string gunzip(const std::string& bytes, const std::filesystem::path& path) {
   std::string out;
   z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw Error(fmt::format("{}: cannot start gzip decoder", path.string()));
+  if (inflateInit2(&zs, 15 + 32) != Z_OK)
+    throw Error(fmt::format("{}: cannot start gzip decoder", path.string()));
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
   zs.avail_in = static_cast<uInt>(bytes.size());
   char buffer[1 << 16];
@@ -57,8 +58,8 @@ std::string gunzip(const std::string& bytes, const std::filesystem::path& path) 
 }  // namespace
 
 std::string read_file_bytes(const std::filesystem::path& path, std::string_view what) {
-  const std::string label = what.empty() ? fmt::format("'{}'", path.string())
-                                         : fmt::format("{} '{}'", what, path.string());
+  const std::string label =
+      what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot open {} for reading: {}", label, std::strerror(errno)));
   std::ostringstream buffer;
@@ -73,8 +74,8 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view text, std::string_view what) {
-  const std::string label = what.empty() ? fmt::format("'{}'", path.string())
-                                         : fmt::format("{} '{}'", what, path.string());
+  const std::string label =
+      what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
   std::filesystem::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   // Same directory as the target, so the rename is atomic on one file system; the pid keeps two
