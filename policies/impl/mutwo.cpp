@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "policies/greedy_planner.hpp"
 #include "policies/policy_registry.hpp"
-#include "policies/swap_recompute_candidates.hpp"
 
 namespace mutwo::policies {
 

@@ -1,10 +1,12 @@
 #pragma once
-// Bookkeeping shared by the greedy swap-or-recompute policies (capuchin, mutwo): one candidate per
-// inactive window; an estimated memory curve over the compute order with the chosen evictions
-// applied, updated incrementally (a range-add / range-max tree, O(log n) per change); copy-engine
-// queues on the estimated compute timeline, which price a swap's stall; and recompute chains (the
-// producer plus every input that is not resident at the reload, as emit_plan rebuilds them).
-// The policies only rank and choose; evaluate_schedule confirms the result.
+// The greedy swap-or-recompute planner that capuchin and mutwo share: the candidate set (one
+// candidate per inactive window), the plan state that prices each choice, and the driver that
+// confirms the plan with the simulator. The state keeps an estimated memory curve over the compute
+// order with the chosen evictions applied, updated incrementally (MaxSegmentTree, O(log n) per
+// change); copy-engine queues on the estimated compute timeline, which price a swap's stall
+// (CopyQueue); and recompute chains (the producer plus every input that is not resident at the
+// reload, as emit_plan rebuilds them). The policies only rank and choose; evaluate_schedule
+// confirms the result.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -12,55 +14,13 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "policies/copy_queue.hpp"
+#include "policies/max_segment_tree.hpp"
 #include "policies/memory_plan.hpp"
 #include "policies/memory_policy.hpp"
 #include "profiles/schedule.hpp"
 
 namespace mutwo::policies {
-
-// Range add and range max over positions 0..n-1 (inclusive ranges; an empty range is a no-op).
-class MaxSegmentTree {
- public:
-  explicit MaxSegmentTree(const std::vector<int64_t>& values);
-  void add(int32_t first, int32_t last, int64_t delta);
-  int64_t max(int32_t first, int32_t last) const;  // INT64_MIN for an empty range
-  int64_t max_all() const;                         // INT64_MIN with no positions
-
- private:
-  void build(size_t node, int32_t lo, int32_t hi, const std::vector<int64_t>& values);
-  void add(size_t node, int32_t lo, int32_t hi, int32_t first, int32_t last, int64_t delta);
-  int64_t max(size_t node, int32_t lo, int32_t hi, int32_t first, int32_t last) const;
-
-  int32_t n_ = 0;
-  std::vector<int64_t> max_;  // subtree max, this node's pending add included
-  std::vector<int64_t> add_;  // pending add of the whole subtree
-};
-
-// One copy engine on the estimated timeline, as the simulator runs it: copies in ready order (ties
-// by key), each starting once ready and once the previous copy is done. A copy that ends after its
-// deadline stalls compute by the difference (its lateness).
-class CopyQueue {
- public:
-  struct Trial {
-    int64_t start_ns = 0;
-    int64_t end_ns = 0;
-    int64_t added_lateness_ns = 0;  // lateness the new copy adds to the copies already queued
-  };
-  Trial trial(int64_t ready_ns, int64_t duration_ns, int64_t key) const;
-  void insert(int64_t ready_ns, int64_t duration_ns, int64_t key, int64_t deadline_ns);
-
- private:
-  struct Copy {
-    int64_t ready_ns = 0;
-    int64_t key = 0;
-    int64_t duration_ns = 0;
-    int64_t deadline_ns = 0;
-    int64_t start_ns = 0;
-    int64_t end_ns = 0;
-  };
-  size_t slot(int64_t ready_ns, int64_t key) const;
-  std::vector<Copy> copies_;
-};
 
 // One inactive window with what both policies need to price it.
 struct SwapRecomputeCandidate {

@@ -1,4 +1,4 @@
-#include "policies/swap_recompute_candidates.hpp"
+#include "policies/greedy_planner.hpp"
 
 #include <fmt/format.h>
 
@@ -23,128 +23,10 @@ using profiles::TensorRole;
 
 namespace {
 
-constexpr int64_t kMinValue = std::numeric_limits<int64_t>::min();
 // A recomputation that needs more ops than this rebuilds half the network; treat it as impossible.
 constexpr size_t kMaxChainOps = 64;
 // How many positions before the latest trigger a swap_in may move to find a free host->device slot.
 constexpr int32_t kTriggerTries = 8;
-constexpr size_t kMaxCascade = 64;
-
-int64_t lateness(int64_t end_ns, int64_t deadline_ns) {
-  return std::max<int64_t>(0, end_ns - deadline_ns);
-}
-
-}  // namespace
-
-// ---- MaxSegmentTree ---------------------------------------------------------------------------
-
-MaxSegmentTree::MaxSegmentTree(const std::vector<int64_t>& values) : n_(static_cast<int32_t>(values.size())) {
-  if (n_ == 0) return;
-  max_.assign(4 * values.size(), 0);
-  add_.assign(4 * values.size(), 0);
-  build(1, 0, n_ - 1, values);
-}
-
-void MaxSegmentTree::build(size_t node, int32_t lo, int32_t hi, const std::vector<int64_t>& values) {
-  if (lo == hi) {
-    max_[node] = values[static_cast<size_t>(lo)];
-    return;
-  }
-  const int32_t mid = lo + (hi - lo) / 2;
-  build(2 * node, lo, mid, values);
-  build(2 * node + 1, mid + 1, hi, values);
-  max_[node] = std::max(max_[2 * node], max_[2 * node + 1]);
-}
-
-void MaxSegmentTree::add(int32_t first, int32_t last, int64_t delta) {
-  first = std::max(first, 0);
-  last = std::min(last, n_ - 1);
-  if (first > last || delta == 0) return;
-  add(1, 0, n_ - 1, first, last, delta);
-}
-
-void MaxSegmentTree::add(size_t node, int32_t lo, int32_t hi, int32_t first, int32_t last, int64_t delta) {
-  if (first <= lo && hi <= last) {
-    max_[node] += delta;
-    add_[node] += delta;
-    return;
-  }
-  const int32_t mid = lo + (hi - lo) / 2;
-  if (first <= mid) add(2 * node, lo, mid, first, last, delta);
-  if (last > mid) add(2 * node + 1, mid + 1, hi, first, last, delta);
-  max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + add_[node];
-}
-
-int64_t MaxSegmentTree::max(int32_t first, int32_t last) const {
-  first = std::max(first, 0);
-  last = std::min(last, n_ - 1);
-  if (first > last) return kMinValue;
-  return max(1, 0, n_ - 1, first, last);
-}
-
-int64_t MaxSegmentTree::max(size_t node, int32_t lo, int32_t hi, int32_t first, int32_t last) const {
-  if (first <= lo && hi <= last) return max_[node];
-  const int32_t mid = lo + (hi - lo) / 2;
-  int64_t best = kMinValue;
-  if (first <= mid) best = std::max(best, max(2 * node, lo, mid, first, last));
-  if (last > mid) best = std::max(best, max(2 * node + 1, mid + 1, hi, first, last));
-  return best + add_[node];
-}
-
-int64_t MaxSegmentTree::max_all() const {
-  return n_ == 0 ? kMinValue : max_[1];
-}
-
-// ---- CopyQueue --------------------------------------------------------------------------------
-
-size_t CopyQueue::slot(int64_t ready_ns, int64_t key) const {
-  const auto it = std::lower_bound(copies_.begin(), copies_.end(), std::make_pair(ready_ns, key),
-                                   [](const Copy& c, const std::pair<int64_t, int64_t>& v) {
-                                     return std::make_pair(c.ready_ns, c.key) < v;
-                                   });
-  return static_cast<size_t>(it - copies_.begin());
-}
-
-CopyQueue::Trial CopyQueue::trial(int64_t ready_ns, int64_t duration_ns, int64_t key) const {
-  const size_t i = slot(ready_ns, key);
-  Trial t;
-  t.start_ns = std::max(ready_ns, i == 0 ? kMinValue : copies_[i - 1].end_ns);
-  t.end_ns = t.start_ns + duration_ns;
-  // The copies behind it start later until a gap in the queue absorbs the delay (followed for a
-  // bounded number of copies: a saturated queue would make every trial linear).
-  int64_t end = t.end_ns;
-  for (size_t j = i; j < copies_.size() && j < i + kMaxCascade; ++j) {
-    const Copy& c = copies_[j];
-    const int64_t start = std::max(c.ready_ns, end);
-    if (start == c.start_ns) break;
-    end = start + c.duration_ns;
-    t.added_lateness_ns += lateness(end, c.deadline_ns) - lateness(c.end_ns, c.deadline_ns);
-  }
-  return t;
-}
-
-void CopyQueue::insert(int64_t ready_ns, int64_t duration_ns, int64_t key, int64_t deadline_ns) {
-  const size_t i = slot(ready_ns, key);
-  Copy c;
-  c.ready_ns = ready_ns;
-  c.key = key;
-  c.duration_ns = duration_ns;
-  c.deadline_ns = deadline_ns;
-  c.start_ns = std::max(ready_ns, i == 0 ? kMinValue : copies_[i - 1].end_ns);
-  c.end_ns = c.start_ns + duration_ns;
-  copies_.insert(copies_.begin() + static_cast<std::ptrdiff_t>(i), c);
-  for (size_t j = i + 1; j < copies_.size(); ++j) {
-    Copy& next = copies_[j];
-    const int64_t start = std::max(next.ready_ns, copies_[j - 1].end_ns);
-    if (start == next.start_ns) break;
-    next.start_ns = start;
-    next.end_ns = start + next.duration_ns;
-  }
-}
-
-// ---- GreedyPlanState --------------------------------------------------------------------------
-
-namespace {
 
 // Device memory during each position's compute (outputs and workspace allocated), replaying the
 // base schedule's list order through the simulator's own allocator model.
