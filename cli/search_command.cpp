@@ -200,7 +200,8 @@ void run_search_command(const SearchOptions& opts) {
 }
 
 std::string policies_help() {
-  std::string text = "Policies (default: all but checkmate):";
+  std::string text = fmt::format("Policies (default: {}):",
+                                 joined(policies::default_search_policies(policies::builtin_policies())));
   for (const policies::PolicyInfo& p : policies::builtin_policies().policies()) {
     text += fmt::format("\n  {:<12} {} ({})", p.name, p.description, p.citation);
   }
@@ -227,7 +228,8 @@ void add_search_command(CLI::App& app) {
       "--model,-m", opts->models,
       "Architecture and count, name:count, repeatable (default bert-base:8 at batch 16): " + model_names);
   cmd->add_option("--policies", opts->policies,
-                  "Policies to search, comma-separated (default: all but checkmate)")
+                  "Policies to search, comma-separated (default: " +
+                      joined(policies::default_search_policies(policies::builtin_policies())) + ")")
       ->delimiter(',');
   cmd->add_option("--top", opts->top,
                   "Rows of the mutwo strategy to print (the baselines are always printed)")

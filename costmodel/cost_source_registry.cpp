@@ -1,44 +1,17 @@
 #include "costmodel/cost_source_registry.hpp"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/measured_cost_model.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::costmodel {
 
-void CostSourceRegistry::add(CostSourceInfo info) {
-  if (!info.create) throw Error(fmt::format("cost source '{}' has no factory", info.name));
-  if (contains(info.name)) throw Error(fmt::format("cost source '{}' registered twice", info.name));
-  sources_.push_back(std::move(info));
-}
-
-bool CostSourceRegistry::contains(std::string_view name) const {
-  for (const auto& s : sources_) {
-    if (s.name == name) return true;
-  }
-  return false;
-}
-
-const CostSourceInfo& CostSourceRegistry::find(std::string_view name) const {
-  for (const auto& s : sources_) {
-    if (s.name == name) return s;
-  }
-  throw UnknownNameError(fmt::format("unknown cost source '{}'; valid: {}", name, fmt::join(names(), ", ")));
-}
-
-std::vector<std::string> CostSourceRegistry::names() const {
+std::vector<std::string> CostSourceRegistry::trace_readers() const {
   std::vector<std::string> out;
-  out.reserve(sources_.size());
-  for (const auto& s : sources_) out.push_back(s.name);
+  for (const CostSourceInfo& s : entries()) {
+    if (s.reads_measured_traces) out.push_back(s.name);
+  }
   return out;
-}
-
-std::unique_ptr<OpCostModel> CostSourceRegistry::create(std::string_view name, const DeviceSpec& device,
-                                                        const CostSourceInputs& inputs) const {
-  return find(name).create(device, inputs);
 }
 
 void register_builtin_cost_sources(CostSourceRegistry& registry) {
@@ -62,7 +35,7 @@ void register_builtin_cost_sources(CostSourceRegistry& registry) {
                   return std::make_unique<MeasuredCostModel>(inputs.measured_traces,
                                                              std::make_unique<AnalyticCostModel>(device));
                 },
-                /*reads_measured_traces=*/true});
+                /*reads_measured_traces=*/true, /*requires_measured_traces=*/true});
 }
 
 const CostSourceRegistry& builtin_cost_sources() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "profiles/registry.hpp"
 #include "profiles/trace_file.hpp"
 
 namespace mutwo::costmodel {
@@ -23,23 +24,25 @@ struct CostSourceInfo {
   std::string citation;     // the paper or method it implements
   // Builds the source on `device` (memory, host link and any analytic pricing come from it).
   std::function<std::unique_ptr<OpCostModel>(const DeviceSpec&, const CostSourceInputs&)> create;
-  bool reads_measured_traces = false;  // reads CostSourceInputs::measured_traces
+  // The inputs it takes, so that the command line and experiment specs check them without naming
+  // sources: reads CostSourceInputs::measured_traces, and cannot price anything without one.
+  bool reads_measured_traces = false;
+  bool requires_measured_traces = false;
 };
 
-class CostSourceRegistry {
+// Adds throw Error on a duplicate name, a missing name or factory; find and create throw
+// UnknownNameError "unknown cost source 'x'; valid: analytic, ...".
+class CostSourceRegistry : public Registry<CostSourceInfo> {
  public:
-  void add(CostSourceInfo info);  // throws Error on a duplicate name or a missing factory
-  // Throws UnknownNameError: "unknown cost source 'x'; valid: analytic, ...".
-  const CostSourceInfo& find(std::string_view name) const;
-  bool contains(std::string_view name) const;
-  const std::vector<CostSourceInfo>& sources() const { return sources_; }  // in registration order
-  std::vector<std::string> names() const;
+  CostSourceRegistry() : Registry("cost source") {}
+  const std::vector<CostSourceInfo>& sources() const { return entries(); }  // in registration order
   // find(name).create(device, inputs)
   std::unique_ptr<OpCostModel> create(std::string_view name, const DeviceSpec& device,
-                                      const CostSourceInputs& inputs = {}) const;
-
- private:
-  std::vector<CostSourceInfo> sources_;
+                                      const CostSourceInputs& inputs = {}) const {
+    return find(name).create(device, inputs);
+  }
+  // Names of the sources that read measured traces, in registration order.
+  std::vector<std::string> trace_readers() const;
 };
 
 // One call registers every built-in source, one line each: analytic, measured (calibrated later).

@@ -160,32 +160,7 @@ void validate_device(const DeviceSpec& d) {
   if (d.launch_overhead_ns < 0) fail("launch_overhead_ns", d.launch_overhead_ns, ">= 0");
 }
 
-void DeviceCatalog::add(DeviceSpec spec) {
-  validate_device(spec);
-  if (contains(spec.name)) throw Error(fmt::format("device '{}' registered twice", spec.name));
-  devices_.push_back(std::move(spec));
-}
-
-bool DeviceCatalog::contains(std::string_view name) const {
-  for (const auto& d : devices_) {
-    if (d.name == name) return true;
-  }
-  return false;
-}
-
-const DeviceSpec& DeviceCatalog::find(std::string_view name) const {
-  for (const auto& d : devices_) {
-    if (d.name == name) return d;
-  }
-  throw UnknownNameError(fmt::format("unknown device '{}'; valid: {}", name, fmt::join(names(), ", ")));
-}
-
-std::vector<std::string> DeviceCatalog::names() const {
-  std::vector<std::string> out;
-  out.reserve(devices_.size());
-  for (const auto& d : devices_) out.push_back(d.name);
-  return out;
-}
+DeviceCatalog::DeviceCatalog() : Registry("device", validate_device) {}
 
 void register_builtin_devices(DeviceCatalog& catalog) {
   catalog.add(v100("v100-16gb", "NVIDIA Tesla V100-SXM2-16GB", 16));

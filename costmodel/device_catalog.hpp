@@ -6,21 +6,16 @@
 #include <vector>
 
 #include "costmodel/device_spec.hpp"
+#include "profiles/registry.hpp"
 
 namespace mutwo::costmodel {
 
-class DeviceCatalog {
+// add validates the spec (validate_device) and throws Error on a duplicate name; find throws
+// UnknownNameError "unknown device 'x'; valid: v100-16gb, ...".
+class DeviceCatalog : public Registry<DeviceSpec> {
  public:
-  // Validates the spec (validate_device) and appends it; throws Error on a duplicate name.
-  void add(DeviceSpec spec);
-  // Throws UnknownNameError: "unknown device 'x'; valid: v100-16gb, ...".
-  const DeviceSpec& find(std::string_view name) const;
-  bool contains(std::string_view name) const;
-  const std::vector<DeviceSpec>& devices() const { return devices_; }  // in registration order
-  std::vector<std::string> names() const;
-
- private:
-  std::vector<DeviceSpec> devices_;
+  DeviceCatalog();
+  const std::vector<DeviceSpec>& devices() const { return entries(); }  // in registration order
 };
 
 // Throws Error naming the device and the field when a number is missing or out of range

@@ -13,6 +13,7 @@
 
 #include "experiments/records.hpp"
 #include "experiments/spec.hpp"
+#include "profiles/registry.hpp"
 
 namespace mutwo::experiments {
 
@@ -62,16 +63,13 @@ class ExperimentKind {
                          const ResultsDb& db) const = 0;
 };
 
-class ExperimentKindRegistry {
+// add throws Error on a duplicate or missing name; find throws UnknownNameError
+// "unknown experiment kind 'x'; valid: strategies, ...".
+class ExperimentKindRegistry : public Registry<std::unique_ptr<ExperimentKind>> {
  public:
-  void add(std::unique_ptr<ExperimentKind> kind);  // throws Error on a duplicate name
-  // Throws UnknownNameError: "unknown experiment kind 'x'; valid: strategies, ...".
-  const ExperimentKind& find(std::string_view name) const;
-  std::vector<std::string> names() const;
-  const std::vector<std::unique_ptr<ExperimentKind>>& kinds() const { return kinds_; }
-
- private:
-  std::vector<std::unique_ptr<ExperimentKind>> kinds_;
+  ExperimentKindRegistry() : Registry("experiment kind") {}
+  const ExperimentKind& find(std::string_view name) const { return *Registry::find(name); }
+  const std::vector<std::unique_ptr<ExperimentKind>>& kinds() const { return entries(); }
 };
 
 // One registration function per file under experiments/kinds/.

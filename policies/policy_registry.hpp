@@ -4,10 +4,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "policies/memory_policy.hpp"
+#include "profiles/registry.hpp"
 
 namespace mutwo::policies {
 
@@ -16,20 +16,17 @@ struct PolicyInfo {
   std::string description;  // one line, for --help
   std::string citation;     // "Peng et al., ASPLOS 2020"
   std::function<std::unique_ptr<MemoryPolicy>()> create;
+  // Tried by `mutwo search` when no --policies are given (default_search_policies); a policy that
+  // is too slow for every sub-array of a sweep says false in its own registration.
+  bool in_default_search = true;
 };
 
-class PolicyRegistry {
+// Adds throw Error on a duplicate name, a missing name or factory; find and create throw
+// UnknownNameError "unknown policy 'x'; valid: none, checkpoint, ...".
+class PolicyRegistry : public Registry<PolicyInfo> {
  public:
-  void add(PolicyInfo info);  // throws Error on a duplicate name or a missing factory
-  // Throws UnknownNameError: "unknown policy 'x'; valid: none, checkpoint, ...".
-  const PolicyInfo& find(std::string_view name) const;
-  bool contains(std::string_view name) const;
-  const std::vector<PolicyInfo>& policies() const { return policies_; }  // in registration order
-  std::vector<std::string> names() const;
-  std::unique_ptr<MemoryPolicy> create(std::string_view name) const;  // find(name).create()
-
- private:
-  std::vector<PolicyInfo> policies_;
+  PolicyRegistry() : Registry("policy") {}
+  const std::vector<PolicyInfo>& policies() const { return entries(); }  // in registration order
 };
 
 // One registration function per file under policies/impl/.

@@ -21,7 +21,7 @@ namespace mutwo::policies {
 std::vector<std::string> default_search_policies(const PolicyRegistry& registry) {
   std::vector<std::string> names;
   for (const PolicyInfo& p : registry.policies()) {
-    if (p.name != "checkmate") names.push_back(p.name);
+    if (p.in_default_search) names.push_back(p.name);
   }
   return names;
 }

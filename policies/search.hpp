@@ -37,7 +37,7 @@ struct SearchConfig {
   profiles::OptimizerConfig optimizer;
   const costmodel::OpCostModel* cost = nullptr;  // required; its device gives the host link
   int64_t memory_limit_bytes = 0;                // 0: the cost model's device memory
-  std::vector<std::string> policies;             // empty: every registered policy but checkmate
+  std::vector<std::string> policies;             // empty: default_search_policies()
   PartitionPruneOptions prune;                   // which partitions are enumerated
   int32_t top = 10;                              // rows of the mutwo strategy kept; >= 1
   const PolicyRegistry* registry = nullptr;      // null: builtin_policies()
@@ -89,8 +89,8 @@ struct SearchReport {
   bool any_feasible() const { return !rows.empty() && rows.front().feasible; }
 };
 
-// Policies searched when SearchConfig::policies is empty: every registered one but checkmate
-// (a MILP, too slow for whole arrays), in registration order.
+// Policies searched when SearchConfig::policies is empty: every registered one whose entry says
+// in_default_search (checkmate, a MILP too slow for whole arrays, says not), in registration order.
 std::vector<std::string> default_search_policies(const PolicyRegistry& registry);
 
 // Throws mutwo::Error naming the field on an empty array, a count < 1, no cost model, top < 1 or

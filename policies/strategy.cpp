@@ -9,6 +9,12 @@
 #include "sim/simulator.hpp"
 
 namespace mutwo::policies {
+namespace {
+
+// The policy the HFTA+Capuchin baseline plans its fused sub-arrays with (Peng et al., ASPLOS 2020).
+constexpr std::string_view kHftaCapuchinPolicy = "capuchin";
+
+}  // namespace
 
 const std::vector<StrategyInfo>& strategies() {
   static const std::vector<StrategyInfo> list = {
@@ -179,8 +185,8 @@ StrategyOutcome run_hfta(const StrategyContext& ctx) {
 }
 
 std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& ctx) {
-  if (!ctx.registry->contains("capuchin")) return std::nullopt;
-  const std::unique_ptr<MemoryPolicy> capuchin = ctx.registry->create("capuchin");
+  if (!ctx.registry->contains(kHftaCapuchinPolicy)) return std::nullopt;
+  const std::unique_ptr<MemoryPolicy> capuchin = ctx.registry->create(kHftaCapuchinPolicy);
   std::vector<RunFigures> runs;
   std::vector<std::vector<int32_t>> sizes;
   LargestRun largest;
@@ -201,7 +207,7 @@ std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& ctx) {
   out.row = combine_runs(runs, ctx.samples_per_step);
   out.row.strategy = "hfta+capuchin";
   out.row.partition = partition_label(*ctx.config, sizes);
-  out.row.policy = "capuchin";
+  out.row.policy = kHftaCapuchinPolicy;
   out.schedule = std::move(largest.schedule);
   out.schedule_is_whole_step = runs.size() == 1;
   return out;

@@ -2,10 +2,14 @@
 // Reading any trace a user has: mutwo's own trace files, PyTorch profiler (Kineto) traces and DTR
 // operator logs, told apart by their content (or named), each through its importer.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "profiles/registry.hpp"
 #include "profiles/trace_import_result.hpp"
 
 namespace mutwo::profiles {
@@ -15,6 +19,30 @@ enum class TraceFormat : uint8_t {
   kineto,  // torch.profiler's Chrome-trace JSON, or the legacy event array (profiles/kineto_trace)
   dtr,     // JSON Lines operator log of the DTR prototype (profiles/dtr_log)
 };
+
+// One entry per format, registered in trace_import.cpp: how its text is recognised and imported.
+struct TraceFormatInfo {
+  std::string name;         // "kineto", the value of --format
+  std::string description;  // one line for help texts and messages
+  TraceFormat format = TraceFormat::mutwo;
+  // True when the text is this format; `doc` is the text parsed as one JSON value (discarded when
+  // it is not one), parsed once for every format's check.
+  std::function<bool(std::string_view text, const nlohmann::json& doc)> detect;
+  // Imports the recognised text of the file at `path`; errors and warnings name the file.
+  std::function<TraceImport(std::string_view text, const nlohmann::json& doc, const std::filesystem::path& path)>
+      import;
+};
+
+// find throws UnknownNameError "unknown trace format 'x'; valid: mutwo, kineto, dtr".
+class TraceFormatRegistry : public Registry<TraceFormatInfo> {
+ public:
+  TraceFormatRegistry() : Registry("trace format") {}
+  const TraceFormatInfo& find(TraceFormat format) const;
+  using Registry::find;
+};
+
+// mutwo, kineto, dtr, built once.
+const TraceFormatRegistry& trace_formats();
 
 std::string_view trace_format_name(TraceFormat format);  // "mutwo", "kineto", "dtr"
 // One line per format for help texts and messages.

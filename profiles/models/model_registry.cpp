@@ -7,41 +7,6 @@
 
 namespace mutwo::profiles {
 
-namespace {
-
-std::string joined_names(const ModelRegistry& registry) {
-  std::string out;
-  for (const ModelInfo& m : registry.models()) out += (out.empty() ? "" : ", ") + m.name;
-  return out;
-}
-
-}  // namespace
-
-void ModelRegistry::add(ModelInfo info) {
-  if (contains(info.name)) throw Error("model '" + info.name + "' registered twice");
-  models_.push_back(std::move(info));
-}
-
-std::vector<std::string> ModelRegistry::names() const {
-  std::vector<std::string> out;
-  for (const ModelInfo& m : models_) out.push_back(m.name);
-  return out;
-}
-
-bool ModelRegistry::contains(std::string_view name) const {
-  for (const auto& m : models_) {
-    if (m.name == name) return true;
-  }
-  return false;
-}
-
-const ModelInfo& ModelRegistry::find(std::string_view name) const {
-  for (const auto& m : models_) {
-    if (m.name == name) return m;
-  }
-  throw UnknownNameError(fmt::format("unknown model '{}'; valid: {}", name, joined_names(*this)));
-}
-
 void register_builtin_models(ModelRegistry& registry) {
   register_bert_models(registry);
   register_gpt2_models(registry);
@@ -75,12 +40,10 @@ const ModelRegistry& mini_models() {
 
 const ModelInfo& find_model(std::string_view name) {
   for (const ModelRegistry* registry : {&builtin_models(), &mini_models()}) {
-    for (const ModelInfo& m : registry->models()) {
-      if (m.name == name) return m;
-    }
+    if (const ModelInfo* m = registry->lookup(name)) return *m;
   }
   throw UnknownNameError(fmt::format("unknown model '{}'; valid: {}; test-scale: {}", name,
-                                     joined_names(builtin_models()), joined_names(mini_models())));
+                                     builtin_models().valid_names(), mini_models().valid_names()));
 }
 
 void require_positive_dim(const std::string& model, std::string_view field, int64_t value) {

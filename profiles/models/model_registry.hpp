@@ -8,6 +8,7 @@
 
 #include "profiles/dtype.hpp"
 #include "profiles/graph.hpp"
+#include "profiles/registry.hpp"
 
 namespace mutwo::profiles {
 
@@ -31,17 +32,12 @@ struct ModelInfo {
   std::function<Graph(const ModelConfig&)> build;
 };
 
-class ModelRegistry {
+// add throws Error on a duplicate or missing name; find throws UnknownNameError
+// "unknown model 'x'; valid: bert-base, ...".
+class ModelRegistry : public Registry<ModelInfo> {
  public:
-  void add(ModelInfo info);  // throws Error on a duplicate name
-  // Throws UnknownNameError: "unknown model 'x'; valid: bert-base, ...".
-  const ModelInfo& find(std::string_view name) const;
-  bool contains(std::string_view name) const;
-  const std::vector<ModelInfo>& models() const { return models_; }  // in registration order
-  std::vector<std::string> names() const;                           // in registration order
-
- private:
-  std::vector<ModelInfo> models_;
+  ModelRegistry() : Registry("model") {}
+  const std::vector<ModelInfo>& models() const { return entries(); }  // in registration order
 };
 
 // One call registers every built-in family (one line per family file under profiles/models/).
