@@ -42,6 +42,10 @@ Trace trace_from_json(const std::string& text) {
   } catch (const nlohmann::json::parse_error& e) {
     throw FormatError(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
   }
+  return trace_from_json(root);
+}
+
+Trace trace_from_json(const Json& root) {
   JsonReader r(root, "trace", "a trace");
   const Json& format = r.field("format");
   if (!format.is_string() || format.get<std::string>() != kFormatName) {
