@@ -1,6 +1,5 @@
 #include "experiments/csv_file.hpp"
 
-
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
