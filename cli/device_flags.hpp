@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "costmodel/cost_setup.hpp"
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/graph.hpp"
@@ -26,9 +27,14 @@ struct DeviceFlags {
   bool cost_source_given = false;
   std::vector<std::string> traces;  // --trace FILE (repeatable): measured traces for `measured`
   std::string trace_format;         // --format (simulate): mutwo, kineto, dtr; empty: by content
-  // The --trace files, imported once (profiles::import_trace), their warnings printed to stderr.
-  mutable std::optional<std::vector<profiles::Trace>> loaded_traces;
+  // The --trace files, imported once (costmodel::read_cost_inputs), their warnings printed to stderr.
+  mutable std::optional<costmodel::CostInputs> loaded_inputs;
 };
+
+// The flags as the one cost setup the library assembles (costmodel/cost_setup.hpp): --gpu (when
+// given; else its default is the setup's default_gpu, after a measured trace's device), the
+// overrides, --cost-source, --trace and --format.
+costmodel::CostSetup cost_setup(const DeviceFlags& flags);
 
 // The --trace files as Traces (read on first use; any format profiles::import_trace reads).
 const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags);
@@ -36,21 +42,20 @@ const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags);
 // Adds the flags to a subcommand; help texts list the catalog's devices and cost sources.
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
 
-// The device with the flags' overrides: --gpu's, or, for a source that reads measured traces and
-// no --gpu given, the catalog device the first trace was measured on (costmodel::match_device; a
-// trace from "cpu" or an unknown device keeps --gpu's default). Throws mutwo::Error naming a bad
-// value, or a trace file that cannot be read.
+// costmodel::resolve_device of the flags' cost setup: --gpu's, or, for a source that reads
+// measured traces and no --gpu given, the catalog device the first trace was measured on. Throws
+// UnknownNameError for an unknown source or GPU, mutwo::Error naming a bad value, --trace given to
+// a source that does not read it, or a trace file that cannot be read.
 costmodel::DeviceSpec resolve_device(const DeviceFlags& flags);
 
-// The named cost source on that device, given the --trace files (read here); throws
-// UnknownNameError listing the valid ones, and mutwo::Error naming the file when a trace cannot be
-// read or serve as a measurement, when traces were measured on different devices, or when --trace
-// is given to a source that does not read it.
+// costmodel::make_cost_model of the flags' cost setup on that device, given the --trace files
+// (read once per command); throws what resolve_device throws, and mutwo::Error when traces were
+// measured on different devices.
 std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags,
                                                         const costmodel::DeviceSpec& device);
 
-// One line for reports: "analytic", or "measured (1180 of 1256 ops from 1 trace on NVIDIA H100
-// 80GB HBM3; rest analytic)" with the coverage of `graph`.
+// One line for reports (OpCostModel::describe): "analytic", or "measured (1180 of 1256 ops from 1
+// trace on NVIDIA H100 80GB HBM3; rest analytic)" with the coverage of `graph`.
 std::string describe_cost_source(const costmodel::OpCostModel& cost, const profiles::Graph& graph);
 
 }  // namespace mutwo::cli

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "profiles/error.hpp"
 #include "profiles/median.hpp"
@@ -146,6 +147,19 @@ MeasuredCoverage measured_coverage(const MeasuredCostModel& model, const profile
     if (model.measured_duration_ns(graph, op)) ++coverage.measured_ops;
   }
   return coverage;
+}
+
+std::string MeasuredCostModel::describe(const profiles::Graph& graph) const {
+  const MeasuredCoverage coverage = measured_coverage(*this, graph);
+  std::vector<std::string> devices;
+  for (const MeasuredTraceSummary& t : traces_) {
+    const std::string d = t.device.empty() ? std::string("an unnamed device") : t.device;
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+  }
+  std::string rest;
+  if (coverage.measured_ops < coverage.ops) rest = fmt::format("; rest {}", fallback_->name());
+  return fmt::format("{} ({} of {} ops from {} trace{} on {}{})", name(), coverage.measured_ops, coverage.ops,
+                     traces_.size(), traces_.size() == 1 ? "" : "s", fmt::join(devices, ", "), rest);
 }
 
 }  // namespace mutwo::costmodel

@@ -66,6 +66,9 @@ class MeasuredCostModel final : public OpCostModel {
   int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
   // The fallback's device: memory, host link and fallback pricing come from it.
   const DeviceSpec& device() const override { return fallback_->device(); }
+  // "measured (1180 of 1256 ops from 1 trace on NVIDIA H100 80GB HBM3; rest analytic)": the
+  // coverage of `graph` (measured_coverage), the traces' devices, and the fallback when it is used.
+  std::string describe(const profiles::Graph& graph) const override;
 
   // The median measured duration of ops with this op's signature; nullopt when none was measured.
   std::optional<int64_t> measured_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const;

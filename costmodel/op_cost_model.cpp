@@ -8,6 +8,10 @@
 
 namespace mutwo::costmodel {
 
+std::string OpCostModel::describe(const profiles::Graph&) const {
+  return std::string(name());
+}
+
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction) {
   if (bytes < 0) {
     throw Error(fmt::format("transfer on device '{}' ({}): bytes = {} must be >= 0", device.name,

@@ -187,6 +187,8 @@ class SpecReader {
         (name == "dtype" ? s.dtype : name == "optimizer" ? s.optimizer : s.cost_source) = v->get();
       } else if (name == "logs") {
         s.logs = strings(node, key);
+      } else if (name == "traces") {
+        s.traces = strings(node, key);
       } else if (name == "heuristics") {
         s.heuristics = strings(node, key);
       } else if (name == "budget_ratios") {

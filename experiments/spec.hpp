@@ -32,6 +32,7 @@ struct Sweep {
   std::string dtype = "fp32";
   std::string optimizer = "adam";
   std::string cost_source = "analytic";
+  std::vector<std::string> traces;  // the cost source's measured traces; relative paths: from the spec's folder
   std::vector<std::string> logs;        // DTR operator logs; relative paths: from the spec's folder
   std::vector<std::string> heuristics;  // DTR eviction heuristics
   std::vector<double> budget_ratios;    // of the DTR baseline peak

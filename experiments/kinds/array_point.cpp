@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -56,6 +57,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
           p.optimizer = s.optimizer;
           p.gpu = gpu;
           p.cost_source = s.cost_source;
+          p.traces = s.traces;
           out.push_back(std::move(p));
         }
       }
@@ -65,7 +67,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
 }
 
 nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
-  return {{"experiment", spec.name},
+  nlohmann::json c = {{"experiment", spec.name},
           {"kind", spec.kind},
           {"model", p.model},
           {"models", p.models},
@@ -76,6 +78,9 @@ nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
           {"optimizer", p.optimizer},
           {"gpu", p.gpu},
           {"cost_source", p.cost_source}};
+  // Only when given, so that the rows of specs without traces keep their configuration hashes.
+  if (!p.traces.empty()) c["traces"] = p.traces;
+  return c;
 }
 
 ArrayPoint array_point(const nlohmann::json& c) {
@@ -89,6 +94,7 @@ ArrayPoint array_point(const nlohmann::json& c) {
   p.optimizer = c.at("optimizer");
   p.gpu = c.at("gpu");
   p.cost_source = c.at("cost_source");
+  if (c.contains("traces")) p.traces = c.at("traces").get<std::vector<std::string>>();
   return p;
 }
 
@@ -107,8 +113,32 @@ RunRecord array_run_record(const ArrayPoint& p) {
   return r;
 }
 
+namespace {
+
+std::filesystem::path spec_relative(const ExperimentSpec& spec, const std::string& file) {
+  const std::filesystem::path path(file);
+  return path.is_absolute() ? path : spec.base_dir / path;
+}
+
+}  // namespace
+
+costmodel::CostSetup array_cost_setup(const ExperimentSpec& spec, const ArrayPoint& p) {
+  costmodel::CostSetup setup;
+  setup.gpu = p.gpu;
+  setup.cost_source = p.cost_source;
+  for (const std::string& t : p.traces) setup.trace_files.push_back(spec_relative(spec, t).string());
+  setup.traces_name = "'sweep.traces'";
+  return setup;
+}
+
+std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ExperimentSpec& spec, const ArrayPoint& p) {
+  return costmodel::make_cost_model(array_cost_setup(spec, p));
+}
+
 std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& p) {
-  return costmodel::builtin_cost_sources().create(p.cost_source, costmodel::find_device(p.gpu));
+  ExperimentSpec none;
+  none.base_dir = ".";
+  return array_cost_model(none, p);
 }
 
 void require_sweep_keys(const ExperimentSpec& spec, const std::vector<std::string_view>& keys) {
@@ -136,14 +166,25 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   for (const std::string& p : s.policies) named("policies", p, [&] { policies::builtin_policies().find(p); });
   named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
   named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
+  // The source and the inputs its entry declares.
   named("cost_source", s.cost_source, [&] {
-    if (costmodel::builtin_cost_sources().find(s.cost_source).reads_measured_traces) {
-      throw UnknownNameError(
-          fmt::format("cost source '{}' needs measured traces, which specs do not take; use "
-                      "one that prices ops from the device alone (analytic)",
-                      s.cost_source));
+    if (costmodel::builtin_cost_sources().find(s.cost_source).requires_measured_traces && s.traces.empty()) {
+      throw UnknownNameError(fmt::format("cost source '{}' needs measured traces; name them in 'sweep.traces'",
+                                         s.cost_source));
     }
   });
+  const costmodel::CostSourceInfo& source = costmodel::builtin_cost_sources().find(s.cost_source);
+  if (!s.traces.empty() && !source.reads_measured_traces) {
+    throw Error(fmt::format("{}: 'sweep.traces' is read only by cost source {}; 'sweep.cost_source' = '{}' "
+                            "ignores it",
+                            spec.source, fmt::join(costmodel::builtin_cost_sources().trace_readers(), ", "),
+                            s.cost_source));
+  }
+  for (const std::string& t : s.traces) {
+    const std::filesystem::path path = spec_relative(spec, t);
+    if (!std::filesystem::is_regular_file(path))
+      throw Error(fmt::format("{}: 'sweep.traces' = '{}': no such file ({})", spec.source, t, path.string()));
+  }
 }
 
 std::string number_cell(double value) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/cost_setup.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "experiments/experiment_kind.hpp"
 #include "profiles/autodiff.hpp"
@@ -27,6 +28,7 @@ struct ArrayPoint {
   std::string optimizer;
   std::string gpu;
   std::string cost_source;
+  std::vector<std::string> traces;  // the cost source's measured traces, as the spec names them
 
   profiles::ModelConfig model_config() const;  // width 1
   profiles::OptimizerConfig optimizer_config() const;
@@ -45,11 +47,18 @@ ArrayPoint array_point(const nlohmann::json& config);
 // cost source); the caller adds partition, policy and the memory limit.
 RunRecord array_run_record(const ArrayPoint& point);
 
-// The point's cost model on its catalog GPU.
+// The point's cost setup (costmodel/cost_setup.hpp, the one the command line uses too): its catalog
+// GPU, its cost source and the source's traces, resolved against the spec's folder.
+costmodel::CostSetup array_cost_setup(const ExperimentSpec& spec, const ArrayPoint& point);
+// make_cost_model(array_cost_setup(spec, point)): the point's cost model on its catalog GPU.
+std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ExperimentSpec& spec, const ArrayPoint& point);
+// The same for a point whose cost source reads no traces (relative paths would resolve against the
+// working directory).
 std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& point);
 
-// Checks models (zoo or test-scale names), counts, GPUs, policies, dtype, optimizer and the cost source
-// (one that needs no measured traces); throws naming the spec, the key and the value.
+// Checks models (zoo or test-scale names), counts, GPUs, policies, dtype, optimizer, the cost source
+// and the inputs its registry entry declares (traces: given when it needs them, refused when it
+// reads none, each an existing file); throws naming the spec, the key and the value.
 void validate_array_sweep(const ExperimentSpec& spec);
 
 // Requires the sweep keys named (the spec must set them).

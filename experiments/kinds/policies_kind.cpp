@@ -28,7 +28,7 @@ class PoliciesKind final : public ExperimentKind {
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models",           "model_counts", "gpus",
                                                        "memory_fractions", "policies",     "dtype",
-                                                       "optimizer",        "cost_source"};
+                                                       "optimizer",        "cost_source",  "traces"};
     return keys;
   }
   const std::vector<std::string_view>& figures() const override {
@@ -64,7 +64,7 @@ class PoliciesKind final : public ExperimentKind {
     const nlohmann::json& first = task.configs.front();
     const ArrayPoint p = array_point(first);
     const std::string policy_name = first["policy"];
-    const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(p);
+    const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(spec, p);
 
     policies::ModelArray array;
     array.model = p.model;

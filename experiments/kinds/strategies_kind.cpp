@@ -43,7 +43,8 @@ class StrategiesKind final : public ExperimentKind {
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models",        "model_counts", "gpus",
                                                        "memory_limits", "strategies",   "policies",
-                                                       "dtype",         "optimizer",    "cost_source"};
+                                                       "dtype",         "optimizer",    "cost_source",
+                                                       "traces"};
     return keys;
   }
   const std::vector<std::string_view>& figures() const override {
@@ -100,7 +101,7 @@ class StrategiesKind final : public ExperimentKind {
     const nlohmann::json& first = task.configs.front();
     const ArrayPoint p = array_point(first);
     const int64_t limit = first["memory_limit_bytes"];
-    const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(p);
+    const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(spec, p);
 
     policies::SearchConfig config;
     config.architectures.push_back({p.model, p.models, p.model_config()});

@@ -1,0 +1,71 @@
+#include "costmodel/cost_setup.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/measured_cost_model.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::costmodel {
+
+void check_cost_setup(const CostSetup& setup) {
+  const CostSourceInfo& info = builtin_cost_sources().find(setup.cost_source);
+  if (!setup.trace_files.empty() && !info.reads_measured_traces) {
+    throw Error(fmt::format("{} is read only by --cost-source {}; cost source '{}' ignores it", setup.traces_name,
+                            fmt::join(builtin_cost_sources().trace_readers(), ", "), info.name));
+  }
+}
+
+CostInputs read_cost_inputs(const CostSetup& setup) {
+  CostInputs inputs;
+  for (const std::string& file : setup.trace_files) {
+    profiles::TraceImport imported = profiles::import_trace(file, setup.trace_format);
+    inputs.warnings.insert(inputs.warnings.end(), imported.warnings.begin(), imported.warnings.end());
+    try {
+      validate_measured_trace(imported.trace);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", file, e.what()));
+    }
+    inputs.traces.push_back(std::move(imported.trace));
+  }
+  return inputs;
+}
+
+DeviceSpec resolve_device(const CostSetup& setup, const CostInputs& inputs) {
+  std::string gpu = setup.gpu;
+  if (gpu.empty() && !inputs.traces.empty() && builtin_cost_sources().find(setup.cost_source).reads_measured_traces) {
+    // A trace from "cpu" or an unknown GPU says nothing of memory or links: keep the default.
+    if (const std::optional<std::string> matched = match_device(inputs.traces.front().device)) gpu = *matched;
+  }
+  if (gpu.empty()) gpu = setup.default_gpu;
+  return apply_overrides(find_device(gpu), setup.overrides);
+}
+
+std::unique_ptr<OpCostModel> make_cost_model(const CostSetup& setup, const CostInputs& inputs,
+                                             const DeviceSpec& device) {
+  check_cost_setup(setup);
+  const std::vector<profiles::Trace>& traces = inputs.traces;
+  for (size_t i = 1; i < traces.size(); ++i) {
+    if (traces[i].device != traces.front().device) {
+      const auto file = [&](size_t k) { return k < setup.trace_files.size() ? setup.trace_files[k] : traces[k].graph.name; };
+      throw Error(fmt::format("{} files measured on different devices: {} on '{}', {} on '{}'", setup.traces_name,
+                              file(0), traces.front().device, file(i), traces[i].device));
+    }
+  }
+  CostSourceInputs source_inputs;
+  source_inputs.measured_traces = traces;
+  return builtin_cost_sources().create(setup.cost_source, device, source_inputs);
+}
+
+std::unique_ptr<OpCostModel> make_cost_model(const CostSetup& setup, const CostInputs& inputs) {
+  return make_cost_model(setup, inputs, resolve_device(setup, inputs));
+}
+
+std::unique_ptr<OpCostModel> make_cost_model(const CostSetup& setup) {
+  check_cost_setup(setup);
+  return make_cost_model(setup, read_cost_inputs(setup));
+}
+
+}  // namespace mutwo::costmodel
