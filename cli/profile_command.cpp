@@ -1,7 +1,8 @@
 // `mutwo profile`: times every op of a model array's training step on LibTorch (1 warm-up + 3
 // measured steps by default, the median per op, as μ-TWO profiles) and writes a measured trace the
 // simulator's `measured` cost source replays; optionally stores the op times in the results
-// database beside the analytic model's prediction of each op.
+// database beside the analytic model's prediction of each op. The pipeline is
+// experiments::profile_pipeline; this file parses flags, loads the executor and prints.
 #include <algorithm>
 #include <array>
 #include <iostream>
@@ -17,14 +18,11 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
-#include "cli/run_record.hpp"
 #include "cli/table.hpp"
-#include "costmodel/cost_source_registry.hpp"
-#include "exec/executor.hpp"
-#include "experiments/content_hash.hpp"
-#include "experiments/results_db.hpp"
+#include "experiments/profile_pipeline.hpp"
 #include "profiles/error.hpp"
-#include "profiles/trace_file.hpp"
+#include "profiles/executor.hpp"
+#include "profiles/op_kind.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -43,19 +41,23 @@ struct ProfileOptions {
   bool json = false;
 };
 
-void run_profile(ProfileOptions opts) {
+void run_profile(const ProfileOptions& opts) {
   if (!opts.exec.memory_cap.empty())
     throw Error("profile: --memory-cap applies to `mutwo run`, not to profiling");
-  const ExecTarget target = resolve_exec_target(opts.exec, opts.device);
-  const Schedule schedule = plain_schedule(opts.array);
-
-  exec::ProfileOptions profile;
-  profile.device = opts.exec.device;
-  profile.warmup_iterations = opts.warmup;
-  profile.measured_iterations = opts.iterations;
-  profile.seed = opts.exec.seed;
-  const Trace trace = exec::profile_schedule(schedule, profile);
-  write_trace(trace, opts.output);
+  const std::unique_ptr<Executor> executor = load_executor("'mutwo profile'");
+  experiments::ProfileRequest request;
+  request.source = schedule_source(opts.array);
+  request.device = opts.exec.device;
+  request.seed = opts.exec.seed;
+  request.warmup_iterations = opts.warmup;
+  request.measured_iterations = opts.iterations;
+  request.output = opts.output;
+  request.db = opts.db;
+  if (opts.device.gpu_given) request.gpu = opts.device.gpu;
+  const experiments::ProfileOutcome out = experiments::profile_pipeline(request, *executor);
+  const Trace& trace = out.trace;
+  const experiments::ExecTarget& target = out.target;
+  const std::optional<int64_t>& run_id = out.run_id;
 
   const Graph& g = trace.graph;
   std::array<int64_t, 3> phase_ns{0, 0, 0};
@@ -67,30 +69,6 @@ void run_profile(ProfileOptions opts) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return trace.op_duration_ns[a] > trace.op_duration_ns[b]; });
   order.resize(std::min(order.size(), static_cast<size_t>(std::max(0, opts.top))));
-
-  std::optional<int64_t> run_id;
-  if (!opts.db.empty()) {
-    const costmodel::DeviceSpec gpu = resolve_device(opts.device);
-    const auto analytic = costmodel::builtin_cost_sources().create("analytic", gpu);
-    std::vector<experiments::OpTimeRecord> op_times;
-    for (const Op& op : g.ops) {
-      op_times.push_back({op.id, op.name, std::string(kind_name(op.kind)), std::string(phase_name(op.phase)),
-                          op.width, trace.op_duration_ns[static_cast<size_t>(op.id)],
-                          analytic->op_duration_ns(g, op)});
-    }
-    experiments::RunRecord record = base_run_record("profile", opts.array, schedule, target);
-    record.gpu = gpu.name;
-    record.cost_source = "analytic";
-    record.config_hash = experiments::config_hash({{"command", "profile"},
-                                                   {"schedule_hash", record.schedule_hash},
-                                                   {"device", target.label},
-                                                   {"warmup", opts.warmup},
-                                                   {"iterations", opts.iterations},
-                                                   {"seed", opts.exec.seed}});
-    record.notes = fmt::format("{} warm-up + {} measured steps, median per op; trace {}", opts.warmup,
-                               opts.iterations, opts.output);
-    run_id = experiments::ResultsDb::open(opts.db).insert(record, std::nullopt, std::nullopt, op_times);
-  }
 
   if (opts.json) {
     nlohmann::json j;

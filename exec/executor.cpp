@@ -132,4 +132,38 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
   return trace;
 }
 
+profiles::ExecDevice open_device(std::string_view device) {
+  const std::unique_ptr<DeviceBackend> backend = make_backend(device);
+  profiles::ExecDevice d;
+  d.device = backend->device().str();
+  d.product = backend->name();
+  d.is_cuda = backend->is_cuda();
+  d.total_memory_bytes = backend->total_memory_bytes().value_or(0);
+  return d;
+}
+
+namespace {
+
+class LibTorchExecutor final : public profiles::Executor {
+ public:
+  std::string default_device() const override {
+#ifdef MUTWO_WITH_CUDA
+    return "cuda";
+#else
+    return "cpu";
+#endif
+  }
+  profiles::ExecDevice open_device(std::string_view device) override { return exec::open_device(device); }
+  Measurement measure(const profiles::Schedule& schedule, const RunOptions& options) override {
+    return measure_schedule(schedule, options);
+  }
+  profiles::Trace profile(const profiles::Schedule& schedule, const ProfileOptions& options) override {
+    return profile_schedule(schedule, options);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<profiles::Executor> make_executor() { return std::make_unique<LibTorchExecutor>(); }
+
 }  // namespace mutwo::exec

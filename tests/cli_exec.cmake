@@ -71,3 +71,18 @@ mutwo_cli_test(profile_replays ARGS simulate --model bert-mini --models 2 --cost
                DEFINES "STDOUT_REGEX=measured [(]152 of 152 ops from 1 trace on cpu[)]"
                PROPERTIES FIXTURES_REQUIRED cli_exec_profile)
 mutwo_cli_test(profile_needs_output ARGS profile --model bert-mini --device cpu DEFINES EXPECT_RC=2 "STDERR_REGEX=--output is required")
+
+# The program never links LibTorch: run and profile load exec/'s module (libmutwo_exec.so, beside
+# the program) on demand, and errors thrown inside it read as any other mutwo error.
+add_test(NAME cli_exec_mutwo_links_no_torch
+         COMMAND sh -c "ldd \"$1\" | grep torch && exit 1 || exit 0" sh $<TARGET_FILE:mutwo>)
+if(NOT MUTWO_WITH_CUDA)
+  mutwo_cli_test(run_cuda_in_cpu_build ARGS run --model resnet-mini --device cuda --no-db
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: device 'cuda' needs mutwo built against a LibTorch with CUDA [^\n]*\n$")
+endif()
+mutwo_cli_test(run_module_missing ARGS run --model resnet-mini --device cpu --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: 'mutwo run' needs the LibTorch executor module, which cannot be loaded from '/nonexistent/libmutwo_exec.so'"
+               PROPERTIES ENVIRONMENT MUTWO_EXEC_MODULE=/nonexistent/libmutwo_exec.so)
+mutwo_cli_test(models_without_module ARGS models
+               DEFINES "STDOUT_REGEX=bert-base"
+               PROPERTIES ENVIRONMENT MUTWO_EXEC_MODULE=/nonexistent/libmutwo_exec.so)

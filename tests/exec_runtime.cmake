@@ -1,11 +1,11 @@
 # Executor runtime suites (LibTorch, CPU): the interpreter's residency, memory accounting and
 # OOM, the executor and profiler, and the policy x partition bit-identity property.
-mutwo_test(test_exec_interpreter mutwo::exec mutwo::policies mutwo::sim mutwo::costmodel)
-mutwo_test(test_exec_policies mutwo::exec mutwo::policies mutwo::sim)
+mutwo_test(test_exec_interpreter mutwo::exec_internal mutwo::policies mutwo::sim mutwo::costmodel)
+mutwo_test(test_exec_policies mutwo::exec_internal mutwo::policies mutwo::sim)
 # The CUDA suite is compiled in every LibTorch build (so it cannot rot) and run only where the CUDA
 # path is built: scripts/device-check.sh runs it on a lent GPU.
 add_executable(test_exec_cuda test_exec_cuda.cpp)
-target_link_libraries(test_exec_cuda PRIVATE mutwo_test_main mutwo::exec mutwo::policies mutwo::sim mutwo_warnings)
+target_link_libraries(test_exec_cuda PRIVATE mutwo_test_main mutwo::exec_internal mutwo::policies mutwo::sim mutwo_warnings)
 target_compile_definitions(test_exec_cuda PRIVATE MUTWO_TEST_FIXTURES="${MUTWO_TEST_FIXTURES}")
 if(MUTWO_WITH_CUDA)
   add_test(NAME test_exec_cuda COMMAND test_exec_cuda)

@@ -1,0 +1,55 @@
+#include "experiments/profile_pipeline.hpp"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "profiles/op_kind.hpp"
+#include "experiments/content_hash.hpp"
+#include "experiments/results_db.hpp"
+
+namespace mutwo::experiments {
+
+ProfileOutcome profile_pipeline(const ProfileRequest& request, profiles::Executor& executor) {
+  ProfileOutcome out;
+  out.target = resolve_exec_target(executor, request.device, "");
+  const profiles::Schedule schedule = plain_schedule(request.source);
+
+  profiles::ProfileOptions options;
+  options.device = out.target.device;
+  options.warmup_iterations = request.warmup_iterations;
+  options.measured_iterations = request.measured_iterations;
+  options.seed = request.seed;
+  out.trace = executor.profile(schedule, options);
+  profiles::write_trace(out.trace, request.output);
+  if (request.db.empty()) return out;
+
+  const std::string gpu_name =
+      !request.gpu.empty() ? request.gpu : out.target.catalog_gpu.value_or(std::string("a100-40gb"));
+  const costmodel::DeviceSpec gpu = costmodel::find_device(gpu_name);
+  const auto analytic = costmodel::builtin_cost_sources().create("analytic", gpu);
+  const profiles::Graph& g = out.trace.graph;
+  std::vector<OpTimeRecord> op_times;
+  for (const profiles::Op& op : g.ops) {
+    op_times.push_back({op.id, op.name, std::string(profiles::kind_name(op.kind)),
+                        std::string(profiles::phase_name(op.phase)), op.width,
+                        out.trace.op_duration_ns[static_cast<size_t>(op.id)], analytic->op_duration_ns(g, op)});
+  }
+  RunRecord record = executed_run_record("profile", request.source, schedule, out.target);
+  record.gpu = gpu.name;
+  record.cost_source = "analytic";
+  record.config_hash = config_hash({{"command", "profile"},
+                                    {"schedule_hash", record.schedule_hash},
+                                    {"device", out.target.label},
+                                    {"warmup", request.warmup_iterations},
+                                    {"iterations", request.measured_iterations},
+                                    {"seed", request.seed}});
+  record.notes = fmt::format("{} warm-up + {} measured steps, median per op; trace {}", request.warmup_iterations,
+                             request.measured_iterations, request.output);
+  out.run_id = ResultsDb::open(request.db).insert(record, std::nullopt, std::nullopt, op_times);
+  return out;
+}
+
+}  // namespace mutwo::experiments

@@ -1,0 +1,211 @@
+#include "experiments/run_pipeline.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "experiments/build_info.hpp"
+#include "experiments/content_hash.hpp"
+#include "experiments/results_db.hpp"
+#include "policies/array_plan.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
+#include "profiles/dtype.hpp"
+#include "profiles/schedule_json.hpp"
+#include "sim/simulator.hpp"
+
+namespace mutwo::experiments {
+namespace {
+
+struct Planned {
+  profiles::Schedule schedule;
+  bool multiplexed = false;
+  std::string note;
+};
+
+Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int64_t limit_bytes) {
+  Planned p;
+  const ScheduleSource& source = request.source;
+  if (!source.schedule_file.empty()) {
+    p.schedule = profiles::read_schedule(source.schedule_file);
+    p.note = "schedule file";
+    return p;
+  }
+  const policies::ModelArray array = source.array.model_array();
+  const std::vector<int32_t> partition = source.array.sub_arrays();
+  const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(request.policy);
+  policies::ArrayPlan planned = policies::plan_sub_arrays(policies::sub_array_steps(array, partition), *policy,
+                                                          cost, limit_bytes, policies::parse_order(request.order));
+  if (!planned.result.feasible && !request.allow_oom) {
+    throw InfeasiblePlanError(request.policy,
+                              fmt::format("{} x {} [{}]", array.count, array.model, policies::partition_text(partition)),
+                              limit_bytes, planned.result.peak_bytes);
+  }
+  p.schedule = std::move(planned.result.schedule);
+  p.multiplexed = planned.multiplexed;
+  p.note = planned.result.note;
+  return p;
+}
+
+}  // namespace
+
+policies::ModelArray ArrayRequest::model_array() const {
+  policies::ModelArray array;
+  array.model = model;
+  array.count = models;
+  array.config.batch_size = batch_size;
+  array.config.seq_len = seq_len;
+  array.config.image_size = image_size;
+  array.config.dtype = profiles::parse_dtype(dtype);
+  array.optimizer.kind = profiles::parse_optimizer(optimizer);
+  if (!lr.empty()) array.optimizer.lr = lr;
+  return array;
+}
+
+std::vector<int32_t> ArrayRequest::sub_arrays() const {
+  return partition.empty() ? std::vector<int32_t>{models} : partition;
+}
+
+profiles::Schedule plain_schedule(const ScheduleSource& source) {
+  if (!source.schedule_file.empty()) return profiles::read_schedule(source.schedule_file);
+  return policies::build_plain_schedule(
+      policies::sub_array_steps(source.array.model_array(), source.array.sub_arrays()));
+}
+
+int64_t samples_per_step(const profiles::Schedule& schedule) {
+  int64_t models = 0;
+  for (const profiles::SubArray& s : schedule.sub_arrays) models += s.width;
+  if (models == 0) models = schedule.graph.width;
+  return models * schedule.graph.batch_size;
+}
+
+RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const profiles::Schedule& schedule,
+                              const ExecTarget& target) {
+  RunRecord r;
+  r.kind = std::move(kind);
+  const bool from_file = !source.schedule_file.empty();
+  r.model = from_file ? source.schedule_file : source.array.model;
+  r.models =
+      static_cast<int32_t>(samples_per_step(schedule) / std::max<int64_t>(1, schedule.graph.batch_size));
+  for (const profiles::SubArray& s : schedule.sub_arrays) {
+    if (!r.partition.empty()) r.partition += ',';
+    r.partition += std::to_string(s.width);
+  }
+  r.policy = schedule.policy;
+  r.batch_size = schedule.graph.batch_size;
+  r.seq_len = source.array.seq_len;
+  r.image_size = source.array.image_size;
+  r.dtype = source.array.dtype;
+  r.optimizer = from_file ? "" : source.array.optimizer;
+  r.device = target.label;
+  r.mutwo_version = std::string(mutwo_version());
+  r.git_revision = std::string(git_revision());
+  r.schedule_hash = content_hash(profiles::schedule_to_json(schedule));
+  return r;
+}
+
+InfeasiblePlanError::InfeasiblePlanError(std::string policy_name, std::string array_text, int64_t limit,
+                                         int64_t needed)
+    : Error(fmt::format("policy '{}' finds no plan for {} within the {} B memory limit: its best plan needs {} B",
+                        policy_name, array_text, limit, needed)),
+      policy(std::move(policy_name)),
+      array(std::move(array_text)),
+      limit_bytes(limit),
+      needed_bytes(needed) {}
+
+MeasurementRecord measurement_record(const profiles::Measurement& m, int64_t samples) {
+  MeasurementRecord r;
+  r.step_time_ns = m.step_time_ns;
+  r.step_time_min_ns = m.step_time_min_ns;
+  r.step_time_max_ns = m.step_time_max_ns;
+  r.iterations = m.iterations;
+  r.warmup_iterations = m.warmup_iterations;
+  r.step_times_ns = m.step_times_ns;
+  r.peak_bytes = m.peak_bytes;
+  r.peak_source = m.peak_source;
+  r.oom = m.oom;
+  r.oom_message = m.oom_message;
+  r.losses = m.losses;
+  r.samples_per_step = samples;
+  return r;
+}
+
+nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) {
+  nlohmann::json j;
+  const ScheduleSource& source = request.source;
+  if (source.schedule_file.empty()) {
+    const ArrayRequest& a = source.array;
+    j["model"] = a.model;
+    j["models"] = a.models;
+    j["partition"] = a.sub_arrays();
+    j["batch_size"] = a.batch_size;
+    j["seq_len"] = a.seq_len;
+    j["image_size"] = a.image_size;
+    j["dtype"] = a.dtype;
+    j["optimizer"] = a.optimizer;
+    j["lr"] = a.lr;
+    j["policy"] = request.policy;
+    j["order"] = request.order;
+  }
+  j["schedule_hash"] = outcome.record.schedule_hash;
+  j["device"] = outcome.target.label;
+  j["gpu"] = outcome.cost.gpu.name;
+  j["memory_limit_bytes"] = outcome.memory_limit_bytes;
+  j["memory_cap_fraction"] = outcome.target.cap_fraction;
+  j["cost_source"] = outcome.cost.cost_source;
+  j["traces"] = outcome.cost.traces;
+  j["iterations"] = request.timed_iterations;
+  j["warmup"] = request.warmup_iterations;
+  j["seed"] = request.seed;
+  j["cuda_graph"] = request.cuda_graph;
+  return j;
+}
+
+RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor) {
+  if (!request.cost) throw Error("run pipeline: no cost setup given");
+  RunOutcome out;
+  out.target = resolve_exec_target(executor, request.device, request.memory_cap);
+  out.cost = request.cost(out.target.catalog_gpu);
+  out.memory_limit_bytes = run_memory_limit(out.target, out.cost.gpu.memory_bytes);
+
+  Planned planned = plan(request, *out.cost.cost, out.memory_limit_bytes);
+  out.schedule = std::move(planned.schedule);
+  out.multiplexed = planned.multiplexed;
+  out.plan_note = std::move(planned.note);
+  if (!request.save_schedule.empty()) profiles::write_schedule(out.schedule, request.save_schedule);
+  out.samples_per_step = samples_per_step(out.schedule);
+
+  sim::SimOptions sim_options;
+  sim_options.memory_limit_bytes = out.memory_limit_bytes;
+  out.prediction = sim::simulate(out.schedule, *out.cost.cost, sim_options);
+
+  profiles::RunOptions run;
+  run.device = out.target.device;
+  run.warmup_iterations = request.warmup_iterations;
+  run.timed_iterations = request.timed_iterations;
+  run.seed = request.seed;
+  run.memory_limit_bytes = out.target.is_cuda ? 0 : out.memory_limit_bytes;  // the cpu enforces it by accounting
+  run.memory_cap_fraction = out.target.cap_fraction;
+  run.cuda_graph = request.cuda_graph;
+  out.measurement = executor.measure(out.schedule, run);
+
+  const profiles::Measurement& m = out.measurement;
+  out.record = executed_run_record("run", request.source, out.schedule, out.target);
+  out.record.gpu = out.cost.gpu.name;
+  out.record.memory_limit_bytes = out.memory_limit_bytes;
+  out.record.memory_cap_fraction = out.target.cap_fraction;
+  out.record.cost_source = out.cost.cost_source;
+  out.record.config_hash = config_hash(run_config(request, out));
+  out.record.notes = fmt::format("{}{}; {}", out.multiplexed ? "multiplexed" : "back to back",
+                                 m.cuda_graph ? ", CUDA graph" : "", out.plan_note);
+  out.prediction_record = prediction_record(out.prediction, out.samples_per_step);
+  out.measurement_record = measurement_record(m, out.samples_per_step);
+  if (!request.db.empty()) {
+    ResultsDb db = ResultsDb::open(request.db);
+    out.run_id = db.insert(out.record, out.prediction_record, out.measurement_record);
+  }
+  return out;
+}
+
+}  // namespace mutwo::experiments

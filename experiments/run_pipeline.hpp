@@ -1,0 +1,128 @@
+#pragma once
+// The measured-run pipeline (`mutwo run`, the `measured` experiment kind): plan a model array with
+// a policy (or read a schedule file), simulate the schedule on the catalog GPU, execute the same
+// schedule through the executor interface (profiles/executor.hpp, implemented by exec/'s module),
+// and store prediction and measurement side by side in the results database. It reaches exec/
+// only through that interface, so experiments/ builds and tests without LibTorch.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/device_spec.hpp"
+#include "costmodel/op_cost_model.hpp"
+#include "experiments/exec_target.hpp"
+#include "experiments/records.hpp"
+#include "policies/model_array.hpp"
+#include "profiles/error.hpp"
+#include "profiles/executor.hpp"
+#include "profiles/schedule.hpp"
+#include "sim/prediction.hpp"
+
+namespace mutwo::experiments {
+
+// A model array as a user names it (flag or spec values as given; 0: the model's default).
+struct ArrayRequest {
+  std::string model;  // zoo name
+  int32_t models = 1;
+  std::vector<int32_t> partition;  // sub-array sizes; empty: all models in one
+  int64_t batch_size = 0;
+  int64_t seq_len = 0;
+  int64_t image_size = 0;
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::vector<double> lr;  // one, or one per model; empty: the optimizer's default
+
+  policies::ModelArray model_array() const;  // dtype and optimizer parsed; errors name the value
+  std::vector<int32_t> sub_arrays() const;   // partition, or {models}
+};
+
+// What a measured run executes: a schedule file, or a model array.
+struct ScheduleSource {
+  std::string schedule_file;  // when set, `array` is ignored
+  ArrayRequest array;
+};
+
+// The array's plain schedule (sub-arrays one after another) or the schedule file.
+profiles::Schedule plain_schedule(const ScheduleSource& source);
+
+// Samples one step trains over all models: sum of sub-array widths x the batch per model.
+int64_t samples_per_step(const profiles::Schedule& schedule);
+
+// The runs row `run` and `profile` fill alike: the array (or schedule file), its sub-arrays,
+// policy and sizes, where it ran, which mutwo, and the schedule's hash.
+RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const profiles::Schedule& schedule,
+                              const ExecTarget& target);
+
+// The cost setup a prediction uses: the catalog GPU (with overrides) and the op cost model on it.
+struct RunCost {
+  costmodel::DeviceSpec gpu;
+  std::unique_ptr<costmodel::OpCostModel> cost;
+  std::string cost_source;          // the source's name, stored with the run
+  std::vector<std::string> traces;  // measured trace files it read (part of the run's configuration)
+};
+// Builds the cost setup once the device is open: `executed_on` is the catalog GPU of the CUDA
+// device the run executes on (ExecTarget::catalog_gpu), which the prediction should use unless the
+// caller names a GPU of its own.
+using RunCostFn = std::function<RunCost(const std::optional<std::string>& executed_on)>;
+
+struct RunRequest {
+  ScheduleSource source;
+  std::string policy = "none";  // plans the array (ignored for a schedule file)
+  std::string order = "best";   // multiplexed, back-to-back or best
+  bool allow_oom = false;       // run the policy's best plan even when it does not fit
+  std::string device;           // "cpu", "cuda", "cuda:N"; empty: the executor's default
+  std::string memory_cap;       // a fraction of the CUDA device ("0.5") or a size ("2GiB"); empty: none
+  uint64_t seed = 0;
+  int32_t warmup_iterations = 3;
+  int32_t timed_iterations = 20;
+  bool cuda_graph = false;
+  RunCostFn cost;  // the prediction's cost setup, called once the device is open
+  std::string save_schedule;  // write the executed schedule to this file; empty: not written
+  std::string db;             // results database to store the run in; empty: not stored
+};
+
+struct RunOutcome {
+  ExecTarget target;
+  RunCost cost;
+  int64_t memory_limit_bytes = 0;
+  profiles::Schedule schedule;
+  bool multiplexed = false;
+  std::string plan_note;  // the policy's one-line summary, or "schedule file"
+  int64_t samples_per_step = 0;
+  sim::Prediction prediction;
+  profiles::Measurement measurement;
+  // The rows as stored (or as they would be): the run (config_hash of the run's configuration),
+  // its prediction and its measurement.
+  RunRecord record;
+  PredictionRecord prediction_record;
+  MeasurementRecord measurement_record;
+  std::optional<int64_t> run_id;  // when stored
+};
+
+// The policy's best plan does not fit the memory limit (and allow_oom is not set). The message
+// gives the sizes in bytes; the fields let a caller word it in its own units.
+class InfeasiblePlanError : public Error {
+ public:
+  InfeasiblePlanError(std::string policy, std::string array, int64_t limit_bytes, int64_t needed_bytes);
+  std::string policy;
+  std::string array;  // "4 x resnet-mini [2,2]"
+  int64_t limit_bytes = 0;
+  int64_t needed_bytes = 0;
+};
+
+// plan -> simulate -> run -> store. The measured step running out of memory is not an error here
+// (outcome.measurement.oom, stored like any run); the caller decides. Throws InfeasiblePlanError,
+// mutwo::Error from any step (an unknown policy, device or order, a bad cap, a database error).
+RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor);
+
+// The run's configuration as `mutwo run` hashes it (runs.config_hash) to recognise a repeat.
+nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome);
+
+MeasurementRecord measurement_record(const profiles::Measurement& m, int64_t samples_per_step);
+
+}  // namespace mutwo::experiments
