@@ -31,6 +31,7 @@ struct Task {
 struct ResultRow {
   RunRecord run;
   std::optional<PredictionRecord> prediction;
+  std::optional<MeasurementRecord> measurement;  // kinds that execute (measured sweeps)
   ExperimentRowRecord row;  // row.config_json is filled by the runner from the task's config
 };
 

@@ -37,6 +37,9 @@ struct Sweep {
   std::vector<std::string> heuristics;  // DTR eviction heuristics
   std::vector<double> budget_ratios;    // of the DTR baseline peak
   double overhead_limit = 2.0;          // DTR's remat limit: baseline compute x (limit - 1)
+  std::string device;                   // measured sweeps: where to execute; empty: the executor's default
+  int32_t iterations = 20;              // measured sweeps: timed steps after warm-up
+  int32_t warmup = 3;                   // measured sweeps: untimed steps first
 };
 
 struct ExperimentSpec {

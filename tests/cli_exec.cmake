@@ -86,3 +86,17 @@ mutwo_cli_test(run_module_missing ARGS run --model resnet-mini --device cpu --no
 mutwo_cli_test(models_without_module ARGS models
                DEFINES "STDOUT_REGEX=bert-base"
                PROPERTIES ENVIRONMENT MUTWO_EXEC_MODULE=/nonexistent/libmutwo_exec.so)
+
+# A measured experiment sweep runs each configuration through the run pipeline (plan, simulate,
+# execute on the cpu, store): 2 configurations, both stored as runs with prediction and measurement.
+add_test(NAME cli_exec_measured_clean
+         COMMAND ${CMAKE_COMMAND} -E rm -rf exec-measured.db exec-measured.db-wal exec-measured.db-shm exec-measured
+         WORKING_DIRECTORY ${MUTWO_CLI_OUT})
+set_tests_properties(cli_exec_measured_clean PROPERTIES FIXTURES_SETUP cli_exec_measured_clean)
+mutwo_cli_test(experiment_measured_sweep
+               ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_measured.toml --db exec-measured.db --out exec-measured --jobs 2
+               DEFINES "STDOUT_REGEX=tiny_measured.*exec-measured/tiny_measured.csv"
+               PROPERTIES FIXTURES_SETUP cli_exec_measured FIXTURES_REQUIRED cli_exec_measured_clean)
+mutwo_cli_test(experiment_measured_compare ARGS compare --db exec-measured.db
+               DEFINES "STDOUT_REGEX=resnet-mini x1 .* none on cpu .*resnet-mini x2 .* none on cpu "
+               PROPERTIES FIXTURES_REQUIRED cli_exec_measured)
