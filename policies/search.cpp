@@ -64,6 +64,7 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
 // A mutwo-strategy plan ranked while the search runs; its schedule is kept until it drops out.
 struct Candidate {
   SearchRow row;
+  RunFigures figures;           // the policy's own simulation of `schedule` (not re-simulated)
   profiles::Schedule schedule;  // empty when row.pruned
   int64_t sequence = 0;         // enumeration order, the tie-break
 };
@@ -118,8 +119,7 @@ class Search {
         outcomes.push_back({c.row, std::nullopt, true});
         continue;
       }
-      const RunFigures f = measure_schedule(c.schedule, cost_, limit_);
-      SearchRow row = combine_runs({f}, samples_per_step_);
+      SearchRow row = combine_runs({c.figures}, samples_per_step_);
       row.strategy = "mutwo";
       row.partition = c.row.partition;
       row.policy = c.row.policy;
@@ -335,6 +335,7 @@ void Search::search_partitions(SearchStats& stats) {
           c.row.step_time_ns = as_is.step_time_ns;
           c.row.peak_bytes = as_is.peak_bytes;
           c.row.note = as_is.note;
+          c.figures = figures_at_limit(as_is.prediction);
           c.schedule = std::move(as_is.schedule);
           c.sequence = sequence_++;
           offer(std::move(c));
@@ -372,6 +373,7 @@ void Search::search_partitions(SearchStats& stats) {
       c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
       c.row.peak_bytes = result.peak_bytes;
       c.row.note = result.note;
+      c.figures = figures_at_limit(result.prediction);
       c.schedule = std::move(result.schedule);
       c.sequence = sequence_++;
       offer(std::move(c));

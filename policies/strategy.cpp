@@ -54,17 +54,21 @@ RunFigures run_figures(const sim::Prediction& p) {
   return f;
 }
 
+RunFigures figures_at_limit(const sim::Prediction& p) {
+  RunFigures f = run_figures(p);  // after an OOM the run went on: its peak is the smallest limit met
+  if (p.oom) {
+    f.feasible = false;
+    f.step_time_ns = 0;
+  }
+  return f;
+}
+
 RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
                             int64_t memory_limit_bytes) {
   sim::SimOptions options;
   options.memory_limit_bytes = memory_limit_bytes;
-  const sim::Prediction p = sim::simulate(schedule, cost, options);
-  if (!p.oom) return run_figures(p);
-  options.memory_limit_bytes = -1;  // the peak without a limit: the smallest limit it meets
-  RunFigures f = run_figures(sim::simulate(schedule, cost, options));
-  f.feasible = false;
-  f.step_time_ns = 0;
-  return f;
+  options.continue_past_limit = true;  // one run gives both the step and, on OOM, the peak needed
+  return figures_at_limit(sim::simulate(schedule, cost, options));
 }
 
 SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_step) {
@@ -198,7 +202,7 @@ std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& ctx) {
     input.cost = ctx.cost;
     input.memory_limit_bytes = ctx.memory_limit_bytes;
     PolicyResult result = capuchin->plan(input);
-    const RunFigures f = measure_schedule(result.schedule, *ctx.cost, ctx.memory_limit_bytes);
+    const RunFigures f = figures_at_limit(result.prediction);  // the policy simulated it already
     runs.push_back(f);
     sizes.push_back({count});
     largest.offer(f, std::move(result.schedule));

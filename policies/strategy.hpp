@@ -49,7 +49,11 @@ struct RunFigures {
 // The figures of one simulation (feasible = no OOM).
 RunFigures run_figures(const sim::Prediction& prediction);
 
-// Simulates at the limit; on OOM again without one, for the peak.
+// The figures of a prediction at its limit: on OOM infeasible, with the peak of the run continued
+// past the limit (SimOptions::continue_past_limit), the smallest limit the schedule meets.
+RunFigures figures_at_limit(const sim::Prediction& prediction);
+
+// Simulates once at the limit, continuing past it on OOM for the peak.
 RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
                             int64_t memory_limit_bytes);
 

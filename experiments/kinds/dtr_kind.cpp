@@ -11,7 +11,6 @@
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
 #include "policies/dtr_heuristics.hpp"
-#include "policies/eviction_heuristics.hpp"
 #include "profiles/dtr_log.hpp"
 #include "profiles/error.hpp"
 #include "profiles/text_file.hpp"
@@ -64,7 +63,7 @@ class DtrKind final : public ExperimentKind {
     }
     for (const std::string& h : heuristic_names(spec)) {
       try {
-        policies::make_eviction_heuristic(h);
+        policies::make_dtr_heuristic(h);
       } catch (const UnknownNameError& e) {
         throw UnknownNameError(fmt::format("{}: 'sweep.heuristics' = '{}': {}", spec.source, h, e.what()));
       }
@@ -106,7 +105,7 @@ class DtrKind final : public ExperimentKind {
     const profiles::DtrLog log = profiles::parse_dtr_log(profiles::read_text_file(path), path);
     const sim::DtrBaseline baseline = sim::dtr_baseline(log);
     const std::unique_ptr<sim::EvictionHeuristic> heuristic =
-        policies::make_eviction_heuristic(heuristic_name);
+        policies::make_dtr_heuristic(heuristic_name);
     std::vector<double> ratios;
     for (const nlohmann::json& c : task.configs) ratios.push_back(c["budget_ratio"]);
     const std::vector<sim::DtrSweepRow> sweep =

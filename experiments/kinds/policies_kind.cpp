@@ -85,9 +85,11 @@ class PoliciesKind final : public ExperimentKind {
       const auto limit =
           static_cast<int64_t>(std::floor(fraction * static_cast<double>(unoptimised.peak_bytes)));
       const policies::PolicyResult plan = policy->plan({&base, cost.get(), limit});
+      // A feasible plan carries its prediction at this limit; an infeasible one is simulated to
+      // where it stops, as the row reports it.
       sim::SimOptions options;
       options.memory_limit_bytes = limit;
-      const sim::Prediction pred = sim::simulate(plan.schedule, *cost, options);
+      const sim::Prediction pred = plan.feasible ? plan.prediction : sim::simulate(plan.schedule, *cost, options);
 
       ResultRow out;
       out.run = array_run_record(p);
