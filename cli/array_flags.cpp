@@ -74,11 +74,4 @@ Schedule plain_schedule(const ArrayFlags& flags) {
   return policies::build_plain_schedule(policies::sub_array_steps(model_array(flags), partition_of(flags)));
 }
 
-int64_t samples_per_step(const Schedule& schedule) {
-  int64_t models = 0;
-  for (const SubArray& s : schedule.sub_arrays) models += s.width;
-  if (models == 0) models = schedule.graph.width;
-  return models * schedule.graph.batch_size;
-}
-
 }  // namespace mutwo::cli

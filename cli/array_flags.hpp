@@ -41,9 +41,6 @@ std::vector<int32_t> partition_of(const ArrayFlags& flags);
 // The plain schedule of the array (sub-arrays one after another) or the --schedule file.
 profiles::Schedule plain_schedule(const ArrayFlags& flags);
 
-// Samples one step trains over all models: sum of sub-array widths x the batch per model.
-int64_t samples_per_step(const profiles::Schedule& schedule);
-
 // "bert-base, ...; test-scale: bert-mini, ..." for help texts.
 std::string model_names_help();
 

@@ -108,7 +108,7 @@ void run_simulate(const SimulateOptions& opts) {
   const sim::Prediction p = sim::simulate(schedule, *cost, sim_options);
   if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
 
-  const int64_t samples = samples_per_step(schedule);
+  const int64_t samples = profiles::samples_per_step(schedule);
   if (opts.json) {
     nlohmann::json j;
     j["schedule"] = {{"graph", schedule.graph.name},

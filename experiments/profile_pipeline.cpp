@@ -4,8 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "costmodel/cost_source_registry.hpp"
-#include "costmodel/device_catalog.hpp"
+#include "costmodel/cost_setup.hpp"
 #include "profiles/op_kind.hpp"
 #include "experiments/content_hash.hpp"
 #include "experiments/results_db.hpp"
@@ -26,10 +25,12 @@ ProfileOutcome profile_pipeline(const ProfileRequest& request, profiles::Executo
   profiles::write_trace(out.trace, request.output);
   if (request.db.empty()) return out;
 
-  const std::string gpu_name =
-      !request.gpu.empty() ? request.gpu : out.target.catalog_gpu.value_or(std::string("a100-40gb"));
-  const costmodel::DeviceSpec gpu = costmodel::find_device(gpu_name);
-  const auto analytic = costmodel::builtin_cost_sources().create("analytic", gpu);
+  // The stored op predictions come from the one cost setup (analytic on the catalog GPU).
+  costmodel::CostSetup cost_setup;
+  cost_setup.gpu = request.gpu;
+  cost_setup.default_gpu = out.target.catalog_gpu.value_or(costmodel::kDefaultGpu);
+  const auto analytic = costmodel::make_cost_model(cost_setup);
+  const costmodel::DeviceSpec& gpu = analytic->device();
   const profiles::Graph& g = out.trace.graph;
   std::vector<OpTimeRecord> op_times;
   for (const profiles::Op& op : g.ops) {

@@ -73,13 +73,6 @@ profiles::Schedule plain_schedule(const ScheduleSource& source) {
       policies::sub_array_steps(source.array.model_array(), source.array.sub_arrays()));
 }
 
-int64_t samples_per_step(const profiles::Schedule& schedule) {
-  int64_t models = 0;
-  for (const profiles::SubArray& s : schedule.sub_arrays) models += s.width;
-  if (models == 0) models = schedule.graph.width;
-  return models * schedule.graph.batch_size;
-}
-
 RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const profiles::Schedule& schedule,
                               const ExecTarget& target) {
   RunRecord r;
@@ -87,7 +80,7 @@ RunRecord executed_run_record(std::string kind, const ScheduleSource& source, co
   const bool from_file = !source.schedule_file.empty();
   r.model = from_file ? source.schedule_file : source.array.model;
   r.models =
-      static_cast<int32_t>(samples_per_step(schedule) / std::max<int64_t>(1, schedule.graph.batch_size));
+      static_cast<int32_t>(profiles::samples_per_step(schedule) / std::max<int64_t>(1, schedule.graph.batch_size));
   for (const profiles::SubArray& s : schedule.sub_arrays) {
     if (!r.partition.empty()) r.partition += ',';
     r.partition += std::to_string(s.width);
@@ -174,7 +167,7 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   out.multiplexed = planned.multiplexed;
   out.plan_note = std::move(planned.note);
   if (!request.save_schedule.empty()) profiles::write_schedule(out.schedule, request.save_schedule);
-  out.samples_per_step = samples_per_step(out.schedule);
+  out.samples_per_step = profiles::samples_per_step(out.schedule);
 
   sim::SimOptions sim_options;
   sim_options.memory_limit_bytes = out.memory_limit_bytes;

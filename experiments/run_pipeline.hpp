@@ -50,9 +50,6 @@ struct ScheduleSource {
 // The array's plain schedule (sub-arrays one after another) or the schedule file.
 profiles::Schedule plain_schedule(const ScheduleSource& source);
 
-// Samples one step trains over all models: sum of sub-array widths x the batch per model.
-int64_t samples_per_step(const profiles::Schedule& schedule);
-
 // The runs row `run` and `profile` fill alike: the array (or schedule file), its sub-arrays,
 // policy and sizes, where it ran, which mutwo, and the schedule's hash.
 RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const profiles::Schedule& schedule,

@@ -79,4 +79,11 @@ std::string describe_instruction(const Schedule& schedule, InstrId id) {
                      schedule.graph.tensor(in.tensor).name);
 }
 
+int64_t samples_per_step(const Schedule& schedule) {
+  int64_t models = 0;
+  for (const SubArray& s : schedule.sub_arrays) models += s.width;
+  if (models == 0) models = schedule.graph.width;
+  return models * schedule.graph.batch_size;
+}
+
 }  // namespace mutwo::profiles

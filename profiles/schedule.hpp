@@ -78,4 +78,8 @@ Graph concat_graphs(const std::vector<Graph>& parts, std::vector<SubArray>* sub_
 // "compute op 5 'fc1'", "swap_in tensor 3 'x'": how reports of both back ends name an instruction.
 std::string describe_instruction(const Schedule& schedule, InstrId id);
 
+// Samples one step trains over all models: the sub-arrays' widths (or the graph's width) x the
+// batch per model.
+int64_t samples_per_step(const Schedule& schedule);
+
 }  // namespace mutwo::profiles

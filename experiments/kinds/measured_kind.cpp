@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "costmodel/device_catalog.hpp"
+#include "costmodel/cost_setup.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
 #include "experiments/run_pipeline.hpp"
@@ -53,7 +53,7 @@ class MeasuredKind final : public ExperimentKind {
   }
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models", "model_counts", "gpus",   "policies",  "dtype",
-                                                       "optimizer", "cost_source", "device", "iterations", "warmup"};
+                                                       "optimizer", "cost_source", "traces", "device", "iterations", "warmup"};
     return keys;
   }
   const std::vector<std::string_view>& figures() const override {
@@ -99,12 +99,13 @@ class MeasuredKind final : public ExperimentKind {
     request.device = c.at("device").get<std::string>();
     request.timed_iterations = c.at("iterations").get<int32_t>();
     request.warmup_iterations = c.at("warmup").get<int32_t>();
-    // The spec names the GPU predictions are made for; the cost setup is the array's.
-    request.cost = [p](const std::optional<std::string>&) {
+    // The one cost setup of an array point (its GPU, cost source and the source's traces).
+    request.cost = [&spec, p](const std::optional<std::string>&) {
       RunCost setup;
-      setup.gpu = costmodel::find_device(p.gpu);
-      setup.cost = array_cost_model(p);
+      setup.cost = costmodel::make_cost_model(array_cost_setup(spec, p));
+      setup.gpu = setup.cost->device();
       setup.cost_source = p.cost_source;
+      setup.traces = p.traces;
       return setup;
     };
 
