@@ -136,6 +136,29 @@ FixedCostModel memory_model() {
   return FixedCostModel({{0, kMs}, {1, kMs}, {2, kMs}});
 }
 
+// A (1 ms) makes a (2,000,000 B); swap_out a after A; B (1 ms); free a (compute stream, waits the
+// swap_out); swap_in a (waits the free); C (0.5 ms) reads a, waiting the swap_in. Ids: A 0, swap_out 1,
+// B 2, free 3, swap_in 4, C 5.
+Schedule swap_in_schedule() {
+  TestGraph tg;
+  TensorId x = tg.tensor("x", 512, TensorRole::input);
+  TensorId a = tg.tensor("a", 2'000'000, TensorRole::activation);
+  OpId A = tg.op("A", {x}, {a});
+  OpId B = tg.op("B", {x}, {tg.tensor("b", 512, TensorRole::activation)});
+  OpId C = tg.op("C", {a}, {tg.tensor("c", 512, TensorRole::activation)}, 0, Phase::backward);
+  ScheduleBuilder sb(std::move(tg));
+  InstrId ca = sb.compute(A);
+  InstrId out = sb.swap_out(a, {ca});
+  sb.compute(B);
+  InstrId fr = sb.free(a, kComputeStream, {out});
+  InstrId in = sb.swap_in(a, {fr});
+  sb.compute(C, {in});
+  return sb.s;
+}
+FixedCostModel swap_in_model() {
+  return FixedCostModel({{0, kMs}, {1, kMs}, {2, kMs / 2}});
+}
+
 }  // namespace
 
 TEST_CASE("allocations round up to the caching allocator's 512-byte blocks") {
@@ -172,21 +195,10 @@ TEST_CASE("compute waiting on a swap_in stalls for the uncovered transfer time")
   // A (1 ms) makes a (2,000,000 B); swap_out a 1..3 ms; B runs 1..2 ms; free a (compute stream,
   // waits the swap_out) at 3 ms; swap_in a (waits the free) 3..5 ms; C reads a, waits the swap_in:
   // 5..5.5 ms. The compute stream idles 2..5 ms: stall = 3 ms = 4 ms of copies - 1 ms of B covering them.
-  TestGraph tg;
-  TensorId x = tg.tensor("x", 512, TensorRole::input);
-  TensorId a = tg.tensor("a", 2'000'000, TensorRole::activation);
-  OpId A = tg.op("A", {x}, {a});
-  OpId B = tg.op("B", {x}, {tg.tensor("b", 512, TensorRole::activation)});
-  OpId C = tg.op("C", {a}, {tg.tensor("c", 512, TensorRole::activation)}, 0, Phase::backward);
-  ScheduleBuilder sb(std::move(tg));
-  InstrId ca = sb.compute(A);
-  InstrId out = sb.swap_out(a, {ca});
-  sb.compute(B);
-  InstrId fr = sb.free(a, kComputeStream, {out});
-  InstrId in = sb.swap_in(a, {fr});
-  InstrId cc = sb.compute(C, {in});
-  REQUIRE_NOTHROW(validate_schedule(sb.s));
-  const Prediction p = simulate(sb.s, FixedCostModel({{A, kMs}, {B, kMs}, {C, kMs / 2}}), with_timeline());
+  const Schedule s = swap_in_schedule();
+  const InstrId out = 1, fr = 3, in = 4, cc = 5;
+  REQUIRE_NOTHROW(validate_schedule(s));
+  const Prediction p = simulate(s, swap_in_model(), with_timeline());
   CHECK(event_of(p, out).start_ns == 1 * kMs);
   CHECK(event_of(p, fr).start_ns == 3 * kMs);
   CHECK(event_of(p, in).start_ns == 3 * kMs);
@@ -364,22 +376,10 @@ TEST_CASE("the executed instruction stream of a multi-stream schedule is the sch
   // The swap_in schedule above: compute A, swap_out a, compute B, free a, swap_in a, compute C.
   // Start order: A (0), then B and swap_out both at 1 ms (engines start in order: compute, then
   // d2h), free (3 ms), swap_in (3 ms), C (5 ms); waits follow their instructions to their new ids.
-  TestGraph tg;
-  TensorId x = tg.tensor("x", 512, TensorRole::input);
-  TensorId a = tg.tensor("a", 2'000'000, TensorRole::activation);
-  OpId A = tg.op("A", {x}, {a});
-  OpId B = tg.op("B", {x}, {tg.tensor("b", 512, TensorRole::activation)});
-  OpId C = tg.op("C", {a}, {tg.tensor("c", 512, TensorRole::activation)}, 0, Phase::backward);
-  ScheduleBuilder sb(std::move(tg));
-  InstrId ca = sb.compute(A);
-  InstrId out = sb.swap_out(a, {ca});
-  sb.compute(B);
-  InstrId fr = sb.free(a, kComputeStream, {out});
-  InstrId in = sb.swap_in(a, {fr});
-  sb.compute(C, {in});
+  const Schedule s = swap_in_schedule();
   SimOptions record;
   record.record_executed = true;
-  const Prediction p = simulate(sb.s, FixedCostModel({{A, kMs}, {B, kMs}, {C, kMs / 2}}), record);
+  const Prediction p = simulate(s, swap_in_model(), record);
   REQUIRE(p.executed.size() == 6);
   std::vector<std::string> kinds;
   for (const Instruction& i : p.executed) kinds.push_back(std::string(instr_kind_name(i.kind)));
@@ -388,10 +388,10 @@ TEST_CASE("the executed instruction stream of a multi-stream schedule is the sch
   CHECK(p.executed[3].waits == std::vector<InstrId>{2});  // free waits the swap_out
   CHECK(p.executed[4].waits == std::vector<InstrId>{3});
   CHECK(p.executed[5].waits == std::vector<InstrId>{4});
-  Schedule replayed = sb.s;
+  Schedule replayed = s;
   replayed.instructions = p.executed;
   REQUIRE_NOTHROW(validate_schedule(replayed));
-  const Prediction again = simulate(replayed, FixedCostModel({{A, kMs}, {B, kMs}, {C, kMs / 2}}));
+  const Prediction again = simulate(replayed, swap_in_model());
   CHECK(again.step_time_ns == p.step_time_ns);
   CHECK(again.peak_bytes == p.peak_bytes);
 }
