@@ -93,6 +93,7 @@ class TrainingStepBuilder {
     mark_needs_grad();
     count_contributions();
     emit_backward();
+    emit_grad_unscale();
     emit_optimizer(hyper);
     link(g_);
     validate(g_);
@@ -307,7 +308,9 @@ class TrainingStepBuilder {
       const TensorId in = fwd.inputs[i];
       if (!needs_grad_[static_cast<size_t>(in)]) continue;
       const Tensor& x = ftensor(in);
-      if (x.shape == out.shape) {
+      // An operand of another dtype (autocast's mixed add) gets the gradient cast to its own dtype,
+      // as the autograd engine's validate_outputs does; sum_to_shape sums and casts.
+      if (x.shape == out.shape && x.dtype == out.dtype) {
         deliver(in, out_grad, false, fwd.id);
         continue;
       }
@@ -378,6 +381,36 @@ class TrainingStepBuilder {
       } else {
         emit_backward_op(fwd, rules, out_grad);
       }
+    }
+  }
+
+  // fp16 autocast trains with torch.cuda.amp.GradScaler: scaler.step() first unscales every gradient
+  // in place (unscale_ -> _amp_foreach_non_finite_check_and_unscale_, one pass over each gradient),
+  // then steps the optimizer (torch/cuda/amp/grad_scaler.py). The loss is multiplied by the scale
+  // S = 2^16 (init_scale) before backward; S and 1/S are powers of two, so the gradients equal
+  // unscaled ones, and mutwo seeds backward with 1 and unscales by 1 (attr inv_scale): the same
+  // kernels, the same results barring fp16 underflow. The one-element loss multiply is not an op.
+  void emit_grad_unscale() {
+    if (fwd_.precision != Precision::amp_fp16) return;
+    for (const Tensor& w : fwd_.tensors) {
+      if (w.role != TensorRole::weight) continue;
+      const GradState& s = grads_[static_cast<size_t>(w.id)];
+      if (s.current == kNoId) continue;
+      const Tensor& grad = g_.tensors[static_cast<size_t>(s.current)];
+      Op op;
+      op.id = static_cast<OpId>(g_.ops.size());
+      op.name = grad.name + ".unscale";
+      op.kind = OpKind::amp_unscale;
+      op.phase = Phase::optimizer;
+      op.width = w.width;
+      op.recomputable = false;
+      op.inputs = {s.current};
+      op.attrs.emplace("scale", 65536.0);
+      op.attrs.emplace("inv_scale", 1.0);
+      op.flops = 2 * (grad.bytes / dtype_size_bytes(grad.dtype));  // isfinite check and multiply
+      op.bytes_read = grad.bytes;
+      op.bytes_written = grad.bytes;
+      g_.ops.push_back(std::move(op));
     }
   }
 

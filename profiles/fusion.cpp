@@ -70,7 +70,7 @@ std::vector<std::optional<FuseAxis>> leaf_layouts(const Graph& g) {
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       const Tensor& t = g.tensor(op.inputs[i]);
       if (t.producer != kNoId) continue;
-      const FuseAxis axis = fused_layout_for_use(op.kind, i);
+      const FuseAxis axis = fused_layout_of_use(g, op, i);
       auto& slot = axes[static_cast<size_t>(t.id)];
       if (slot && *slot != axis) {
         throw GraphError(fmt::format(
@@ -102,6 +102,19 @@ FuseAxis fused_layout_for_use(OpKind kind, size_t input) {
     default:
       return FuseAxis::stack;
   }
+}
+
+FuseAxis fused_layout_of_use(const Graph& graph, const Op& op, size_t input) {
+  const Op* reader = &op;
+  size_t position = input;
+  while (reader->kind == OpKind::cast) {
+    const Tensor& out = graph.tensor(reader->outputs.at(0));
+    if (out.consumers.empty()) return FuseAxis::stack;
+    const Op& next = graph.op(out.consumers.front());
+    position = static_cast<size_t>(std::find(next.inputs.begin(), next.inputs.end(), out.id) - next.inputs.begin());
+    reader = &next;
+  }
+  return fused_layout_for_use(reader->kind, position);
 }
 
 Graph horizontal_fuse(const Graph& forward, int32_t width) {
@@ -148,6 +161,7 @@ Graph horizontal_fuse(const Graph& forward, int32_t width) {
   add_leaves_before(forward.tensors.size());
 
   Graph fused = std::move(b).finish();
+  fused.precision = forward.precision;
   // Output names come from the builder (op name + suffix); keep the original's.
   for (const Tensor& t : forward.tensors) {
     fused.tensors[static_cast<size_t>(mapped[static_cast<size_t>(t.id)])].name = t.name;

@@ -20,4 +20,9 @@ Graph horizontal_fuse(const Graph& forward, int32_t width);
 // on dim 1 and their weights on dim 0; every other operand is stacked (op_kind.hpp).
 FuseAxis fused_layout_for_use(OpKind kind, size_t input);
 
+// The layout a leaf takes when read at position `input` of `op` in a linked graph: as
+// fused_layout_for_use, except that a `cast` (autocast, profiles/autocast.hpp) keeps its input's
+// layout, so the leaf takes the layout of the cast output's first reader (stack if none).
+FuseAxis fused_layout_of_use(const Graph& graph, const Op& op, size_t input);
+
 }  // namespace mutwo::profiles

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "profiles/op.hpp"
+#include "profiles/precision.hpp"
 #include "profiles/tensor.hpp"
 
 namespace mutwo::profiles {
@@ -13,6 +14,7 @@ struct Graph {
   std::string name;             // e.g. "bert-base" or "bert-base x4"
   int32_t width = 1;            // models fused into this graph
   int64_t batch_size = 0;       // samples per model per step (0 when unknown, e.g. imported traces)
+  Precision precision = Precision::fp32;  // the training precision mode (profiles/autocast.hpp)
   std::vector<Tensor> tensors;  // tensors[i].id == i
   std::vector<Op> ops;          // ops[i].id == i, program order
 

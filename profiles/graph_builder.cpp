@@ -57,6 +57,11 @@ TensorId GraphBuilder::add_weight(const std::string& name, const std::vector<int
   return add_input(name, per_model_shape, TensorRole::weight, axis);
 }
 
+TensorId GraphBuilder::add_laid_out_input(const std::string& name, std::vector<int64_t> shape, TensorRole role,
+                                          DType dtype) {
+  return new_tensor(name, std::move(shape), dtype, role);
+}
+
 std::vector<TensorId> GraphBuilder::add_op(OpKind kind, const std::string& name,
                                            const std::vector<TensorId>& inputs, Attributes attrs) {
   const KindRules* rules = kind_rules(kind);

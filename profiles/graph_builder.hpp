@@ -32,6 +32,8 @@ class GraphBuilder {
   TensorId add_input(const std::string& name, const std::vector<int64_t>& per_model_shape, TensorRole role,
                      FuseAxis axis, std::optional<DType> dtype = std::nullopt);
   TensorId add_weight(const std::string& name, const std::vector<int64_t>& per_model_shape, FuseAxis axis);
+  // A leaf tensor given by its shape as laid out at the builder's width (a graph being rewritten).
+  TensorId add_laid_out_input(const std::string& name, std::vector<int64_t> shape, TensorRole role, DType dtype);
 
   // Appends an op of a kind with shape inference; returns its outputs, output 0 first.
   std::vector<TensorId> add_op(OpKind kind, const std::string& name, const std::vector<TensorId>& inputs,

@@ -74,6 +74,8 @@ OrderedJson graph_to_json(const Graph& graph) {
   j["name"] = graph.name;
   j["width"] = graph.width;
   j["batch_size"] = graph.batch_size;
+  // Written only when not the default, so fp32 traces stay byte-identical to earlier versions.
+  if (graph.precision != Precision::fp32) j["precision"] = precision_name(graph.precision);
   OrderedJson tensors = OrderedJson::array();
   for (const Tensor& t : graph.tensors) tensors.push_back(tensor_to_json(t));
   OrderedJson ops = OrderedJson::array();
@@ -168,13 +170,14 @@ Op op_from_json(const Json& j, size_t index) {
 
 Graph graph_from_json(const Json& j) {
   JsonReader r(j, "graph", "field 'graph'");
-  r.expect_only({"name", "width", "batch_size", "tensors", "ops"});
+  r.expect_only({"name", "width", "batch_size", "precision", "tensors", "ops"});
   Graph g;
   g.name = r.string("name");
   g.width = r.int32("width");
   g.batch_size = r.integer("batch_size");
   if (g.batch_size < 0)
     throw FormatError(fmt::format("graph: field 'batch_size' = {} is negative", g.batch_size));
+  if (j.contains("precision")) g.precision = r.name("precision", parse_precision);
   const Json& tensors = r.array("tensors");
   g.tensors.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) g.tensors.push_back(tensor_from_json(tensors[i], i));

@@ -84,6 +84,9 @@ enum class KindCategory : uint8_t {
   X(cross_entropy, "cross_entropy", forward, reduction)                                                    \
   /* mean BCE with logits (inputs logits, labels same shape; outputs loss) */                              \
   X(bce_with_logits, "bce_with_logits", forward, reduction)                                                \
+  /* tensor.to(dtype) (aten::_to_copy), attr dtype: the target dtype's name; autocast's casts            \
+     (profiles/autocast.hpp); layout of its input */                                                       \
+  X(cast, "cast", forward, elementwise)                                                                    \
   /* an imported op whose semantics mutwo does not know (DTR / Kineto traces) */                          \
   X(opaque, "opaque", forward, opaque)                                                                     \
   X(linear_backward, "linear_backward", backward, matmul)                                                  \
@@ -113,6 +116,8 @@ enum class KindCategory : uint8_t {
   X(dot_interaction_backward, "dot_interaction_backward", backward, matmul)                                \
   X(cross_entropy_backward, "cross_entropy_backward", backward, reduction)                                 \
   X(bce_with_logits_backward, "bce_with_logits_backward", backward, reduction)                             \
+  /* the gradient cast back to the forward input's dtype (_to_copy's backward) */                         \
+  X(cast_backward, "cast_backward", backward, elementwise)                                                 \
   /* gradient of a broadcast add operand: sum the output gradient down to the operand's shape */          \
   X(sum_to_shape, "sum_to_shape", backward, reduction)                                                     \
   /* sum of two partial gradients of one tensor read by several ops */                                    \
@@ -121,7 +126,10 @@ enum class KindCategory : uint8_t {
   /* in-place updates; inputs param, grad, state...; no outputs; per-model hyper-parameters as lists */   \
   X(sgd_step, "sgd_step", optimizer, optimizer)                                                            \
   X(adam_step, "adam_step", optimizer, optimizer)                                                          \
-  X(adamw_step, "adamw_step", optimizer, optimizer)
+  X(adamw_step, "adamw_step", optimizer, optimizer)                                                        \
+  /* GradScaler.unscale_ of one fp16-autocast gradient, in place (input grad; attr scale), before the    \
+     optimizer steps (torch/cuda/amp/grad_scaler.py, _amp_foreach_non_finite_check_and_unscale_) */       \
+  X(amp_unscale, "amp_unscale", optimizer, elementwise)
 // clang-format on
 
 enum class OpKind : uint16_t {

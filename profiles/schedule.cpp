@@ -33,6 +33,15 @@ Graph concat_graphs(const std::vector<Graph>& parts, std::vector<SubArray>* sub_
   if (parts.empty()) throw GraphError("concat_graphs: no sub-array graphs given");
   Graph out;
   out.batch_size = parts.front().batch_size;
+  out.precision = parts.front().precision;  // one precision mode per step (the cost model reads it)
+  for (const Graph& part : parts) {
+    if (part.precision != out.precision) {
+      throw GraphError(fmt::format("concat_graphs: sub-array '{}' has precision {}, '{}' has {}; one step trains "
+                                   "in one precision mode",
+                                   part.name, precision_name(part.precision), parts.front().name,
+                                   precision_name(out.precision)));
+    }
+  }
   std::vector<SubArray> ranges;
   const bool prefix = parts.size() > 1;
   for (size_t p = 0; p < parts.size(); ++p) {

@@ -57,6 +57,15 @@ int64_t dropout_backward_flops(const BackwardContext& ctx) {
   return element_count(ctx.inputs[0]->shape);
 }
 
+// TensorIterator's type promotion between floating operands (c10::promoteTypes): the wider type;
+// f16 with bf16 gives f32. Mixed operands arise under autocast (a half matmul output added to an f32
+// residual); the kernel converts on the fly, so no cast op is needed.
+DType promote_floating(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::f64 || b == DType::f64) return DType::f64;
+  return DType::f32;
+}
+
 // b broadcasts to a from the right (each trailing dim equal or 1); output has a's shape.
 void expect_broadcastable(const InferContext& ctx) {
   const Tensor& a = *ctx.inputs[0];
@@ -67,7 +76,8 @@ void expect_broadcastable(const InferContext& ctx) {
     const int64_t ad = a.shape[a.shape.size() - 1 - i];
     ok = bd == ad || bd == 1;
   }
-  if (!ok || a.dtype != b.dtype) {
+  const bool dtypes_ok = a.dtype == b.dtype || (is_floating(a.dtype) && is_floating(b.dtype));
+  if (!ok || !dtypes_ok) {
     infer_error(ctx, fmt::format("input 1 '{}' {} {} does not broadcast to input 0 '{}' {} {}", b.name,
                                  shape_string(b.shape), dtype_name(b.dtype), a.name, shape_string(a.shape),
                                  dtype_name(a.dtype)));
@@ -77,7 +87,27 @@ void expect_broadcastable(const InferContext& ctx) {
 InferResult infer_binary(const InferContext& ctx) {
   expect_inputs(ctx, 2, 2);
   expect_broadcastable(ctx);
-  return same_as_input(ctx, 1);
+  InferResult r = same_as_input(ctx, 1);
+  r.outputs[0].dtype = promote_floating(ctx.inputs[0]->dtype, ctx.inputs[1]->dtype);
+  return r;
+}
+
+// tensor.to(dtype): attr dtype names a floating dtype; one conversion per element.
+InferResult infer_cast(const InferContext& ctx) {
+  expect_inputs(ctx, 1, 1);
+  const Tensor& x = *ctx.inputs[0];
+  const std::string where = "op '" + std::string(ctx.op_name) + "'";
+  const DType to = parse_dtype(attr_string(ctx.attrs, "dtype", where));
+  if (!is_floating(x.dtype) || !is_floating(to)) {
+    infer_error(ctx, fmt::format("casts floating tensors only: input 0 '{}' is {}, attribute 'dtype' = {}", x.name,
+                                 dtype_name(x.dtype), dtype_name(to)));
+  }
+  InferResult r = same_as_input(ctx, 1);
+  r.outputs[0].dtype = to;
+  return r;
+}
+int64_t cast_backward_flops(const BackwardContext& ctx) {
+  return element_count(ctx.inputs[0]->shape);
 }
 
 // grad_a = g * b; grad_b = sum-to-shape(g * a).
@@ -130,6 +160,12 @@ void register_elementwise_kinds(KindRulesTable& table) {
       .backward_kind = OpKind::mul_backward,
       .saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}},
       .backward_flops = mul_backward_flops};
+  // derivatives.yaml (_to_copy): self: _to_copy_backward(grad, self.options()) saves nothing but the
+  // input's dtype: the gradient is cast back.
+  table[static_cast<size_t>(OpKind::cast)] = {.infer = infer_cast,
+                                              .backward_kind = OpKind::cast_backward,
+                                              .saved = {},
+                                              .backward_flops = cast_backward_flops};
   // derivatives.yaml (_softmax): saves result.
   table[static_cast<size_t>(OpKind::softmax)] = {.infer = infer_softmax,
                                                  .backward_kind = OpKind::softmax_backward,

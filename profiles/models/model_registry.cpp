@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "profiles/autocast.hpp"
 #include "profiles/error.hpp"
 #include "profiles/models/family_builders.hpp"
 
@@ -66,7 +67,12 @@ Graph build_model(std::string_view name, ModelConfig config) {
   // One naming rule for every family: "resnet18", or "resnet18 x4" when k models are fused.
   Graph graph = info.build(config);
   graph.name = config.width == 1 ? info.name : fmt::format("{} x{}", info.name, config.width);
-  return graph;
+  if (config.precision == Precision::fp32) return graph;
+  if (config.dtype != DType::f32) {
+    throw Error(fmt::format("model '{}': precision {} trains an fp32 model; dtype is {} (keep dtype fp32)", name,
+                            precision_name(config.precision), dtype_name(config.dtype)));
+  }
+  return apply_precision(graph, config.precision);
 }
 
 }  // namespace mutwo::profiles

@@ -8,6 +8,7 @@
 
 #include "profiles/dtype.hpp"
 #include "profiles/graph.hpp"
+#include "profiles/precision.hpp"
 #include "profiles/registry.hpp"
 
 namespace mutwo::profiles {
@@ -18,6 +19,7 @@ struct ModelConfig {
   int64_t image_size = 0;  // vision models; 0 = default
   DType dtype = DType::f32;
   int32_t width = 1;  // models fused horizontally (HFTA); see fusion.hpp
+  Precision precision = Precision::fp32;  // applied to the built graph (autocast.hpp); needs dtype fp32
 };
 
 struct ModelInfo {
@@ -57,7 +59,8 @@ const ModelRegistry& mini_models();
 const ModelInfo& find_model(std::string_view name);
 
 // Builds a forward Graph of a zoo model or a test-scale variant (find_model): fills the config's
-// defaults from the model, names the graph.
+// defaults from the model, names the graph, applies the config's precision (apply_precision; a mode
+// other than fp32 on a model of dtype other than fp32 throws Error naming both).
 Graph build_model(std::string_view name, ModelConfig config);
 
 // Family registration functions, one per file.
