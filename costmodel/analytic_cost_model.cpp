@@ -94,17 +94,21 @@ AnalyticCostModel::AnalyticCostModel(DeviceSpec device, AnalyticOptions options)
   }
 }
 
-double AnalyticCostModel::peak_flops_per_ns(KindCategory category, DType dtype) const {
+double AnalyticCostModel::peak_flops_per_ns(KindCategory category, DType dtype,
+                                            profiles::Precision precision) const {
   const bool tensor_category = category == KindCategory::matmul || category == KindCategory::conv;
+  const bool tf32_mode = profiles::allows_tf32_matmul(precision);
   switch (dtype) {
     case DType::f16:
-    case DType::bf16:
       return tensor_category ? device_.half_flops_per_ns : device_.fp32_flops_per_ns;
+    case DType::bf16:
+      return tensor_category && has_bf16_tensor_cores(device_) ? device_.half_flops_per_ns
+                                                               : device_.fp32_flops_per_ns;
     case DType::f64:
       return device_.fp64_flops_per_ns;
     default: {
-      const bool tf32 = (category == KindCategory::conv && options_.allow_tf32_conv) ||
-                        (category == KindCategory::matmul && options_.allow_tf32_matmul);
+      const bool tf32 = (category == KindCategory::conv && (options_.allow_tf32_conv || tf32_mode)) ||
+                        (category == KindCategory::matmul && (options_.allow_tf32_matmul || tf32_mode));
       return tf32 && device_.tf32_flops_per_ns > 0 ? device_.tf32_flops_per_ns : device_.fp32_flops_per_ns;
     }
   }
@@ -114,8 +118,9 @@ OpCostBreakdown AnalyticCostModel::breakdown(const profiles::Graph& graph, const
   const KindCategory category = profiles::kind_category(op.kind);
   const CategoryEfficiency& e = options_.efficiency[static_cast<size_t>(category)];
   const double sms = static_cast<double>(device_.sm_count);
+  if (graph.precision != profiles::Precision::fp32) check_precision_supported(device_, graph.precision);
   OpCostBreakdown b;
-  b.peak_flops_per_ns = peak_flops_per_ns(category, op_math_dtype(graph, op));
+  b.peak_flops_per_ns = peak_flops_per_ns(category, op_math_dtype(graph, op), graph.precision);
   b.compute_ns = saturating_term_ns(static_cast<double>(op.flops), b.peak_flops_per_ns, e.compute_efficiency,
                                     sms * e.compute_half_flops_per_sm);
   b.memory_ns =
@@ -129,6 +134,20 @@ OpCostBreakdown AnalyticCostModel::breakdown(const profiles::Graph& graph, const
 
 int64_t AnalyticCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
   return breakdown(graph, op).duration_ns;
+}
+
+bool has_bf16_tensor_cores(const DeviceSpec& device) {
+  return device.tf32_flops_per_ns > 0;
+}
+
+void check_precision_supported(const DeviceSpec& device, profiles::Precision precision) {
+  if (precision == profiles::Precision::amp_bf16 && !has_bf16_tensor_cores(device)) {
+    throw Error(fmt::format(
+        "precision amp-bf16 on GPU '{}': torch.autocast refuses bfloat16 on a GPU without bf16 support "
+        "(compute capability < 8.0: \"Current CUDA Device does not support bfloat16. Please switch dtype "
+        "to float16.\"); use amp-fp16, or bf16 (a bf16 model runs there, its matmuls on CUDA cores)",
+        device.name));
+  }
 }
 
 DType op_math_dtype(const profiles::Graph& graph, const profiles::Op& op) {

@@ -20,14 +20,20 @@
 // off: a width-k fused op (k * w of work, one kernel) costs (k w + w_half) / (R eff_max) + launch,
 // less than k separate ops, k (w + w_half) / (R eff_max) + k launch, and more than one of them.
 //
-// Math mode P(category, dtype), dtype = the op's first floating output (else input) dtype:
-//   f16/bf16: matmul and conv run on tensor cores (half_flops_per_ns), other categories on CUDA cores
+// Math mode P(category, dtype, precision), dtype = the op's first floating output (else input)
+// dtype, precision = the graph's precision mode (profiles/precision.hpp):
+//   f16:      matmul and conv run on tensor cores (half_flops_per_ns), other categories on CUDA cores
 //             (fp32 rate; they are bandwidth-bound, so the exact vector rate hardly matters);
+//   bf16:     as f16 on a GPU with bf16 tensor cores; before Ampere (no TF32 either: V100, T4, P100)
+//             cuBLAS/cuDNN run bf16 matmul and conv on CUDA cores, priced at the FP32 rate;
 //   f32:      conv uses TF32 tensor cores when allow_tf32_conv (PyTorch's
 //             torch.backends.cudnn.allow_tf32, default True) and the GPU has them; matmul likewise
 //             with allow_tf32_matmul (torch.backends.cuda.matmul.allow_tf32, default False since
-//             PyTorch 1.12); otherwise FP32 CUDA cores;
+//             PyTorch 1.12) or under the tf32 precision mode, which sets both; otherwise FP32 CUDA
+//             cores;
 //   f64:      FP64 CUDA cores.
+// A graph in amp-bf16 on a GPU without bf16 support is refused, as torch.autocast refuses it
+// (check_precision_supported).
 // Opaque ops carry no FLOPs: they are priced by their bytes, or at the launch overhead alone.
 // Per-category parameters and their reasoning: default_category_efficiencies() in the .cpp.
 // The calibrated source (later) keeps this form and fits the parameters to measured traces.
@@ -38,6 +44,7 @@
 
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/op_kind.hpp"
+#include "profiles/precision.hpp"
 
 namespace mutwo::costmodel {
 
@@ -82,8 +89,10 @@ class AnalyticCostModel final : public OpCostModel {
   const DeviceSpec& device() const override { return device_; }
 
   OpCostBreakdown breakdown(const profiles::Graph& graph, const profiles::Op& op) const;
-  // Dense peak FLOP/ns the model uses for an op of this category computing in this dtype.
-  double peak_flops_per_ns(profiles::KindCategory category, profiles::DType dtype) const;
+  // Dense peak FLOP/ns the model uses for an op of this category computing in this dtype, in a graph
+  // of this precision mode (fp32: PyTorch's TF32 defaults as the options say).
+  double peak_flops_per_ns(profiles::KindCategory category, profiles::DType dtype,
+                           profiles::Precision precision = profiles::Precision::fp32) const;
   const AnalyticOptions& options() const { return options_; }
 
  private:
@@ -93,5 +102,15 @@ class AnalyticCostModel final : public OpCostModel {
 
 // The dtype an op computes in: its first floating output, else its first floating input, else f32.
 profiles::DType op_math_dtype(const profiles::Graph& graph, const profiles::Op& op);
+
+// Whether the GPU has bf16 tensor cores. NVIDIA added bf16 and TF32 tensor cores together with
+// compute capability 8.0 (Ampere), which is what torch.cuda.is_bf16_supported() tests in PyTorch 1.13
+// (major >= 8), so: a catalog GPU with a TF32 rate.
+bool has_bf16_tensor_cores(const DeviceSpec& device);
+// Throws Error for amp-bf16 on a GPU without bf16 support: torch.autocast(device_type="cuda",
+// dtype=torch.bfloat16) raises "Current CUDA Device does not support bfloat16. Please switch dtype to
+// float16." (torch/amp/autocast_mode.py). The bf16 mode is allowed everywhere: a bf16 model runs on a
+// V100, its matmuls on CUDA cores.
+void check_precision_supported(const DeviceSpec& device, profiles::Precision precision);
 
 }  // namespace mutwo::costmodel
