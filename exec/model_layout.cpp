@@ -42,6 +42,7 @@ ModelAxis forward_output_axis(const profiles::Op& op, size_t index, const std::v
     case OpKind::add:
     case OpKind::mul:
     case OpKind::softmax:
+    case OpKind::cast:
       return axes[static_cast<size_t>(op.inputs[0])];
     default:
       return ModelAxis::stack;  // linear, attention, embeddings, flatten, class token, losses, ...
@@ -60,7 +61,7 @@ std::vector<ModelAxis> model_axes(const profiles::Graph& graph) {
       // A leaf read by a backward or optimizer op first (a weight only the optimizer reads) keeps
       // the stacked default unless a forward reader says otherwise.
       if (op.phase == profiles::Phase::forward) {
-        axes[id] = from_fuse_axis(profiles::fused_layout_for_use(op.kind, i));
+        axes[id] = from_fuse_axis(profiles::fused_layout_of_use(graph, op, i));
         known[id] = true;
       }
     }
@@ -73,7 +74,8 @@ std::vector<ModelAxis> model_axes(const profiles::Graph& graph) {
       for (size_t i = 0; i < op.outputs.size(); ++i) {
         axes[static_cast<size_t>(op.outputs[i])] = forward_output_axis(op, i, axes);
       }
-    } else if (op.kind == OpKind::accumulate_grad || op.kind == OpKind::sum_to_shape) {
+    } else if (op.kind == OpKind::accumulate_grad || op.kind == OpKind::sum_to_shape ||
+               op.kind == OpKind::cast_backward) {
       axes[static_cast<size_t>(op.outputs[0])] = axes[static_cast<size_t>(op.inputs[0])];
     } else if (op.phase == profiles::Phase::backward && op.forward_of != profiles::kNoId) {
       // Outputs are the gradients of the forward inputs that need one, in input order.

@@ -440,6 +440,26 @@ TEST_CASE("squeeze-excitation mul in the channel layout (conv -> avgpool -> scal
   });
 }
 
+TEST_CASE("cast to fp32 and back: the forward rounds, cast_backward casts the gradient back, as _to_copy") {
+  // x (f64) -> f32 -> f64 -> BCE: autograd's _to_copy backward is grad.to(self dtype), twice.
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3});
+    const TensorId down = b.op(OpKind::cast, "to_f32", {x}, {{"dtype", std::string("fp32")}});
+    bce_loss(b, b.op(OpKind::cast, "to_f64", {down}, {{"dtype", std::string("fp64")}}));
+  });
+}
+
+TEST_CASE("mixed-dtype add (autocast residual): f32 + f64 promotes to f64, each operand's gradient in its dtype") {
+  // a (f64) + cast(c -> f32): TensorIterator promotes to f64; the f32 operand's gradient is cast down by
+  // sum_to_shape (the engine's validate_outputs), then cast_backward brings c's gradient back to f64.
+  check_kind([](GraphBuilder& b) {
+    const TensorId a = weight(b, "a", {kBatch, 3});
+    const TensorId c = weight(b, "c", {kBatch, 3});
+    const TensorId c32 = b.op(OpKind::cast, "c.to_f32", {c}, {{"dtype", std::string("fp32")}});
+    bce_loss(b, b.op(OpKind::add, "residual", {c32, a}));
+  });
+}
+
 TEST_CASE("softmax over the last dim: _softmax_backward_data of the saved result equals autograd's") {
   check_kind([](GraphBuilder& b) {
     bce_loss(b, b.op(OpKind::softmax, "softmax", {weight(b, "x", {kBatch, 2, 4, 4})}));

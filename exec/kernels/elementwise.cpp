@@ -1,11 +1,13 @@
 // Elementwise kernels: activations (backward from what derivatives.yaml saves: relu, tanh and
 // sigmoid their result, the others their input), dropout with per-model seeded masks, add, mul,
-// softmax, and the gradient plumbing autodiff emits (sum_to_shape, accumulate_grad).
+// softmax, the autocast cast and its backward, the gradient plumbing autodiff emits (sum_to_shape,
+// accumulate_grad) and GradScaler's unscale.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 
 #include "exec/kernel.hpp"
 #include "exec/model_tensors.hpp"
+#include "exec/torch_types.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -107,8 +109,10 @@ std::vector<at::Tensor> mul_backward(const KernelContext& c) {
   const at::Tensor& a = c.inputs[1];
   const at::Tensor& b = c.inputs[2];
   std::vector<at::Tensor> out;
-  if (c.needs_grad(0)) out.push_back(at::sum_to(gy * b, a.sizes()));
-  if (c.needs_grad(1)) out.push_back(at::sum_to(gy * a, b.sizes()));
+  // Mixed operands (autocast) promote; each gradient takes its operand's dtype, as autograd's engine
+  // casts it (validate_outputs). A no-op for operands of one dtype.
+  if (c.needs_grad(0)) out.push_back(at::sum_to(gy * b, a.sizes()).to(a.scalar_type()));
+  if (c.needs_grad(1)) out.push_back(at::sum_to(gy * a, b.sizes()).to(b.scalar_type()));
   return out;
 }
 
@@ -124,7 +128,28 @@ std::vector<at::Tensor> softmax_backward(const KernelContext& c) {
 // The gradient of a broadcast operand: the output gradient summed down to the operand's shape (a
 // copy when the shapes agree).
 std::vector<at::Tensor> sum_to_shape(const KernelContext& c) {
-  return {at::sum_to(c.inputs[0], c.output_ir(0).shape)};
+  // Cast to the operand's dtype too (a mixed-dtype add under autocast); .to is a no-op otherwise.
+  return {at::sum_to(c.inputs[0], c.output_ir(0).shape).to(scalar_type(c.output_ir(0).dtype))};
+}
+
+// aten::_to_copy: always a new tensor of the target dtype (attr dtype, the output's dtype).
+std::vector<at::Tensor> cast(const KernelContext& c) {
+  return {c.inputs[0].to(scalar_type(c.output_ir(0).dtype), /*non_blocking=*/false, /*copy=*/true)};
+}
+
+// _to_copy_backward: the gradient cast back to the forward input's dtype (the output's dtype).
+std::vector<at::Tensor> cast_backward(const KernelContext& c) {
+  return {c.inputs[0].to(scalar_type(c.output_ir(0).dtype), /*non_blocking=*/false, /*copy=*/true)};
+}
+
+// GradScaler.unscale_ of one gradient, in place: grad *= inv_scale. mutwo seeds backward with 1
+// rather than the scale S = 2^16, so inv_scale is 1 and the gradient is what PyTorch's unscaled one
+// is (S and 1/S are powers of two); the pass over the gradient is what a measurement times. The
+// non-finite check that skips a step is not modelled (no step is skipped).
+std::vector<at::Tensor> amp_unscale(const KernelContext& c) {
+  at::Tensor grad = c.inputs[0];
+  grad.mul_(c.attr_double("inv_scale", 1.0));
+  return {};
 }
 
 std::vector<at::Tensor> accumulate_grad(const KernelContext& c) {
@@ -159,6 +184,9 @@ void register_elementwise_kernels(KernelTable& table) {
   set(OpKind::softmax_backward, softmax_backward);
   set(OpKind::sum_to_shape, sum_to_shape);
   set(OpKind::accumulate_grad, accumulate_grad);
+  set(OpKind::cast, cast);
+  set(OpKind::cast_backward, cast_backward);
+  set(OpKind::amp_unscale, amp_unscale);
 }
 
 }  // namespace mutwo::exec

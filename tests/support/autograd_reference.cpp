@@ -15,6 +15,7 @@
 
 #include "exec/kernel.hpp"
 #include "exec/leaf_init.hpp"
+#include "exec/torch_types.hpp"
 #include "policies/plain_schedule.hpp"
 #include "profiles/error.hpp"
 
@@ -189,6 +190,8 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
     }
     case OpKind::bce_with_logits:
       return at::binary_cross_entropy_with_logits(in[0], in[1]);
+    case OpKind::cast:  // tensor.to(dtype): autograd's _to_copy backward casts the gradient back
+      return in[0].to(exec::scalar_type(graph.tensor(op.outputs[0]).dtype));
     default:
       throw Error(
           fmt::format("autograd reference: op {} '{}' has kind '{}', which the reference does not know",
