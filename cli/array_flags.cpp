@@ -3,12 +3,28 @@
 #include "cli/table.hpp"
 #include "policies/plain_schedule.hpp"
 #include "profiles/autodiff.hpp"
+#include "profiles/error.hpp"
 #include "profiles/models/model_registry.hpp"
 #include "profiles/schedule_json.hpp"
 
 namespace mutwo::cli {
 
 using namespace mutwo::profiles;
+
+Precision precision_flag(const std::string& value) {
+  try {
+    return parse_precision(value);
+  } catch (const UnknownNameError&) {
+    throw UnknownNameError("--precision '" + value + "': unknown precision; valid: " +
+                           std::string(precision_names()));
+  }
+}
+
+std::string precision_help() {
+  return "Training precision as PyTorch runs it: fp32 (TF32 for cuDNN conv only, PyTorch's default), tf32 "
+         "(matmul too), amp-fp16 / amp-bf16 (torch.autocast; fp32 master weights; GradScaler for fp16), bf16 "
+         "(the whole model in bf16)";
+}
 
 std::string model_names_help() {
   return joined(builtin_models().names()) + "; test-scale: " + joined(mini_models().names());
@@ -36,12 +52,14 @@ void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedu
           ->check(CLI::PositiveNumber);
   CLI::Option* dtype =
       cmd->add_option("--dtype", flags.dtype, "Element type: fp32, bf16, fp16, fp64")->capture_default_str();
+  CLI::Option* precision =
+      cmd->add_option("--precision", flags.precision, precision_help())->capture_default_str();
   CLI::Option* optimizer =
       cmd->add_option("--optimizer", flags.optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   CLI::Option* lr =
       cmd->add_option("--lr", flags.lr, "Learning rate, or one per model, comma-separated (HFTA sweeps)")
           ->delimiter(',');
-  for (CLI::Option* o : {models, partition, batch, seq, image, dtype, optimizer, lr}) {
+  for (CLI::Option* o : {models, partition, batch, seq, image, dtype, precision, optimizer, lr}) {
     o->excludes(flags.schedule_option);
   }
 }
@@ -60,6 +78,7 @@ policies::ModelArray model_array(const ArrayFlags& flags) {
   array.config.seq_len = flags.seq_len;
   array.config.image_size = flags.image_size;
   array.config.dtype = parse_dtype(flags.dtype);
+  array.config.precision = precision_flag(flags.precision);
   array.optimizer.kind = parse_optimizer(flags.optimizer);
   if (!flags.lr.empty()) array.optimizer.lr = flags.lr;
   return array;

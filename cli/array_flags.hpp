@@ -22,6 +22,7 @@ struct ArrayFlags {
   int64_t seq_len = 0;
   int64_t image_size = 0;
   std::string dtype = "fp32";
+  std::string precision = "fp32";
   std::string optimizer = "adam";
   std::vector<double> lr;  // one, or one per model
   std::string schedule;    // a schedule file instead of a model array
@@ -40,6 +41,11 @@ policies::ModelArray model_array(const ArrayFlags& flags);
 std::vector<int32_t> partition_of(const ArrayFlags& flags);
 // The plain schedule of the array (sub-arrays one after another) or the --schedule file.
 profiles::Schedule plain_schedule(const ArrayFlags& flags);
+
+// --precision's value parsed; throws UnknownNameError naming the flag and the value.
+profiles::Precision precision_flag(const std::string& value);
+// Help text of --precision (every command that builds a model array takes it).
+std::string precision_help();
 
 // "bert-base, ...; test-scale: bert-mini, ..." for help texts.
 std::string model_names_help();

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/table.hpp"
@@ -42,6 +43,7 @@ struct SearchOptions {
   int64_t seq_len = 0;
   int64_t image_size = 0;
   std::string dtype = "fp32";
+  std::string precision = "fp32";
   std::string optimizer = "adam";
   DeviceFlags device;
   std::string schedule_out;
@@ -161,6 +163,7 @@ void run_search_command(const SearchOptions& opts) {
   model_config.seq_len = opts.seq_len;
   model_config.image_size = opts.image_size;
   model_config.dtype = parse_dtype(opts.dtype);
+  model_config.precision = precision_flag(opts.precision);
   const std::vector<std::string> models =
       opts.models.empty() ? std::vector<std::string>{kDefaultModel} : opts.models;
   if (opts.models.empty() && opts.batch_size == 0) model_config.batch_size = kDefaultBatch;
@@ -242,6 +245,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
+  cmd->add_option("--precision", opts->precision, precision_help())->capture_default_str();
   cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   add_device_flags(cmd, opts->device);
   cmd->add_option("-o,--output", opts->schedule_out, "Write the winner's schedule to this file");

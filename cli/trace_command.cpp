@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "profiles/autodiff.hpp"
@@ -30,6 +31,7 @@ struct TraceOptions {
   int64_t image_size = 0;
   int32_t models = 1;
   std::string dtype = "fp32";
+  std::string precision = "fp32";
   std::string optimizer = "adam";
   std::vector<double> lr;  // one value for all models, or one per model
 };
@@ -51,6 +53,7 @@ void write_model_trace(const TraceOptions& opts) {
   config.seq_len = opts.seq_len;
   config.image_size = opts.image_size;
   config.dtype = parse_dtype(opts.dtype);
+  config.precision = precision_flag(opts.precision);
   config.width = opts.models;
   OptimizerConfig optimizer;
   optimizer.kind = parse_optimizer(opts.optimizer);
@@ -126,13 +129,15 @@ void add_trace_command(CLI::App& app) {
                            ->capture_default_str();
   CLI::Option* dtype =
       cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
+  CLI::Option* precision =
+      cmd->add_option("--precision", opts->precision, precision_help())->capture_default_str();
   CLI::Option* optimizer =
       cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   CLI::Option* lr =
       cmd->add_option("--lr", opts->lr, "Learning rate; comma-separated for one per model")->delimiter(',');
   CLI::Option* output =
       cmd->add_option("--output,-o", opts->output, "Trace file to write (default: <model>[-x<k>].json)");
-  for (CLI::Option* o : {batch, seq, image, width, dtype, optimizer, lr, output}) o->excludes(check);
+  for (CLI::Option* o : {batch, seq, image, width, dtype, precision, optimizer, lr, output}) o->excludes(check);
   cmd->callback([opts, model, check] {
     if (model->count() == 0 && check->count() == 0) {
       throw CLI::RequiredError("trace: one of --model or --check");

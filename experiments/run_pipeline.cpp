@@ -12,6 +12,7 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "profiles/dtype.hpp"
+#include "profiles/precision.hpp"
 #include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 
@@ -58,6 +59,7 @@ policies::ModelArray ArrayRequest::model_array() const {
   array.config.seq_len = seq_len;
   array.config.image_size = image_size;
   array.config.dtype = profiles::parse_dtype(dtype);
+  array.config.precision = profiles::parse_precision(precision);
   array.optimizer.kind = profiles::parse_optimizer(optimizer);
   if (!lr.empty()) array.optimizer.lr = lr;
   return array;
@@ -136,6 +138,7 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
     j["seq_len"] = a.seq_len;
     j["image_size"] = a.image_size;
     j["dtype"] = a.dtype;
+    if (a.precision != "fp32") j["precision"] = a.precision;  // fp32 runs keep their configuration
     j["optimizer"] = a.optimizer;
     j["lr"] = a.lr;
     j["policy"] = request.policy;

@@ -34,6 +34,7 @@ struct ArrayRequest {
   int64_t seq_len = 0;
   int64_t image_size = 0;
   std::string dtype = "fp32";
+  std::string precision = "fp32";  // profiles/precision.hpp
   std::string optimizer = "adam";
   std::vector<double> lr;  // one, or one per model; empty: the optimizer's default
 

@@ -181,11 +181,15 @@ class SpecReader {
         s.strategies = strings(node, key);
       } else if (name == "policies") {
         s.policies = strings(node, key);
-      } else if (name == "dtype" || name == "optimizer" || name == "cost_source" || name == "device") {
+      } else if (name == "dtype" || name == "optimizer" || name == "cost_source" || name == "device" ||
+                 name == "precision") {
         const auto* v = node.as_string();
         if (v == nullptr) fail(&node, key, fmt::format("must be a string, not {}", type_name(node)));
-        (name == "dtype" ? s.dtype : name == "optimizer" ? s.optimizer : name == "device" ? s.device : s.cost_source) =
-            v->get();
+        (name == "dtype"       ? s.dtype
+         : name == "optimizer" ? s.optimizer
+         : name == "device"    ? s.device
+         : name == "precision" ? s.precision
+                               : s.cost_source) = v->get();
       } else if (name == "iterations") {
         s.iterations = static_cast<int32_t>(integer(node, key, 1, 1 << 20));
       } else if (name == "warmup") {

@@ -13,6 +13,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "policies/policy_registry.hpp"
 #include "profiles/dtype.hpp"
+#include "profiles/precision.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::experiments {
@@ -23,6 +24,7 @@ profiles::ModelConfig ArrayPoint::model_config() const {
   c.seq_len = seq_len;
   c.image_size = image_size;
   c.dtype = profiles::parse_dtype(dtype);
+  c.precision = profiles::parse_precision(precision);
   return c;
 }
 
@@ -54,6 +56,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
           p.image_size =
               info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
           p.dtype = s.dtype;
+          p.precision = s.precision;
           p.optimizer = s.optimizer;
           p.gpu = gpu;
           p.cost_source = s.cost_source;
@@ -80,6 +83,7 @@ nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
           {"cost_source", p.cost_source}};
   // Only when given, so that the rows of specs without traces keep their configuration hashes.
   if (!p.traces.empty()) c["traces"] = p.traces;
+  if (p.precision != "fp32") c["precision"] = p.precision;  // likewise: fp32 rows keep their hashes
   return c;
 }
 
@@ -95,6 +99,7 @@ ArrayPoint array_point(const nlohmann::json& c) {
   p.gpu = c.at("gpu");
   p.cost_source = c.at("cost_source");
   if (c.contains("traces")) p.traces = c.at("traces").get<std::vector<std::string>>();
+  if (c.contains("precision")) p.precision = c.at("precision").get<std::string>();
   return p;
 }
 
@@ -165,6 +170,7 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   for (const std::string& g : s.gpus) named("gpus", g, [&] { costmodel::builtin_devices().find(g); });
   for (const std::string& p : s.policies) named("policies", p, [&] { policies::builtin_policies().find(p); });
   named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
+  named("precision", s.precision, [&] { profiles::parse_precision(s.precision); });
   named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
   // The source and the inputs its entry declares.
   named("cost_source", s.cost_source, [&] {

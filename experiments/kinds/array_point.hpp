@@ -25,6 +25,7 @@ struct ArrayPoint {
   int64_t seq_len = 0;     // 0: not a sequence model
   int64_t image_size = 0;  // 0: not a vision model
   std::string dtype;
+  std::string precision = "fp32";
   std::string optimizer;
   std::string gpu;
   std::string cost_source;

@@ -52,7 +52,7 @@ class MeasuredKind final : public ExperimentKind {
            "runs on the executor";
   }
   const std::vector<std::string_view>& sweep_keys() const override {
-    static const std::vector<std::string_view> keys = {"models", "model_counts", "gpus",   "policies",  "dtype",
+    static const std::vector<std::string_view> keys = {"models", "model_counts", "gpus",   "policies",  "dtype", "precision",
                                                        "optimizer", "cost_source", "traces", "device", "iterations", "warmup"};
     return keys;
   }
@@ -94,6 +94,7 @@ class MeasuredKind final : public ExperimentKind {
     request.source.array.seq_len = p.seq_len;
     request.source.array.image_size = p.image_size;
     request.source.array.dtype = p.dtype;
+    request.source.array.precision = p.precision;
     request.source.array.optimizer = p.optimizer;
     request.policy = c.at("policy").get<std::string>();
     request.device = c.at("device").get<std::string>();

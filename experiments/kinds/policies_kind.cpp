@@ -27,7 +27,7 @@ class PoliciesKind final : public ExperimentKind {
   }
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models",           "model_counts", "gpus",
-                                                       "memory_fractions", "policies",     "dtype",
+                                                       "memory_fractions", "policies",     "dtype", "precision",
                                                        "optimizer",        "cost_source",  "traces"};
     return keys;
   }

@@ -43,7 +43,7 @@ class StrategiesKind final : public ExperimentKind {
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models",        "model_counts", "gpus",
                                                        "memory_limits", "strategies",   "policies",
-                                                       "dtype",         "optimizer",    "cost_source",
+                                                       "dtype",         "precision",    "optimizer",    "cost_source",
                                                        "traces"};
     return keys;
   }
