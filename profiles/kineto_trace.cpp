@@ -36,6 +36,7 @@ TraceImport Importer::run(const Json& doc) {
   choose_step();
   build_nodes();
   measure_durations(doc);
+  measure_host_timeline();
   pair_backward();
   Graph g = build_graph();
   validate(g);
@@ -43,6 +44,14 @@ TraceImport Importer::run(const Json& doc) {
   out.trace.graph = std::move(g);
   out.trace.device = device_;
   for (const Node& n : nodes_) out.trace.op_duration_ns.push_back(n.duration_ns);
+  if (device_ != "cpu") {
+    for (const Node& n : nodes_) {
+      out.trace.op_host_ns.push_back(n.host_ns);
+      std::vector<StreamWork>& parts = out.trace.op_streams.emplace_back();
+      for (const Part& p : n.parts) parts.push_back({p.stream, p.duration_ns, p.host_ns});
+    }
+  }
+  if (!whole_trace_) out.trace.profiled_step_ns = window_end_ - window_start_;
   out.warnings = std::move(warnings_);
   return out;
 }

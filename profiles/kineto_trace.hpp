@@ -67,6 +67,35 @@
 //   roles: activation when produced by a forward op, temporary otherwise. Without [memory]
 //   events the graph has no sized tensors, and a warning says memory use is unknown.
 //
+// Host timeline (a trace with GPU work; kineto/host_timeline.cpp): Trace::op_host_ns, op_streams,
+// profiled_step_ns and the op attributes host_sync / device_sync, for a replay of the step
+// (policies/trace_replay.hpp) on the engine's host timeline:
+// - One host timeline for all threads. The main thread issues the forward and the optimizer, the
+//   autograd engine's thread the backward (while the main thread waits in backward()); the ops
+//   of both, merged in start order (the graph's order), are issued one after another. At each
+//   point the host is the thread issuing the step's next kernels.
+// - Issue points: an op's GPU work per stream is one part; a part's issue point is the end of the
+//   runtime call that launched the last of its kernels/memcpys/memsets; an op launching nothing
+//   has its end as issue point. Parts are ordered by issue point, every point clamped to be no
+//   earlier than the one before (threads overlap).
+// - Host time: each part (or op without GPU work) gets the time from the previous issue point (the
+//   step's start for the first) to its own: its CPU span up to the launch and the Python time
+//   before it. The time after the last issue point, up to the step's end, goes to the last op.
+//   An op's host time is the sum over its parts. op_streams lists, per op, each part's stream
+//   ("args.stream"), GPU time and host share in issue order.
+// - Taken out of the host time (of the interval the call ends in), because the engine reproduces
+//   it from the GPU side: the whole duration of a synchronising runtime call (cuda/hip
+//   DeviceSynchronize, StreamSynchronize, EventSynchronize, the synchronous cudaMemcpy/hipMemcpy,
+//   hipMemcpyWithStream, and a cudaMemcpyAsync whose copy is "DtoH (Device -> Pageable)"), and
+//   the excess over its name's median duration in the step of any other runtime call that
+//   returned while GPU work launched before it was still queued (the launch queue was full: the
+//   V100 trace's launches wait with 1,020 kernels pending).
+// - A synchronising call marks the op of the last issue point at or before the call's end
+//   host_sync = 1 (the host waits for that op's GPU work after issuing it), and device_sync = 1
+//   as well for a device-wide one.
+// - profiled_step_ns = the chosen ProfilerStep's duration (0 for a whole-trace import).
+// CPU traces (no GPU work) have no host side: their op durations are host time already.
+//
 // Errors: a document that is not a trace, no events, an event that is not an object, or an event
 // the importer uses with a field missing or of the wrong type or value (no "ts", a negative or
 // non-numeric "dur", "Input Dims" not a list, ...) throws mutwo::FormatError naming the source,

@@ -38,6 +38,10 @@ void Importer::measure_durations(const Json& doc) {
       continue;
     }
     const Event& launch = ev(l->second);
+    launches_.emplace_back(launch.start_ns, g.start_ns);
+    if (g.name.find("DtoH") != std::string::npos && g.name.find("Pageable") != std::string::npos) {
+      pageable_d2h_.push_back(*arg(g, "correlation"));
+    }
     if (!in_window(launch.start_ns)) continue;
     std::optional<size_t> root;
     if (auto ext = arg(launch, "External id")) {
@@ -55,7 +59,13 @@ void Importer::measure_durations(const Json& doc) {
       outside_ns += g.end_ns - g.start_ns;
       continue;
     }
-    nodes_[static_cast<size_t>(op->second)].duration_ns += g.end_ns - g.start_ns;
+    Node& node = nodes_[static_cast<size_t>(op->second)];
+    node.duration_ns += g.end_ns - g.start_ns;
+    const int64_t stream = stream_of(g);
+    auto part = std::find_if(node.parts.begin(), node.parts.end(), [&](const Part& p) { return p.stream == stream; });
+    if (part == node.parts.end()) part = node.parts.insert(node.parts.end(), Part{stream, 0, launch.end_ns, 0});
+    part->duration_ns += g.end_ns - g.start_ns;
+    part->last_launch_end_ns = std::max(part->last_launch_end_ns, launch.end_ns);
     ++attributed;
     if (auto d = arg(g, "device")) ++device_count[*d];
   }

@@ -42,6 +42,9 @@ Graph Importer::build_graph() {
     op.attrs["source_op"] = op.name;
     op.attrs["trace_event"] = static_cast<int64_t>(ev(n.event).index);
     if (!n.input_shapes.empty()) op.attrs["input_shapes"] = n.input_shapes;
+    // The host waits for this op's GPU work after issuing it (device_sync: for every stream's).
+    if (n.sync != SyncScope::none) op.attrs["host_sync"] = int64_t{1};
+    if (n.sync == SyncScope::device) op.attrs["device_sync"] = int64_t{1};
     if (k > 0) op.inputs.push_back(g.ops.back().outputs.front());
     op.outputs.push_back(
         add_tensor(fmt::format("op{}/order", k), 0,

@@ -18,6 +18,17 @@
 
 namespace mutwo::profiles::kineto {
 
+// How far a host synchronisation inside an op waits: nothing, the op's own stream, or the device.
+enum class SyncScope : uint8_t { none, stream, device };
+
+// The GPU work of one op on one stream of the traced device (host_timeline.cpp).
+struct Part {
+  int64_t stream = 0;
+  int64_t duration_ns = 0;
+  int64_t last_launch_end_ns = 0;  // end of the runtime call that launched the last of it
+  int64_t host_ns = 0;             // host time of the interval that ends at its issue point
+};
+
 // One Graph op under construction.
 struct Node {
   size_t event = 0;  // index into events
@@ -28,6 +39,9 @@ struct Node {
   int64_t bytes_read = 0;
   std::string input_shapes;
   std::vector<std::pair<int64_t, int64_t>> scratch;  // (time, +/- bytes) of blocks freed where allocated
+  std::vector<Part> parts;                            // per stream, in the order first met
+  int64_t host_ns = 0;
+  SyncScope sync = SyncScope::none;
 };
 
 // Turns the events of one trace into a Trace: nest the CPU ops, choose the step, make its top-level
@@ -67,6 +81,14 @@ class Importer {
 
   std::string device_name(const Json& doc);
 
+  // A GPU event's stream: its "args.stream" (Kineto writes one for every kernel, memcpy and memset),
+  // else its track's thread index. FormatError when "stream" is not an integer.
+  int64_t stream_of(const Event& g) const;
+
+  // Host time per op and per part, host synchronisations (host_timeline.cpp; rules in
+  // kineto_trace.hpp). After measure_durations.
+  void measure_host_timeline();
+
   void pair_backward();
 
   // Graph op for a memory event: the op enclosing it on its thread, else the next op (allocation)
@@ -88,6 +110,10 @@ class Importer {
   int64_t window_start_ = 0;
   int64_t window_end_ = 0;
   std::string step_name_;
+  bool whole_trace_ = false;  // no ProfilerStep chosen: the window is the whole trace
+  // Every GPU event with a launch: (launch start, GPU start), for "was work queued?" questions.
+  std::vector<std::pair<int64_t, int64_t>> launches_;
+  std::vector<int64_t> pageable_d2h_;  // correlation ids of device-to-pageable memcpys (host-synchronous)
   std::vector<Node> nodes_;
   std::string device_;
   int64_t gpu_device_ = -1;

@@ -116,6 +116,7 @@ void Importer::choose_step() {
   window_start_ = std::numeric_limits<int64_t>::min() / 2;
   window_end_ = std::numeric_limits<int64_t>::max() / 2;
   step_name_ = "whole trace";
+  whole_trace_ = true;
   warn(steps.empty()
            ? "no ProfilerStep#N annotation: the whole trace is imported as one step"
            : "no ProfilerStep#N annotation holds a CPU op: the whole trace is imported as one step");
