@@ -24,6 +24,7 @@ costmodel::CostSetup cost_setup(const DeviceFlags& flags) {
   if (flags.half_duplex) setup.overrides.half_duplex = true;
   setup.cost_source = flags.cost_source;
   setup.trace_files = flags.traces;
+  setup.profile_files = flags.profiles;
   if (!flags.trace_format.empty()) setup.trace_format = profiles::parse_trace_format(flags.trace_format);
   return setup;
 }
@@ -68,6 +69,11 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
              " (`mutwo profile -o FILE`, a PyTorch profiler trace or a DTR log); repeatable. Without --gpu, "
              "the device it was measured on is simulated")
       ->take_all()
+      ->allow_extra_args(false);
+  cmd->add_option("--profile", flags.profiles,
+                  "Calibration profile (`mutwo calibrate -o FILE`) for --cost-source " +
+                      joined(costmodel::builtin_cost_sources().profile_readers()) +
+                      "; repeatable; devices without one use the shipped profiles")
       ->allow_extra_args(false);
 }
 

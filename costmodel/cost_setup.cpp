@@ -16,6 +16,10 @@ void check_cost_setup(const CostSetup& setup) {
     throw Error(fmt::format("{} is read only by --cost-source {}; cost source '{}' ignores it", setup.traces_name,
                             fmt::join(builtin_cost_sources().trace_readers(), ", "), info.name));
   }
+  if (!setup.profile_files.empty() && !info.reads_calibration_profiles) {
+    throw Error(fmt::format("--profile is read only by --cost-source {}; cost source '{}' ignores it",
+                            fmt::join(builtin_cost_sources().profile_readers(), ", "), info.name));
+  }
 }
 
 CostInputs read_cost_inputs(const CostSetup& setup) {
@@ -30,6 +34,7 @@ CostInputs read_cost_inputs(const CostSetup& setup) {
     }
     inputs.traces.push_back(std::move(imported.trace));
   }
+  for (const std::string& file : setup.profile_files) inputs.profiles.push_back(read_calibration_profile(file));
   return inputs;
 }
 
@@ -38,6 +43,10 @@ DeviceSpec resolve_device(const CostSetup& setup, const CostInputs& inputs) {
   if (gpu.empty() && !inputs.traces.empty() && builtin_cost_sources().find(setup.cost_source).reads_measured_traces) {
     // A trace from "cpu" or an unknown GPU says nothing of memory or links: keep the default.
     if (const std::optional<std::string> matched = match_device(inputs.traces.front().device)) gpu = *matched;
+  }
+  if (gpu.empty() && inputs.traces.empty() && !inputs.profiles.empty() &&
+      builtin_cost_sources().find(setup.cost_source).reads_calibration_profiles) {
+    gpu = inputs.profiles.front().device;
   }
   if (gpu.empty()) gpu = setup.default_gpu;
   return apply_overrides(find_device(gpu), setup.overrides);
@@ -56,6 +65,7 @@ std::unique_ptr<OpCostModel> make_cost_model(const CostSetup& setup, const CostI
   }
   CostSourceInputs source_inputs;
   source_inputs.measured_traces = traces;
+  source_inputs.calibration_profiles = inputs.profiles;
   return builtin_cost_sources().create(setup.cost_source, device, source_inputs);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/calibration_profile.hpp"
 #include "costmodel/device_overrides.hpp"
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
@@ -33,6 +34,10 @@ struct CostSetup {
   std::optional<profiles::TraceFormat> trace_format;  // nullopt: each file's format by content
   // How messages name the traces input: "--trace" on the command line, "'sweep.traces'" in a spec.
   std::string traces_name = "--trace";
+  // Calibration profiles (`mutwo calibrate -o`) for sources that read them (calibrated; measured
+  // across GPUs); the shipped profiles are used for devices none of these calibrates. With no GPU
+  // named and no trace, the first profile's device is simulated.
+  std::vector<std::string> profile_files;
 };
 
 // A setup's inputs, read once: the measured traces in trace_files order, and what their importers
@@ -40,6 +45,7 @@ struct CostSetup {
 struct CostInputs {
   std::vector<profiles::Trace> traces;
   std::vector<std::string> warnings;
+  std::vector<CalibrationProfile> profiles{};  // profile_files, in order
 };
 
 // Checks names and inputs without reading a file: throws UnknownNameError for an unknown source,

@@ -1,6 +1,13 @@
 #include "costmodel/cost_source_registry.hpp"
 
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "costmodel/analytic_cost_model.hpp"
+#include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
 #include "profiles/error.hpp"
 
@@ -13,6 +20,47 @@ std::vector<std::string> CostSourceRegistry::trace_readers() const {
   }
   return out;
 }
+
+std::vector<std::string> CostSourceRegistry::profile_readers() const {
+  std::vector<std::string> out;
+  for (const CostSourceInfo& s : entries()) {
+    if (s.reads_calibration_profiles) out.push_back(s.name);
+  }
+  return out;
+}
+
+namespace {
+
+// `calibrated` on `device`: its profile among those given, else the shipped one.
+std::unique_ptr<OpCostModel> make_calibrated(const DeviceSpec& device, const CostSourceInputs& inputs) {
+  std::optional<CalibrationProfile> profile = find_calibration_profile(device, inputs.calibration_profiles);
+  if (!profile) {
+    std::vector<std::string> shipped;
+    for (const CalibrationProfile& p : shipped_calibration_profiles()) shipped.push_back(p.device);
+    throw Error(fmt::format("cost source 'calibrated': no calibration profile for device '{}' (shipped: {}); fit one "
+                            "with `mutwo calibrate ... -o PROFILE.json` and pass --profile PROFILE.json",
+                            device.name, fmt::join(shipped, ", ")));
+  }
+  return std::make_unique<CalibratedCostModel>(device, std::move(*profile));
+}
+
+// Cross-GPU scaling of a trace measured on another catalog GPU than `device`, when both have a
+// calibration profile; nullopt otherwise (the trace's times are used as measured).
+std::optional<CrossDeviceScaling> cross_device_scaling(const DeviceSpec& device, const CostSourceInputs& inputs) {
+  if (inputs.measured_traces.empty()) return std::nullopt;
+  const std::optional<std::string> measured_on = match_device(inputs.measured_traces.front().device);
+  if (!measured_on || *measured_on == device.name) return std::nullopt;
+  const DeviceSpec from_device = find_device(*measured_on);
+  std::optional<CalibrationProfile> from = find_calibration_profile(from_device, inputs.calibration_profiles);
+  std::optional<CalibrationProfile> to = find_calibration_profile(device, inputs.calibration_profiles);
+  if (!from || !to || from->device == to->device) return std::nullopt;
+  CrossDeviceScaling scaling;
+  scaling.from = std::make_shared<CalibratedCostModel>(from_device, std::move(*from));
+  scaling.to = std::make_shared<CalibratedCostModel>(device, std::move(*to));
+  return scaling;
+}
+
+}  // namespace
 
 void register_builtin_cost_sources(CostSourceRegistry& registry) {
   registry.add({"analytic",
@@ -32,10 +80,23 @@ void register_builtin_cost_sources(CostSourceRegistry& registry) {
                   if (inputs.measured_traces.empty()) {
                     throw Error("cost source 'measured' needs at least one measured trace (--trace FILE)");
                   }
-                  return std::make_unique<MeasuredCostModel>(inputs.measured_traces,
-                                                             std::make_unique<AnalyticCostModel>(device));
+                  auto model = std::make_unique<MeasuredCostModel>(inputs.measured_traces,
+                                                                   std::make_unique<AnalyticCostModel>(device));
+                  if (std::optional<CrossDeviceScaling> s = cross_device_scaling(device, inputs)) {
+                    model->set_cross_device_scaling(std::move(*s));
+                  }
+                  return model;
                 },
-                /*reads_measured_traces=*/true, /*requires_measured_traces=*/true});
+                /*reads_measured_traces=*/true, /*requires_measured_traces=*/true,
+                /*reads_calibration_profiles=*/true});
+  registry.add({"calibrated",
+                "per-kernel wave quantization and saturating efficiency per kernel and precision, fitted by least "
+                "squares to measured kernel times (a device's calibration profile: --profile, or the shipped "
+                "one); ops without calibration data fall back to analytic",
+                "Yu et al., Habitat: A Runtime-Based Computational Performance Predictor for Deep Neural Network "
+                "Training, USENIX ATC 2021 (wave scaling); measured times from Baidu DeepBench",
+                make_calibrated, /*reads_measured_traces=*/false, /*requires_measured_traces=*/false,
+                /*reads_calibration_profiles=*/true});
 }
 
 const CostSourceRegistry& builtin_cost_sources() {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "costmodel/calibration_profile.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/registry.hpp"
 #include "profiles/trace_file.hpp"
@@ -16,6 +17,9 @@ namespace mutwo::costmodel {
 // What a source may need beyond the device; sources ignore what they do not read.
 struct CostSourceInputs {
   std::vector<profiles::Trace> measured_traces;  // `measured`: traces with op_duration_ns
+  // `calibrated` (and `measured` across GPUs): profiles given (--profile), looked up before the
+  // shipped ones by find_calibration_profile.
+  std::vector<CalibrationProfile> calibration_profiles{};
 };
 
 struct CostSourceInfo {
@@ -28,6 +32,7 @@ struct CostSourceInfo {
   // sources: reads CostSourceInputs::measured_traces, and cannot price anything without one.
   bool reads_measured_traces = false;
   bool requires_measured_traces = false;
+  bool reads_calibration_profiles{false};  // reads CostSourceInputs::calibration_profiles
 };
 
 // Adds throw Error on a duplicate name, a missing name or factory; find and create throw
@@ -43,6 +48,8 @@ class CostSourceRegistry : public Registry<CostSourceInfo> {
   }
   // Names of the sources that read measured traces, in registration order.
   std::vector<std::string> trace_readers() const;
+  // Names of the sources that read calibration profiles, in registration order.
+  std::vector<std::string> profile_readers() const;
 };
 
 // One call registers every built-in source, one line each: analytic, measured (calibrated later).

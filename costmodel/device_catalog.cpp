@@ -116,6 +116,53 @@ DeviceSpec rtx4090() {
   return d;
 }
 
+// The other GPUs of Baidu DeepBench's training results (../shared/calibration/deepbench), so that
+// their measured kernels can calibrate and check the model. All attach over PCIe 3.0 x16. FP16 and
+// FP64 rates without a datasheet figure follow the CUDA C++ Programming Guide's "Arithmetic
+// Instructions" throughput table (results per clock per SM): compute capability 6.1 (GP102) does
+// 128 FP32, 2 FP16 (1/64) and 4 FP64 (1/32); 7.5 (TU104) 64 FP32 and 2 FP64 (1/32).
+DeviceSpec pcie3_device(std::string name, std::string description, int64_t memory_gib, int32_t sms,
+                        double fp32_tflops, double tf32_tflops, double half_tflops, double fp64_tflops,
+                        double memory_gbps) {
+  DeviceSpec d = pcie_device(std::move(name), std::move(description), kPcie3PinnedGBps, "PCIe 3.0 x16");
+  d.memory_bytes = memory_gib * kGiB;
+  d.sm_count = sms;
+  d.fp32_flops_per_ns = tflops_to_flops_per_ns(fp32_tflops);
+  d.tf32_flops_per_ns = tflops_to_flops_per_ns(tf32_tflops);
+  d.half_flops_per_ns = tflops_to_flops_per_ns(half_tflops);
+  d.fp64_flops_per_ns = tflops_to_flops_per_ns(fp64_tflops);
+  d.hbm_bytes_per_ns = gbps_to_bytes_per_ns(memory_gbps);
+  return d;
+}
+
+// NVIDIA Tesla P100 PCIe datasheet (2016): FP64 4.7, FP32 9.3, FP16 18.7 TFLOPS (CUDA cores, no
+// tensor cores), 16 GB CoWoS HBM2 at 732 GB/s; 56 SMs (NVIDIA Tesla P100 whitepaper, 2016, Table 1).
+// DeepBench's P100 box is a workstation (ASUS X99-E WS board, systems.json), so the PCIe card.
+DeviceSpec p100_pcie() {
+  return pcie3_device("p100-pcie-16gb", "NVIDIA Tesla P100-PCIE-16GB", 16, 56, 9.3, 0, 18.7, 4.7, 732.0);
+}
+
+// NVIDIA T4 Tensor Core GPU datasheet (2019): FP32 8.1, mixed precision FP16/FP32 tensor 65 TFLOPS,
+// 16 GB GDDR6 at 320 GB/s; 40 SMs (NVIDIA Turing GPU Architecture whitepaper, 2018, Tesla T4);
+// FP64 8.1 / 32 = 0.25 TFLOPS (programming guide, above). No TF32.
+DeviceSpec t4() {
+  return pcie3_device("t4", "NVIDIA Tesla T4", 16, 40, 8.1, 0, 65.0, 0.25, 320.0);
+}
+
+// NVIDIA GeForce GTX 1080 Ti specifications (nvidia.com, 2017): 3,584 CUDA cores (28 SMs of 128) at
+// 1,582 MHz boost -> 2 * 3,584 * 1.582 GHz = 11.34 TFLOPS FP32; 11 GB GDDR5X, 11 Gbps on a 352-bit
+// bus = 484 GB/s. FP16 11.34 / 64 = 0.18, FP64 11.34 / 32 = 0.35 TFLOPS (programming guide, above).
+DeviceSpec gtx1080ti() {
+  return pcie3_device("gtx1080ti", "NVIDIA GeForce GTX 1080 Ti", 11, 28, 11.34, 0, 0.18, 0.35, 484.0);
+}
+
+// NVIDIA TITAN Xp specifications (nvidia.com, 2017): 3,840 CUDA cores (30 SMs of 128) at 1,582 MHz
+// boost -> 12.15 TFLOPS FP32; 12 GB GDDR5X, 11.4 Gbps on a 384-bit bus = 547.7 GB/s. FP16 12.15 / 64
+// = 0.19, FP64 12.15 / 32 = 0.38 TFLOPS (programming guide, above).
+DeviceSpec titan_xp() {
+  return pcie3_device("titan-xp", "NVIDIA TITAN Xp", 12, 30, 12.15, 0, 0.19, 0.38, 547.7);
+}
+
 // match_device's rules, in order: a product name holding `model` (and `variant`, when not empty)
 // is the catalog device `device`.
 struct ProductRule {
@@ -123,7 +170,7 @@ struct ProductRule {
   std::string_view variant;
   std::string_view device;
 };
-constexpr std::array<ProductRule, 7> kProductRules{{
+constexpr std::array<ProductRule, 11> kProductRules{{
     {"H100", "", "h100-sxm-80gb"},
     {"H200", "", "h200"},
     {"A100", "80GB", "a100-80gb"},
@@ -131,6 +178,10 @@ constexpr std::array<ProductRule, 7> kProductRules{{
     {"V100", "32GB", "v100-32gb"},
     {"V100", "", "v100-16gb"},
     {"4090", "", "rtx4090"},
+    {"P100", "", "p100-pcie-16gb"},
+    {"1080 TI", "", "gtx1080ti"},
+    {"TITAN XP", "", "titan-xp"},
+    {"TESLA T4", "", "t4"},
 }};
 
 bool positive_finite(double value) {
@@ -170,6 +221,10 @@ void register_builtin_devices(DeviceCatalog& catalog) {
   catalog.add(hopper("h100-sxm-80gb", "NVIDIA H100-SXM5-80GB", 80, 3350.0));
   catalog.add(hopper("h200", "NVIDIA H200-SXM-141GB", 141, 4800.0));
   catalog.add(rtx4090());
+  catalog.add(p100_pcie());
+  catalog.add(t4());
+  catalog.add(gtx1080ti());
+  catalog.add(titan_xp());
 }
 
 const DeviceCatalog& builtin_devices() {

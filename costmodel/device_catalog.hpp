@@ -23,7 +23,8 @@ class DeviceCatalog : public Registry<DeviceSpec> {
 // tf32_flops_per_ns may be 0 for GPUs without TF32 tensor cores).
 void validate_device(const DeviceSpec& device);
 
-// One call registers every built-in GPU (V100, A100, H100, H200, RTX 4090 variants).
+// One call registers every built-in GPU (V100, A100, H100, H200, RTX 4090 variants, and DeepBench's
+// P100, T4, GTX 1080 Ti, TITAN Xp).
 void register_builtin_devices(DeviceCatalog& catalog);
 // A catalog with the built-ins, built once.
 const DeviceCatalog& builtin_devices();
@@ -33,7 +34,8 @@ DeviceSpec find_device(std::string_view name);
 // The catalog device a runtime product name denotes (torch.cuda.get_device_name(), as a measured
 // trace records it), by case-insensitive substring rules, first match wins:
 //   "H100" -> h100-sxm-80gb, "H200" -> h200, "A100" and "80GB" -> a100-80gb, other "A100" ->
-//   a100-40gb, "V100" and "32GB" -> v100-32gb, other "V100" -> v100-16gb, "4090" -> rtx4090.
+//   a100-40gb, "V100" and "32GB" -> v100-32gb, other "V100" -> v100-16gb, "4090" -> rtx4090,
+//   "P100" -> p100-pcie-16gb, "1080 Ti" -> gtx1080ti, "TITAN Xp" -> titan-xp, "Tesla T4" -> t4.
 // "NVIDIA H100 80GB HBM3" -> h100-sxm-80gb; anything else ("cpu", other GPUs, "") -> nullopt.
 std::optional<std::string> match_device(std::string_view product_name);
 

@@ -1,6 +1,7 @@
 #include "costmodel/measured_cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <type_traits>
 #include <utility>
@@ -135,8 +136,21 @@ std::optional<int64_t> MeasuredCostModel::measured_duration_ns(const profiles::G
   return it->second;
 }
 
+std::optional<double> MeasuredCostModel::scale_factor(const profiles::Graph& graph, const profiles::Op& op) const {
+  if (!scaling_) return std::nullopt;
+  const std::optional<int64_t> from = scaling_->from->calibrated_duration_ns(graph, op);
+  const std::optional<int64_t> to = scaling_->to->calibrated_duration_ns(graph, op);
+  if (!from || !to || *from <= 0) return std::nullopt;
+  return static_cast<double>(*to) / static_cast<double>(*from);
+}
+
 int64_t MeasuredCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
-  if (const std::optional<int64_t> measured = measured_duration_ns(graph, op)) return *measured;
+  if (const std::optional<int64_t> measured = measured_duration_ns(graph, op)) {
+    if (const std::optional<double> factor = scale_factor(graph, op)) {
+      return std::llround(static_cast<double>(*measured) * *factor);
+    }
+    return *measured;
+  }
   return fallback_->op_duration_ns(graph, op);
 }
 
@@ -157,7 +171,16 @@ std::string MeasuredCostModel::describe(const profiles::Graph& graph) const {
     if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
   }
   std::string rest;
-  if (coverage.measured_ops < coverage.ops) rest = fmt::format("; rest {}", fallback_->name());
+  if (scaling_) {
+    int64_t scaled = 0;
+    for (const profiles::Op& op : graph.ops) {
+      if (measured_duration_ns(graph, op) && scale_factor(graph, op)) ++scaled;
+    }
+    rest = fmt::format("; scaled from {} to {} by calibrated profiles: {} of {} measured ops, {} unscaled",
+                       scaling_->from->device().name, scaling_->to->device().name, scaled, coverage.measured_ops,
+                       coverage.measured_ops - scaled);
+  }
+  if (coverage.measured_ops < coverage.ops) rest += fmt::format("; rest {}", fallback_->name());
   return fmt::format("{} ({} of {} ops from {} trace{} on {}{})", name(), coverage.measured_ops, coverage.ops,
                      traces_.size(), traces_.size() == 1 ? "" : "s", fmt::join(devices, ", "), rest);
 }

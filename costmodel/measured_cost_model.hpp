@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/trace_file.hpp"
 
@@ -53,6 +54,15 @@ struct MeasuredTraceSummary {
   int64_t ops = 0;
 };
 
+// Cross-GPU prediction of a trace (Habitat, Yu et al., ATC'21): a trace measured on catalog GPU A
+// predicts GPU B by scaling each measured op duration by calibrated_B(op) / calibrated_A(op), the
+// two devices' calibrated prices of that op (rounded to the nearest ns). Ops either profile cannot
+// price keep their measured duration unscaled and are counted in describe().
+struct CrossDeviceScaling {
+  std::shared_ptr<const CalibratedCostModel> from;  // A: the device the traces were measured on
+  std::shared_ptr<const CalibratedCostModel> to;    // B: the device simulated
+};
+
 // Per-op durations looked up by op signature in measured traces; unmeasured ops go to a fallback.
 // Immutable after construction (the medians are precomputed into a sorted map), so concurrent const
 // calls are safe when the fallback's are.
@@ -70,6 +80,13 @@ class MeasuredCostModel final : public OpCostModel {
   // coverage of `graph` (measured_coverage), the traces' devices, and the fallback when it is used.
   std::string describe(const profiles::Graph& graph) const override;
 
+  // Scale measured durations from the traces' device to this one (see CrossDeviceScaling).
+  void set_cross_device_scaling(CrossDeviceScaling scaling) { scaling_ = std::move(scaling); }
+  const std::optional<CrossDeviceScaling>& cross_device_scaling() const { return scaling_; }
+  // calibrated_B(op) / calibrated_A(op) when both price the op (and A's price is > 0); nullopt
+  // without scaling or for an op either cannot price.
+  std::optional<double> scale_factor(const profiles::Graph& graph, const profiles::Op& op) const;
+
   // The median measured duration of ops with this op's signature; nullopt when none was measured.
   std::optional<int64_t> measured_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const;
   const OpCostModel& fallback() const { return *fallback_; }
@@ -80,6 +97,7 @@ class MeasuredCostModel final : public OpCostModel {
  private:
   std::unique_ptr<OpCostModel> fallback_;
   std::vector<MeasuredTraceSummary> traces_;
+  std::optional<CrossDeviceScaling> scaling_;
   std::map<std::string, int64_t, std::less<>> median_ns_;  // signature -> median duration
 };
 

@@ -88,9 +88,21 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
   CHECK_THROWS_WITH_AS(costmodel::make_cost_model(measured({"nowhere.json"})),
                        "cannot open trace file 'nowhere.json'", Error);
   CostSetup unknown;
-  unknown.cost_source = "calibrated";
-  CHECK_THROWS_WITH_AS(costmodel::make_cost_model(unknown), "unknown cost source 'calibrated'; valid: analytic, measured",
-                       UnknownNameError);
+  unknown.cost_source = "roofline";
+  CHECK_THROWS_WITH_AS(costmodel::make_cost_model(unknown),
+                       "unknown cost source 'roofline'; valid: analytic, measured, calibrated", UnknownNameError);
+  // calibrated on a GPU with no profile shipped or given says which have one.
+  CostSetup uncalibrated;
+  uncalibrated.cost_source = "calibrated";
+  CHECK_THROWS_WITH_AS(costmodel::make_cost_model(uncalibrated),
+                       doctest::Contains("no calibration profile for device 'a100-40gb' (shipped: gtx1080ti, "
+                                         "p100-pcie-16gb, t4, titan-xp, v100-16gb)"),
+                       Error);
+  CostSetup profile_to_analytic;
+  profile_to_analytic.profile_files = {"v100.json"};
+  CHECK_THROWS_WITH_AS(costmodel::check_cost_setup(profile_to_analytic),
+                       "--profile is read only by --cost-source measured, calibrated; cost source 'analytic' ignores it",
+                       Error);
 }
 
 TEST_CASE("the measured source describes its coverage through the interface") {

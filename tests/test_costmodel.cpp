@@ -205,20 +205,28 @@ TEST_CASE("a transfer takes latency plus bytes over bandwidth, rounded up to who
 TEST_CASE("every catalog device has every field set and positive") {
   const DeviceCatalog& catalog = builtin_devices();
   CHECK(catalog.names() == std::vector<std::string>{"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb",
-                                                    "h100-sxm-80gb", "h200", "rtx4090"});
+                                                    "h100-sxm-80gb", "h200", "rtx4090", "p100-pcie-16gb", "t4",
+                                                    "gtx1080ti", "titan-xp"});
   for (const DeviceSpec& d : catalog.devices()) {
     CAPTURE(d.name);
     CHECK_FALSE(d.description.empty());
     CHECK_FALSE(d.host_link.empty());
     CHECK(d.memory_bytes > 0);
     CHECK(d.fp32_flops_per_ns > 0);
-    // V100 predates TF32 (0 = none); every later GPU has it.
-    if (d.name.rfind("v100", 0) == 0) {
+    // Volta, Pascal and Turing predate TF32 (0 = none); every later GPU has it.
+    const bool pre_ampere = d.name.rfind("v100", 0) == 0 || d.name == "p100-pcie-16gb" || d.name == "t4" ||
+                            d.name == "gtx1080ti" || d.name == "titan-xp";
+    if (pre_ampere) {
       CHECK(d.tf32_flops_per_ns == 0);
     } else {
       CHECK(d.tf32_flops_per_ns > 0);
     }
-    CHECK(d.half_flops_per_ns > d.fp32_flops_per_ns);  // tensor cores beat CUDA cores everywhere
+    // Tensor cores (and GP100's FP16x2) beat FP32 CUDA cores; GP102 consumer parts run FP16 at 1/64.
+    if (d.name == "gtx1080ti" || d.name == "titan-xp") {
+      CHECK(d.half_flops_per_ns == doctest::Approx(d.fp32_flops_per_ns / 64).epsilon(0.02));  // 2 decimals
+    } else {
+      CHECK(d.half_flops_per_ns > d.fp32_flops_per_ns);
+    }
     CHECK(d.fp64_flops_per_ns > 0);
     CHECK(d.hbm_bytes_per_ns > 0);
     CHECK(d.sm_count > 0);
@@ -258,7 +266,7 @@ TEST_CASE("an unknown device is an error listing the valid names") {
   CHECK_THROWS_WITH_AS(
       find_device("a100"),
       "unknown device 'a100'; valid: v100-16gb, v100-32gb, a100-40gb, a100-80gb, h100-sxm-80gb, "
-      "h200, rtx4090",
+      "h200, rtx4090, p100-pcie-16gb, t4, gtx1080ti, titan-xp",
       mutwo::UnknownNameError);
 }
 
@@ -336,15 +344,15 @@ TEST_CASE("bad memory sizes are errors naming the value") {
 
 TEST_CASE("cost sources are created by name and an unknown one lists the valid names") {
   const CostSourceRegistry& registry = builtin_cost_sources();
-  CHECK(registry.names() == std::vector<std::string>{"analytic", "measured"});
+  CHECK(registry.names() == std::vector<std::string>{"analytic", "measured", "calibrated"});
   CHECK_FALSE(registry.find("analytic").citation.empty());
   std::unique_ptr<OpCostModel> model = registry.create("analytic", find_device("a100-40gb"));
   CHECK(model->name() == "analytic");
   CHECK(model->device().name == "a100-40gb");
   Graph g = relu_graph({4096, 1024});
   CHECK(model->op_duration_ns(g, g.ops[0]) == 30'726);  // the relu priced above
-  CHECK_THROWS_WITH_AS(registry.create("calibrated", find_device("a100-40gb")),
-                       "unknown cost source 'calibrated'; valid: analytic, measured",
+  CHECK_THROWS_WITH_AS(registry.create("roofline", find_device("a100-40gb")),
+                       "unknown cost source 'roofline'; valid: analytic, measured, calibrated",
                        mutwo::UnknownNameError);
   CostSourceRegistry twice;
   register_builtin_cost_sources(twice);

@@ -1,0 +1,74 @@
+#include "costmodel/calibrate.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/device_catalog.hpp"
+#include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
+
+namespace mutwo::costmodel {
+
+CalibrateResult run_calibration(const CalibrateOptions& options) {
+  if (options.inputs.empty()) throw Error("calibrate: no input files (calibration CSV or DeepBench gemm.csv/conv.csv)");
+  if (!options.fidelity.empty() && options.kfold < 2) throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
+  CalibrateResult result;
+  for (const std::string& input : options.inputs) {
+    std::vector<CalibrationRow> rows = read_calibration_input(input);
+    result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
+  std::set<std::string> devices;
+  for (const CalibrationRow& r : result.rows) devices.insert(r.device);
+  if (!options.device.empty()) {
+    (void)builtin_devices().find(options.device);  // UnknownNameError for a name the catalog lacks
+    devices = {options.device};
+  }
+  if (!options.output.empty() && devices.size() != 1) {
+    throw Error(fmt::format("calibrate: -o writes one profile, the inputs have rows for {} devices ({}); name one "
+                            "with --device or use --out-dir",
+                            devices.size(), fmt::join(devices, ", ")));
+  }
+  if (!options.output.empty() || !options.output_dir.empty() || options.kfold < 2) {
+    for (const std::string& device : devices) {
+      result.profiles.push_back(
+          fit_calibration_profile(result.rows, find_device(device), options.inputs, options.fitted_on));
+    }
+  }
+  if (!options.output.empty()) {
+    write_calibration_profile(result.profiles.front(), options.output);
+    result.written.push_back(options.output);
+  }
+  if (!options.output_dir.empty()) {
+    std::filesystem::create_directories(options.output_dir);
+    for (const CalibrationProfile& p : result.profiles) {
+      const std::string path = (std::filesystem::path(options.output_dir) / (p.device + ".json")).string();
+      write_calibration_profile(p, path);
+      result.written.push_back(path);
+    }
+  }
+  if (options.kfold >= 2) {
+    std::vector<CalibrationRow> selected;
+    for (const CalibrationRow& r : result.rows) {
+      if (devices.count(r.device)) selected.push_back(r);
+    }
+    const std::vector<double> predictions = kfold_predictions(selected, options.kfold);
+    result.kfold_by_category = kfold_errors_by_category(selected, predictions);
+    result.kfold_by_kernel = kfold_errors_by_kernel(selected, predictions);
+    result.cross_gpu = cross_gpu_errors(selected, predictions);
+    if (!options.fidelity.empty()) {
+      std::string existing;
+      if (std::filesystem::exists(options.fidelity)) existing = profiles::read_text_file(options.fidelity, "report");
+      const std::string sections = calibration_fidelity_markdown(selected, options.kfold, options.command);
+      profiles::write_file_atomic(options.fidelity, replace_fidelity_sections(existing, sections), "report");
+      result.written.push_back(options.fidelity);
+    }
+  }
+  return result;
+}
+
+}  // namespace mutwo::costmodel

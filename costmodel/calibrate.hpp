@@ -1,0 +1,37 @@
+#pragma once
+// The `mutwo calibrate` pipeline: read measured kernel times (calibration_csv.hpp: the calibration
+// format or DeepBench's CSVs), fit a profile per device (calibration_profile.hpp), write them, and
+// optionally regenerate the kernel-level and cross-GPU sections of docs/FIDELITY.md.
+#include <string>
+#include <vector>
+
+#include "costmodel/calibration_profile.hpp"
+#include "costmodel/calibration_validation.hpp"
+
+namespace mutwo::costmodel {
+
+struct CalibrateOptions {
+  std::vector<std::string> inputs;  // files, read by read_calibration_input
+  std::string device;               // fit only this catalog device; empty: every device in the inputs
+  std::string output;               // -o: the profile file (needs a single device)
+  std::string output_dir;           // --out-dir: <dir>/<device>.json for every device fitted
+  std::string fitted_on;            // the date written into the profiles (YYYY-MM-DD)
+  int kfold = 0;                    // > 1: k-fold held-out errors as well
+  std::string fidelity;             // a FIDELITY.md to regenerate the sections of (needs kfold)
+  std::string command;              // the command line, quoted in the report
+};
+
+struct CalibrateResult {
+  std::vector<CalibrationRow> rows;             // every row read (all devices)
+  std::vector<CalibrationProfile> profiles;     // fitted, by device name
+  std::vector<std::string> written;             // profile files written
+  std::vector<GroupError> kfold_by_category;    // when kfold > 1
+  std::vector<GroupError> kfold_by_kernel;
+  std::vector<CrossGpuError> cross_gpu;
+};
+
+// Throws Error for no inputs, -o with rows of several devices and no --device, --fidelity
+// without --kfold, an unknown --device, or what reading and fitting throw.
+CalibrateResult run_calibration(const CalibrateOptions& options);
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,166 @@
+#include "costmodel/calibrated_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+using profiles::KindCategory;
+using profiles::OpKind;
+
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+int64_t op_bytes(const profiles::Op& op) {
+  return op.bytes_read + op.bytes_written;
+}
+
+// m x n output, FLOPs and bytes given; k from the FLOPs.
+OpKernel gemm_like(std::string kernel, int64_t m, int64_t n, double flops, double bytes) {
+  OpKernel k;
+  k.kernel = std::move(kernel);
+  k.sample.m = std::max<int64_t>(1, m);
+  k.sample.n = std::max<int64_t>(1, n);
+  k.sample.k = std::max<int64_t>(
+      1, std::llround(flops / (2.0 * static_cast<double>(k.sample.m) * static_cast<double>(k.sample.n))));
+  k.sample.flops = flops;
+  k.sample.bytes = bytes;
+  return k;
+}
+
+}  // namespace
+
+std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op) {
+  std::vector<OpKernel> out;
+  const KindCategory category = profiles::kind_category(op.kind);
+  const double flops = static_cast<double>(op.flops);
+  const double bytes = static_cast<double>(op_bytes(op));
+  if (category == KindCategory::matmul) {
+    if (op.phase == profiles::Phase::forward) {
+      if (op.outputs.empty()) return out;
+      const auto& shape = graph.tensor(op.outputs.front()).shape;
+      if (shape.empty()) return out;
+      out.push_back(gemm_like("gemm", elements(shape) / shape.back(), shape.back(), flops, bytes));
+      return out;
+    }
+    std::vector<const std::vector<int64_t>*> grads;
+    for (profiles::TensorId id : op.outputs) {
+      if (graph.tensor(id).shape.size() >= 2) grads.push_back(&graph.tensor(id).shape);
+    }
+    const double share = grads.empty() ? 0 : 1.0 / static_cast<double>(grads.size());
+    for (const auto* shape : grads) {
+      out.push_back(gemm_like("gemm", elements(*shape) / shape->back(), shape->back(), flops * share, bytes * share));
+    }
+    return out;
+  }
+  if (op.kind == OpKind::conv2d) {
+    if (op.outputs.empty()) return out;
+    const auto& y = graph.tensor(op.outputs.front()).shape;  // [N, K, P, Q]
+    if (y.size() != 4) return out;
+    out.push_back(gemm_like("conv2d_forward", y[0] * y[2] * y[3], y[1], flops, bytes));
+    return out;
+  }
+  if (op.kind == OpKind::conv2d_backward) {
+    if (op.forward_of == profiles::kNoId) return out;
+    const profiles::Op& forward = graph.ops[static_cast<size_t>(op.forward_of)];
+    if (forward.inputs.size() < 2) return out;
+    const auto& x = graph.tensor(forward.inputs[0]).shape;  // [N, C, H, W]
+    const auto& w = graph.tensor(forward.inputs[1]).shape;  // [K, C/g, R, S]
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> kernels;
+    for (profiles::TensorId id : op.outputs) {
+      const auto& shape = graph.tensor(id).shape;
+      if (shape.size() != 4) continue;
+      if (shape == x) {
+        kernels.push_back({"conv2d_backward_data", {x[0] * x[2] * x[3], x[1]}});
+      } else if (shape == w) {
+        kernels.push_back({"conv2d_backward_filter", {w[0], w[1] * w[2] * w[3]}});
+      }
+    }
+    const double share = kernels.empty() ? 0 : 1.0 / static_cast<double>(kernels.size());
+    for (const auto& [name, mn] : kernels) out.push_back(gemm_like(name, mn.first, mn.second, flops * share, bytes * share));
+    return out;
+  }
+  int64_t outputs = 0;
+  for (profiles::TensorId id : op.outputs) outputs += elements(graph.tensor(id).shape);
+  OpKernel k;
+  k.kernel = std::string(profiles::kind_name(op.kind));
+  k.sample.m = std::max<int64_t>(1, outputs);
+  k.sample.flops = flops;
+  k.sample.bytes = bytes;
+  out.push_back(std::move(k));
+  return out;
+}
+
+std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, const DeviceSpec& device,
+                         const AnalyticOptions& options) {
+  const KindCategory category = profiles::kind_category(op.kind);
+  switch (op_math_dtype(graph, op)) {
+    case profiles::DType::f16:
+      return "fp16";
+    case profiles::DType::bf16:
+      return "bf16";
+    case profiles::DType::f32: {
+      const bool tf32 = (category == KindCategory::matmul && options.allow_tf32_matmul) ||
+                        (category == KindCategory::conv && options.allow_tf32_conv);
+      return tf32 && device.tf32_flops_per_ns > 0 ? "tf32" : "fp32";
+    }
+    default:
+      return "";
+  }
+}
+
+CalibratedCostModel::CalibratedCostModel(DeviceSpec device, CalibrationProfile profile, AnalyticOptions options)
+    : profile_(std::move(profile)), fallback_(std::move(device), std::move(options)) {
+  if (profile_.sm_count != fallback_.device().sm_count) {
+    throw Error(fmt::format("calibration profile of '{}' ({} SMs) cannot price device '{}' ({} SMs)", profile_.device,
+                            profile_.sm_count, fallback_.device().name, fallback_.device().sm_count));
+  }
+}
+
+const KernelGroupFit* CalibratedCostModel::group(const std::string& kernel, const std::string& precision) const {
+  if (const KernelGroupFit* g = profile_.find(kernel, precision)) return g;
+  if (precision == "bf16") return profile_.find(kernel, "fp16");
+  return nullptr;
+}
+
+std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const profiles::Graph& graph,
+                                                                   const profiles::Op& op) const {
+  const std::string precision = op_precision(graph, op, fallback_.device(), fallback_.options());
+  if (precision.empty()) return std::nullopt;
+  const std::vector<OpKernel> kernels = op_kernels(graph, op);
+  if (kernels.empty()) return std::nullopt;
+  double total = 0;
+  for (const OpKernel& k : kernels) {
+    const KernelGroupFit* g = group(k.kernel, precision);
+    if (!g) return std::nullopt;
+    total += predict_kernel_ns(g->model, k.sample, profile_.sm_count);
+  }
+  return static_cast<int64_t>(std::ceil(total));
+}
+
+int64_t CalibratedCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+  if (const std::optional<int64_t> t = calibrated_duration_ns(graph, op)) return *t;
+  return fallback_.op_duration_ns(graph, op);
+}
+
+std::string CalibratedCostModel::describe(const profiles::Graph& graph) const {
+  int64_t covered = 0;
+  for (const profiles::Op& op : graph.ops) {
+    if (calibrated_duration_ns(graph, op)) ++covered;
+  }
+  int64_t kernels = 0;
+  for (const KernelGroupFit& g : profile_.groups) kernels += g.rows;
+  const int64_t ops = static_cast<int64_t>(graph.ops.size());
+  return fmt::format("calibrated ({} profile of {}, {} kernels: {} of {} ops{})", profile_.device, profile_.fitted_on,
+                     kernels, covered, ops, covered < ops ? "; rest analytic" : "");
+}
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,72 @@
+#pragma once
+// The calibrated op cost source: each op priced as the kernels it runs, each kernel by its
+// device's calibration profile (calibration_profile.hpp: wave quantization and a saturating
+// efficiency per kernel and precision, fitted by least squares to measured kernel times), falling
+// back to another source (analytic) for ops whose kernels the profile does not cover.
+//
+// An op's kernels (op_kernels), with precision from its math dtype (op_precision):
+//   matmul category, forward (linear, attention products, interaction): one `gemm` whose output
+//     is the op's first output seen as rows x last dim: m = elements / last dim, n = last dim,
+//     k = flops / (2 m n) (at least 1);
+//   matmul category, backward: one `gemm` per gradient output of rank >= 2, the op's FLOPs and
+//     bytes split evenly between them (dX and dW of a linear each cost the forward's FLOPs);
+//   conv2d: `conv2d_forward` with m = N*P*Q, n = output channels, k = flops / (2 m n);
+//   conv2d_backward: `conv2d_backward_data` for the gradient shaped as the forward's input
+//     (m = N*H*W, n = C) and `conv2d_backward_filter` for the one shaped as its weight (m = output
+//     channels, n = C/g*R*S), FLOPs and bytes split evenly; the 1-D bias gradient is left out;
+//   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
+//     m = output elements, n = k = 1.
+// duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
+// own (DeepBench times back-to-back launches), so no launch overhead is added on top.
+// An op is priced by the fallback when any of its kernels has no group in the profile for its
+// precision; bf16 uses the fp16 group when the profile has no bf16 one (the same tensor-core rate
+// on every GPU that has both), said in describe().
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/analytic_cost_model.hpp"
+#include "costmodel/calibration_profile.hpp"
+#include "costmodel/op_cost_model.hpp"
+
+namespace mutwo::costmodel {
+
+// One kernel an op runs, as the profile prices it.
+struct OpKernel {
+  std::string kernel;  // "gemm", "conv2d_forward", ... or the op's kind
+  KernelSample sample;
+};
+std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op);
+
+// "fp16" for f16, "bf16" for bf16, "tf32" for f32 when the analytic options allow TF32 for the op's
+// category (matmul: allow_tf32_matmul, conv: allow_tf32_conv) and the device has TF32, else "fp32";
+// "" for anything else (f64): not calibrated.
+std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, const DeviceSpec& device,
+                         const AnalyticOptions& options);
+
+class CalibratedCostModel final : public OpCostModel {
+ public:
+  // Throws Error when the profile is for a device with another SM count than `device`'s.
+  CalibratedCostModel(DeviceSpec device, CalibrationProfile profile, AnalyticOptions options = {});
+
+  std::string_view name() const override { return "calibrated"; }
+  int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  const DeviceSpec& device() const override { return fallback_.device(); }
+  // "calibrated (v100-16gb profile of 2025-01-31, 2,034 kernels: 130 of 1,256 ops; rest analytic)".
+  std::string describe(const profiles::Graph& graph) const override;
+
+  // The profile's price of the op; nullopt when a kernel of it is not calibrated.
+  std::optional<int64_t> calibrated_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const;
+  const CalibrationProfile& profile() const { return profile_; }
+  const AnalyticCostModel& fallback() const { return fallback_; }
+
+ private:
+  const KernelGroupFit* group(const std::string& kernel, const std::string& precision) const;
+
+  CalibrationProfile profile_;
+  AnalyticCostModel fallback_;
+};
+
+}  // namespace mutwo::costmodel

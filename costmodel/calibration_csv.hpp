@@ -1,0 +1,90 @@
+#pragma once
+// Measured kernel times in mutwo's one calibration CSV format (costmodel/README.md), its reader and
+// writer, and converters from foreign measurements (Baidu DeepBench's GEMM and convolution sheets).
+//
+// Header (exactly these columns, in this order; '#' lines and blank lines are skipped):
+//   device,precision,kernel,category,m,n,k,flops,bytes,time_ns,source,shape
+// device     catalog name (builtin_devices(): "v100-16gb")
+// precision  fp32 | tf32 | fp16 | bf16: the math mode the kernel ran in (fp16: 16-bit inputs and
+//            outputs, tensor cores where the GPU has them, 32-bit accumulation)
+// kernel     gemm | conv2d_forward | conv2d_backward_data | conv2d_backward_filter | a mutwo op kind
+// category   the mutwo KindCategory of the kernel (gemm: matmul; conv2d_*: conv; an op kind: its own)
+// m, n, k    the kernel's implicit-GEMM shape, each >= 1: output rows, output columns, reduction
+//            length (GEMM: M, N, K; conv forward: N*P*Q, K, C*R*S; backward data: N*H*W, C, K*R*S;
+//            backward filter: K, C*R*S, N*P*Q); kernels that are not GEMM-like: elements, 1, 1
+// flops      as mutwo counts them (GEMM 2*M*N*K; conv: the direct-convolution count 2*N*K*P*Q*C*R*S
+//            for each of the three passes, as DeepBench reports it)
+// bytes      every input and output once, at the precision's element size
+// time_ns    measured kernel time, whole ns, > 0
+// source     where the shape comes from (DeepBench's application, a trace's op name); may be empty
+// shape      a readable shape string; may be empty
+// Fields holding a comma or a double quote are double-quoted, quotes doubled (RFC 4180).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiles/op_kind.hpp"
+
+namespace mutwo::costmodel {
+
+inline constexpr std::string_view kCalibrationCsvHeader =
+    "device,precision,kernel,category,m,n,k,flops,bytes,time_ns,source,shape";
+
+struct CalibrationRow {
+  std::string device;
+  std::string precision;
+  std::string kernel;
+  profiles::KindCategory category = profiles::KindCategory::matmul;
+  int64_t m = 1, n = 1, k = 1;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  int64_t time_ns = 0;
+  std::string source;
+  std::string shape;
+  // Where the row was read from, for messages: "file.csv:12"; empty for rows built in code.
+  std::string origin;
+};
+
+// "fp32", "tf32", "fp16", "bf16".
+const std::vector<std::string>& calibration_precisions();
+// The category a kernel name implies: gemm -> matmul, conv2d_* -> conv, an op kind -> its category.
+// Throws UnknownNameError naming the valid kernel names.
+profiles::KindCategory kernel_category(std::string_view kernel);
+// Parses a KindCategory name ("matmul"); throws UnknownNameError listing the valid ones.
+profiles::KindCategory parse_category(std::string_view name);
+
+// Checks one row's fields (catalog device, precision, kernel and its category, m/n/k >= 1,
+// flops/bytes >= 0, time_ns > 0): throws FormatError "<origin>: field '<name>' = '<value>' ...".
+void validate_calibration_row(const CalibrationRow& row);
+
+// Parses calibration CSV text; `file` names it in errors: FormatError "<file>:<line>: field
+// '<name>' = '<value>': <why>" for a bad field, "<file>:<line>: expected 12 fields, got 9" for a
+// short row, "<file>:1: header ..." for a wrong header.
+std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file);
+// Reads a file (read_text_file: gzip accepted) in the calibration format.
+std::vector<CalibrationRow> read_calibration_csv(const std::string& path);
+// The rows as CSV text, header first, one row a line, in the given order.
+std::string calibration_csv_text(const std::vector<CalibrationRow>& rows);
+
+// DeepBench's GPU names as their catalog devices: "V100" -> v100-16gb (DGX-1 V100-SXM2-16GB),
+// "P100" -> p100-pcie-16gb, "T4" -> t4, "GTX 1080 Ti" -> gtx1080ti, "Titan Xp" -> titan-xp;
+// throws FormatError for another name.
+std::string deepbench_device(std::string_view gpu, std::string_view where);
+
+// Converts DeepBench's training results as ../shared/calibration/deepbench holds them (its README):
+//   gemm.csv: gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms -> one `gemm` row each;
+//   conv.csv: gpu,precision,source,W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h,forward_ms,
+//             backward_data_ms,backward_filter_ms,forward_algorithm -> one row per time present.
+// time_ns = round(ms * 1e6). Errors name the file, line, field and value.
+std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::string_view file);
+std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::string_view file);
+
+// Reads any calibration input by its header: the calibration format, DeepBench gemm.csv or
+// conv.csv. Throws FormatError naming the file when the header is none of them.
+std::vector<CalibrationRow> read_calibration_input(const std::string& path);
+
+// CSV fields of one line (RFC 4180 quoting, no embedded newlines); `where` names the line in errors.
+std::vector<std::string> split_csv_line(std::string_view line, std::string_view where);
+
+}  // namespace mutwo::costmodel

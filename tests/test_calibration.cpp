@@ -1,0 +1,266 @@
+// The calibrated cost source: calibration CSV reading and DeepBench conversion, the kernel model's
+// wave quantization, the least-squares fit, profiles, held-out error on DeepBench's V100 kernels,
+// and cross-GPU scaling of measured traces.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/calibration_csv.hpp"
+#include "costmodel/calibration_fit.hpp"
+#include "costmodel/calibration_profile.hpp"
+#include "costmodel/calibration_validation.hpp"
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/measured_cost_model.hpp"
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
+
+using namespace mutwo::costmodel;
+using namespace mutwo::profiles;
+using mutwo::Error;
+using mutwo::FormatError;
+
+namespace {
+
+const std::string kFixtures = MUTWO_TEST_FIXTURES;
+const std::string kGemm = kFixtures + "/calibration/deepbench_gemm.csv";
+const std::string kConv = kFixtures + "/calibration/deepbench_conv.csv";
+
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+constexpr std::string_view kHeader = "device,precision,kernel,category,m,n,k,flops,bytes,time_ns,source,shape\n";
+
+// y = x W^T on x[rows, in], W[out, in].
+Graph linear_graph(DType dtype, int64_t rows, int64_t in, int64_t out) {
+  GraphBuilder b("linear", dtype, 1, rows);
+  TensorId x = b.add_input("x", {rows, in}, TensorRole::input, FuseAxis::stack);
+  TensorId w = b.add_weight("w", {out, in}, FuseAxis::stack);
+  TensorId y = b.op(OpKind::linear, "fc", {x, w});
+  b.op(OpKind::relu, "relu", {y});
+  return std::move(b).finish();
+}
+
+}  // namespace
+
+TEST_CASE("wave quantization: 1000x300 in 128x64 tiles on 80 SMs is 40 tiles, one wave") {
+  // ceil(1000/128) = 8, ceil(300/64) = 5 -> 40 tiles <= 80 SMs -> 1 wave; Fq = flops * 1 * 80 *
+  // 128 * 64 / (1000 * 300) = flops * 655,360 / 300,000.
+  const KernelSample k{1000, 300, 100, 60'000'000.0, 1000.0, 0};
+  CHECK(kernel_waves(1000, 300, {128, 64}, 80) == 1);
+  const auto x = compute_terms(k, {128, 64}, 80);
+  CHECK(x[0] == 1.0);
+  CHECK(x[1] == 1.0);
+  CHECK(x[2] == 60'000'000.0);
+  CHECK(x[3] == doctest::Approx(60'000'000.0 * 655'360.0 / 300'000.0).epsilon(1e-15));
+  // 81 tiles (9 x 9 of 128x64 on 1152x576) need a second wave on 80 SMs; 80 tiles do not.
+  CHECK(kernel_waves(1152, 576, {128, 64}, 80) == 2);
+  CHECK(kernel_waves(1024, 640, {128, 64}, 80) == 1);
+  CHECK_THROWS_AS(compute_terms({0, 1, 1, 1, 1, 0}, {128, 64}, 80), Error);
+}
+
+TEST_CASE("the fit recovers known coefficients from synthetic kernels exactly") {
+  const int32_t sms = 80;
+  const TileShape tile{128, 64};
+  KernelModel truth;
+  truth.tile = tile;
+  truth.compute = {3000.0, 800.0, 2e-5, 1e-5};
+  truth.memory = {2000.0, 1.25e-3};
+  // Compute-bound kernels (FLOP-heavy) and bandwidth-bound ones (byte-heavy), on both sides of the
+  // seed roofline (15,700 FLOP/ns, 900 B/ns) as the truth has them.
+  std::vector<KernelSample> samples;
+  const int64_t shapes[][3] = {{1000, 300, 500}, {4096, 4096, 1024}, {1152, 576, 64}, {512, 2000, 3000},
+                               {8000, 70, 700},  {300, 300, 9000},   {2048, 128, 256}};
+  for (const auto& s : shapes) {
+    KernelSample k{s[0], s[1], s[2], 2.0 * s[0] * s[1] * s[2], 4.0 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1]), 0};
+    k.time_ns = predict_kernel_ns(truth, k, sms);
+    samples.push_back(k);
+  }
+  for (double mib : {32.0, 128.0, 512.0}) {  // one wave of a copy-like kernel: memory-bound
+    KernelSample k{64, 64, 1, 8192.0, mib * 1048576, 0};
+    k.time_ns = predict_kernel_ns(truth, k, sms);
+    samples.push_back(k);
+  }
+  const Roofline roofline{15'700.0, 900.0};
+  const KernelModel fit = fit_kernel_model(samples, tile, sms, roofline, "synthetic");
+  for (size_t j = 0; j < kComputeTerms; ++j) CHECK(fit.compute[j] == doctest::Approx(truth.compute[j]).epsilon(1e-9));
+  for (size_t j = 0; j < kMemoryTerms; ++j) CHECK(fit.memory[j] == doctest::Approx(truth.memory[j]).epsilon(1e-9));
+  // Over every candidate tile, the true one fits exactly and is chosen.
+  const KernelModel best = fit_kernel_model(samples, sms, roofline, "synthetic");
+  CHECK(best.tile.m == 128);
+  CHECK(best.tile.n == 64);
+  CHECK(relative_errors(best, samples, sms).max < 1e-9);
+}
+
+TEST_CASE("the fit refuses an empty set and a non-positive time, naming the group") {
+  CHECK(error_of([] { fit_kernel_model({}, 80, Roofline{}, "device 'v100-16gb', kernel 'gemm'"); }) ==
+        "device 'v100-16gb', kernel 'gemm': no samples to fit");
+  CHECK(error_of([] { fit_kernel_model({{1, 1, 1, 1, 1, 0}}, {128, 64}, 80, Roofline{}, "g"); }) ==
+        "g: sample 0 has time_ns = 0, must be > 0");
+}
+
+TEST_CASE("calibration CSV: rows read, and every bad field named with file, line and value") {
+  const std::string good = std::string(kHeader) + "# a comment\nv100-16gb,fp16,gemm,matmul,64,32,16,65536,7168,5000,\"a, b\",M=64\n";
+  const auto rows = parse_calibration_csv(good, "k.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].device == "v100-16gb");
+  CHECK(rows[0].category == KindCategory::matmul);
+  CHECK(rows[0].flops == 65536);
+  CHECK(rows[0].time_ns == 5000);
+  CHECK(rows[0].source == "a, b");
+  CHECK(rows[0].origin == "k.csv:3");
+  CHECK(parse_calibration_csv(calibration_csv_text(rows), "again.csv")[0].source == "a, b");
+
+  auto bad = [](std::string row) { return error_of([&] { parse_calibration_csv(std::string(kHeader) + row, "k.csv"); }); };
+  CHECK(bad("v100-16gb,fp16,gemm,matmul,64,32,16,65536,7168,5x,,\n") ==
+        "k.csv:2: field 'time_ns' = '5x': must be a whole number");
+  CHECK(bad("v100-16gb,fp16,gemm,matmul,64,32\n") == "k.csv:2: expected 12 fields, got 6");
+  CHECK(bad("a200,fp16,gemm,matmul,64,32,16,65536,7168,5000,,\n").rfind(
+            "k.csv:2: field 'device' = 'a200': not a catalog device; valid: v100-16gb", 0) == 0);
+  CHECK(bad("v100-16gb,fp8,gemm,matmul,64,32,16,65536,7168,5000,,\n") ==
+        "k.csv:2: field 'precision' = 'fp8': valid: fp32, tf32, fp16, bf16");
+  CHECK(bad("v100-16gb,fp16,gemm,conv,64,32,16,65536,7168,5000,,\n") ==
+        "k.csv:2: field 'category' = 'conv': kernel 'gemm' is in category 'matmul'");
+  CHECK(bad("v100-16gb,fp16,gemm,matmul,0,32,16,65536,7168,5000,,\n") == "k.csv:2: field 'm' = '0': must be >= 1");
+  CHECK(bad("v100-16gb,fp16,gemm,matmul,1,32,16,65536,7168,0,,\n") == "k.csv:2: field 'time_ns' = '0': must be > 0");
+  CHECK(error_of([] { parse_calibration_csv("device,kernel\n", "h.csv"); }).rfind("h.csv:1: header 'device,kernel' is not", 0) == 0);
+}
+
+TEST_CASE("DeepBench conversion: GEMM and conv rows with mutwo's FLOPs and bytes") {
+  const auto gemm = read_calibration_input(kGemm);
+  CHECK(gemm.size() == 1280);
+  // V100 fp32 1760x16x1760 NN, 0.038 ms: FLOPs 2*1760*16*1760 = 99,123,200; bytes (1760*1760 +
+  // 1760*16 + 1760*16) * 4 = 12,615,680.
+  CHECK(gemm[0].device == "v100-16gb");
+  CHECK(gemm[0].kernel == "gemm");
+  CHECK(gemm[0].flops == 99'123'200);
+  CHECK(gemm[0].bytes == 12'615'680);
+  CHECK(gemm[0].time_ns == 38'000);
+  CHECK(gemm[0].shape == "M=1760 N=16 K=1760 NN");
+  const auto conv = read_calibration_input(kConv);
+  // First V100 row: N4 C1 H161 W700, K32 R5 S20, stride 2 -> P = (161-5)/2+1 = 79, Q = (700-20)/2+1
+  // = 341; FLOPs 2*4*32*79*341*1*5*20 = 689,638,400; bytes (4*161*700 + 32*100 + 4*32*79*341) * 4 =
+  // 15,608,768; no data-gradient time, so a forward and a filter row.
+  CHECK(conv[0].kernel == "conv2d_forward");
+  CHECK(conv[0].m == 4 * 79 * 341);
+  CHECK(conv[0].n == 32);
+  CHECK(conv[0].k == 100);
+  CHECK(conv[0].flops == 689'638'400);
+  CHECK(conv[0].bytes == 15'608'768);
+  CHECK(conv[0].time_ns == 78'000);
+  CHECK(conv[1].kernel == "conv2d_backward_filter");
+  CHECK(conv[1].m == 32);
+  CHECK(conv[1].n == 100);
+  CHECK(conv[1].k == 4 * 79 * 341);
+  CHECK(conv[1].time_ns == 127'000);
+  const std::string bad_gpu = "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms\nA100,fp32,x,1,1,1,N,N,0.1\n";
+  CHECK(error_of([&] { convert_deepbench_gemm(bad_gpu, "g.csv"); }) ==
+        "g.csv:2: field 'gpu' = 'A100': valid: V100, P100, T4, GTX 1080 Ti, Titan Xp");
+  const std::string bad_time = "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms\nV100,fp32,x,1,1,1,N,N,-1\n";
+  CHECK(error_of([&] { convert_deepbench_gemm(bad_time, "g.csv"); }) == "g.csv:2: field 'time_ms' = '-1': must be > 0");
+}
+
+TEST_CASE("held-out error on DeepBench's V100 kernels (5-fold)") {
+  auto rows = read_calibration_input(kGemm);
+  const auto conv = read_calibration_input(kConv);
+  rows.insert(rows.end(), conv.begin(), conv.end());
+  std::vector<CalibrationRow> v100;
+  for (const auto& r : rows) {
+    if (r.device == "v100-16gb") v100.push_back(r);
+  }
+  const auto errors = kfold_errors_by_category(v100, kfold_predictions(v100, 5));
+  auto find = [&](std::string category, std::string precision) {
+    for (const auto& e : errors) {
+      if (e.group == category && e.precision == precision) return e.error;
+    }
+    FAIL("no group");
+    return ErrorSummary{};
+  };
+  // GEMM meets issue 16's target (median <= 10 %, mean <= 15 %).
+  CHECK(find("matmul", "fp32").median <= 0.10);
+  CHECK(find("matmul", "fp32").mean <= 0.15);
+  CHECK(find("matmul", "fp16").median <= 0.10);
+  CHECK(find("matmul", "fp16").mean <= 0.15);
+  // Convolution does not: the achieved figures (docs/FIDELITY.md), which a better model must lower.
+  CHECK(find("conv", "fp32").median == doctest::Approx(0.271).epsilon(0.01));
+  CHECK(find("conv", "fp32").mean == doctest::Approx(0.291).epsilon(0.01));
+  CHECK(find("conv", "fp16").median == doctest::Approx(0.149).epsilon(0.01));
+  CHECK(find("conv", "fp16").mean == doctest::Approx(0.224).epsilon(0.01));
+}
+
+TEST_CASE("profiles: JSON round trip, errors naming the field, the shipped five and same-chip lookup") {
+  std::vector<CalibrationRow> rows = read_calibration_input(kGemm);
+  const CalibrationProfile p = fit_calibration_profile(rows, find_device("t4"), {"gemm.csv"}, "2025-06-01");
+  REQUIRE(p.groups.size() == 2);  // gemm fp16, gemm fp32
+  const CalibrationProfile back = parse_calibration_profile(calibration_profile_json(p), "t4.json");
+  CHECK(back.device == "t4");
+  CHECK(back.groups[1].precision == "fp32");
+  CHECK(back.groups[1].model.compute == p.groups[1].model.compute);
+  CHECK(back.groups[1].model.memory == p.groups[1].model.memory);
+  CHECK(error_of([&] { fit_calibration_profile(rows, find_device("a100-40gb"), {}, ""); }) ==
+        "no calibration rows for device 'a100-40gb'; the inputs have rows for: gtx1080ti, p100-pcie-16gb, t4, titan-xp, "
+        "v100-16gb");
+  std::string text = calibration_profile_json(p);
+  text.replace(text.find("\"tile_m\""), 8, "\"tile_x\"");
+  CHECK(error_of([&] { parse_calibration_profile(text, "t4.json"); }) ==
+        "calibration profile 't4.json': group 0: unknown field 'tile_x'");
+
+  std::vector<std::string> shipped;
+  for (const auto& s : shipped_calibration_profiles()) shipped.push_back(s.device);
+  CHECK(shipped == std::vector<std::string>{"gtx1080ti", "p100-pcie-16gb", "t4", "titan-xp", "v100-16gb"});
+  CHECK(find_calibration_profile(find_device("v100-32gb"))->device == "v100-16gb");
+  CHECK_FALSE(find_calibration_profile(find_device("a100-40gb")).has_value());
+}
+
+TEST_CASE("calibrated source: a linear op is its GEMM priced by the profile; relu falls back to analytic") {
+  const Graph g = linear_graph(DType::f32, 4096, 1024, 1024);
+  auto model = builtin_cost_sources().create("calibrated", find_device("v100-16gb"));
+  const auto& calibrated = dynamic_cast<const CalibratedCostModel&>(*model);
+  // linear fp32 on V100 (no TF32): one gemm, m = 4096, n = 1024, k = 2*4096*1024*1024 / (2*4096*1024).
+  const auto kernels = op_kernels(g, g.ops[0]);
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0].kernel == "gemm");
+  CHECK(kernels[0].sample.m == 4096);
+  CHECK(kernels[0].sample.n == 1024);
+  CHECK(kernels[0].sample.k == 1024);
+  const KernelGroupFit* gemm = calibrated.profile().find("gemm", "fp32");
+  REQUIRE(gemm != nullptr);
+  CHECK(model->op_duration_ns(g, g.ops[0]) ==
+        static_cast<int64_t>(std::ceil(predict_kernel_ns(gemm->model, kernels[0].sample, 80))));
+  AnalyticCostModel analytic(find_device("v100-16gb"));
+  CHECK(model->op_duration_ns(g, g.ops[1]) == analytic.op_duration_ns(g, g.ops[1]));
+  CHECK(model->describe(g).find(": 1 of 2 ops; rest analytic)") != std::string::npos);
+  CHECK(error_of([] { builtin_cost_sources().create("calibrated", find_device("a100-40gb")); })
+            .rfind("cost source 'calibrated': no calibration profile for device 'a100-40gb'", 0) == 0);
+}
+
+TEST_CASE("measured trace from a T4 predicts a V100 by the ratio of the two calibrated prices") {
+  Trace trace;
+  trace.graph = linear_graph(DType::f32, 4096, 1024, 1024);
+  trace.op_duration_ns = {1'000'000, 50'000};
+  trace.device = "Tesla T4";
+  CostSourceInputs inputs;
+  inputs.measured_traces = {trace};
+  auto model = builtin_cost_sources().create("measured", find_device("v100-16gb"), inputs);
+  CalibratedCostModel t4(find_device("t4"), *find_calibration_profile(find_device("t4")));
+  CalibratedCostModel v100(find_device("v100-16gb"), *find_calibration_profile(find_device("v100-16gb")));
+  const Graph& g = trace.graph;
+  const double ratio = static_cast<double>(*v100.calibrated_duration_ns(g, g.ops[0])) /
+                       static_cast<double>(*t4.calibrated_duration_ns(g, g.ops[0]));
+  CHECK(ratio < 1.0);  // a V100 runs an fp32 GEMM faster than a T4
+  CHECK(model->op_duration_ns(g, g.ops[0]) == std::llround(1'000'000 * ratio));
+  CHECK(model->op_duration_ns(g, g.ops[1]) == 50'000);  // relu: not calibrated, kept as measured
+  CHECK(model->describe(g).find("scaled from t4 to v100-16gb by calibrated profiles: 1 of 2 measured ops, 1 unscaled") !=
+        std::string::npos);
+  // On the GPU it was measured on, nothing is scaled.
+  auto same = builtin_cost_sources().create("measured", find_device("t4"), inputs);
+  CHECK(same->op_duration_ns(g, g.ops[0]) == 1'000'000);
+}
