@@ -54,7 +54,7 @@ int64_t Importer::stream_of(const Event& g) const {
 }
 
 void Importer::measure_host_timeline() {
-  if (device_ == "cpu") return;  // a CPU trace: an op's duration already is its host time
+  if (device_ == "cpu" || nodes_.empty()) return;  // a CPU trace: an op's duration is its host time
 
   // Issue points: per op, each part's last launch (parts in that order), or the op's end when it
   // launched nothing; never earlier than the point before (ops of two threads interleave).
