@@ -30,11 +30,13 @@ using profiles::Trace;
 void check_host_side(const Trace& trace) {
   const size_t ops = trace.graph.ops.size();
   auto wrong = [&](const char* field, size_t count) {
-    throw Error(fmt::format("trace '{}': field '{}' has {} entries for {} ops", trace.graph.name, field, count, ops));
+    throw Error(
+        fmt::format("trace '{}': field '{}' has {} entries for {} ops", trace.graph.name, field, count, ops));
   };
   if (trace.op_streams.size() != ops) wrong("op_streams", trace.op_streams.size());
   if (trace.op_duration_ns.size() != ops) wrong("op_duration_ns", trace.op_duration_ns.size());
-  if (!trace.op_host_ns.empty() && trace.op_host_ns.size() != ops) wrong("op_host_ns", trace.op_host_ns.size());
+  if (!trace.op_host_ns.empty() && trace.op_host_ns.size() != ops)
+    wrong("op_host_ns", trace.op_host_ns.size());
 }
 
 // Traced stream id -> mutwo stream id (the header's rule).

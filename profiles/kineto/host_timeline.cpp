@@ -47,8 +47,8 @@ int64_t Importer::stream_of(const Event& g) const {
   if (g.args == nullptr || !g.args->contains("stream")) return static_cast<int64_t>(g.thread);
   const Json& v = (*g.args)["stream"];
   if (!v.is_number_integer()) {
-    throw FormatError(fmt::format("{}: event {} ('{}'): field 'args.stream' = {}, expected an integer", source_,
-                                  g.index, g.name, v.dump()));
+    throw FormatError(fmt::format("{}: event {} ('{}'): field 'args.stream' = {}, expected an integer",
+                                  source_, g.index, g.name, v.dump()));
   }
   return v.get<int64_t>();
 }
@@ -69,8 +69,9 @@ void Importer::measure_host_timeline() {
   const int64_t first = previous;
   for (size_t k = 0; k < nodes_.size(); ++k) {
     Node& n = nodes_[k];
-    std::stable_sort(n.parts.begin(), n.parts.end(),
-                     [](const Part& a, const Part& b) { return a.last_launch_end_ns < b.last_launch_end_ns; });
+    std::stable_sort(n.parts.begin(), n.parts.end(), [](const Part& a, const Part& b) {
+      return a.last_launch_end_ns < b.last_launch_end_ns;
+    });
     if (n.parts.empty()) {
       previous = std::max(previous, ev(n.event).end_ns);
       points.push_back({previous, k, -1, 0});
@@ -93,9 +94,11 @@ void Importer::measure_host_timeline() {
   std::sort(launches_.begin(), launches_.end());
   std::vector<int64_t> latest_start(launches_.size());
   int64_t latest = std::numeric_limits<int64_t>::min();
-  for (size_t i = 0; i < launches_.size(); ++i) latest_start[i] = latest = std::max(latest, launches_[i].second);
+  for (size_t i = 0; i < launches_.size(); ++i)
+    latest_start[i] = latest = std::max(latest, launches_[i].second);
   auto queued = [&](int64_t t0, int64_t t1) {
-    auto it = std::lower_bound(launches_.begin(), launches_.end(), std::pair(t0, std::numeric_limits<int64_t>::min()));
+    auto it = std::lower_bound(launches_.begin(), launches_.end(),
+                               std::pair(t0, std::numeric_limits<int64_t>::min()));
     const auto count = it - launches_.begin();
     return count > 0 && latest_start[static_cast<size_t>(count - 1)] > t1;
   };
@@ -158,7 +161,8 @@ void Importer::measure_host_timeline() {
   warn(fmt::format(
       "host time per op: from the previous op's issue point to its own (the end of the launch of its last "
       "kernel; an op launching nothing: its end), Python time between ops included: {:.3f} ms over {} ops; "
-      "taken out of it, {:.3f} ms of {} synchronising calls ({} ops make the host wait for the GPU: host_sync) "
+      "taken out of it, {:.3f} ms of {} synchronising calls ({} ops make the host wait for the GPU: "
+      "host_sync) "
       "and {:.3f} ms of {} runtime calls held by a full launch queue (past their median duration)",
       static_cast<double>(host_total - removed_sync - removed_queue) / 1e6, nodes_.size(),
       static_cast<double>(removed_sync) / 1e6, syncs, sync_ops, static_cast<double>(removed_queue) / 1e6,
