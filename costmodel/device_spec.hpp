@@ -7,6 +7,18 @@
 
 namespace mutwo::costmodel {
 
+// The host side of issuing work under PyTorch: how long the CPU takes to dispatch an op and launch
+// its kernels (eager), or to replay a captured CUDA graph, and how far it may run ahead of the GPU.
+struct HostDispatch {
+  int64_t forward_op_ns = 0;   // eager: one forward op, Python module call to kernel launch
+  int64_t backward_op_ns = 0;  // eager: one backward or optimizer op, issued from C++ (autograd)
+  int64_t copy_issue_ns = 0;   // cudaMemcpyAsync of a swap
+  int64_t launch_ns = 0;       // cudaLaunchKernel alone: an op issued inside another call
+  int64_t graph_kernel_ns = 0;  // CUDA-graph replay: per kernel node
+  int32_t launch_queue_depth = 0;  // launches the host may have outstanding (0: unbounded)
+  std::string source;              // where the figures come from, for listings
+};
+
 struct DeviceSpec {
   std::string name;          // catalog key, "a100-40gb"
   std::string description;   // "NVIDIA A100-SXM4-40GB"
@@ -26,6 +38,7 @@ struct DeviceSpec {
   int64_t launch_overhead_ns = 0;  // per kernel
   bool full_duplex = true;         // copy engines move both directions at once
   std::string host_link;           // "PCIe 4.0 x16", for listings
+  HostDispatch host;               // the host's dispatch costs (0: the host never limits)
 };
 
 inline double gbps_to_bytes_per_ns(double gigabytes_per_s) {

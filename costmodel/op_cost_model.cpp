@@ -12,6 +12,14 @@ std::string OpCostModel::describe(const profiles::Graph&) const {
   return std::string(name());
 }
 
+int64_t OpCostModel::op_host_ns(const profiles::Graph&, const profiles::Op& op) const {
+  const HostDispatch& h = device().host;
+  const bool nested = op.kind == profiles::OpKind::cast || op.kind == profiles::OpKind::cast_backward ||
+                      op.phase == profiles::Phase::optimizer;
+  if (nested) return h.launch_ns;
+  return op.phase == profiles::Phase::forward ? h.forward_op_ns : h.backward_op_ns;
+}
+
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction) {
   if (bytes < 0) {
     throw Error(fmt::format("transfer on device '{}' ({}): bytes = {} must be >= 0", device.name,

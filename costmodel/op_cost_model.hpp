@@ -24,6 +24,13 @@ class OpCostModel {
   // One line for reports on how `graph` is priced: the name, and for sources with inputs what they
   // cover ("measured (1180 of 1256 ops from 1 trace on NVIDIA H100 80GB HBM3; rest analytic)").
   virtual std::string describe(const profiles::Graph& graph) const;
+  // Host time to issue one op under PyTorch eager (framework dispatch and its kernel launches), >= 0.
+  // Default, from the device's host figures: a forward op is a Python module call (forward_op_ns), a
+  // backward op an autograd-engine call from C++ (backward_op_ns); ops PyTorch issues inside another
+  // call cost their kernel launch alone (launch_ns): autocast's casts and their backward (inside the
+  // parent op's dispatch), the optimizer's per-weight updates and GradScaler's unscale (torch.optim's
+  // and GradScaler's foreach kernels, PyTorch's default on CUDA since 2.0, update many tensors per call).
+  virtual int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op) const;
 };
 
 // latency + bytes / link bandwidth, rounded up to whole ns (documented rounding rule).

@@ -8,6 +8,7 @@
 
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
+#include "sim/host_mode.hpp"
 #include "sim/prediction.hpp"
 
 namespace mutwo::policies {
@@ -18,6 +19,7 @@ struct PolicyInput {
   const profiles::Schedule* base = nullptr;
   const costmodel::OpCostModel* cost = nullptr;  // op and transfer durations; its device's link
   int64_t memory_limit_bytes = 0;                // > 0; the simulator's limit for the result
+  sim::HostMode host_mode = sim::HostMode::none;   // how the result is simulated (sim/host_mode.hpp)
 };
 
 struct PolicyResult {

@@ -22,6 +22,7 @@ PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& i
   sim::SimOptions options;
   options.memory_limit_bytes = input.memory_limit_bytes;
   options.continue_past_limit = true;  // an OOM's peak is the smallest limit this schedule meets
+  options.host_mode = input.host_mode;
   PolicyResult r;
   r.prediction = sim::simulate(schedule, *input.cost, options);
   r.note = std::move(note);

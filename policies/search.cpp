@@ -107,6 +107,7 @@ class Search {
     ctx.registry = &registry_;
     ctx.memory_limit_bytes = limit_;
     ctx.samples_per_step = samples_per_step_;
+    ctx.host_mode = config_.host_mode;
     ctx.step_graph = [this](size_t a, int32_t w) -> const profiles::Graph& { return step_graph(a, w); };
     std::vector<StrategyOutcome> outcomes;
     outcomes.push_back(run_sequential(ctx));
@@ -323,6 +324,7 @@ void Search::search_partitions(SearchStats& stats) {
         as_is_input.base = &*base;
         as_is_input.cost = &cost_;
         as_is_input.memory_limit_bytes = limit_;
+        as_is_input.host_mode = config_.host_mode;
         PolicyResult as_is =
             evaluate_schedule(*base, as_is_input, "fits without a memory policy; policies not run");
         ++stats.plans;
@@ -346,6 +348,7 @@ void Search::search_partitions(SearchStats& stats) {
       input.base = &*base;
       input.cost = &cost_;
       input.memory_limit_bytes = limit_;
+      input.host_mode = config_.host_mode;
       PolicyResult result = policies_[p]->plan(input);
       ++stats.plans;
       // Multiplexing helps when the policy's swaps hide behind the other sub-array's forward; a

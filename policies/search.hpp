@@ -41,6 +41,7 @@ struct SearchConfig {
   PartitionPruneOptions prune;                   // which partitions are enumerated
   int32_t top = 10;                              // rows of the mutwo strategy kept; >= 1
   const PolicyRegistry* registry = nullptr;      // null: builtin_policies()
+  sim::HostMode host_mode = sim::HostMode::none;  // how every plan is simulated (sim/host_mode.hpp)
 };
 
 // One strategy's result (for the mutwo strategy: one partition x policy).

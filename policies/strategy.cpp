@@ -64,8 +64,9 @@ RunFigures figures_at_limit(const sim::Prediction& p) {
 }
 
 RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
-                            int64_t memory_limit_bytes) {
+                            int64_t memory_limit_bytes, sim::HostMode host_mode) {
   sim::SimOptions options;
+  options.host_mode = host_mode;
   options.memory_limit_bytes = memory_limit_bytes;
   options.continue_past_limit = true;  // one run gives both the step and, on OOM, the peak needed
   return figures_at_limit(sim::simulate(schedule, cost, options));
@@ -120,7 +121,7 @@ StrategyOutcome run_sequential(const StrategyContext& ctx) {
   for (size_t a = 0; a < ctx.config->architectures.size(); ++a) {
     const int32_t count = ctx.config->architectures[a].count;
     profiles::Schedule s = plain(ctx.step_graph(a, 1));
-    const RunFigures f = measure_schedule(s, *ctx.cost, ctx.memory_limit_bytes);
+    const RunFigures f = measure_schedule(s, *ctx.cost, ctx.memory_limit_bytes, ctx.host_mode);
     runs.insert(runs.end(), static_cast<size_t>(count), f);
     sizes.emplace_back(static_cast<size_t>(count), 1);
     largest.offer(f, std::move(s));
@@ -147,7 +148,7 @@ StrategyOutcome run_hfta(const StrategyContext& ctx) {
     std::vector<std::optional<RunFigures>> figures(static_cast<size_t>(count) + 1);
     auto figures_at = [&](int32_t w) -> const RunFigures& {
       if (!figures[w])
-        figures[w] = measure_schedule(plain(ctx.step_graph(a, w)), *ctx.cost, ctx.memory_limit_bytes);
+        figures[w] = measure_schedule(plain(ctx.step_graph(a, w)), *ctx.cost, ctx.memory_limit_bytes, ctx.host_mode);
       return *figures[w];
     };
     int32_t lo = 0;
@@ -201,6 +202,7 @@ std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& ctx) {
     input.base = &base;
     input.cost = ctx.cost;
     input.memory_limit_bytes = ctx.memory_limit_bytes;
+    input.host_mode = ctx.host_mode;
     PolicyResult result = capuchin->plan(input);
     const RunFigures f = figures_at_limit(result.prediction);  // the policy simulated it already
     runs.push_back(f);

@@ -55,7 +55,7 @@ RunFigures figures_at_limit(const sim::Prediction& prediction);
 
 // Simulates once at the limit, continuing past it on OOM for the peak.
 RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
-                            int64_t memory_limit_bytes);
+                            int64_t memory_limit_bytes, sim::HostMode host_mode = sim::HostMode::none);
 
 // partition_text of the sub-arrays with these widths per architecture (index into the config):
 // {{3, 3, 2}} -> "bert-base:3+3+2".
@@ -79,6 +79,7 @@ struct StrategyContext {
   int64_t memory_limit_bytes = 0;
   int64_t samples_per_step = 0;
   StepGraphFn step_graph;
+  sim::HostMode host_mode = sim::HostMode::none;
 };
 
 // Each model alone (width 1), plain schedule, one after another.

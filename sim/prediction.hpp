@@ -8,6 +8,9 @@
 
 namespace mutwo::sim {
 
+// The stream id of the host track in a timeline: the host issuing instructions.
+inline constexpr int32_t kHostTrack = -1;
+
 // One instruction as it ran (timeline record; only when SimOptions::record_timeline).
 struct TimelineEvent {
   profiles::InstrId instruction = profiles::kNoId;
@@ -44,6 +47,10 @@ struct Prediction {
   std::vector<int64_t> stall_ns;  // per stream id: idle time before each instruction, waiting on
                                   // its waits (or on the shared copy engine in half duplex)
   int64_t compute_stall_ns = 0;   // stall_ns summed over the compute streams
+  int64_t host_busy_ns = 0;        // the host issuing instructions (host timeline on)
+  // Compute-stream idle time spent waiting for the host to issue the next instruction (its stream
+  // free and its other dependencies met): the GPU waiting for the CPU.
+  int64_t host_bound_idle_ns = 0;
   int64_t recompute_ns = 0;       // sum of recompute durations
   int64_t bytes_swapped_out = 0;  // tensor bytes (unrounded) moved device -> host
   int64_t bytes_swapped_in = 0;   // tensor bytes (unrounded) moved host -> device

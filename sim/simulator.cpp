@@ -27,19 +27,41 @@ namespace {
 
 // Marks an event of an op the dynamic eviction runs inside an instruction (a recompute).
 constexpr InstrId kInsertedOp = -2;
+// The engine slot of a host event: the host finished issuing an instruction.
+constexpr size_t kHostEngine = static_cast<size_t>(-1);
+
+// The host timeline (DESIGN.md "Simulation"): the CPU issues the schedule's GPU instructions in list
+// order, each taking its issue time; an instruction may start on the GPU only once issued; the host
+// runs ahead of the GPU by at most `queue_depth` issued-but-unstarted instructions; after a
+// host_sync op it waits for that op to finish. Frees are allocator bookkeeping, not issued work.
+struct HostPlan {
+  bool on = false;
+  std::vector<int64_t> issue_ns;  // per instruction; -1: not issued by the host (free)
+  std::vector<uint8_t> sync;      // per instruction: the host waits for it to finish
+  int32_t queue_depth = 0;        // 0: unbounded
+};
 
 // The event loop: one clock, a (time, sequence) heap of instruction finishes, one engine per
 // stream (or shared copy engine), the memory simulator and, with a heuristic, dynamic eviction.
 class Replay {
  public:
   Replay(ReplayPlan& plan, MemorySimulator& memory, std::vector<ExecutedInstruction>& executed,
-         DynamicEviction* eviction, bool continue_past_limit)
+         DynamicEviction* eviction, bool continue_past_limit, const HostPlan& host)
       : p_(plan),
         memory_(memory),
         executed_(executed),
         eviction_(eviction),
         continue_past_limit_(continue_past_limit),
+        host_(host),
         n_(plan.kind.size()) {
+    if (host_.on) {
+      launched_ns_.assign(n_, 0);
+      host_start_ns_.assign(n_, -1);
+      dep_ready_ns_.assign(n_, 0);
+      for (size_t i = 0; i < n_; ++i) {
+        if (host_.issue_ns[i] >= 0) ++p_.pending[i];  // waits for its issue as for a dependency
+      }
+    }
     start_ns_.assign(n_, -1);
     const auto engines = static_cast<size_t>(p_.num_streams);
     busy_.assign(engines, 0);
@@ -56,6 +78,7 @@ class Replay {
       if (p_.pending[i] == 0) make_ready(static_cast<InstrId>(i), 0);
     }
     run_frees(0);
+    if (host_.on) host_advance(0);
     if (!dispatch(0)) return false;
     while (!heap_.empty()) {
       const int64_t now = heap_.front().time_ns;
@@ -74,6 +97,13 @@ class Replay {
   }
 
   const std::vector<int64_t>& start_ns() const { return start_ns_; }  // -1: not started
+  // Host timeline (host on): when each instruction was issued (start, end), when its other
+  // dependencies were met, the host's busy time and when it finished.
+  const std::vector<int64_t>& host_start_ns() const { return host_start_ns_; }
+  const std::vector<int64_t>& launched_ns() const { return launched_ns_; }
+  const std::vector<int64_t>& dep_ready_ns() const { return dep_ready_ns_; }
+  int64_t host_busy_ns() const { return host_busy_ns_; }
+  int64_t host_end_ns() const { return host_end_ns_; }
   int64_t started() const { return started_; }
   int64_t now_ns() const { return now_ns_; }
   InstrId failed_instruction() const { return failed_; }
@@ -109,11 +139,49 @@ class Replay {
     const auto idx = static_cast<size_t>(i);
     for (int32_t k = p_.dependents_begin[idx]; k < p_.dependents_begin[idx + 1]; ++k) {
       const InstrId d = p_.dependents[static_cast<size_t>(k)];
+      if (host_.on) dep_ready_ns_[static_cast<size_t>(d)] = now;
       if (--p_.pending[static_cast<size_t>(d)] == 0) make_ready(d, now);
     }
   }
 
+  // Issues the next instructions in list order until the host has one in flight or must wait.
+  void host_advance(int64_t now) {
+    if (host_issuing_ || host_sync_on_ != kNoId) return;
+    while (host_next_ < n_ && host_.issue_ns[host_next_] < 0) ++host_next_;
+    if (host_next_ >= n_) return;
+    if (host_.queue_depth > 0 && host_outstanding_ >= host_.queue_depth) return;  // resumed by a start
+    const size_t i = host_next_++;
+    const int64_t start = std::max(now, host_free_at_);
+    host_start_ns_[i] = start;
+    host_free_at_ = start + host_.issue_ns[i];
+    host_busy_ns_ += host_.issue_ns[i];
+    host_issuing_ = true;
+    heap_.push_back(Event{host_free_at_, sequence_++, static_cast<InstrId>(i), kHostEngine});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
+
+  // The host finished issuing i: it may start on the GPU; the host goes on unless i syncs.
+  void host_issued(InstrId i, int64_t now) {
+    const auto idx = static_cast<size_t>(i);
+    host_issuing_ = false;
+    host_end_ns_ = now;
+    launched_ns_[idx] = now;
+    ++host_outstanding_;
+    if (host_.sync[idx] != 0) host_sync_on_ = i;
+    if (--p_.pending[idx] == 0) make_ready(i, now);
+    host_advance(now);
+  }
+
   void finish(const Event& e, int64_t now) {
+    if (e.engine == kHostEngine) {
+      host_issued(e.instruction, now);
+      return;
+    }
+    if (host_.on && e.instruction == host_sync_on_) {  // the host waited for this one
+      host_sync_on_ = kNoId;
+      host_end_ns_ = now;
+      host_advance(now);
+    }
     busy_[e.engine] = 0;
     if (eviction_ != nullptr) {
       memory_.end_op(running_op_, now);
@@ -214,6 +282,10 @@ class Replay {
     }
     start_ns_[idx] = now;
     ++started_;
+    if (host_.on) {
+      --host_outstanding_;
+      host_advance(now);  // a host blocked on a full launch queue goes on
+    }
     executed_.push_back({kind, p_.target[idx], p_.stream[idx], now, p_.duration_ns[idx], i});
     heap_.push_back(Event{now + p_.duration_ns[idx], sequence_++, i, engine});
     std::push_heap(heap_.begin(), heap_.end(), later);
@@ -233,6 +305,7 @@ class Replay {
   std::vector<ExecutedInstruction>& executed_;
   DynamicEviction* eviction_;
   bool continue_past_limit_;
+  const HostPlan& host_;
   size_t n_;
   std::vector<int64_t> start_ns_;          // -1 until started
   std::vector<uint8_t> busy_;              // per engine
@@ -248,6 +321,17 @@ class Replay {
   int64_t failed_at_ns_ = 0;
   int64_t failed_request_bytes_ = 0;
   int64_t failed_in_use_bytes_ = 0;
+  // Host timeline state.
+  size_t host_next_ = 0;          // next instruction (list order) to issue
+  int64_t host_free_at_ = 0;      // the host is busy issuing until then
+  bool host_issuing_ = false;     // an issue is in flight
+  InstrId host_sync_on_ = kNoId;  // the host waits for this instruction to finish
+  int32_t host_outstanding_ = 0;  // issued, not started
+  int64_t host_busy_ns_ = 0;
+  int64_t host_end_ns_ = 0;
+  std::vector<int64_t> launched_ns_;
+  std::vector<int64_t> host_start_ns_;
+  std::vector<int64_t> dep_ready_ns_;
 };
 
 std::string ns_as_ms(int64_t ns) {
@@ -286,6 +370,31 @@ void fill_timeline(const Schedule& s, const std::vector<ExecutedInstruction>& ex
   }
 }
 
+// The host's issue spans as timeline events on the host track, in instruction order.
+void add_host_track(const Schedule& s, const HostPlan& host, const std::vector<int64_t>& host_start_ns,
+                    Timeline& timeline) {
+  for (size_t i = 0; i < s.instructions.size(); ++i) {
+    if (host.issue_ns[i] < 0 || host_start_ns[i] < 0) continue;
+    const Instruction& in = s.instructions[i];
+    TimelineEvent ev;
+    ev.instruction = in.id;
+    ev.kind = in.kind;
+    ev.stream = kHostTrack;
+    ev.start_ns = host_start_ns[i];
+    ev.end_ns = host_start_ns[i] + host.issue_ns[i];
+    if (profiles::runs_op(in.kind)) {
+      const profiles::Op& op = s.graph.op(in.op);
+      ev.name = op.name;
+      ev.phase = op.phase;
+      ev.op = in.op;
+    } else {
+      ev.name = s.graph.tensor(in.tensor).name;
+      ev.tensor = in.tensor;
+    }
+    timeline.events.push_back(std::move(ev));
+  }
+}
+
 // The executed instructions as a Schedule's list: ids renumbered in start order, waits mapped.
 std::vector<Instruction> executed_instructions(const Schedule& s,
                                                const std::vector<ExecutedInstruction>& executed) {
@@ -307,6 +416,40 @@ std::vector<Instruction> executed_instructions(const Schedule& s,
     out.push_back(std::move(in));
   }
   return out;
+}
+
+// The host's issue time per instruction in `mode` (off when no instruction costs host time, as with
+// a device whose host figures are 0, and with dynamic eviction, whose runtime DTR defines without a
+// host).
+HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, HostMode mode, bool evicting) {
+  HostPlan h;
+  if (mode == HostMode::none || evicting) return h;
+  const costmodel::HostDispatch& d = cost.device().host;
+  const size_t n = s.instructions.size();
+  h.issue_ns.assign(n, -1);
+  h.sync.assign(n, 0);
+  h.queue_depth = d.launch_queue_depth;
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Instruction& in = s.instructions[i];
+    if (in.kind == InstrKind::free) continue;
+    int64_t ns = 0;
+    if (mode == HostMode::cuda_graph) {
+      ns = d.graph_kernel_ns;
+    } else if (profiles::runs_op(in.kind)) {
+      ns = cost.op_host_ns(s.graph, s.graph.op(in.op));
+    } else {
+      ns = d.copy_issue_ns;
+    }
+    if (profiles::runs_op(in.kind)) {
+      const profiles::Op& op = s.graph.op(in.op);
+      h.sync[i] = op.attrs.contains("host_sync") ? 1 : 0;
+    }
+    h.issue_ns[i] = ns;
+    any = any || ns > 0 || h.sync[i] != 0;
+  }
+  h.on = any;
+  return h;
 }
 
 }  // namespace
@@ -362,7 +505,8 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
     resident_fits = true;
   }
 
-  Replay replay(plan, memory, executed, eviction ? &*eviction : nullptr, options.continue_past_limit);
+  const HostPlan host = make_host_plan(schedule, cost_model, options.host_mode, evicting);
+  Replay replay(plan, memory, executed, eviction ? &*eviction : nullptr, options.continue_past_limit, host);
   bool completed = false;
   if (!resident_fits) {
     pred.oom = true;
@@ -430,6 +574,23 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
         break;
     }
   }
+  if (host.on) {
+    // The step ends when both the GPU and the host are done; the compute streams' idle time that
+    // waited for an instruction's issue (its other dependencies met, its stream free) is host-bound.
+    pred.host_busy_ns = replay.host_busy_ns();
+    pred.step_time_ns = std::max(pred.step_time_ns, replay.host_end_ns());
+    std::vector<int64_t> free_at(streams, 0);
+    for (const ExecutedInstruction& x : executed) {
+      const auto st = static_cast<size_t>(x.stream);
+      if (profiles::is_compute_stream(x.stream) && x.original != kNoId && x.kind != InstrKind::free) {
+        const auto i = static_cast<size_t>(x.original);
+        const int64_t ready = std::max(free_at[st], replay.dep_ready_ns()[i]);
+        const int64_t waited = std::min(x.start_ns, replay.launched_ns()[i]) - ready;
+        if (waited > 0) pred.host_bound_idle_ns += waited;
+      }
+      free_at[st] = x.start_ns + x.duration_ns;
+    }
+  }
   if (pred.oom && !completed) pred.step_time_ns = replay.now_ns();
   for (size_t st = 0; st < streams; ++st) {
     if (profiles::is_compute_stream(static_cast<int32_t>(st))) pred.compute_stall_ns += pred.stall_ns[st];
@@ -438,7 +599,10 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
   pred.peak_instruction = memory.peak_instruction();
   pred.peak_time_ns = memory.peak_time_ns();
   pred.instructions_simulated = replay.started();
-  if (options.record_timeline) fill_timeline(schedule, executed, evicting, pred.timeline);
+  if (options.record_timeline) {
+    fill_timeline(schedule, executed, evicting, pred.timeline);
+    if (host.on) add_host_track(schedule, host, replay.host_start_ns(), pred.timeline);
+  }
   if (options.record_executed) pred.executed = executed_instructions(schedule, executed);
   return pred;
 }

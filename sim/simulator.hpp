@@ -26,11 +26,19 @@
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
 #include "sim/eviction_heuristic.hpp"
+#include "sim/host_mode.hpp"
 #include "sim/prediction.hpp"
 
 namespace mutwo::sim {
 
 struct SimOptions {
+  // The host timeline (sim/host_mode.hpp): with eager or cuda_graph, the host issues the schedule's
+  // instructions in list order at the cost model's host cost each (op_host_ns; swaps:
+  // device().host.copy_issue_ns; CUDA graph: host.graph_kernel_ns per instruction); an instruction
+  // starts on the GPU no earlier than its issue; the host runs at most host.launch_queue_depth issued
+  // instructions ahead of the GPU; after an op with the attribute host_sync it waits for the op to
+  // finish; the step ends when both are done. Off with dynamic eviction (DTR's runtime has no host).
+  HostMode host_mode = HostMode::none;
   int64_t memory_limit_bytes = 0;   // 0: the device's memory_bytes (none if that is 0); < 0: no limit
   bool record_timeline = false;     // fill Prediction::timeline (instruction spans, memory samples)
   std::optional<bool> half_duplex;  // unset: !device().full_duplex

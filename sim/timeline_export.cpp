@@ -35,6 +35,8 @@ nlohmann::json metadata(const char* name, int tid, nlohmann::json args) {
 
 std::string stream_track_name(int32_t stream) {
   switch (stream) {
+    case kHostTrack:
+      return "host";
     case profiles::kComputeStream:
       return "compute";
     case profiles::kDeviceToHostStream:
@@ -53,11 +55,15 @@ std::string chrome_trace_json(const Prediction& prediction, std::string_view tit
   }
   const Timeline& tl = prediction.timeline;
   int32_t max_stream = profiles::kHostToDeviceStream;
-  for (const TimelineEvent& ev : tl.events) max_stream = std::max(max_stream, ev.stream);
+  int32_t min_stream = profiles::kComputeStream;
+  for (const TimelineEvent& ev : tl.events) {
+    max_stream = std::max(max_stream, ev.stream);
+    min_stream = std::min(min_stream, ev.stream);  // kHostTrack when the host timeline ran
+  }
 
   nlohmann::json events = nlohmann::json::array();
   events.push_back(metadata("process_name", 0, {{"name", std::string(title)}}));
-  for (int32_t st = 0; st <= max_stream; ++st) {
+  for (int32_t st = min_stream; st <= max_stream; ++st) {
     events.push_back(metadata("thread_name", track_of(st), {{"name", stream_track_name(st)}}));
     events.push_back(metadata("thread_sort_index", track_of(st), {{"sort_index", st}}));
   }

@@ -421,6 +421,105 @@ TEST_CASE("dynamic eviction replays only base schedules") {
                        mutwo::Error);
 }
 
+namespace {
+
+constexpr int64_t kUs = 1'000;  // ns
+
+// Three forward ops in a chain, x -> A -> a -> B -> b -> C -> c, each gpu_ns on the GPU; the host
+// issues each in host_ns (forward_op_ns).
+struct HostChain {
+  Schedule s;
+  FixedCostModel cost{{}};
+  HostChain(int64_t gpu_ns, int64_t host_ns, bool sync_b = false) {
+    TestGraph tg;
+    TensorId x = tg.tensor("x", 512, TensorRole::input);
+    TensorId a = tg.tensor("a", 512, TensorRole::activation);
+    TensorId b = tg.tensor("b", 512, TensorRole::activation);
+    TensorId c = tg.tensor("c", 512, TensorRole::activation);
+    OpId A = tg.op("A", {x}, {a});
+    OpId B = tg.op("B", {a}, {b});
+    OpId C = tg.op("C", {b}, {c});
+    if (sync_b) tg.g.ops[static_cast<size_t>(B)].attrs["host_sync"] = int64_t{1};
+    ScheduleBuilder sb(std::move(tg));
+    sb.compute(A);
+    sb.compute(B);
+    sb.compute(C);
+    s = sb.s;
+    cost = FixedCostModel({{A, gpu_ns}, {B, gpu_ns}, {C, gpu_ns}});
+    mutwo::costmodel::HostDispatch h;
+    h.forward_op_ns = host_ns;
+    h.graph_kernel_ns = 1 * kUs;
+    cost.set_host(h);
+  }
+};
+
+SimOptions host(mutwo::sim::HostMode mode) {
+  SimOptions o;
+  o.host_mode = mode;
+  o.record_timeline = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a host-bound step: kernels wait for their launch, the GPU idles between them") {
+  // Host 100 us per op, kernels 10 us: issued at 100, 200, 300 us; each kernel starts at its issue
+  // and ends 10 us later; step = 310 us. The compute stream waits 100 + 90 + 90 = 280 us for the host.
+  const HostChain ch(10 * kUs, 100 * kUs);
+  const Prediction p = simulate(ch.s, ch.cost, host(mutwo::sim::HostMode::eager));
+  CHECK(p.step_time_ns == 310 * kUs);
+  CHECK(p.host_busy_ns == 300 * kUs);
+  CHECK(p.host_bound_idle_ns == 280 * kUs);
+  CHECK(p.compute_stall_ns == 280 * kUs);
+  CHECK(p.busy_ns[kComputeStream] == 30 * kUs);
+  // The host track: A issued 0..100 us, C 200..300 us.
+  int host_events = 0;
+  for (const auto& ev : p.timeline.events) {
+    if (ev.stream != mutwo::sim::kHostTrack) continue;
+    ++host_events;
+    if (ev.name == "C") CHECK(ev.start_ns == 200 * kUs);
+  }
+  CHECK(host_events == 3);
+  // Without the host the step is the GPU's 30 us.
+  CHECK(simulate(ch.s, ch.cost).step_time_ns == 30 * kUs);
+  // Replayed from a CUDA graph (1 us per kernel): issued at 1, 2, 3 us; A runs 1..11, B 11..21,
+  // C 21..31 us; only A waited for the host (1 us).
+  const Prediction g = simulate(ch.s, ch.cost, host(mutwo::sim::HostMode::cuda_graph));
+  CHECK(g.step_time_ns == 31 * kUs);
+  CHECK(g.host_bound_idle_ns == 1 * kUs);
+}
+
+TEST_CASE("a GPU-bound step runs ahead on the host; a sync makes the host wait") {
+  // Host 10 us, kernels 100 us: A runs 10..110, B 110..210, C 210..310 us; the host is done at
+  // 30 us; only A waited for the host (10 us).
+  const HostChain free_running(100 * kUs, 10 * kUs);
+  const Prediction p = simulate(free_running.s, free_running.cost, host(mutwo::sim::HostMode::eager));
+  CHECK(p.step_time_ns == 310 * kUs);
+  CHECK(p.host_bound_idle_ns == 10 * kUs);
+  // B syncs (as .item() would): the host issues C only once B finished at 210 us, then takes 10 us:
+  // C runs 220..320 us, and the GPU idled 10 us for it.
+  const HostChain synced(100 * kUs, 10 * kUs, /*sync_b=*/true);
+  const Prediction q = simulate(synced.s, synced.cost, host(mutwo::sim::HostMode::eager));
+  CHECK(q.step_time_ns == 320 * kUs);
+  CHECK(q.host_bound_idle_ns == 20 * kUs);
+}
+
+TEST_CASE("the host runs ahead by at most the launch queue's depth") {
+  // Depth 1: the host may not issue the next op while one issued op has not started. Host 10 us,
+  // kernels 100 us: A issued 0..10, starts 10; B issued 10..20, starts 110 (after A); C may be
+  // issued only once B started (110 us): 110..120, starts 210 after B. Step 310 us, as unbounded,
+  // but the host finishes at 120 us instead of 30.
+  HostChain ch(100 * kUs, 10 * kUs);
+  mutwo::costmodel::HostDispatch h = ch.cost.device().host;
+  h.launch_queue_depth = 1;
+  ch.cost.set_host(h);
+  const Prediction p = simulate(ch.s, ch.cost, host(mutwo::sim::HostMode::eager));
+  CHECK(p.step_time_ns == 310 * kUs);
+  for (const auto& ev : p.timeline.events) {
+    if (ev.stream == mutwo::sim::kHostTrack && ev.name == "C") CHECK(ev.start_ns == 110 * kUs);
+  }
+}
+
 TEST_CASE("resident tensors over the limit are OOM at t=0") {
   SimOptions tiny;
   tiny.memory_limit_bytes = 1535;  // resident needs 1536

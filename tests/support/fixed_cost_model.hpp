@@ -26,6 +26,8 @@ class FixedCostModel : public costmodel::OpCostModel {
   }
   const costmodel::DeviceSpec& device() const override { return device_; }
   void set_memory_bytes(int64_t bytes) { device_.memory_bytes = bytes; }
+  // Host dispatch figures (0 by default: the host never limits the GPU).
+  void set_host(const costmodel::HostDispatch& host) { device_.host = host; }
 
  private:
   std::map<profiles::OpId, int64_t> durations_;
