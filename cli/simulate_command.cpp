@@ -20,9 +20,11 @@
 #include "costmodel/device_overrides.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
+#include "policies/trace_replay.hpp"
 #include "profiles/error.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/schedule_json.hpp"
+#include "sim/host_mode.hpp"
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
@@ -39,7 +41,22 @@ struct SimulateOptions {
   std::string timeline;
   bool json = false;
   bool strict = false;
+  std::string host_mode;  // empty: eager for a trace with measured host times, else none
 };
+
+// Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step
+// the trace measured, to print beside the prediction.
+struct TraceStep {
+  int64_t profiled_step_ns = 0;  // 0: the trace does not say
+  int64_t gpu_time_ns = 0;       // the replayed ops' measured GPU time, summed over streams
+  int64_t host_time_ns = 0;      // their measured host time (0 without a host side)
+};
+
+// (predicted - profiled) / profiled, as a signed percentage.
+std::string replay_error(int64_t predicted_ns, int64_t profiled_ns) {
+  return fmt::format("{:+.2f} %", 100.0 * static_cast<double>(predicted_ns - profiled_ns) /
+                                      static_cast<double>(profiled_ns));
+}
 
 std::string percent(int64_t part, int64_t whole) {
   return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
@@ -47,7 +64,8 @@ std::string percent(int64_t part, int64_t whole) {
 }
 
 void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
-                  const std::string& cost_source, const sim::Prediction& p, int64_t samples) {
+                  const std::string& cost_source, const sim::Prediction& p, int64_t samples,
+                  const TraceStep& traced, sim::HostMode host_mode) {
   std::string sub_arrays;
   for (const SubArray& s : schedule.sub_arrays) sub_arrays += (sub_arrays.empty() ? "" : ", ") + s.name;
   Table table({{"field", Align::left}, {"value", Align::left}});
@@ -69,6 +87,15 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
         {"throughput",
          fmt::format("{:.1f} samples/s ({} samples per step)",
                      static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns), samples)});
+  }
+  if (traced.profiled_step_ns > 0 && !p.oom) {
+    table.add_row({"profiled step", fmt::format("{} (the trace's ProfilerStep; prediction {})",
+                                                human_duration(traced.profiled_step_ns),
+                                                replay_error(p.step_time_ns, traced.profiled_step_ns))});
+  }
+  if (host_mode != sim::HostMode::none) {
+    table.add_row({"host", fmt::format("{}: busy {}, GPU idle waiting on it {}", sim::host_mode_name(host_mode),
+                                       human_duration(p.host_busy_ns), human_duration(p.host_bound_idle_ns))});
   }
   table.add_row(
       {"peak memory",
@@ -96,16 +123,35 @@ void run_simulate(const SimulateOptions& opts) {
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
-  // Trace mode: the trace's own graph, one op after another, at its measured durations.
+  // Trace mode: the trace replayed as it ran (each op on its stream, its host time and syncs), priced
+  // by the cost source from that replay trace (the measured source: each op's own durations).
   const bool trace_mode = opts.array.model.empty() && opts.array.schedule.empty();
-  const Schedule schedule = trace_mode
-                                ? policies::build_plain_schedule({measured_traces(opts.device).front().graph})
-                                : plain_schedule(opts.array);
+  TraceStep traced;
+  std::unique_ptr<costmodel::OpCostModel> replay_cost;
+  Schedule schedule;
+  if (trace_mode) {
+    policies::TraceReplay replay = policies::build_trace_replay(measured_traces(opts.device).front());
+    traced.profiled_step_ns = replay.trace.profiled_step_ns;
+    for (int64_t ns : replay.trace.op_duration_ns) traced.gpu_time_ns += ns;
+    for (int64_t ns : replay.trace.op_host_ns) traced.host_time_ns += ns;
+    // The same inputs (calibration profiles too) with the replay's trace in place of the imported one.
+    costmodel::CostInputs inputs = *opts.device.loaded_inputs;
+    inputs.traces = {replay.trace};
+    replay_cost = costmodel::make_cost_model(cost_setup(opts.device), inputs, device);
+    schedule = std::move(replay.schedule);
+  } else {
+    schedule = plain_schedule(opts.array);
+  }
+  const costmodel::OpCostModel& model = replay_cost ? *replay_cost : *cost;
   if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
 
   sim::SimOptions sim_options;
   sim_options.record_timeline = !opts.timeline.empty();
-  const sim::Prediction p = sim::simulate(schedule, *cost, sim_options);
+  // A trace that measured its host side replays it; elsewhere the host stays off unless asked for.
+  const std::string host_mode =
+      !opts.host_mode.empty() ? opts.host_mode : (traced.host_time_ns > 0 ? "eager" : "none");
+  sim_options.host_mode = sim::parse_host_mode(host_mode);
+  const sim::Prediction p = sim::simulate(schedule, model, sim_options);
   if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
 
   const int64_t samples = profiles::samples_per_step(schedule);
@@ -124,15 +170,28 @@ void run_simulate(const SimulateOptions& opts) {
                    {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
                    {"full_duplex", device.full_duplex}};
     j["cost_source"] = opts.device.cost_source;
-    j["cost_source_detail"] = describe_cost_source(*cost, schedule.graph);
+    j["cost_source_detail"] = describe_cost_source(model, schedule.graph);
+    j["host_mode"] = sim::host_mode_name(sim_options.host_mode);
     j["prediction"] = sim::prediction_to_json(p, schedule);
+    if (trace_mode) {
+      // The step the trace measured beside the prediction; error = (predicted - profiled) / profiled.
+      j["profiled_step_ns"] =
+          traced.profiled_step_ns > 0 ? nlohmann::json(traced.profiled_step_ns) : nlohmann::json(nullptr);
+      j["trace_gpu_time_ns"] = traced.gpu_time_ns;
+      j["trace_host_time_ns"] = traced.host_time_ns;
+      j["replay_error"] = traced.profiled_step_ns > 0 && !p.oom
+                              ? nlohmann::json(static_cast<double>(p.step_time_ns - traced.profiled_step_ns) /
+                                               static_cast<double>(traced.profiled_step_ns))
+                              : nlohmann::json(nullptr);
+    }
     j["throughput_samples_per_s"] =
         p.oom || samples == 0
             ? nlohmann::json(nullptr)
             : nlohmann::json(static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns));
     std::cout << j.dump(2) << "\n";
   } else {
-    print_report(schedule, device, describe_cost_source(*cost, schedule.graph), p, samples);
+    print_report(schedule, device, describe_cost_source(model, schedule.graph), p, samples, traced,
+                 sim_options.host_mode);
   }
   if (p.oom && opts.strict) throw Error(p.oom_message);
 }
@@ -149,6 +208,12 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline, "Write a Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
   cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
+  cmd->add_option("--host-mode", opts->host_mode,
+                  "How the host issues work: eager (PyTorch eager: each op's dispatch and launches; a "
+                  "trace's measured host times), cuda-graph (one captured graph replayed), none (the host "
+                  "never limits the GPU); default: eager for a trace with measured host times (a PyTorch "
+                  "profiler trace), else none")
+      ->check(CLI::IsMember({"eager", "cuda-graph", "none"}));
   cmd->add_option("--format", opts->device.trace_format,
                   "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log); default: "
                   "detected from the content")

@@ -117,16 +117,22 @@ MeasuredCostModel::MeasuredCostModel(const std::vector<profiles::Trace>& traces,
   if (!fallback_) throw Error("measured cost model: no fallback cost model given");
   if (traces.empty()) throw Error("measured cost model: no measured traces given");
   std::map<std::string, std::vector<int64_t>, std::less<>> samples;
+  std::map<std::string, std::vector<int64_t>, std::less<>> host_samples;
   for (const profiles::Trace& trace : traces) {
     validate_measured_trace(trace);
     traces_.push_back({trace.graph.name, trace.device, static_cast<int64_t>(trace.graph.ops.size())});
     for (size_t i = 0; i < trace.graph.ops.size(); ++i) {
-      samples[op_signature(trace.graph, trace.graph.ops[i])].push_back(trace.op_duration_ns[i]);
+      const std::string signature = op_signature(trace.graph, trace.graph.ops[i]);
+      samples[signature].push_back(trace.op_duration_ns[i]);
+      if (i < trace.op_host_ns.size()) host_samples[signature].push_back(trace.op_host_ns[i]);
     }
   }
   for (auto& [signature, values] : samples)
     median_ns_.emplace_hint(median_ns_.end(), signature,
                             profiles::median(std::move(values), profiles::EvenMedian::lower_middle));
+  for (auto& [signature, values] : host_samples)
+    median_host_ns_.emplace_hint(median_host_ns_.end(), signature,
+                                 profiles::median(std::move(values), profiles::EvenMedian::lower_middle));
 }
 
 std::optional<int64_t> MeasuredCostModel::measured_duration_ns(const profiles::Graph& graph,
@@ -152,6 +158,13 @@ int64_t MeasuredCostModel::op_duration_ns(const profiles::Graph& graph, const pr
     return *measured;
   }
   return fallback_->op_duration_ns(graph, op);
+}
+
+int64_t MeasuredCostModel::op_host_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+  if (!median_host_ns_.empty()) {
+    if (const auto it = median_host_ns_.find(op_signature(graph, op)); it != median_host_ns_.end()) return it->second;
+  }
+  return fallback_->op_host_ns(graph, op);
 }
 
 MeasuredCoverage measured_coverage(const MeasuredCostModel& model, const profiles::Graph& graph) {

@@ -74,6 +74,9 @@ class MeasuredCostModel final : public OpCostModel {
   std::string_view name() const override { return "measured"; }
   // The look-up rule above.
   int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  // The median measured host time (Trace::op_host_ns) of ops with this op's signature, from the
+  // traces that carry host times (same median rule); the fallback's op_host_ns otherwise.
+  int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
   // The fallback's device: memory, host link and fallback pricing come from it.
   const DeviceSpec& device() const override { return fallback_->device(); }
   // "measured (1180 of 1256 ops from 1 trace on NVIDIA H100 80GB HBM3; rest analytic)": the
@@ -99,6 +102,7 @@ class MeasuredCostModel final : public OpCostModel {
   std::vector<MeasuredTraceSummary> traces_;
   std::optional<CrossDeviceScaling> scaling_;
   std::map<std::string, int64_t, std::less<>> median_ns_;  // signature -> median duration
+  std::map<std::string, int64_t, std::less<>> median_host_ns_;  // signature -> median host time
 };
 
 // How many ops of a graph the model prices from measurements (the rest go to the fallback).
