@@ -44,6 +44,7 @@ struct SearchOptions {
   int64_t image_size = 0;
   std::string dtype = "fp32";
   std::string precision = "fp32";
+  std::string host_mode = "eager";
   std::string optimizer = "adam";
   DeviceFlags device;
   std::string schedule_out;
@@ -175,6 +176,7 @@ void run_search_command(const SearchOptions& opts) {
   config.memory_limit_bytes = device.memory_bytes;
   config.policies = opts.policies;
   config.top = opts.top;
+  config.host_mode = sim::parse_host_mode(opts.host_mode);
 
   const auto start = std::chrono::steady_clock::now();
   const policies::SearchReport report = policies::run_search(config);
@@ -194,6 +196,7 @@ void run_search_command(const SearchOptions& opts) {
   if (!opts.timeline.empty()) {
     sim::SimOptions sim_options;
     sim_options.record_timeline = true;
+    sim_options.host_mode = config.host_mode;
     // Strategies of several separate runs keep one run's schedule; it may not fit beside the
     // others' state, so its timeline is replayed without a limit.
     sim_options.memory_limit_bytes = report.best_schedule_is_whole_step ? report.memory_limit_bytes : -1;
@@ -246,6 +249,10 @@ void add_search_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   cmd->add_option("--precision", opts->precision, precision_help())->capture_default_str();
+  cmd->add_option("--host-mode", opts->host_mode,
+                  "How the host issues work: eager (PyTorch eager dispatch and launches, the device catalog's "
+                  "figures), cuda-graph (each plan captured and replayed), none (GPU time alone)")
+      ->capture_default_str();
   cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   add_device_flags(cmd, opts->device);
   cmd->add_option("-o,--output", opts->schedule_out, "Write the winner's schedule to this file");

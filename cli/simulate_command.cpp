@@ -41,7 +41,7 @@ struct SimulateOptions {
   std::string timeline;
   bool json = false;
   bool strict = false;
-  std::string host_mode;  // empty: eager for a trace with measured host times, else none
+  std::string host_mode;  // empty: eager, except none for a replayed trace without measured host times
 };
 
 // Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step
@@ -147,9 +147,11 @@ void run_simulate(const SimulateOptions& opts) {
 
   sim::SimOptions sim_options;
   sim_options.record_timeline = !opts.timeline.empty();
-  // A trace that measured its host side replays it; elsewhere the host stays off unless asked for.
+  // PyTorch eager by default (the catalog's host figures, or a trace's measured host side); a replayed
+  // trace that measured no host side (a DTR log, a CPU profile) replays its GPU time alone.
+  const bool replaying_without_host = replay_cost != nullptr && traced.host_time_ns <= 0;
   const std::string host_mode =
-      !opts.host_mode.empty() ? opts.host_mode : (traced.host_time_ns > 0 ? "eager" : "none");
+      !opts.host_mode.empty() ? opts.host_mode : (replaying_without_host ? "none" : "eager");
   sim_options.host_mode = sim::parse_host_mode(host_mode);
   const sim::Prediction p = sim::simulate(schedule, model, sim_options);
   if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
@@ -211,8 +213,8 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--host-mode", opts->host_mode,
                   "How the host issues work: eager (PyTorch eager: each op's dispatch and launches; a "
                   "trace's measured host times), cuda-graph (one captured graph replayed), none (the host "
-                  "never limits the GPU); default: eager for a trace with measured host times (a PyTorch "
-                  "profiler trace), else none")
+                  "never limits the GPU); default: eager, except none when replaying a trace that measured no "
+                  "host side (a DTR log, a CPU profile)")
       ->check(CLI::IsMember({"eager", "cuda-graph", "none"}));
   cmd->add_option("--format", opts->device.trace_format,
                   "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log); default: "

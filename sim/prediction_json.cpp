@@ -29,6 +29,8 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
   j["busy_ns"] = per_stream(p.busy_ns);
   j["stall_ns"] = per_stream(p.stall_ns);
   j["compute_stall_ns"] = p.compute_stall_ns;
+  j["host_busy_ns"] = p.host_busy_ns;
+  j["host_bound_idle_ns"] = p.host_bound_idle_ns;
   j["recompute_ns"] = p.recompute_ns;
   j["bytes_swapped_out"] = p.bytes_swapped_out;
   j["bytes_swapped_in"] = p.bytes_swapped_in;

@@ -44,8 +44,9 @@ mutwo_cli_test(measured_help ARGS simulate --help DEFINES "STDOUT_REGEX=--cost-s
 mutwo_cli_test(measured_search_help ARGS search --help DEFINES "STDOUT_REGEX=--cost-source.*--trace")
 
 # The tiny relu measured 2,500 ns on "NVIDIA H100 80GB HBM3": one compute, no copies -> 2,500 ns,
-# on the device the trace names (h100-sxm-80gb) unless --gpu is given.
-set(tiny simulate|--schedule|traces/tiny_relu.schedule.json|--cost-source|measured|--trace|traces/tiny_relu_measured.json)
+# on the device the trace names (h100-sxm-80gb) unless --gpu is given. The measured GPU time alone
+# (--host-mode none): these traces measured no host side.
+set(tiny simulate|--schedule|traces/tiny_relu.schedule.json|--cost-source|measured|--trace|traces/tiny_relu_measured.json|--host-mode|none)
 mutwo_cli_test(measured_tiny_report ARGS ${tiny}
                DEFINES WORKDIR=${MUTWO_TEST_FIXTURES}
                        "STDOUT_REGEX=device +h100-sxm-80gb [(]NVIDIA H100-SXM5-80GB[)].*cost source +measured [(]1 of 1 ops from 1 trace on NVIDIA H100 80GB HBM3[)].*step time +2.500 us")
@@ -62,14 +63,15 @@ mutwo_cli_test(measured_tiny_gpu_flag_wins ARGS ${tiny} --gpu v100-16gb --json
 mutwo_measured_trace(measured_trace_h100 measured-r18-plain.json measured-r18-h100.json "NVIDIA H100 80GB HBM3" 1000)
 set_tests_properties(cli_measured_trace_h100 PROPERTIES FIXTURES_REQUIRED cli_measured_plain
                                                         FIXTURES_SETUP cli_measured_h100)
-mutwo_cli_test(measured_resnet18_report ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json
+mutwo_cli_test(measured_resnet18_report ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json --host-mode none
                DEFINES "STDOUT_REGEX=device +h100-sxm-80gb .*cost source +measured [(]202 of 202 ops from 1 trace on NVIDIA H100 80GB HBM3[)].*step time +202.000 us"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
-mutwo_cli_test(measured_resnet18_json ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json --json
+mutwo_cli_test(measured_resnet18_json ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json --json --host-mode none
                DEFINES "JSON_CHECKS=device|name=h100-sxm-80gb\;device|memory_bytes=85899345920\;prediction|step_time_ns=202000\;prediction|bytes_swapped_out=0"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 mutwo_cli_test(measured_resnet18_two_sub_arrays
                ARGS simulate ${r18} --models 2 --partition 1,1 --cost-source measured --trace measured-r18-h100.json --json
+                    --host-mode none
                DEFINES "JSON_CHECKS=cost_source_detail=measured (404 of 404 ops from 1 trace on NVIDIA H100 80GB HBM3)\;prediction|step_time_ns=404000"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 # Fused width 2 is another kernel: none of its ops was measured, all fall back to analytic.
@@ -79,7 +81,7 @@ mutwo_cli_test(measured_resnet18_fused_falls_back
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 # search: the sequential baseline runs the two single models one after another, 2 x 202,000 ns.
 mutwo_cli_test(measured_search ARGS search --model resnet18:2 --batch 2 --image-size 32 --policies none
-                                      --cost-source measured --trace measured-r18-h100.json
+                                      --cost-source measured --trace measured-r18-h100.json --host-mode none
                DEFINES "STDOUT_REGEX=2 x resnet18 on h100-sxm-80gb.*sequential +resnet18:1[+]1 +none +404.000 us"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 
@@ -88,7 +90,7 @@ mutwo_measured_trace(measured_trace_cpu measured-r18-plain.json measured-r18-cpu
 set_tests_properties(cli_measured_trace_cpu PROPERTIES FIXTURES_REQUIRED cli_measured_plain
                                                        FIXTURES_SETUP cli_measured_cpu)
 mutwo_cli_test(measured_cpu_trace_keeps_default_gpu
-               ARGS simulate ${r18} --cost-source measured --trace measured-r18-cpu.json --json
+               ARGS simulate ${r18} --cost-source measured --trace measured-r18-cpu.json --json --host-mode none
                DEFINES "JSON_CHECKS=device|name=a100-40gb\;prediction|step_time_ns=606000"
                PROPERTIES FIXTURES_REQUIRED cli_measured_cpu)
 mutwo_cli_test(measured_refuses_mixed_devices

@@ -142,7 +142,8 @@ TEST_CASE("a spec prices with the measured source and its traces as `mutwo simul
              "gpus = [\"h100-sxm-80gb\"]\n"
              "strategies = [\"sequential\"]\n"
              "cost_source = \"measured\"\n"
-             "traces = [\"bert-mini.json\"]\n");
+             "traces = [\"bert-mini.json\"]\n"
+             "host_mode = \"none\"\n");  // GPU time alone, as simulated above
   const experiments::ExperimentSpec spec = experiments::read_spec((dir / "spec.toml").string());
   experiments::ResultsDb db = experiments::ResultsDb::open(dir / "r.db");
   experiments::RunnerOptions options;

@@ -14,6 +14,7 @@
 #include "policies/policy_registry.hpp"
 #include "profiles/dtype.hpp"
 #include "profiles/precision.hpp"
+#include "sim/host_mode.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::experiments {
@@ -57,6 +58,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
               info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
           p.dtype = s.dtype;
           p.precision = s.precision;
+          p.host_mode = s.host_mode;
           p.optimizer = s.optimizer;
           p.gpu = gpu;
           p.cost_source = s.cost_source;
@@ -84,6 +86,8 @@ nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
   // Only when given, so that the rows of specs without traces keep their configuration hashes.
   if (!p.traces.empty()) c["traces"] = p.traces;
   if (p.precision != "fp32") c["precision"] = p.precision;  // likewise: fp32 rows keep their hashes
+  // Rows simulated without the host timeline keep their hashes; eager and cuda-graph rows are new.
+  if (p.host_mode != "none") c["host_mode"] = p.host_mode;
   return c;
 }
 
@@ -100,6 +104,7 @@ ArrayPoint array_point(const nlohmann::json& c) {
   p.cost_source = c.at("cost_source");
   if (c.contains("traces")) p.traces = c.at("traces").get<std::vector<std::string>>();
   if (c.contains("precision")) p.precision = c.at("precision").get<std::string>();
+  if (c.contains("host_mode")) p.host_mode = c.at("host_mode").get<std::string>();
   return p;
 }
 
@@ -171,6 +176,7 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   for (const std::string& p : s.policies) named("policies", p, [&] { policies::builtin_policies().find(p); });
   named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
   named("precision", s.precision, [&] { profiles::parse_precision(s.precision); });
+  named("host_mode", s.host_mode, [&] { sim::parse_host_mode(s.host_mode); });
   named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
   // The source and the inputs its entry declares.
   named("cost_source", s.cost_source, [&] {

@@ -27,7 +27,7 @@ class PoliciesKind final : public ExperimentKind {
   }
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models",           "model_counts", "gpus",
-                                                       "memory_fractions", "policies",     "dtype", "precision",
+                                                       "memory_fractions", "policies",     "dtype", "precision", "host_mode",
                                                        "optimizer",        "cost_source",  "traces"};
     return keys;
   }
@@ -74,8 +74,10 @@ class PoliciesKind final : public ExperimentKind {
     const profiles::Schedule base =
         policies::build_plain_schedule(policies::sub_array_steps(array, {p.models}));
     const int64_t samples = static_cast<int64_t>(p.models) * p.batch_size;
+    const sim::HostMode host_mode = sim::parse_host_mode(p.host_mode);
     sim::SimOptions unlimited;
     unlimited.memory_limit_bytes = -1;
+    unlimited.host_mode = host_mode;
     const sim::Prediction unoptimised = sim::simulate(base, *cost, unlimited);
     const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(policy_name);
 
@@ -84,11 +86,12 @@ class PoliciesKind final : public ExperimentKind {
       const double fraction = c["memory_fraction"];
       const auto limit =
           static_cast<int64_t>(std::floor(fraction * static_cast<double>(unoptimised.peak_bytes)));
-      const policies::PolicyResult plan = policy->plan({&base, cost.get(), limit});
+      const policies::PolicyResult plan = policy->plan({&base, cost.get(), limit, host_mode});
       // A feasible plan carries its prediction at this limit; an infeasible one is simulated to
       // where it stops, as the row reports it.
       sim::SimOptions options;
       options.memory_limit_bytes = limit;
+      options.host_mode = host_mode;
       const sim::Prediction pred = plan.feasible ? plan.prediction : sim::simulate(plan.schedule, *cost, options);
 
       ResultRow out;

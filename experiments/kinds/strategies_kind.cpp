@@ -14,6 +14,8 @@
 #include "experiments/results_db.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
+#include "sim/host_mode.hpp"
+#include "sim/host_mode.hpp"
 #include "policies/strategy.hpp"
 #include "profiles/error.hpp"
 
@@ -43,7 +45,7 @@ class StrategiesKind final : public ExperimentKind {
   const std::vector<std::string_view>& sweep_keys() const override {
     static const std::vector<std::string_view> keys = {"models",        "model_counts", "gpus",
                                                        "memory_limits", "strategies",   "policies",
-                                                       "dtype",         "precision",    "optimizer",    "cost_source",
+                                                       "dtype",         "precision", "host_mode",    "optimizer",    "cost_source",
                                                        "traces"};
     return keys;
   }
@@ -109,6 +111,7 @@ class StrategiesKind final : public ExperimentKind {
     config.cost = cost.get();
     config.memory_limit_bytes = limit;
     config.policies = spec.sweep.policies;
+    config.host_mode = sim::parse_host_mode(p.host_mode);
     config.top = 1;  // only the best mutwo plan is kept; a smaller top prunes more by throughput
     const policies::SearchReport report = policies::run_search(config);
 
