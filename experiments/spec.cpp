@@ -182,13 +182,14 @@ class SpecReader {
       } else if (name == "policies") {
         s.policies = strings(node, key);
       } else if (name == "dtype" || name == "optimizer" || name == "cost_source" || name == "device" ||
-                 name == "precision") {
+                 name == "precision" || name == "host_mode") {
         const auto* v = node.as_string();
         if (v == nullptr) fail(&node, key, fmt::format("must be a string, not {}", type_name(node)));
         (name == "dtype"       ? s.dtype
          : name == "optimizer" ? s.optimizer
          : name == "device"    ? s.device
          : name == "precision" ? s.precision
+         : name == "host_mode" ? s.host_mode
                                : s.cost_source) = v->get();
       } else if (name == "iterations") {
         s.iterations = static_cast<int32_t>(integer(node, key, 1, 1 << 20));

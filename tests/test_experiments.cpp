@@ -19,6 +19,7 @@
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
 #include "policies/search.hpp"
+#include "sim/host_mode.hpp"
 #include "profiles/error.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -215,6 +216,7 @@ TEST_CASE("strategies rows are the search's own rows; a second run skips every c
   config.cost = cost.get();
   config.memory_limit_bytes = limit;
   config.top = 1;
+  config.host_mode = sim::HostMode::eager;  // a spec's default: the host timeline of PyTorch eager
   const policies::SearchReport report = policies::run_search(config);
   int checked = 0;
   for (const StoredExperimentRow& r : rows) {
