@@ -7,6 +7,7 @@ void register_builtin_experiment_kinds(ExperimentKindRegistry& registry) {
   register_policies_kind(registry);
   register_dtr_kind(registry);
   register_measured_kind(registry);
+  register_published_kind(registry);
 }
 
 const ExperimentKindRegistry& builtin_experiment_kinds() {

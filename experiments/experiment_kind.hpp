@@ -78,6 +78,7 @@ void register_strategies_kind(ExperimentKindRegistry& registry);  // kinds/strat
 void register_policies_kind(ExperimentKindRegistry& registry);    // kinds/policies_kind.cpp
 void register_dtr_kind(ExperimentKindRegistry& registry);         // kinds/dtr_kind.cpp
 void register_measured_kind(ExperimentKindRegistry& registry);    // kinds/measured_kind.cpp
+void register_published_kind(ExperimentKindRegistry& registry);   // kinds/published_kind.cpp
 
 void register_builtin_experiment_kinds(ExperimentKindRegistry& registry);
 const ExperimentKindRegistry& builtin_experiment_kinds();

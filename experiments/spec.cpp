@@ -201,6 +201,14 @@ class SpecReader {
         s.traces = strings(node, key);
       } else if (name == "heuristics") {
         s.heuristics = strings(node, key);
+      } else if (name == "cost_sources") {
+        s.cost_sources = strings(node, key);
+      } else if (name == "host_modes") {
+        s.host_modes = strings(node, key);
+      } else if (name == "published") {
+        const auto* v = node.as_string();
+        if (v == nullptr) fail(&node, key, fmt::format("must be a string, not {}", type_name(node)));
+        s.published = v->get();
       } else if (name == "budget_ratios") {
         s.budget_ratios = positives(node, key, std::numeric_limits<double>::max());
       } else if (name == "overhead_limit") {

@@ -42,13 +42,16 @@ struct Sweep {
   std::string device;                   // measured sweeps: where to execute; empty: the executor's default
   int32_t iterations = 20;              // measured sweeps: timed steps after warm-up
   int32_t warmup = 3;                   // measured sweeps: untimed steps first
+  std::string published;                // published kind: CSV of published throughputs; relative: from the spec's folder
+  std::vector<std::string> cost_sources;  // published kind: each row priced by each (default: analytic)
+  std::vector<std::string> host_modes;    // published kind: eager, cuda-graph, none (default: eager)
 };
 
 struct ExperimentSpec {
   std::string name;                  // [a-z0-9_-]+, names the CSV and figure files and the database rows
   std::string title;                 // the figures' first title line
   std::string description;           // optional
-  std::string kind;                  // experiment kind: strategies, policies, dtr, measured
+  std::string kind;                  // experiment kind: strategies, policies, dtr, measured, published
   std::vector<std::string> figures;  // figure names scripts/plot.py draws
   Sweep sweep;
   std::vector<std::string> sweep_keys_given;  // the [sweep] keys the spec set, in file order

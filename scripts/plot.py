@@ -183,6 +183,9 @@ def setup_line(kind, runs):
     if kind == "measured":
         return " · ".join([distinct(r["device"] for r in runs),
                            f"predicted by the {distinct(r['cost_source'] for r in runs)} cost model", versions])
+    if kind == "published":
+        return " · ".join([distinct(r["gpu"] for r in runs), "published measurements (docs/published_throughput.csv)",
+                           versions])
     parts = [distinct(r["gpu"] for r in runs)]
     limits = {r["memory_limit_bytes"] for r in runs}
     if kind == "strategies" and len(limits) == 1 and min(limits) > 0:
@@ -488,6 +491,43 @@ def predicted_vs_measured(exp, runs):
         axis.set_minor_formatter(NullFormatter())
     ax.set(xlim=(lo, hi), ylim=(lo, hi), aspect="equal", xlabel="measured step time (ms)",
            ylabel="predicted step time (ms)")
+    ax.grid(alpha=0.3, which="both")
+    fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1, frameon=False)
+    return fig
+
+
+@figure("published")
+def predicted_vs_published(exp, rows):
+    """x published samples/s, y predicted, log-log; a colour per series (cost source, host mode), a marker
+    per zoo model; the legend gives each series' median |error|."""
+    series = sorted({r["series"] for r in rows})
+    models = sorted({get(r, "model") for r in rows})
+    colour = colours(series)
+    markers = dict(zip(models, "osD^vP*Xh"))
+    fig, _, (ax,) = new_figure(exp, [r["run"] for r in rows], 1, panel=(5.0, 4.6))
+    for s in series:
+        rs = [r for r in rows if r["series"] == s]
+        errors = sorted(abs(r["metrics"]["error_pct"]) for r in rs)
+        median = (errors[(len(errors) - 1) // 2] + errors[len(errors) // 2]) / 2
+        for m in models:
+            ms = [r for r in rs if get(r, "model") == m]
+            ax.scatter([r["metrics"]["published_samples_per_s"] for r in ms],
+                       [r["metrics"]["predicted_samples_per_s"] for r in ms], s=24, zorder=3, color=colour[s],
+                       marker=markers[m], alpha=0.8)
+        ax.scatter([], [], color=colour[s], label=f"{s}: {len(rs)} rows, median |error| {median:.1f} %")
+    for m in models:
+        ax.scatter([], [], color="0.4", marker=markers[m], label=m)
+    values = [r["metrics"][k] for r in rows for k in ("published_samples_per_s", "predicted_samples_per_s")]
+    lo, hi = min(values) / 1.4, max(values) * 1.4
+    ax.plot([lo, hi], [lo, hi], ls="--", lw=0.8, color="black", label="y = x")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+    ax.set(xlim=(lo, hi), ylim=(lo, hi), aspect="equal", xlabel="published samples/s (per GPU)",
+           ylabel="predicted samples/s")
     ax.grid(alpha=0.3, which="both")
     fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1, frameon=False)
     return fig

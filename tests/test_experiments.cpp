@@ -75,7 +75,7 @@ RunnerOptions jobs(int n) {
 }  // namespace
 
 TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is 96 arrays x 4 strategies") {
-  REQUIRE(shipped_specs().size() == 5);
+  REQUIRE(shipped_specs().size() == 6);
   for (const ShippedSpec& s : shipped_specs()) {
     CAPTURE(s.name);
     const ExperimentSpec spec = read_spec(std::string(s.name));
@@ -133,7 +133,7 @@ TEST_CASE("spec errors name the file, the line, the key and the value") {
   CHECK_THROWS_WITH_AS(
       read_spec("mutwo_thruput"),
       doctest::Contains("unknown experiment 'mutwo_thruput': not a file, nor a shipped spec; "
-                        "shipped: dtr_pareto, memory_sweep"),
+                        "shipped: dtr_pareto, fidelity, memory_sweep"),
       UnknownNameError);
   CHECK_THROWS_WITH_AS(read_spec("missing/spec.toml"),
                        doctest::Contains("cannot read experiment spec 'missing/spec.toml': no such file"),

@@ -1,0 +1,105 @@
+#include "experiments/published_csv.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "costmodel/calibration_csv.hpp"
+#include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
+
+namespace mutwo::experiments {
+namespace {
+
+[[noreturn]] void field_error(const std::string& where, std::string_view field, std::string_view value,
+                              std::string_view why) {
+  throw FormatError(fmt::format("{}: field '{}' = '{}' {}", where, field, value, why));
+}
+
+int64_t integer(const std::string& where, std::string_view field, const std::string& value, int64_t min) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size())
+    field_error(where, field, value, "is not an integer");
+  if (v < min) field_error(where, field, value, fmt::format("must be >= {}", min));
+  return v;
+}
+
+double positive(const std::string& where, std::string_view field, const std::string& value) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size())
+    field_error(where, field, value, "is not a number");
+  if (!(v > 0) || !std::isfinite(v)) field_error(where, field, value, "must be > 0");
+  return v;
+}
+
+bool valid_id(std::string_view id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std::string_view file) {
+  std::vector<PublishedThroughput> rows;
+  std::set<std::string> ids;
+  bool seen_header = false;
+  size_t columns = 0;
+  int64_t number = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = fmt::format("{}:{}", file, number);
+    if (!seen_header) {
+      if (line != kPublishedCsvHeader) {
+        throw FormatError(fmt::format("{}: header '{}' is not the published throughput header '{}'", where,
+                                      line, kPublishedCsvHeader));
+      }
+      columns = costmodel::split_csv_line(line, where).size();
+      seen_header = true;
+      continue;
+    }
+    const std::vector<std::string> f = costmodel::split_csv_line(line, where);
+    if (f.size() != columns)
+      throw FormatError(fmt::format("{}: expected {} fields, got {}", where, columns, f.size()));
+    PublishedThroughput r;
+    r.id = f[0];
+    if (!valid_id(r.id)) field_error(where, "id", r.id, "must be lower-case letters, digits, '_' or '-'");
+    if (!ids.insert(r.id).second) field_error(where, "id", r.id, "repeats an earlier row's id");
+    r.model = f[1];
+    r.zoo_model = f[2];
+    r.gpu = f[3];
+    r.gpus_in_run = static_cast<int32_t>(integer(where, "gpus_in_run", f[4], 1));
+    r.precision = f[5];
+    r.batch_size = integer(where, "batch_size", f[6], 1);
+    r.seq_len = integer(where, "seq_len", f[7], 0);
+    r.image_size = integer(where, "image_size", f[8], 0);
+    r.optimizer = f[9];
+    r.samples_per_s = positive(where, "samples_per_s", f[10]);
+    r.framework = f[11];
+    r.source_url = f[12];
+    r.source_note = f[13];
+    if (r.source_url.empty()) field_error(where, "source_url", r.source_url, "must cite the measurement");
+    rows.push_back(std::move(r));
+    if (end == text.size()) break;
+  }
+  if (!seen_header) throw FormatError(fmt::format("{}: no header line '{}'", file, kPublishedCsvHeader));
+  return rows;
+}
+
+std::vector<PublishedThroughput> read_published_csv(const std::string& path) {
+  return parse_published_csv(profiles::read_file_bytes(path, "published throughput CSV"), path);
+}
+
+}  // namespace mutwo::experiments

@@ -1,0 +1,41 @@
+#pragma once
+// Published measured training throughputs (docs/published_throughput.csv): one row per measurement a
+// paper, a vendor or a benchmark suite published, with its citation. The `published` experiment kind
+// predicts each row's configuration and reports the error; the rows validate, they are never fitted.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mutwo::experiments {
+
+struct PublishedThroughput {
+  std::string id;            // unique, [a-z0-9_-]+: "rn50-a100-tf32"
+  std::string model;         // as the source names it: "ResNet-50 v1.5"
+  std::string zoo_model;     // the mutwo zoo model that stands for it: "resnet50"
+  std::string gpu;           // device catalog name
+  int32_t gpus_in_run = 1;   // GPUs of the measured run; samples_per_s is per GPU
+  std::string precision;     // profiles/precision.hpp name: fp32, tf32, amp-fp16, amp-bf16, bf16
+  int64_t batch_size = 0;    // per GPU, per step
+  int64_t seq_len = 0;       // 0: not a sequence model
+  int64_t image_size = 0;    // 0: not a vision model
+  std::string optimizer;     // sgd, adam, adamw: the zoo's optimizer closest to the run's
+  double samples_per_s = 0;  // measured, per GPU
+  std::string framework;
+  std::string source_url;
+  std::string source_note;  // where in the source the number stands, how batch and precision were read
+};
+
+// The CSV's columns, in this order (a '#' line is a comment, blank lines are skipped).
+inline constexpr std::string_view kPublishedCsvHeader =
+    "id,model,zoo_model,gpu,gpus_in_run,precision,batch_size,seq_len,image_size,optimizer,samples_per_s,"
+    "framework,source_url,source_note";
+
+// Parses the CSV text; `file` names it in errors. Throws FormatError naming the file, the line and the
+// field on a wrong header, a wrong field count, a number that does not parse or is out of range
+// (batch_size, gpus_in_run >= 1; seq_len, image_size >= 0; samples_per_s > 0), an id that is not
+// [a-z0-9_-]+ or repeats. Names (zoo model, GPU, precision, optimizer) are checked by the kind.
+std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std::string_view file);
+std::vector<PublishedThroughput> read_published_csv(const std::string& path);
+
+}  // namespace mutwo::experiments

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Regenerates the "End to end" section of docs/FIDELITY.md: runs the shipped experiment `fidelity`
+# (kind `published`, experiments/fidelity.toml) over docs/published_throughput.csv, the published
+# measured single-GPU training throughputs (each row cited), and writes the per-row table and the
+# error summary per cost source and host mode. Only the block between this script's markers is
+# rewritten. Validation only: nothing in mutwo is fitted to these numbers.
+#   usage: scripts/fidelity-e2e.sh [path/to/mutwo] [docs/FIDELITY.md]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mutwo=${1:-$root/build/cli/mutwo}
+out=${2:-$root/docs/FIDELITY.md}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$mutwo" experiment fidelity --db "$tmp/fidelity.db" --out "$tmp" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
+python3 - "$tmp/fidelity.csv" "$root/docs/published_throughput.csv" "$out" <<'PY'
+import csv, os, statistics, sys
+table, published, out = sys.argv[1], sys.argv[2], sys.argv[3]
+begin, end = "<!-- begin: scripts/fidelity-e2e.sh -->", "<!-- end: scripts/fidelity-e2e.sh -->"
+rows = list(csv.DictReader(open(table)))
+pub = list(csv.DictReader(line for line in open(published) if not line.startswith("#")))
+pred = {(r["published_id"], r["cost_source"], r["host_mode"]): r for r in rows}
+series = [("analytic", "eager"), ("analytic", "none"), ("calibrated", "eager"), ("calibrated", "none")]
+
+def cell(pid, source, host):
+    r = pred.get((pid, source, host))
+    if r is None:
+        return "-"
+    fits = "" if r["feasible"] == "1" else " (over memory)"
+    return f"{float(r['predicted_samples_per_s']):.1f} ({float(r['error_pct']):+.1f} %){fits}"
+
+urls = []
+lines = []
+for p in pub:
+    if p["source_url"] not in urls:
+        urls.append(p["source_url"])
+    shape = f"seq {p['seq_len']}" if p["seq_len"] != "0" else f"{p['image_size']}²"
+    gpus = "" if p["gpus_in_run"] == "1" else f" ({p['gpus_in_run']}-GPU run, per GPU)"
+    lines.append(f"| `{p['id']}` | {p['model']} → `{p['zoo_model']}` | {p['gpu']}{gpus} | {p['precision']} | "
+                 f"{p['batch_size']} | {shape} | {float(p['samples_per_s']):g} | "
+                 + " | ".join(cell(p["id"], s, h) for s, h in series) + f" | [{urls.index(p['source_url']) + 1}] |")
+
+def summary(select, label):
+    out = []
+    for s, h in series:
+        errs = [abs(float(r["error_pct"])) for r in rows
+                if r["cost_source"] == s and r["host_mode"] == h and select(r)]
+        if not errs:
+            continue
+        signed = [float(r["error_pct"]) for r in rows if r["cost_source"] == s and r["host_mode"] == h and select(r)]
+        out.append(f"| {label} | {s} | {'GPU only (none)' if h == 'none' else h} | {len(errs)} | "
+                   f"{statistics.mean(errs):.1f} % | {statistics.median(errs):.1f} % | {max(errs):.1f} % | "
+                   f"{min(signed):+.1f} % .. {max(signed):+.1f} % |")
+    return out
+
+calibrated_ids = {r["published_id"] for r in rows if r["cost_source"] == "calibrated"}
+summ = summary(lambda r: True, "all rows") + summary(lambda r: r["published_id"] in calibrated_ids,
+                                                     "rows a profile calibrates (V100)")
+host_delta = [abs(float(pred[(r["published_id"], r["cost_source"], "eager")]["step_time_ns"]) /
+                  float(r["step_time_ns"]) - 1) * 100
+              for r in rows if r["host_mode"] == "none" and (r["published_id"], r["cost_source"], "eager") in pred]
+refs = [f"[{i + 1}] <{u}>" for i, u in enumerate(urls)]
+
+section = "\n".join([
+    begin,
+    "## End to end",
+    "",
+    "Published measured single-GPU training throughputs of real implementations (`docs/published_throughput.csv`, "
+    "one row per measurement with its source, framework and where in the source the number stands) beside "
+    "what mutwo predicts for the same configuration: the zoo model at the row's batch, sequence / image size, "
+    "precision mode and optimizer, one plain training step (forward, backward, optimizer; no swaps) on the "
+    "catalog GPU, with PyTorch eager's host timeline (`eager`) and with the GPU alone (`none`), priced by the "
+    "`analytic` cost source and, where a shipped profile calibrates the GPU (V100; none ships for A100), the "
+    "`calibrated` one. Error = (predicted - published) / published. These numbers validate; nothing is "
+    "fitted or tuned to them (the calibrated profiles are fitted to DeepBench kernels only, see Kernel level).",
+    "",
+    "Regenerate: `scripts/fidelity-e2e.sh build/cli/mutwo docs/FIDELITY.md` (it runs "
+    "`mutwo experiment fidelity --db DB --out DIR`, the shipped spec `experiments/fidelity.toml` of kind "
+    "`published`; `python3 scripts/plot.py DB --experiment fidelity` draws `predicted_vs_published`).",
+    "",
+    "How rows map to the zoo: ResNet-50 v1.5 → `resnet50` (torchvision's, which is v1.5: stride 2 in the 3x3 "
+    "convolution), 224x224, SGD; BERT-Large pre-training phase 1 / 2 → `bert-large` (BertForPreTraining) at "
+    "seq 128 / 512 and the per-step (micro-)batch, not the accumulated one; BERT-Large SQuAD fine-tuning → "
+    "`bert-large` at seq 384; MobileNet-V2 → `mobilenet-v2` (torchvision). Precision: NVIDIA's \"FP32\" on "
+    "V100 → `fp32`, \"TF32\" on A100 → `tf32`, \"mixed precision\"/AMP → `amp-fp16`; PyTorch 1.8's default "
+    "fp32 on A100 (TF32 matmul and conv) → `tf32`.",
+    "",
+    "What mutwo does not model, so each row can differ for reasons outside the step it simulates: data "
+    "loading and augmentation (DALI or the PyTorch dataloader; rows report training throughput with the "
+    "loader running), NCCL all-reduce (the MobileNet-V2 row is an 8-GPU DDP run divided by 8), gradient "
+    "accumulation (BERT pre-training updates LAMB once per 32-256 micro-batches; mutwo runs Adam every "
+    "step, which changes the prediction by under 0.5 %: 506 vs 508 samples/s for `bertl-p1-a100-amp` with "
+    "SGD), the MLM head on masked positions only (mutwo's BertForPreTraining decodes every token, "
+    "close to 10 % more forward FLOPs at seq 128) and SQuAD's QA head in place of the pre-training heads, NHWC "
+    "(channels-last) convolutions, cuDNN's per-shape algorithm choice, and the fused kernels these "
+    "implementations use (apex's fused LayerNorm, bias+GeLU, fused optimizers) where mutwo prices each op "
+    "as its own kernel.",
+    "",
+    "| id | model → zoo | GPU | precision | batch | size | published samples/s | analytic, eager | analytic, GPU only "
+    "| calibrated, eager | calibrated, GPU only | source |",
+    "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---|",
+    *lines,
+    "",
+    "Sources: " + "; ".join(refs) + ".",
+    "",
+    "| subset | cost source | host | rows | mean abs. error | median abs. error | max abs. error | signed range |",
+    "|---|---|---|---:|---:|---:|---:|---:|",
+    *summ,
+    "",
+    f"The host timeline changes no row by more than {max(host_delta):.2f} % (eager against GPU only): every "
+    "published configuration uses the large batch its authors tuned for throughput, so each kernel runs far "
+    "longer than PyTorch's per-op dispatch and the GPU never waits on the host. The host timeline matters at "
+    "small batches (resnet50 at batch 8 on a100-80gb, amp-fp16, analytic: 527 samples/s eager vs 1072 GPU "
+    "only), which is μ-TWO's and HFTA's setting and which none of these published measurements covers; "
+    "see Kineto replay for host-bound steps measured on real traces.",
+    "",
+    "Where mutwo is far off, and why (causes read from the per-op timeline, `mutwo simulate --timeline`; "
+    "none is corrected here):",
+    "",
+    "- BERT-Large at seq 512 (phase 2) is predicted 40-60 % slow on both GPUs and both precisions. The "
+    "published phase-2 runs process more tokens per second than phase 1 (A100 TF32: 110 x 512 = 56k vs "
+    "317 x 128 = 41k tokens/s), although attention's work per token grows with the sequence; mutwo predicts "
+    "the opposite. In mutwo's step the ops on the [batch, 16, 512, 512] attention scores dominate: softmax, "
+    "dropout, their backward and, under amp-fp16, the casts to fp32 and back that `torch.autocast` puts "
+    "around softmax take about a third of the amp-fp16 step (bertl-p2-a100-amp: 128 of 375 ms GPU time), each "
+    "priced as its own pass through HBM. The published implementation need not pay these passes: NVIDIA's "
+    "BERT README describes apex AMP at opt level O2 (the model itself in fp16, so no fp32 round trip around "
+    "softmax) and fused kernels; mutwo follows torch.autocast and prices every op separately.",
+    "- ResNet-50 on A100: +70 % in TF32, +24 % in AMP (analytic). The analytic roofline prices TF32 convolutions "
+    "near the tensor-core peak; cuDNN's TF32 kernels for these shapes run far below it (the published AMP/TF32 "
+    "ratio is 2.6x, mutwo's 1.9x). No A100 kernel data ships to calibrate it.",
+    "- ResNet-50 on V100 in FP32: analytic -12 % / -10 %, calibrated +40 % / +44 %. The calibrated conv model "
+    "has its largest held-out error on V100 fp32 conv (27 % median on DeepBench's shapes, Kernel level), and "
+    "ResNet-50's 1x1 and 3x3 shapes are mostly outside DeepBench's set, so it extrapolates fast; in AMP the "
+    "calibrated source is closer (+5 % / +9 %) than the analytic one (+12 % / +17 %).",
+    "- BERT-Large SQuAD on A100 in TF32 is +55 % while AMP is +12 %: the published TF32 SQuAD run is slower "
+    "per sequence (61.5/s at seq 384) than the TF32 pre-training run at seq 512 (110/s) on the same GPU, "
+    "so the SQuAD benchmark carries costs outside the model step (its loader and per-step host work) that "
+    "mutwo does not model.",
+    "- MobileNet-V2 on A100 (+157 %): depthwise convolutions are priced by the roofline on their FLOPs, while "
+    "cuDNN's depthwise kernels are bandwidth- and latency-bound far from it; the row is also an 8-GPU DDP run "
+    "(all-reduce and loader included), the only MobileNet-V2 measurement found with a throughput per GPU.",
+    end,
+])
+text = open(out).read() if os.path.exists(out) else "# mutwo fidelity report\n"
+if begin in text:
+    head, rest = text.split(begin, 1)
+    text = head + section + rest.split(end, 1)[1]
+else:
+    text = text.rstrip("\n") + "\n\n" + section + "\n"
+open(out, "w").write(text)
+print("\n".join(lines + [""] + summ))
+PY

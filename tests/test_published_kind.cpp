@@ -1,0 +1,147 @@
+// The `published` experiment kind: its CSV read strictly, one row per published measurement x cost
+// source (calibrated only where a profile calibrates the GPU) x host mode, and every predicted figure
+// equal to a direct sim::simulate of the same configuration.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "costmodel/cost_setup.hpp"
+#include "experiments/csv_file.hpp"
+#include "experiments/published_csv.hpp"
+#include "experiments/results_db.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/spec.hpp"
+#include "policies/model_array.hpp"
+#include "policies/plain_schedule.hpp"
+#include "profiles/dtype.hpp"
+#include "profiles/error.hpp"
+#include "profiles/precision.hpp"
+#include "sim/host_mode.hpp"
+#include "sim/simulator.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace {
+
+using namespace mutwo;
+using namespace mutwo::experiments;
+
+const std::string kDir = std::string(MUTWO_TEST_FIXTURES) + "/published/";
+const std::string kHeader = std::string(kPublishedCsvHeader) + "\n";
+
+// The step of `model` as the kind builds it, priced by `source` on `gpu` in `host` mode.
+sim::Prediction direct(const std::string& model, int64_t batch, int64_t seq_len, int64_t image_size,
+                       const std::string& precision, const std::string& optimizer, const std::string& gpu,
+                       const std::string& source, const std::string& host) {
+  policies::ModelArray array;
+  array.model = model;
+  array.config.batch_size = batch;
+  array.config.seq_len = seq_len;
+  array.config.image_size = image_size;
+  array.config.dtype = profiles::parse_dtype("fp32");
+  array.config.precision = profiles::parse_precision(precision);
+  array.optimizer.kind = profiles::parse_optimizer(optimizer);
+  const profiles::Schedule schedule = policies::build_plain_schedule(policies::sub_array_steps(array, {1}));
+  costmodel::CostSetup setup;
+  setup.gpu = gpu;
+  setup.cost_source = source;
+  sim::SimOptions options;
+  options.host_mode = sim::parse_host_mode(host);
+  options.continue_past_limit = true;
+  return sim::simulate(schedule, *costmodel::make_cost_model(setup), options);
+}
+
+}  // namespace
+
+TEST_CASE("the published CSV is read with its citation; bad rows name the file, line and field") {
+  const std::vector<PublishedThroughput> rows = read_published_csv(kDir + "two_rows.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].id == "r18-v100-amp");
+  CHECK(rows[0].image_size == 224);
+  CHECK(rows[0].source_note == "made up, with a comma");
+  CHECK(rows[1].samples_per_s == 400.5);
+  CHECK(rows[1].seq_len == 128);
+  const std::string row = "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,10,f,https://x,n\n";
+  CHECK_THROWS_WITH_AS(parse_published_csv("id,model\n", "p.csv"), doctest::Contains("p.csv:1: header"),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(parse_published_csv(kHeader + row + row, "p.csv"),
+                       "p.csv:3: field 'id' = 'a' repeats an earlier row's id", FormatError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,0,f,u,n\n", "p.csv"),
+      "p.csv:2: field 'samples_per_s' = '0' must be > 0", FormatError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,0,0,224,sgd,5,f,u,n\n", "p.csv"),
+      "p.csv:2: field 'batch_size' = '0' must be >= 1", FormatError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,5,f,,n\n", "p.csv"),
+      "p.csv:2: field 'source_url' = '' must cite the measurement", FormatError);
+}
+
+TEST_CASE("a published row with an unknown zoo model or GPU is refused before anything runs") {
+  test::TempDir dir("published");
+  {
+    std::ofstream(dir / "bad.csv") << kHeader
+                                   << "a,M,resnet5,v100-16gb,1,fp32,8,0,224,sgd,10,f,https://x,n\n";
+  }
+  const ExperimentSpec spec =
+      parse_spec("name = \"b\"\ntitle = \"B\"\nkind = \"published\"\n[sweep]\npublished = \"bad.csv\"\n",
+                 "s.toml", dir.path());
+  CHECK_THROWS_WITH_AS(plan_experiment(spec, nullptr, {}), doctest::Contains("zoo_model = 'resnet5'"),
+                       UnknownNameError);
+}
+
+TEST_CASE(
+    "published rows equal a direct simulation of each configuration; calibrated only where calibrated") {
+  test::TempDir dir("published");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const ExperimentSpec spec = read_spec(kDir + "tiny_fidelity.toml");
+  const ExperimentPlan plan = plan_experiment(spec, nullptr, {});
+  // r18 on v100-16gb (a shipped profile): 2 sources x 2 host modes; bert-base on a100-40gb (none): 1 x 2.
+  CHECK(plan.tasks.size() == 2);
+  CHECK(plan.rows == 6);
+  RunnerOptions options;
+  options.jobs = 2;
+  run_experiment(spec, db, options);
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("tiny_fidelity");
+  REQUIRE(rows.size() == 6);
+  for (const StoredExperimentRow& r : rows) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    CAPTURE(c.dump());
+    const bool resnet = c.at("model") == "resnet18";
+    const sim::Prediction p = resnet ? direct("resnet18", 32, 0, 224, "amp-fp16", "sgd", "v100-16gb",
+                                              c.at("cost_source"), c.at("host_mode"))
+                                     : direct("bert-base", 8, 128, 0, "tf32", "adam", "a100-40gb",
+                                              c.at("cost_source"), c.at("host_mode"));
+    const double samples = resnet ? 32.0 : 8.0;
+    const double published = resnet ? 2000.0 : 400.5;
+    CHECK(r.row.metric("step_time_ns") == static_cast<double>(p.step_time_ns));
+    CHECK(r.row.metric("predicted_samples_per_s") == samples * 1e9 / static_cast<double>(p.step_time_ns));
+    CHECK(r.row.metric("published_samples_per_s") == published);
+    CHECK(*r.row.metric("error_pct") ==
+          doctest::Approx(100.0 * (samples * 1e9 / static_cast<double>(p.step_time_ns) - published) /
+                          published));
+    CHECK(r.row.metric("host_busy_ns") == static_cast<double>(p.host_busy_ns));
+    CHECK(r.row.metric("peak_bytes") == static_cast<double>(p.peak_bytes));
+    CHECK(r.row.feasible == !p.oom);
+    CHECK(r.run.prediction.has_value());
+    if (!resnet) CHECK(c.at("cost_source") == "analytic");
+  }
+  // The host timeline only adds waiting: eager is never faster than the GPU alone.
+  std::map<std::string, double> none_ns;
+  for (const StoredExperimentRow& r : rows) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    if (c.at("host_mode") == "none")
+      none_ns[c.at("published_id").get<std::string>() + c.at("cost_source").get<std::string>()] =
+          *r.row.metric("step_time_ns");
+  }
+  for (const StoredExperimentRow& r : rows) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    if (c.at("host_mode") == "eager")
+      CHECK(*r.row.metric("step_time_ns") >=
+            none_ns.at(c.at("published_id").get<std::string>() + c.at("cost_source").get<std::string>()));
+  }
+  const std::string csv = csv_text(experiment_table(spec, db));
+  CHECK(csv.find("published_id,model,batch_size,seq_len,image_size,precision,optimizer,gpu,gpus_in_run,"
+                 "cost_source,host_mode,series,feasible") == 0);
+}
