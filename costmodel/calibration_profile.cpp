@@ -15,7 +15,7 @@
 
 namespace mutwo::costmodel {
 
-// Defined by the file costmodel/embed_profiles.cmake generates: (file stem, JSON text) of every
+// Defined by the file cmake/embed_texts.cmake generates: (file stem, JSON text) of every
 // costmodel/profiles/*.json, sorted by name.
 const std::vector<std::pair<std::string_view, std::string_view>>& shipped_calibration_profile_texts();
 
