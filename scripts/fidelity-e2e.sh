@@ -12,10 +12,12 @@ out=${2:-$root/docs/FIDELITY.md}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$mutwo" experiment fidelity --db "$tmp/fidelity.db" --out "$tmp" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
+MUTWO_SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" && export MUTWO_SCRIPTS_DIR
 python3 - "$tmp/fidelity.csv" "$root/docs/published_throughput.csv" "$out" <<'PY'
 import csv, os, statistics, sys
+sys.path.insert(0, os.environ["MUTWO_SCRIPTS_DIR"])
+from report_section import write_section
 table, published, out = sys.argv[1], sys.argv[2], sys.argv[3]
-begin, end = "<!-- begin: scripts/fidelity-e2e.sh -->", "<!-- end: scripts/fidelity-e2e.sh -->"
 rows = list(csv.DictReader(open(table)))
 pub = list(csv.DictReader(line for line in open(published) if not line.startswith("#")))
 pred = {(r["published_id"], r["cost_source"], r["host_mode"]): r for r in rows}
@@ -60,8 +62,7 @@ host_delta = [abs(float(pred[(r["published_id"], r["cost_source"], "eager")]["st
               for r in rows if r["host_mode"] == "none" and (r["published_id"], r["cost_source"], "eager") in pred]
 refs = [f"[{i + 1}] <{u}>" for i, u in enumerate(urls)]
 
-section = "\n".join([
-    begin,
+section_lines = [
     "## End to end",
     "",
     "Published measured single-GPU training throughputs of real implementations (`docs/published_throughput.csv`, "
@@ -139,14 +140,7 @@ section = "\n".join([
     "- MobileNet-V2 on A100 (+157 %): depthwise convolutions are priced by the roofline on their FLOPs, while "
     "cuDNN's depthwise kernels are bandwidth- and latency-bound far from it; the row is also an 8-GPU DDP run "
     "(all-reduce and loader included), the only MobileNet-V2 measurement found with a throughput per GPU.",
-    end,
-])
-text = open(out).read() if os.path.exists(out) else "# mutwo fidelity report\n"
-if begin in text:
-    head, rest = text.split(begin, 1)
-    text = head + section + rest.split(end, 1)[1]
-else:
-    text = text.rstrip("\n") + "\n\n" + section + "\n"
-open(out, "w").write(text)
+    ]
+write_section(out, "scripts/fidelity-e2e.sh", section_lines)
 print("\n".join(lines + [""] + summ))
 PY

@@ -17,10 +17,12 @@ for t in "${traces[@]}"; do
       >"$tmp/$t.$mode.json" 2>/dev/null
   done
 done
+MUTWO_SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" && export MUTWO_SCRIPTS_DIR
 python3 - "$tmp" "$out" "${traces[@]}" <<'PY'
 import json, os, sys
+sys.path.insert(0, os.environ["MUTWO_SCRIPTS_DIR"])
+from report_section import write_section
 tmp, out, traces = sys.argv[1], sys.argv[2], sys.argv[3:]
-begin, end = "<!-- begin: scripts/fidelity-kineto.sh -->", "<!-- end: scripts/fidelity-kineto.sh -->"
 ms = lambda ns: f"{ns / 1e6:.3f} ms"
 rows = []
 for t in traces:
@@ -30,8 +32,7 @@ for t in traces:
     rows.append(f"| `{t}` | {e['device']['name']} | {e['schedule']['instructions']} | {ms(step)} | {ms(pred)} | "
                 f"{100 * (pred - step) / step:+.2f} % | {ms(e['trace_gpu_time_ns'])} | {ms(e['trace_host_time_ns'])} | "
                 f"{ms(j['cuda-graph']['prediction']['step_time_ns'])} | {ms(j['none']['prediction']['step_time_ns'])} |")
-section = "\n".join([
-    begin,
+section_lines = [
     "## Kineto replay",
     "",
     "`mutwo simulate --trace T` on the real PyTorch profiler traces of `tests/fixtures/kineto/` (Holistic Trace "
@@ -56,14 +57,7 @@ section = "\n".join([
     "trace's streams overlap: its busiest stream sets it). The V100 step is GPU-bound: 64.5 ms of its "
     "launches and copies waited on a full launch queue (1,020 kernels pending), which the importer takes "
     "out of host time and the engine's bounded queue reproduces.",
-    end,
-])
-text = open(out).read() if os.path.exists(out) else "# mutwo fidelity report\n"
-if begin in text:
-    head, rest = text.split(begin, 1)
-    text = head + section + rest.split(end, 1)[1]
-else:
-    text = text.rstrip("\n") + "\n\n" + section + "\n"
-open(out, "w").write(text)
+    ]
+write_section(out, "scripts/fidelity-kineto.sh", section_lines)
 print("\n".join(rows))
 PY
