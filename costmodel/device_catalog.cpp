@@ -139,7 +139,7 @@ DeviceSpec rtx4090() {
   return d;
 }
 
-// The other GPUs of Baidu DeepBench's training results (../shared/calibration/deepbench), so that
+// The other GPUs of Baidu DeepBench's training results (tests/fixtures/calibration: DeepBench, see its README), so that
 // their measured kernels can calibrate and check the model. All attach over PCIe 3.0 x16. FP16 and
 // FP64 rates without a datasheet figure follow the CUDA C++ Programming Guide's "Arithmetic
 // Instructions" throughput table (results per clock per SM): compute capability 6.1 (GP102) does
