@@ -18,5 +18,6 @@ void add_calibrate_command(CLI::App& app);   // calibrate_command.cpp
 // how to build it when this mutwo has no LibTorch.
 void add_profile_command(CLI::App& app);  // profile_command.cpp
 void add_run_command(CLI::App& app);      // run_command.cpp
+void add_bench_ops_command(CLI::App& app);  // bench_ops_command.cpp
 
 }  // namespace mutwo::cli

@@ -25,8 +25,16 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   std::set<std::string> devices;
   for (const CalibrationRow& r : result.rows) devices.insert(r.device);
   if (!options.device.empty()) {
-    (void)builtin_devices().find(options.device);  // UnknownNameError for a name the catalog lacks
+    if (options.device != kHostCpuDevice) {
+      (void)builtin_devices().find(options.device);  // UnknownNameError for a name the catalog lacks
+    }
     devices = {options.device};
+  }
+  if (devices.contains(std::string(kHostCpuDevice))) {
+    throw Error(fmt::format("calibrate: rows of device '{}' time the host CPU (mutwo bench-ops on a CPU): they do not "
+                            "calibrate a GPU, and profiles are fitted for catalog GPUs only; time the kernels on a CUDA "
+                            "device (mutwo bench-ops --device cuda){}",
+                            kHostCpuDevice, options.device.empty() ? ", or fit another device's rows with --device" : ""));
   }
   if (!options.output.empty() && devices.size() != 1) {
     throw Error(fmt::format("calibrate: -o writes one profile, the inputs have rows for {} devices ({}); name one "

@@ -31,7 +31,8 @@ struct CalibrateResult {
 };
 
 // Throws Error for no inputs, -o with rows of several devices and no --device, --fidelity
-// without --kfold, an unknown --device, or what reading and fitting throw.
+// without --kfold, an unknown --device, rows of the host CPU (kHostCpuDevice) among those to fit,
+// or what reading and fitting throw.
 CalibrateResult run_calibration(const CalibrateOptions& options);
 
 }  // namespace mutwo::costmodel

@@ -117,10 +117,6 @@ void for_each_record(std::string_view text, std::string_view file, std::string_v
   }
 }
 
-int64_t element_bytes(std::string_view precision) {
-  return precision == "fp16" || precision == "bf16" ? 2 : 4;
-}
-
 std::string deepbench_precision(std::string_view where, std::string_view value) {
   if (value != "fp32" && value != "fp16") field_error(where, "precision", value, "DeepBench rows are fp32 or fp16");
   return std::string(value);
@@ -139,6 +135,51 @@ int64_t positive(std::string_view where, std::string_view field, std::string_vie
 }
 
 }  // namespace
+
+int64_t precision_element_bytes(std::string_view precision) {
+  return precision == "fp16" || precision == "bf16" ? 2 : 4;
+}
+
+KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision) {
+  return {m, n, k, 2 * m * n * k, (m * k + k * n + m * n) * precision_element_bytes(precision)};
+}
+
+std::string_view conv_pass_kernel(ConvPass pass) {
+  return kConvKernels[static_cast<size_t>(pass)];
+}
+
+KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view precision) {
+  for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.stride_w}) {
+    if (v < 1) throw Error(fmt::format("convolution {}: sizes and strides must be >= 1", conv_shape_text(g)));
+  }
+  if (g.pad_h < 0 || g.pad_w < 0) throw Error(fmt::format("convolution {}: padding must be >= 0", conv_shape_text(g)));
+  if (g.h + 2 * g.pad_h < g.r || g.w + 2 * g.pad_w < g.s) {
+    throw Error(fmt::format("convolution {}: filter {}x{} larger than the padded input {}x{}", conv_shape_text(g), g.r,
+                            g.s, g.h + 2 * g.pad_h, g.w + 2 * g.pad_w));
+  }
+  const int64_t p = (g.h + 2 * g.pad_h - g.r) / g.stride_h + 1;  // output height
+  const int64_t q = (g.w + 2 * g.pad_w - g.s) / g.stride_w + 1;  // output width
+  KernelWork work;
+  switch (pass) {
+    case ConvPass::forward:
+      work.m = g.n * p * q, work.n = g.k, work.k = g.c * g.r * g.s;
+      break;
+    case ConvPass::backward_data:
+      work.m = g.n * g.h * g.w, work.n = g.c, work.k = g.k * g.r * g.s;
+      break;
+    case ConvPass::backward_filter:
+      work.m = g.k, work.n = g.c * g.r * g.s, work.k = g.n * p * q;
+      break;
+  }
+  work.flops = 2 * g.n * g.k * p * q * g.c * g.r * g.s;
+  work.bytes = (g.n * g.c * g.h * g.w + g.k * g.c * g.r * g.s + g.n * g.k * p * q) * precision_element_bytes(precision);
+  return work;
+}
+
+std::string conv_shape_text(const ConvGeometry& g) {
+  return fmt::format("N={} C={} H={} W={} K={} R={} S={} pad={}x{} stride={}x{}", g.n, g.c, g.h, g.w, g.k, g.r, g.s,
+                     g.pad_h, g.pad_w, g.stride_h, g.stride_w);
+}
 
 const std::vector<std::string>& calibration_precisions() {
   static const std::vector<std::string> names{"fp32", "tf32", "fp16", "bf16"};
@@ -172,9 +213,10 @@ KindCategory kernel_category(std::string_view kernel) {
 
 void validate_calibration_row(const CalibrationRow& row) {
   const std::string& where = row.origin.empty() ? std::string("calibration row") : row.origin;
-  if (!builtin_devices().contains(row.device)) {
+  if (row.device != kHostCpuDevice && !builtin_devices().contains(row.device)) {
     field_error(where, "device", row.device,
-                fmt::format("not a catalog device; valid: {}", fmt::join(builtin_devices().names(), ", ")));
+                fmt::format("not a catalog device; valid: {} (or {}: host CPU timings)",
+                            fmt::join(builtin_devices().names(), ", "), kHostCpuDevice));
   }
   const auto& precisions = calibration_precisions();
   if (std::find(precisions.begin(), precisions.end(), row.precision) == precisions.end()) {
@@ -293,8 +335,9 @@ std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::s
     for (size_t i : {size_t{6}, size_t{7}}) {
       if (f[i] != "N" && f[i] != "T") field_error(where, i == 6 ? "a_transpose" : "b_transpose", f[i], "must be N or T");
     }
-    r.flops = 2 * r.m * r.n * r.k;
-    r.bytes = (r.m * r.k + r.k * r.n + r.m * r.n) * element_bytes(r.precision);
+    const KernelWork work = gemm_work(r.m, r.n, r.k, r.precision);
+    r.flops = work.flops;
+    r.bytes = work.bytes;
     r.time_ns = ms_to_ns(where, "time_ms", f[8]);
     r.source = f[2];
     r.shape = fmt::format("M={} N={} K={} {}{}", r.m, r.n, r.k, f[6], f[7]);
@@ -315,19 +358,12 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
     const int64_t stride_w = positive(where, "stride_w", f[12]), stride_h = positive(where, "stride_h", f[13]);
     if (pad_w < 0) field_error(where, "pad_w", f[10], "must be >= 0");
     if (pad_h < 0) field_error(where, "pad_h", f[11], "must be >= 0");
-    const int64_t p = (h + 2 * pad_h - r) / stride_h + 1;  // output height
-    const int64_t q = (w + 2 * pad_w - s) / stride_w + 1;  // output width
     if (h + 2 * pad_h < r || w + 2 * pad_w < s) {
       field_error(where, "R", f[9], fmt::format("filter {}x{} larger than the padded input {}x{}", r, s,
                                                 h + 2 * pad_h, w + 2 * pad_w));
     }
-    const int64_t flops = 2 * n * k * p * q * c * r * s;
-    const int64_t bytes = (n * c * h * w + k * c * r * s + n * k * p * q) * element_bytes(precision);
-    const std::string shape = fmt::format("N={} C={} H={} W={} K={} R={} S={} pad={}x{} stride={}x{}", n, c, h, w,
-                                          k, r, s, pad_h, pad_w, stride_h, stride_w);
-    const std::array<std::array<int64_t, 3>, 3> gemm{{{n * p * q, k, c * r * s},  // forward
-                                                      {n * h * w, c, k * r * s},  // backward data
-                                                      {k, c * r * s, n * p * q}}};  // backward filter
+    const ConvGeometry conv{n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w};
+    const std::string shape = conv_shape_text(conv);
     const std::array<std::string_view, 3> fields{"forward_ms", "backward_data_ms", "backward_filter_ms"};
     for (size_t pass = 0; pass < 3; ++pass) {
       const std::string& time = f[14 + pass];
@@ -336,13 +372,14 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
       row.origin = where;
       row.device = device;
       row.precision = precision;
+      const KernelWork work = conv_work(conv, static_cast<ConvPass>(pass), precision);
       row.kernel = std::string(kConvKernels[pass]);
       row.category = KindCategory::conv;
-      row.m = gemm[pass][0];
-      row.n = gemm[pass][1];
-      row.k = gemm[pass][2];
-      row.flops = flops;
-      row.bytes = bytes;
+      row.m = work.m;
+      row.n = work.n;
+      row.k = work.k;
+      row.flops = work.flops;
+      row.bytes = work.bytes;
       row.time_ns = ms_to_ns(where, fields[pass], time);
       row.source = f[2];
       row.shape = pass == 0 && !f[17].empty() ? shape + " algo=" + f[17] : shape;

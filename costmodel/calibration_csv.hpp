@@ -4,7 +4,8 @@
 //
 // Header (exactly these columns, in this order; '#' lines and blank lines are skipped):
 //   device,precision,kernel,category,m,n,k,flops,bytes,time_ns,source,shape
-// device     catalog name (builtin_devices(): "v100-16gb")
+// device     catalog name (builtin_devices(): "v100-16gb"), or "cpu" for `mutwo bench-ops` rows
+//            timed on the host CPU (read and written, never fitted: they do not calibrate a GPU)
 // precision  fp32 | tf32 | fp16 | bf16: the math mode the kernel ran in (fp16: 16-bit inputs and
 //            outputs, tensor cores where the GPU has them, 32-bit accumulation)
 // kernel     gemm | conv2d_forward | conv2d_backward_data | conv2d_backward_filter | a mutwo op kind
@@ -46,6 +47,9 @@ struct CalibrationRow {
   std::string origin;
 };
 
+// The device name of rows timed on the host CPU (`mutwo bench-ops --device cpu`).
+inline constexpr std::string_view kHostCpuDevice = "cpu";
+
 // "fp32", "tf32", "fp16", "bf16".
 const std::vector<std::string>& calibration_precisions();
 // The category a kernel name implies: gemm -> matmul, conv2d_* -> conv, an op kind -> its category.
@@ -53,6 +57,31 @@ const std::vector<std::string>& calibration_precisions();
 profiles::KindCategory kernel_category(std::string_view kernel);
 // Parses a KindCategory name ("matmul"); throws UnknownNameError listing the valid ones.
 profiles::KindCategory parse_category(std::string_view name);
+
+// A kernel's implicit-GEMM shape and work by the rules above.
+struct KernelWork {
+  int64_t m = 1, n = 1, k = 1;
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+// The element size of a precision's tensors: 2 for fp16 and bf16, else 4.
+int64_t precision_element_bytes(std::string_view precision);
+// GEMM C[m,n] = A[m,k] B[k,n]: m, n, k; flops 2*m*n*k; bytes (m*k + k*n + m*n) elements.
+KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision);
+
+// A convolution (dilation 1, groups 1): x[N,C,H,W], w[K,C,R,S], y[N,K,P,Q].
+struct ConvGeometry {
+  int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
+  int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1;
+};
+enum class ConvPass : uint8_t { forward, backward_data, backward_filter };
+// "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter".
+std::string_view conv_pass_kernel(ConvPass pass);
+// The pass's m, n, k (above), the direct-convolution flops 2*N*K*P*Q*C*R*S and bytes of x, w and y.
+// Throws Error when the filter is larger than the padded input or a size is < 1.
+KernelWork conv_work(const ConvGeometry& conv, ConvPass pass, std::string_view precision);
+// "N=.. C=.. H=.. W=.. K=.. R=.. S=.. pad=PHxPW stride=SHxSW", the shape text of conv rows.
+std::string conv_shape_text(const ConvGeometry& conv);
 
 // Checks one row's fields (catalog device, precision, kernel and its category, m/n/k >= 1,
 // flops/bytes >= 0, time_ns > 0): throws FormatError "<origin>: field '<name>' = '<value>' ...".

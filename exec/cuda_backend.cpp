@@ -43,6 +43,10 @@ class CudaBackend final : public DeviceBackend {
   at::Device device() const override { return at::Device(at::kCUDA, index_); }
   std::string name() const override { return at::cuda::getDeviceProperties(index_)->name; }
   bool is_cuda() const override { return true; }
+  std::pair<int, int> compute_capability() const override {
+    const cudaDeviceProp* p = at::cuda::getDeviceProperties(index_);
+    return {p->major, p->minor};
+  }
 
   // Extra compute streams (ids >= kFirstExtraComputeStream) share the compute stream: one compute
   // stream is what the simulator models by default.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -25,6 +26,8 @@ class DeviceBackend {
   // The product name as the runtime reports it ("cpu", "NVIDIA H100 80GB HBM3"); traces carry it.
   virtual std::string name() const = 0;
   virtual bool is_cuda() const = 0;
+  // The CUDA device's compute capability {major, minor}; {0, 0} elsewhere.
+  virtual std::pair<int, int> compute_capability() const { return {0, 0}; }
 
   // Instructions are issued in Schedule order. before() makes the instruction's stream current and
   // has it wait for the completion of every instruction in `waits` (issued earlier, on any stream);

@@ -160,6 +160,9 @@ class LibTorchExecutor final : public profiles::Executor {
   profiles::Trace profile(const profiles::Schedule& schedule, const ProfileOptions& options) override {
     return profile_schedule(schedule, options);
   }
+  std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& options) override {
+    return exec::bench_ops(options);
+  }
 };
 
 }  // namespace

@@ -30,6 +30,10 @@ Measurement measure_schedule(const profiles::Schedule& schedule, const RunOption
 // schedule's graph with those durations and the device's product name. Throws mutwo::Error on OOM.
 profiles::Trace profile_schedule(const profiles::Schedule& schedule, const ProfileOptions& options);
 
+// Times single ATen kernels at the options' shapes and precisions (exec/bench_ops.cpp; the contract
+// is profiles::Executor::bench_ops).
+std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& options);
+
 // The device as the interface reports it (name, product, memory); throws as make_backend.
 profiles::ExecDevice open_device(std::string_view device);
 

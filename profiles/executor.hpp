@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiles/bench_ops.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/trace_file.hpp"
 
@@ -81,6 +82,12 @@ class Executor {
   // Per-op durations, the median over the measured steps, as a measured trace of the schedule's
   // graph on the device's product name (exec::profile_schedule). Throws on OOM.
   virtual Trace profile(const Schedule& schedule, const ProfileOptions& options) = 0;
+  // Times single ATen kernels (profiles/bench_ops.hpp): every shape at every requested precision
+  // that applies to its kernel, in shape order then precision order; warm-up launches, then the
+  // median of the timed ones. Throws naming the shape, or the precision and the device when the
+  // device does not run it (the CPU runs fp32 only; bf16 needs a CUDA device of compute
+  // capability 8.0 or newer), and on bad iteration counts; an out-of-memory shape throws too.
+  virtual std::vector<KernelTiming> bench_ops(const BenchOpsOptions& options) = 0;
 };
 
 // The C symbol the module exports: returns a new Executor the caller owns (delete it with the

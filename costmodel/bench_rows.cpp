@@ -1,0 +1,93 @@
+#include "costmodel/bench_rows.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/calibrated_cost_model.hpp"
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+using profiles::BenchShape;
+
+profiles::DType precision_dtype(std::string_view precision) {
+  if (precision == "fp16") return profiles::DType::f16;
+  if (precision == "bf16") return profiles::DType::bf16;
+  return profiles::DType::f32;
+}
+
+// An op kind's kernel as the calibrated source sees it: the one op of a graph holding only it.
+KernelWork op_kind_work(const BenchShape& shape, std::string_view precision) {
+  using profiles::FuseAxis;
+  using profiles::TensorRole;
+  const profiles::OpKind kind = profiles::parse_kind(shape.kernel);
+  profiles::GraphBuilder b("bench-ops " + shape.kernel, precision_dtype(precision));
+  const std::vector<int64_t>& d = shape.dims;
+  const profiles::TensorId x = b.add_input("x", d, TensorRole::input, FuseAxis::stack);
+  std::vector<profiles::TensorId> inputs{x};
+  if (kind == profiles::OpKind::add) {
+    inputs.push_back(b.add_input("b", d, TensorRole::input, FuseAxis::stack));
+  } else if (kind == profiles::OpKind::layernorm || kind == profiles::OpKind::batchnorm2d) {
+    // gamma and beta over the normalised channel: the last dim (layer norm), dim 1 (batch norm).
+    const int64_t channels = kind == profiles::OpKind::layernorm ? d.back() : d.at(1);
+    const FuseAxis axis = kind == profiles::OpKind::layernorm ? FuseAxis::stack : FuseAxis::dim0;
+    inputs.push_back(b.add_weight("gamma", {channels}, axis));
+    inputs.push_back(b.add_weight("beta", {channels}, axis));
+  }
+  b.add_op(kind, shape.kernel, inputs);
+  const profiles::Graph graph = std::move(b).finish();
+  const std::vector<OpKernel> kernels = op_kernels(graph, graph.ops.front());
+  if (kernels.size() != 1) {
+    throw Error(fmt::format("bench-ops: op kind '{}' prices as {} kernels, expected 1", shape.kernel,
+                            kernels.size()));
+  }
+  const KernelSample& k = kernels.front().sample;
+  return {k.m, k.n, k.k, static_cast<int64_t>(k.flops), static_cast<int64_t>(k.bytes)};
+}
+
+}  // namespace
+
+CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view device) {
+  const BenchShape& shape = timing.shape;
+  profiles::validate_bench_shape(shape);
+  const std::vector<int64_t>& d = shape.dims;
+  KernelWork work;
+  std::string text;
+  if (shape.kernel == "gemm") {
+    work = gemm_work(d[0], d[1], d[2], timing.precision);
+    text = fmt::format("M={} N={} K={} NN", d[0], d[1], d[2]);
+  } else if (shape.kernel.starts_with("conv2d_")) {
+    const profiles::BenchConv c = profiles::bench_conv(shape);
+    const ConvGeometry conv{c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.pad, c.pad, c.stride, c.stride};
+    const ConvPass passes[] = {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter};
+    ConvPass pass = ConvPass::forward;
+    for (ConvPass p : passes) {
+      if (conv_pass_kernel(p) == shape.kernel) pass = p;
+    }
+    work = conv_work(conv, pass, timing.precision);
+    text = conv_shape_text(conv);
+  } else {
+    work = op_kind_work(shape, timing.precision);
+    text = d.size() == 4 ? fmt::format("N={} C={} H={} W={}", d[0], d[1], d[2], d[3])
+                         : fmt::format("rows={} cols={}", d[0], d[1]);
+  }
+  CalibrationRow row;
+  row.device = std::string(device);
+  row.precision = timing.precision;
+  row.kernel = shape.kernel;
+  row.category = kernel_category(shape.kernel);
+  row.m = work.m;
+  row.n = work.n;
+  row.k = work.k;
+  row.flops = work.flops;
+  row.bytes = work.bytes;
+  row.time_ns = timing.time_ns;
+  row.source = shape.source.empty() ? "bench-ops" : "bench-ops " + shape.source;
+  row.shape = text;
+  validate_calibration_row(row);
+  return row;
+}
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,173 @@
+// `mutwo bench-ops` without a device: the kernels and default grid (profiles/bench_ops.hpp) and the
+// calibration rows made of timings (costmodel/bench_rows.hpp), checked against the calibration
+// CSV's rules, DeepBench's converter and the calibrated source's own look-up.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "costmodel/bench_rows.hpp"
+#include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/calibration_csv.hpp"
+#include "profiles/bench_ops.hpp"
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
+
+using namespace mutwo::costmodel;
+using namespace mutwo::profiles;
+using mutwo::Error;
+
+namespace {
+
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+KernelTiming timing(std::string kernel, std::vector<int64_t> dims, std::string precision, int64_t ns) {
+  KernelTiming t;
+  t.shape = {std::move(kernel), std::move(dims), "test"};
+  t.precision = std::move(precision);
+  t.time_ns = ns;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("the default grid: every shape valid; GEMM covers the powers of two 64..8192 in m, n and k") {
+  for (const std::string& kernel : bench_kernel_names()) {
+    for (bool quick : {false, true}) {
+      const std::vector<BenchShape> grid = default_bench_grid(kernel, quick);
+      CHECK_FALSE(grid.empty());
+      for (const BenchShape& s : grid) {
+        CHECK(s.kernel == kernel);
+        CHECK_NOTHROW(validate_bench_shape(s));
+      }
+    }
+  }
+  // 8 powers of two (64, 128, ..., 8192) in each of m, n, k: 8^3 = 512 shapes tagged "pow2".
+  std::set<std::vector<int64_t>> pow2;
+  for (const BenchShape& s : default_bench_grid("gemm", false)) {
+    if (s.source == "pow2") pow2.insert(s.dims);
+  }
+  CHECK(pow2.size() == 512);
+  CHECK(pow2.contains({64, 8192, 64}));
+  CHECK(pow2.contains({8192, 8192, 8192}));
+  // 23 distinct ResNet-50 convolutions at batch 16, 32 and 64.
+  CHECK(default_bench_grid("conv2d_backward_filter", false).size() == 69);
+  // --quick: a handful of tiny shapes (the CLI test runs them all on the CPU).
+  CHECK(default_bench_grid("gemm", true).size() == 2);
+}
+
+TEST_CASE("bench kernels: an unknown name lists the valid ones; bad dims are named") {
+  CHECK(error_of([] { check_bench_kernel("matmul"); }) ==
+        "unknown kernel 'matmul'; valid: gemm, conv2d_forward, conv2d_backward_data, conv2d_backward_filter, "
+        "relu, "
+        "gelu, add, softmax, layernorm, batchnorm2d");
+  CHECK(error_of([] {
+          validate_bench_shape({"gemm", {64, 64}, ""});
+        }) == "kernel 'gemm' dims [64,64]: expected 3 dims");
+  CHECK(error_of([] {
+          validate_bench_shape({"relu", {0, 8}, ""});
+        }) == "kernel 'relu' dims [0,8]: dim 0 must be >= 1");
+  // A conv's pad (dim 7) may be 0; a 5x5 filter does not fit a 3x3 input padded by 0.
+  CHECK_NOTHROW(validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 3, 3, 0, 1}, ""}));
+  CHECK(error_of([] {
+          validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 5, 5, 0, 1}, ""});
+        }) ==
+        "kernel 'conv2d_forward' dims [1,1,3,3,1,5,5,0,1]: filter 5x5 larger than the padded input 3x3");
+  // tf32 only changes GEMM and convolution math.
+  CHECK(bench_precision_applies("gemm", "tf32"));
+  CHECK(bench_precision_applies("conv2d_backward_data", "tf32"));
+  CHECK_FALSE(bench_precision_applies("relu", "tf32"));
+  CHECK(bench_precision_applies("relu", "fp16"));
+}
+
+TEST_CASE("a GEMM timing is a row of 2*m*n*k FLOPs and every operand once") {
+  const CalibrationRow r = bench_row(timing("gemm", {128, 32, 96}, "fp16", 5000), "h100-sxm-80gb");
+  CHECK(r.device == "h100-sxm-80gb");
+  CHECK(r.kernel == "gemm");
+  CHECK(r.category == KindCategory::matmul);
+  CHECK(r.m == 128);
+  CHECK(r.n == 32);
+  CHECK(r.k == 96);
+  CHECK(r.flops == 2 * 128 * 32 * 96);                    // 786,432
+  CHECK(r.bytes == (128 * 96 + 96 * 32 + 128 * 32) * 2);  // A, B, C at 2 bytes: 38,912
+  CHECK(r.time_ns == 5000);
+  CHECK(r.source == "bench-ops test");
+  CHECK(r.shape == "M=128 N=32 K=96 NN");
+}
+
+TEST_CASE("a conv timing is the row DeepBench's converter makes of the same shape") {
+  // DeepBench's conv.csv columns W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h for N=4 C=1 H=161
+  // W=700 K=32 R=5 S=20 pad 0 stride 2; bench-ops dims have one pad and one stride, so R=S=5 here.
+  const std::string deepbench =
+      "gpu,precision,source,W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h,forward_ms,backward_data_ms,"
+      "backward_filter_ms,forward_algorithm\nV100,fp32,x,700,161,1,4,32,5,5,0,0,2,2,0.1,0.2,0.3,\n";
+  const std::vector<CalibrationRow> expected = convert_deepbench_conv(deepbench, "c.csv");
+  REQUIRE(expected.size() == 3);
+  for (const CalibrationRow& e : expected) {
+    const CalibrationRow r =
+        bench_row(timing(e.kernel, {4, 1, 161, 700, 32, 5, 5, 0, 2}, "fp32", 7), "v100-16gb");
+    CHECK(r.kernel == e.kernel);
+    CHECK(r.m == e.m);
+    CHECK(r.n == e.n);
+    CHECK(r.k == e.k);
+    CHECK(r.flops == e.flops);
+    CHECK(r.bytes == e.bytes);
+    CHECK(r.shape == e.shape);
+  }
+  // P = (161-5)/2+1 = 79, Q = (700-5)/2+1 = 348: forward m = 4*79*348, n = 32, k = 1*5*5.
+  CHECK(expected[0].m == 4 * 79 * 348);
+  CHECK(expected[0].k == 25);
+}
+
+TEST_CASE("an op-kind timing is the kernel the calibrated source looks up for that op") {
+  // layernorm over [64,128] in fp32: y (8192) + mean (64) + rstd (64) = 8320 output elements; 8
+  // FLOPs per element; bytes = x + gamma + beta read, y + mean + rstd written, 4 bytes each.
+  const CalibrationRow ln = bench_row(timing("layernorm", {64, 128}, "fp32", 900), "cpu");
+  CHECK(ln.category == KindCategory::norm);
+  CHECK(ln.m == 8320);
+  CHECK(ln.n == 1);
+  CHECK(ln.k == 1);
+  CHECK(ln.flops == 8 * 64 * 128);
+  CHECK(ln.bytes == (8192 + 128 + 128 + 8192 + 64 + 64) * 4);
+  CHECK(ln.shape == "rows=64 cols=128");
+
+  // The same op in a graph, as the zoo builds it: op_kernels prices it with the same sample.
+  GraphBuilder b("g", DType::f16);
+  const TensorId x = b.add_input("x", {256, 96}, TensorRole::input, FuseAxis::stack);
+  b.op(OpKind::relu, "r", {x});
+  const Graph g = std::move(b).finish();
+  const KernelSample s = op_kernels(g, g.ops.front()).front().sample;
+  const CalibrationRow relu = bench_row(timing("relu", {256, 96}, "fp16", 900), "a100-40gb");
+  CHECK(relu.kernel == "relu");
+  CHECK(relu.category == KindCategory::elementwise);
+  CHECK(relu.m == s.m);
+  CHECK(relu.flops == static_cast<int64_t>(s.flops));
+  CHECK(relu.bytes == static_cast<int64_t>(s.bytes));
+  CHECK(relu.bytes == 2 * 256 * 96 * 2);  // read x, write y, 2 bytes each
+
+  const CalibrationRow bn = bench_row(timing("batchnorm2d", {2, 8, 8, 8}, "bf16", 900), "a100-40gb");
+  CHECK(bn.category == KindCategory::norm);
+  CHECK(bn.m == 2 * 8 * 8 * 8 + 8 + 8);  // y, save_mean, save_invstd
+  CHECK(bn.shape == "N=2 C=8 H=8 W=8");
+}
+
+TEST_CASE("rows of the host CPU are read back, and refused by nothing but the fit") {
+  const CalibrationRow r = bench_row(timing("add", {64, 128}, "fp32", 1200), std::string(kHostCpuDevice));
+  const std::vector<CalibrationRow> back = parse_calibration_csv(calibration_csv_text({r}), "cpu.csv");
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].device == "cpu");
+  CHECK(back[0].time_ns == 1200);
+  // Any other name outside the catalog is still refused.
+  CHECK(error_of([&] {
+          CalibrationRow bad = r;
+          bad.device = "tpu";
+          validate_calibration_row(bad);
+        }).rfind("calibration row: field 'device' = 'tpu': not a catalog device", 0) == 0);
+}
