@@ -8,7 +8,9 @@
 #   4. profiles and runs two small model arrays (4 x resnet18 at batch 32, 4 x bert-base at
 #      batch 16): plain, sub-arrays predicted from their measured traces, and swap/recompute plans
 #      under a memory cap (an allocator fraction emulating a smaller GPU), one run as a CUDA graph;
-#   5. prints `mutwo compare` of everything it ran and leaves results.db, the traces and the logs
+#   5. times the kernels of `mutwo bench-ops` on its default grid (ops.csv) and fits a calibration
+#      profile from them (ops-profile.json);
+#   6. prints `mutwo compare` of everything it ran and leaves results.db, the traces and the logs
 #      in $OUT.
 # Usage: bash scripts/device-check.sh [all|build|test|runs]   (default all; each stage needs the
 # ones before it in the same build-device/ folder). Reads the card; never changes its settings.
@@ -113,6 +115,17 @@ array_runs() {
   return $failed
 }
 
+# `mutwo bench-ops` on the default grid (every kernel, every precision the GPU runs) -> ops.csv, and
+# a profile fitted from it (the rows are all one catalog device: no --device needed).
+bench_ops() {
+  if [ "$device" != cuda ]; then  # the full grid would take hours on a CPU, and cpu rows are not fitted
+    mutwo bench-ops --device "$device" --quick -o "$out/ops.csv"
+    return
+  fi
+  mutwo bench-ops --device "$device" -o "$out/ops.csv" || return 1
+  mutwo calibrate "$out/ops.csv" -o "$out/ops-profile.json"
+}
+
 compare() {
   mutwo compare --db "$out/results.db" && mutwo compare --db "$out/results.db" --json >"$out/compare.json"
 }
@@ -129,6 +142,7 @@ if [[ $stage == all || $stage == runs ]]; then
   rm -f "$out/results.db" "$out/results.db-wal" "$out/results.db-shm"
   step resnet18 array_runs resnet18 --model resnet18 --batch 32
   step bert-base array_runs bert-base --model bert-base --batch 16
+  step bench-ops bench_ops
   step compare compare
   cat "$out/logs/compare.log" 2>/dev/null
 fi

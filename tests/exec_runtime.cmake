@@ -2,6 +2,8 @@
 # OOM, the executor and profiler, and the policy x partition bit-identity property.
 mutwo_test(test_exec_interpreter mutwo::exec_internal mutwo::policies mutwo::sim mutwo::costmodel)
 mutwo_test(test_exec_policies mutwo::exec_internal mutwo::policies mutwo::sim)
+# `mutwo bench-ops`' kernel timings on the CPU.
+mutwo_test(test_exec_bench_ops mutwo::exec_internal)
 # The CUDA suite is compiled in every LibTorch build (so it cannot rot) and run only where the CUDA
 # path is built: scripts/device-check.sh runs it on a lent GPU.
 add_executable(test_exec_cuda test_exec_cuda.cpp)

@@ -1,7 +1,7 @@
 // The executor on a CUDA device (registered with ctest only in a MUTWO_WITH_CUDA build; compiled in
 // every build so it cannot rot): CUDA steps against CPU steps from the same state, swaps and
-// recomputes across the three streams, the allocator cap and its OOM, CUDA-graph replay, and the
-// profiler's event timings.
+// recomputes across the three streams, the allocator cap and its OOM, CUDA-graph replay, the
+// profiler's event timings, and bench-ops' kernel timings.
 #include "tests/support/torch_doctest.hpp"
 
 #include <memory>
@@ -156,4 +156,34 @@ TEST_CASE("the profiler times every op with CUDA events") {
   for (int64_t d : trace.op_duration_ns) positive += d > 0 ? 1 : 0;
   CHECK(positive == static_cast<int64_t>(s.graph.ops.size()));  // every kernel takes > 0 ns
   CHECK(costmodel::match_device(trace.device).has_value());
+}
+
+TEST_CASE("bench-ops times every kernel at every precision the GPU runs, and restores PyTorch's TF32 flags") {
+  const bool cublas_tf32 = at::globalContext().allowTF32CuBLAS();
+  const bool cudnn_tf32 = at::globalContext().allowTF32CuDNN();
+  profiles::BenchOpsOptions options;
+  options.device = "cuda";
+  for (const std::string& kernel : profiles::bench_kernel_names()) {
+    for (const profiles::BenchShape& s : profiles::default_bench_grid(kernel, true)) options.shapes.push_back(s);
+  }
+  const std::vector<profiles::KernelTiming> timings = exec::bench_ops(options);
+  // fp32 and fp16 everywhere; tf32 (GEMM and conv shapes only) and bf16 from compute capability 8.
+  CHECK(timings.size() >= 2 * options.shapes.size());
+  for (const profiles::KernelTiming& t : timings) {
+    CHECK(t.time_ns >= 1);
+    CHECK(t.min_ns <= t.time_ns);
+    CHECK(t.time_ns <= t.max_ns);
+  }
+  CHECK(at::globalContext().allowTF32CuBLAS() == cublas_tf32);
+  CHECK(at::globalContext().allowTF32CuDNN() == cudnn_tf32);
+
+  // A 4096^3 GEMM on tensor cores (fp16) is faster than on CUDA cores with TF32 off (fp32): on every
+  // GPU with tensor cores the peak ratio is >= 4x (V100 125 vs 15.7 TFLOP/s).
+  profiles::BenchOpsOptions big;
+  big.device = "cuda";
+  big.shapes = {{"gemm", {4096, 4096, 4096}, "test"}};
+  big.precisions = {"fp32", "fp16"};
+  const std::vector<profiles::KernelTiming> gemm = exec::bench_ops(big);
+  REQUIRE(gemm.size() == 2);
+  CHECK(gemm[1].time_ns * 2 < gemm[0].time_ns);
 }
