@@ -49,7 +49,10 @@ void run(const costmodel::CalibrateOptions& options) {
   const costmodel::CalibrateResult result = costmodel::run_calibration(options);
   for (const costmodel::CalibrationProfile& p : result.profiles) {
     std::vector<costmodel::GroupError> fit;
-    for (const costmodel::KernelGroupFit& g : p.groups) fit.push_back({p.device, g.kernel, g.precision, g.error});
+    for (const costmodel::KernelGroupFit& g : p.groups) {
+      fit.push_back({p.device, g.variant.empty() ? g.kernel : fmt::format("{} ({})", g.kernel, g.variant), g.precision,
+                     g.error});
+    }
     print_errors(fmt::format("fit on {} (in-sample |predicted - measured| / measured):", p.device), fit);
   }
   if (!result.kfold_by_category.empty()) {

@@ -55,6 +55,7 @@ CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view 
   const std::vector<int64_t>& d = shape.dims;
   KernelWork work;
   std::string text;
+  std::string variant;
   if (shape.kernel == "gemm") {
     work = gemm_work(d[0], d[1], d[2], timing.precision);
     text = fmt::format("M={} N={} K={} NN", d[0], d[1], d[2]);
@@ -68,6 +69,7 @@ CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view 
     }
     work = conv_work(conv, pass, timing.precision);
     text = conv_shape_text(conv);
+    variant = std::string(conv_variant(c.r, c.s, c.stride, c.stride));
   } else {
     work = op_kind_work(shape, timing.precision);
     text = d.size() == 4 ? fmt::format("N={} C={} H={} W={}", d[0], d[1], d[2], d[3])
@@ -77,6 +79,7 @@ CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view 
   row.device = std::string(device);
   row.precision = timing.precision;
   row.kernel = shape.kernel;
+  row.variant = std::move(variant);
   row.category = kernel_category(shape.kernel);
   row.m = work.m;
   row.n = work.n;

@@ -36,6 +36,18 @@ OpKernel gemm_like(std::string kernel, int64_t m, int64_t n, double flops, doubl
   return k;
 }
 
+// The shape class of a conv2d op (the forward op for a conv2d_backward): its weight [K, C/g, R, S]
+// and its attributes, groups per model (fusion multiplies them by the width, not the class).
+std::string conv_op_variant(const profiles::Graph& graph, const profiles::Op& conv) {
+  const auto& w = graph.tensor(conv.inputs[1]).shape;
+  if (w.size() != 4) return std::string(kGeneralConvVariant);
+  const auto stride = profiles::attr_ints_or(conv.attrs, "stride", {1, 1}, conv.name);
+  const auto dilation = profiles::attr_ints_or(conv.attrs, "dilation", {1, 1}, conv.name);
+  const int64_t groups = profiles::attr_int_or(conv.attrs, "groups", 1, conv.name);
+  if (stride.size() != 2 || dilation.size() != 2) return std::string(kGeneralConvVariant);
+  return std::string(conv_variant(w[2], w[3], stride[0], stride[1], dilation[0], dilation[1], groups));
+}
+
 }  // namespace
 
 std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op) {
@@ -64,8 +76,9 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
   if (op.kind == OpKind::conv2d) {
     if (op.outputs.empty()) return out;
     const auto& y = graph.tensor(op.outputs.front()).shape;  // [N, K, P, Q]
-    if (y.size() != 4) return out;
+    if (y.size() != 4 || op.inputs.size() < 2) return out;
     out.push_back(gemm_like("conv2d_forward", y[0] * y[2] * y[3], y[1], flops, bytes));
+    out.back().variant = conv_op_variant(graph, op);
     return out;
   }
   if (op.kind == OpKind::conv2d_backward) {
@@ -85,7 +98,11 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
       }
     }
     const double share = kernels.empty() ? 0 : 1.0 / static_cast<double>(kernels.size());
-    for (const auto& [name, mn] : kernels) out.push_back(gemm_like(name, mn.first, mn.second, flops * share, bytes * share));
+    const std::string variant = conv_op_variant(graph, forward);
+    for (const auto& [name, mn] : kernels) {
+      out.push_back(gemm_like(name, mn.first, mn.second, flops * share, bytes * share));
+      out.back().variant = variant;
+    }
     return out;
   }
   int64_t outputs = 0;
@@ -125,9 +142,9 @@ CalibratedCostModel::CalibratedCostModel(DeviceSpec device, CalibrationProfile p
   }
 }
 
-const KernelGroupFit* CalibratedCostModel::group(const std::string& kernel, const std::string& precision) const {
-  if (const KernelGroupFit* g = profile_.find(kernel, precision)) return g;
-  if (precision == "bf16") return profile_.find(kernel, "fp16");
+const KernelGroupFit* CalibratedCostModel::group(const OpKernel& kernel, const std::string& precision) const {
+  if (const KernelGroupFit* g = profile_.pricing(kernel.kernel, kernel.variant, precision)) return g;
+  if (precision == "bf16") return profile_.pricing(kernel.kernel, kernel.variant, "fp16");
   return nullptr;
 }
 
@@ -139,7 +156,7 @@ std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const profile
   if (kernels.empty()) return std::nullopt;
   double total = 0;
   for (const OpKernel& k : kernels) {
-    const KernelGroupFit* g = group(k.kernel, precision);
+    const KernelGroupFit* g = group(k, precision);
     if (!g) return std::nullopt;
     total += predict_kernel_ns(g->model, k.sample, profile_.sm_count);
   }

@@ -11,6 +11,9 @@
 //   matmul category, backward: one `gemm` per gradient output of rank >= 2, the op's FLOPs and
 //     bytes split evenly between them (dX and dW of a linear each cost the forward's FLOPs);
 //   conv2d: `conv2d_forward` with m = N*P*Q, n = output channels, k = flops / (2 m n);
+//     every conv kernel carries its shape class (conv_variant of the op's filter size, stride,
+//     dilation and per-model groups: a horizontally fused conv keeps its models' class) and is
+//     priced by that variant's group, else the kernel's "general" group;
 //   conv2d_backward: `conv2d_backward_data` for the gradient shaped as the forward's input
 //     (m = N*H*W, n = C) and `conv2d_backward_filter` for the one shaped as its weight (m = output
 //     channels, n = C/g*R*S), FLOPs and bytes split evenly; the 1-D bias gradient is left out;
@@ -35,7 +38,8 @@ namespace mutwo::costmodel {
 
 // One kernel an op runs, as the profile prices it.
 struct OpKernel {
-  std::string kernel;  // "gemm", "conv2d_forward", ... or the op's kind
+  std::string kernel;   // "gemm", "conv2d_forward", ... or the op's kind
+  std::string variant;  // conv kernels: conv_variant(); others: empty
   KernelSample sample;
 };
 std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op);
@@ -54,7 +58,7 @@ class CalibratedCostModel final : public OpCostModel {
   std::string_view name() const override { return "calibrated"; }
   int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
   const DeviceSpec& device() const override { return fallback_.device(); }
-  // "calibrated (v100-16gb profile of 2025-06-01, 864 kernels: 42 of 202 ops; rest analytic)".
+  // "calibrated (v100-16gb profile of 2026-11-24, 864 kernels: 42 of 202 ops; rest analytic)".
   std::string describe(const profiles::Graph& graph) const override;
 
   // The profile's price of the op; nullopt when a kernel of it is not calibrated.
@@ -63,7 +67,7 @@ class CalibratedCostModel final : public OpCostModel {
   const AnalyticCostModel& fallback() const { return fallback_; }
 
  private:
-  const KernelGroupFit* group(const std::string& kernel, const std::string& precision) const;
+  const KernelGroupFit* group(const OpKernel& kernel, const std::string& precision) const;
 
   CalibrationProfile profile_;
   AnalyticCostModel fallback_;

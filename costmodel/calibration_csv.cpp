@@ -181,6 +181,22 @@ std::string conv_shape_text(const ConvGeometry& g) {
                      g.pad_h, g.pad_w, g.stride_h, g.stride_w);
 }
 
+std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
+                              int64_t dilation_w, int64_t groups) {
+  if (groups > 1) return "grouped";
+  if (dilation_h != 1 || dilation_w != 1) return kGeneralConvVariant;
+  const bool unit_stride = stride_h == 1 && stride_w == 1;
+  if (r == 3 && s == 3 && unit_stride) return "3x3s1";
+  if (r == 1 && s == 1) return unit_stride ? "1x1s1" : "1x1-strided";
+  return kGeneralConvVariant;
+}
+
+const std::vector<std::string>& conv_variants() {
+  static const std::vector<std::string> names{"3x3s1", "1x1s1", "1x1-strided", "grouped",
+                                              std::string(kGeneralConvVariant)};
+  return names;
+}
+
 const std::vector<std::string>& calibration_precisions() {
   static const std::vector<std::string> names{"fp32", "tf32", "fp16", "bf16"};
   return names;
@@ -194,6 +210,10 @@ KindCategory parse_category(std::string_view name) {
     valid.push_back(profiles::category_name(c));
   }
   throw UnknownNameError(fmt::format("unknown category '{}'; valid: {}", name, fmt::join(valid, ", ")));
+}
+
+bool is_conv_pass_kernel(std::string_view kernel) {
+  return std::find(kConvKernels.begin(), kConvKernels.end(), kernel) != kConvKernels.end() && !kernel.empty();
 }
 
 KindCategory kernel_category(std::string_view kernel) {
@@ -227,6 +247,16 @@ void validate_calibration_row(const CalibrationRow& row) {
     implied = kernel_category(row.kernel);
   } catch (const UnknownNameError& e) {
     field_error(where, "kernel", row.kernel, e.what());
+  }
+  if (is_conv_pass_kernel(row.kernel)) {
+    const auto& variants = conv_variants();
+    if (std::find(variants.begin(), variants.end(), row.variant) == variants.end()) {
+      field_error(where, "variant", row.variant,
+                  fmt::format("a conv kernel's shape class; valid: {}", fmt::join(variants, ", ")));
+    }
+  } else if (!row.variant.empty()) {
+    field_error(where, "variant", row.variant,
+                fmt::format("only the conv2d_* kernels have one; '{}' must leave it empty", row.kernel));
   }
   if (implied != row.category) {
     field_error(where, "category", profiles::category_name(row.category),
@@ -277,19 +307,20 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
     r.device = f[0];
     r.precision = f[1];
     r.kernel = f[2];
+    r.variant = f[3];
     try {
-      r.category = parse_category(f[3]);
+      r.category = parse_category(f[4]);
     } catch (const UnknownNameError& e) {
-      field_error(where, "category", f[3], e.what());
+      field_error(where, "category", f[4], e.what());
     }
-    r.m = parse_int(where, "m", f[4]);
-    r.n = parse_int(where, "n", f[5]);
-    r.k = parse_int(where, "k", f[6]);
-    r.flops = parse_int(where, "flops", f[7]);
-    r.bytes = parse_int(where, "bytes", f[8]);
-    r.time_ns = parse_int(where, "time_ns", f[9]);
-    r.source = f[10];
-    r.shape = f[11];
+    r.m = parse_int(where, "m", f[5]);
+    r.n = parse_int(where, "n", f[6]);
+    r.k = parse_int(where, "k", f[7]);
+    r.flops = parse_int(where, "flops", f[8]);
+    r.bytes = parse_int(where, "bytes", f[9]);
+    r.time_ns = parse_int(where, "time_ns", f[10]);
+    r.source = f[11];
+    r.shape = f[12];
     validate_calibration_row(r);
     rows.push_back(std::move(r));
   });
@@ -304,8 +335,8 @@ std::string calibration_csv_text(const std::vector<CalibrationRow>& rows) {
   std::string out(kCalibrationCsvHeader);
   out.push_back('\n');
   for (const CalibrationRow& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.device), csv_field(r.precision),
-                       csv_field(r.kernel), profiles::category_name(r.category), r.m, r.n, r.k, r.flops, r.bytes,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.device), csv_field(r.precision),
+                       csv_field(r.kernel), csv_field(r.variant), profiles::category_name(r.category), r.m, r.n, r.k, r.flops, r.bytes,
                        r.time_ns, csv_field(r.source), csv_field(r.shape));
   }
   return out;
@@ -374,6 +405,7 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
       row.precision = precision;
       const KernelWork work = conv_work(conv, static_cast<ConvPass>(pass), precision);
       row.kernel = std::string(kConvKernels[pass]);
+      row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
       row.category = KindCategory::conv;
       row.m = work.m;
       row.n = work.n;

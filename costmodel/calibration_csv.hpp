@@ -3,12 +3,14 @@
 // writer, and converters from foreign measurements (Baidu DeepBench's GEMM and convolution sheets).
 //
 // Header (exactly these columns, in this order; '#' lines and blank lines are skipped):
-//   device,precision,kernel,category,m,n,k,flops,bytes,time_ns,source,shape
+//   device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape
 // device     catalog name (builtin_devices(): "v100-16gb"), or "cpu" for `mutwo bench-ops` rows
 //            timed on the host CPU (read and written, never fitted: they do not calibrate a GPU)
 // precision  fp32 | tf32 | fp16 | bf16: the math mode the kernel ran in (fp16: 16-bit inputs and
 //            outputs, tensor cores where the GPU has them, 32-bit accumulation)
 // kernel     gemm | conv2d_forward | conv2d_backward_data | conv2d_backward_filter | a mutwo op kind
+// variant    conv kernels: the convolution's shape class (conv_variant below: 3x3s1, 1x1s1,
+//            1x1-strided, grouped, general); every other kernel: empty
 // category   the mutwo KindCategory of the kernel (gemm: matmul; conv2d_*: conv; an op kind: its own)
 // m, n, k    the kernel's implicit-GEMM shape, each >= 1: output rows, output columns, reduction
 //            length (GEMM: M, N, K; conv forward: N*P*Q, K, C*R*S; backward data: N*H*W, C, K*R*S;
@@ -30,12 +32,13 @@
 namespace mutwo::costmodel {
 
 inline constexpr std::string_view kCalibrationCsvHeader =
-    "device,precision,kernel,category,m,n,k,flops,bytes,time_ns,source,shape";
+    "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape";
 
 struct CalibrationRow {
   std::string device;
   std::string precision;
   std::string kernel;
+  std::string variant;  // conv kernels: conv_variant(); others: empty
   profiles::KindCategory category = profiles::KindCategory::matmul;
   int64_t m = 1, n = 1, k = 1;
   int64_t flops = 0;
@@ -55,6 +58,8 @@ const std::vector<std::string>& calibration_precisions();
 // The category a kernel name implies: gemm -> matmul, conv2d_* -> conv, an op kind -> its category.
 // Throws UnknownNameError naming the valid kernel names.
 profiles::KindCategory kernel_category(std::string_view kernel);
+// conv2d_forward, conv2d_backward_data, conv2d_backward_filter: the kernels that carry a variant.
+bool is_conv_pass_kernel(std::string_view kernel);
 // Parses a KindCategory name ("matmul"); throws UnknownNameError listing the valid ones.
 profiles::KindCategory parse_category(std::string_view name);
 
@@ -80,15 +85,29 @@ std::string_view conv_pass_kernel(ConvPass pass);
 // The pass's m, n, k (above), the direct-convolution flops 2*N*K*P*Q*C*R*S and bytes of x, w and y.
 // Throws Error when the filter is larger than the padded input or a size is < 1.
 KernelWork conv_work(const ConvGeometry& conv, ConvPass pass, std::string_view precision);
+// The shape class of a convolution, which decides the algorithm cuDNN's heuristics run and so how
+// fast each FLOP goes: "3x3s1" (3x3, stride 1: where cuDNN may pick Winograd, whose arithmetic is
+// 2.25-4x below the direct count; Lavin & Gray, CVPR 2016), "1x1s1" (1x1, stride 1: a plain GEMM
+// over the pixels), "1x1-strided" (1x1, stride > 1: its backward-data pass scatters into a strided
+// input), "grouped" (groups > 1: depthwise and grouped kernels), "general" (everything else,
+// dilated ones included). The kernel model (calibration_fit.hpp) is fitted per class.
+std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t stride_w, int64_t dilation_h = 1,
+                              int64_t dilation_w = 1, int64_t groups = 1);
+// "3x3s1", "1x1s1", "1x1-strided", "grouped", "general".
+const std::vector<std::string>& conv_variants();
+// The class every variant with too few rows of its own is fitted in (calibration_profile.hpp).
+inline constexpr std::string_view kGeneralConvVariant = "general";
+
 // "N=.. C=.. H=.. W=.. K=.. R=.. S=.. pad=PHxPW stride=SHxSW", the shape text of conv rows.
 std::string conv_shape_text(const ConvGeometry& conv);
 
-// Checks one row's fields (catalog device, precision, kernel and its category, m/n/k >= 1,
+// Checks one row's fields (catalog device, precision, kernel and its category, a conv kernel's
+// variant (one of conv_variants()) and no variant on any other kernel, m/n/k >= 1,
 // flops/bytes >= 0, time_ns > 0): throws FormatError "<origin>: field '<name>' = '<value>' ...".
 void validate_calibration_row(const CalibrationRow& row);
 
 // Parses calibration CSV text; `file` names it in errors: FormatError "<file>:<line>: field
-// '<name>' = '<value>': <why>" for a bad field, "<file>:<line>: expected 12 fields, got 9" for a
+// '<name>' = '<value>': <why>" for a bad field, "<file>:<line>: expected 13 fields, got 9" for a
 // short row, "<file>:1: header ..." for a wrong header.
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file);
 // Reads a file (read_text_file: gzip accepted) in the calibration format.

@@ -22,10 +22,10 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_calibr
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-calibration-profile";
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;
 constexpr std::string_view kMethod =
     "t = max(a_launch + a_wave*waves + a_flop*flops + a_slot*Fq, b_launch + b_byte*bytes); per (kernel, "
-    "precision) non-negative least squares on relative error, regimes by alternating fit, tile by grid "
+    "conv variant, precision) non-negative least squares on relative error, regimes by alternating fit, tile by grid "
     "(costmodel/calibration_fit.hpp)";
 
 double number(const profiles::JsonReader& r, const nlohmann::json& j, std::string_view what) {
@@ -56,11 +56,43 @@ bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
 
 }  // namespace
 
-const KernelGroupFit* CalibrationProfile::find(std::string_view kernel, std::string_view precision) const {
+const KernelGroupFit* CalibrationProfile::find(std::string_view kernel, std::string_view variant,
+                                               std::string_view precision) const {
   for (const KernelGroupFit& g : groups) {
-    if (g.kernel == kernel && g.precision == precision) return &g;
+    if (g.kernel == kernel && g.variant == variant && g.precision == precision) return &g;
   }
   return nullptr;
+}
+
+const KernelGroupFit* CalibrationProfile::pricing(std::string_view kernel, std::string_view variant,
+                                                  std::string_view precision) const {
+  if (const KernelGroupFit* g = find(kernel, variant, precision)) return g;
+  if (variant.empty()) return nullptr;
+  return find(kernel, kGeneralConvVariant, precision);
+}
+
+std::string calibration_group_text(const CalibrationGroupKey& key) {
+  return fmt::format("device '{}', kernel '{}'{}, precision '{}'", key.device, key.kernel,
+                     key.variant.empty() ? std::string() : fmt::format(" ({})", key.variant), key.precision);
+}
+
+std::map<CalibrationGroupKey, std::vector<size_t>> calibration_groups(const std::vector<CalibrationRow>& rows) {
+  std::map<CalibrationGroupKey, std::vector<size_t>> groups;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    groups[{rows[i].device, rows[i].kernel, rows[i].variant, rows[i].precision}].push_back(i);
+  }
+  for (auto it = groups.begin(); it != groups.end();) {
+    const CalibrationGroupKey& key = it->first;
+    if (key.variant.empty() || key.variant == kGeneralConvVariant || it->second.size() >= kMinVariantRows) {
+      ++it;
+      continue;
+    }
+    auto& general = groups[{key.device, key.kernel, std::string(kGeneralConvVariant), key.precision}];
+    general.insert(general.end(), it->second.begin(), it->second.end());
+    std::sort(general.begin(), general.end());  // rows in input order, so folds do not depend on the merge
+    it = groups.erase(it);
+  }
+  return groups;
 }
 
 Roofline catalog_roofline(const DeviceSpec& device, profiles::KindCategory category, std::string_view precision) {
@@ -90,11 +122,13 @@ KernelSample to_sample(const CalibrationRow& row) {
 
 CalibrationProfile fit_calibration_profile(const std::vector<CalibrationRow>& rows, const DeviceSpec& device,
                                            std::vector<std::string> inputs, std::string fitted_on) {
-  std::map<std::pair<std::string, std::string>, std::vector<const CalibrationRow*>> groups;
   std::vector<std::string> devices;
   for (const CalibrationRow& r : rows) {
     if (std::find(devices.begin(), devices.end(), r.device) == devices.end()) devices.push_back(r.device);
-    if (r.device == device.name) groups[{r.kernel, r.precision}].push_back(&r);
+  }
+  std::vector<std::pair<CalibrationGroupKey, std::vector<size_t>>> groups;
+  for (auto& [key, members] : calibration_groups(rows)) {
+    if (key.device == device.name) groups.emplace_back(key, std::move(members));
   }
   if (groups.empty()) {
     std::sort(devices.begin(), devices.end());
@@ -108,13 +142,14 @@ CalibrationProfile fit_calibration_profile(const std::vector<CalibrationRow>& ro
   p.inputs = std::move(inputs);
   for (const auto& [key, members] : groups) {
     std::vector<KernelSample> samples;
-    for (const CalibrationRow* r : members) samples.push_back(to_sample(*r));
+    for (size_t i : members) samples.push_back(to_sample(rows[i]));
     KernelGroupFit g;
-    g.kernel = key.first;
-    g.precision = key.second;
-    g.category = members.front()->category;
+    g.kernel = key.kernel;
+    g.variant = key.variant;
+    g.precision = key.precision;
+    g.category = rows[members.front()].category;
     g.rows = static_cast<int64_t>(samples.size());
-    const std::string where = fmt::format("device '{}', kernel '{}', precision '{}'", device.name, g.kernel, g.precision);
+    const std::string where = calibration_group_text(key);
     g.model = fit_kernel_model(samples, device.sm_count, catalog_roofline(device, g.category, g.precision), where);
     g.error = relative_errors(g.model, samples, device.sm_count);
     p.groups.push_back(std::move(g));
@@ -135,6 +170,7 @@ std::string calibration_profile_json(const CalibrationProfile& p) {
   for (const KernelGroupFit& g : p.groups) {
     nlohmann::ordered_json o;
     o["kernel"] = g.kernel;
+    o["variant"] = g.variant;
     o["category"] = profiles::category_name(g.category);
     o["precision"] = g.precision;
     o["rows"] = g.rows;
@@ -163,8 +199,11 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     throw FormatError(fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
   }
   if (r.integer("version") != kVersion) {
-    throw FormatError(fmt::format("{}: field 'version' = {} is not supported (this mutwo reads version {})", where,
-                                  r.integer("version"), kVersion));
+    throw FormatError(fmt::format("{}: field 'version' = {} is not supported (this mutwo reads version {}{})", where,
+                                  r.integer("version"), kVersion,
+                                  r.integer("version") == 1
+                                      ? "; version 1 had no conv variants: fit it again with mutwo calibrate"
+                                      : ""));
   }
   CalibrationProfile p;
   p.device = r.string("device");
@@ -183,9 +222,10 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
   const nlohmann::json& groups = r.array("groups");
   for (size_t i = 0; i < groups.size(); ++i) {
     const profiles::JsonReader g(groups[i], fmt::format("{}: group {}", where, i));
-    g.expect_only({"kernel", "category", "precision", "rows", "tile_m", "tile_n", "compute", "memory", "error"});
+    g.expect_only({"kernel", "variant", "category", "precision", "rows", "tile_m", "tile_n", "compute", "memory", "error"});
     KernelGroupFit fit;
     fit.kernel = g.string("kernel");
+    fit.variant = g.string("variant");
     fit.category = g.name("category", parse_category);
     try {
       if (kernel_category(fit.kernel) != fit.category) {
@@ -195,6 +235,15 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
       }
     } catch (const UnknownNameError& e) {
       throw FormatError(fmt::format("{}: field 'kernel': {}", g.where(), e.what()));
+    }
+    const auto& variants = conv_variants();
+    if (is_conv_pass_kernel(fit.kernel)
+            ? std::find(variants.begin(), variants.end(), fit.variant) == variants.end()
+            : !fit.variant.empty()) {
+      throw FormatError(fmt::format("{}: field 'variant' = '{}' {}", g.where(), fit.variant,
+                                    is_conv_pass_kernel(fit.kernel)
+                                        ? fmt::format("is not a conv variant; valid: {}", fmt::join(variants, ", "))
+                                        : fmt::format("but kernel '{}' has none (\"\")", fit.kernel)));
     }
     fit.precision = g.string("precision");
     const auto& precisions = calibration_precisions();
@@ -216,9 +265,9 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     fit.error.median = number(e, e.field("median"), "median");
     fit.error.mean = number(e, e.field("mean"), "mean");
     fit.error.max = number(e, e.field("max"), "max");
-    if (p.find(fit.kernel, fit.precision)) {
-      throw FormatError(fmt::format("{}: a second group for kernel '{}', precision '{}'", g.where(), fit.kernel,
-                                    fit.precision));
+    if (p.find(fit.kernel, fit.variant, fit.precision)) {
+      throw FormatError(fmt::format("{}: a second group for kernel '{}', variant '{}', precision '{}'", g.where(),
+                                    fit.kernel, fit.variant, fit.precision));
     }
     p.groups.push_back(std::move(fit));
   }

@@ -14,14 +14,6 @@
 namespace mutwo::costmodel {
 namespace {
 
-using GroupKey = std::tuple<std::string, std::string, std::string>;  // device, kernel, precision
-
-std::map<GroupKey, std::vector<size_t>> groups_of(const std::vector<CalibrationRow>& rows) {
-  std::map<GroupKey, std::vector<size_t>> groups;
-  for (size_t i = 0; i < rows.size(); ++i) groups[{rows[i].device, rows[i].kernel, rows[i].precision}].push_back(i);
-  return groups;
-}
-
 double abs_error(double predicted, double measured) {
   return std::abs(predicted - measured) / measured;
 }
@@ -56,21 +48,19 @@ std::string percent(double fraction) {
 std::vector<double> kfold_predictions(const std::vector<CalibrationRow>& rows, int folds) {
   if (folds < 2) throw Error(fmt::format("k-fold: folds = {} must be >= 2", folds));
   std::vector<double> predictions(rows.size(), 0.0);
-  for (const auto& [key, members] : groups_of(rows)) {
-    const auto& [device_name, kernel, precision] = key;
+  for (const auto& [key, members] : calibration_groups(rows)) {
     if (members.size() < static_cast<size_t>(folds)) {
-      throw Error(fmt::format("k-fold: device '{}', kernel '{}', precision '{}' has {} rows, fewer than {} folds",
-                              device_name, kernel, precision, members.size(), folds));
+      throw Error(fmt::format("k-fold: {} has {} rows, fewer than {} folds", calibration_group_text(key),
+                              members.size(), folds));
     }
-    const DeviceSpec device = find_device(device_name);
+    const DeviceSpec device = find_device(key.device);
     for (int fold = 0; fold < folds; ++fold) {
       std::vector<size_t> train, test;
       for (size_t j = 0; j < members.size(); ++j) {
         (static_cast<int>(j % static_cast<size_t>(folds)) == fold ? test : train).push_back(members[j]);
       }
       const KernelModel model =
-          fit_group(rows, train, device,
-                    fmt::format("device '{}', kernel '{}', precision '{}', fold {}", device_name, kernel, precision, fold));
+          fit_group(rows, train, device, fmt::format("{}, fold {}", calibration_group_text(key), fold));
       for (size_t i : test) predictions[i] = predict_kernel_ns(model, to_sample(rows[i]), device.sm_count);
     }
   }
@@ -89,12 +79,11 @@ std::vector<GroupError> kfold_errors_by_kernel(const std::vector<CalibrationRow>
 
 std::vector<CrossGpuError> cross_gpu_errors(const std::vector<CalibrationRow>& rows,
                                             const std::vector<double>& predictions) {
-  // Full-data models per group, and each row's match key with its occurrence index.
-  std::map<GroupKey, KernelModel> models;
-  for (const auto& [key, members] : groups_of(rows)) {
-    const auto& [device_name, kernel, precision] = key;
-    models[key] = fit_group(rows, members, find_device(device_name),
-                            fmt::format("device '{}', kernel '{}', precision '{}'", device_name, kernel, precision));
+  // Full-data models per group (each row's own), and each row's match key with its occurrence index.
+  std::vector<KernelModel> model_of(rows.size());
+  for (const auto& [key, members] : calibration_groups(rows)) {
+    const KernelModel model = fit_group(rows, members, find_device(key.device), calibration_group_text(key));
+    for (size_t i : members) model_of[i] = model;
   }
   std::map<std::pair<std::string, std::string>, size_t> by_shape;  // (device, key#occurrence) -> row
   std::map<std::pair<std::string, std::string>, int> seen;
@@ -120,8 +109,7 @@ std::vector<CrossGpuError> cross_gpu_errors(const std::vector<CalibrationRow>& r
       if (it == by_shape.end()) continue;
       const CalibrationRow& ra = rows[it->second];
       const DeviceSpec device_a = find_device(from);
-      const double pred_a =
-          predict_kernel_ns(models.at({from, ra.kernel, ra.precision}), to_sample(ra), device_a.sm_count);
+      const double pred_a = predict_kernel_ns(model_of[it->second], to_sample(ra), device_a.sm_count);
       const double measured_b = static_cast<double>(rb.time_ns);
       const double habitat = static_cast<double>(ra.time_ns) * predictions[b] / pred_a;
       auto& [h, p] = errors[{from, rb.device, rb.precision}];

@@ -4,7 +4,8 @@
 // scaled to GPU B by the ratio of the two calibrated predictions, Habitat-style), rendered as the
 // "Kernel level" and "Cross-GPU" sections of docs/FIDELITY.md.
 //
-// Split (deterministic): the rows of each (device, kernel, precision) group, in input order; row i
+// Split (deterministic): the rows of each group the profile fits (calibration_groups: device,
+// kernel, conv variant, precision), in input order; row i
 // of a group is held out in fold i % folds. Each fold fits the group on the other folds (the same
 // fit as fit_calibration_profile) and predicts its held-out rows.
 //

@@ -129,10 +129,10 @@ section_lines = [
     "- ResNet-50 on A100: +70 % in TF32, +24 % in AMP (analytic). The analytic roofline prices TF32 convolutions "
     "near the tensor-core peak; cuDNN's TF32 kernels for these shapes run far below it (the published AMP/TF32 "
     "ratio is 2.6x, mutwo's 1.9x). No A100 kernel data ships to calibrate it.",
-    "- ResNet-50 on V100 in FP32: analytic -12 % / -10 %, calibrated +40 % / +44 %. The calibrated conv model "
-    "has its largest held-out error on V100 fp32 conv (27 % median on DeepBench's shapes, Kernel level), and "
-    "ResNet-50's 1x1 and 3x3 shapes are mostly outside DeepBench's set, so it extrapolates fast; in AMP the "
-    "calibrated source is closer (+5 % / +9 %) than the analytic one (+12 % / +17 %).",
+    "- ResNet-50 on V100: analytic -12 % / -10 % in FP32 and +12 % / +17 % in AMP; calibrated +6 % / +10 % and "
+    "-3 % / +1 %. The calibrated conv model is fitted per shape class (3x3 stride 1, where cuDNN runs Winograd; "
+    "1x1; strided 1x1; the rest: costmodel/README.md), which ResNet-50's convolutions fall into; fitted as one "
+    "class per conv pass it said +40 % / +44 % in FP32, pricing every 3x3 at the rate of DeepBench's mix.",
     "- BERT-Large SQuAD on A100 in TF32 is +55 % while AMP is +12 %: the published TF32 SQuAD run is slower "
     "per sequence (61.5/s at seq 384) than the TF32 pre-training run at seq 512 (110/s) on the same GPU, "
     "so the SQuAD benchmark carries costs outside the model step (its loader and per-step host work) that "
