@@ -47,6 +47,7 @@ void print_errors(const std::string& title, const std::vector<costmodel::GroupEr
 
 void run(const costmodel::CalibrateOptions& options) {
   const costmodel::CalibrateResult result = costmodel::run_calibration(options);
+  for (const std::string& note : result.notes) std::cout << note << "\n";
   for (const costmodel::CalibrationProfile& p : result.profiles) {
     std::vector<costmodel::GroupError> fit;
     for (const costmodel::KernelGroupFit& g : p.groups) {
@@ -83,7 +84,7 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit the calibrated cost source's kernel model to measured kernel times (calibration CSV, DeepBench "
       "gemm.csv/conv.csv) and print the fit's error");
-  cmd->add_option("inputs", opts->inputs, "Measured kernel times: calibration CSV files or DeepBench's CSVs")
+  cmd->add_option("inputs", opts->inputs, "Measured kernel times: calibration CSV files, DeepBench's CSVs, or PyTorch profiler traces recorded with record_shapes")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", opts->output, "Write the fitted profile (JSON) here (one device)");

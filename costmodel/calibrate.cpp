@@ -15,11 +15,15 @@
 namespace mutwo::costmodel {
 
 CalibrateResult run_calibration(const CalibrateOptions& options) {
-  if (options.inputs.empty()) throw Error("calibrate: no input files (calibration CSV or DeepBench gemm.csv/conv.csv)");
+  if (options.inputs.empty()) {
+    throw Error("calibrate: no input files (calibration CSV, DeepBench gemm.csv/conv.csv or a profiler trace)");
+  }
   if (!options.fidelity.empty() && options.kfold < 2) throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
   CalibrateResult result;
   for (const std::string& input : options.inputs) {
-    std::vector<CalibrationRow> rows = read_calibration_input(input);
+    std::string note;
+    std::vector<CalibrationRow> rows = read_calibration_input(input, options.device, &note);
+    if (!note.empty()) result.notes.push_back(std::move(note));
     result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   }
   std::set<std::string> devices;

@@ -11,7 +11,7 @@
 namespace mutwo::costmodel {
 
 struct CalibrateOptions {
-  std::vector<std::string> inputs;  // files, read by read_calibration_input
+  std::vector<std::string> inputs;  // files, read by read_calibration_input (--device: a trace's GPU when unnamed)
   std::string device;               // fit only this catalog device; empty: every device in the inputs
   std::string output;               // -o: the profile file (needs a single device)
   std::string output_dir;           // --out-dir: <dir>/<device>.json for every device fitted
@@ -23,6 +23,7 @@ struct CalibrateOptions {
 
 struct CalibrateResult {
   std::vector<CalibrationRow> rows;             // every row read (all devices)
+  std::vector<std::string> notes;               // what each profiler trace yielded
   std::vector<CalibrationProfile> profiles;     // fitted, by device name
   std::vector<std::string> written;             // profile files written
   std::vector<GroupError> kfold_by_category;    // when kfold > 1

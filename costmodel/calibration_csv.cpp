@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/kineto_calibration.hpp"
+#include "profiles/kineto_op_records.hpp"
 #include "profiles/error.hpp"
 #include "profiles/text_file.hpp"
 
@@ -421,16 +425,51 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
   return rows;
 }
 
-std::vector<CalibrationRow> read_calibration_input(const std::string& path) {
+std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device,
+                                                   std::string* note) {
+  if (note) note->clear();
   const std::string text = profiles::read_text_file(path, "calibration file");
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw FormatError(fmt::format("{}: invalid JSON at byte {}: {}", path, e.byte, e.what()));
+    }
+    const profiles::KinetoOpRecords records = profiles::kineto_op_records(doc, path);
+    std::string device = match_device(records.device).value_or("");
+    if (device.empty()) device = trace_device;
+    if (device.empty()) {
+      throw FormatError(records.device.empty()
+                            ? fmt::format("{}: the trace names no GPU (no deviceProperties): name the catalog device "
+                                          "it ran on with --device",
+                                          path)
+                            : fmt::format("{}: the trace's GPU '{}' is not a catalog device: name the catalog device "
+                                          "it ran on with --device",
+                                          path, records.device));
+    }
+    const std::string file = std::filesystem::path(path).filename().string();
+    KinetoCalibration k = kineto_calibration_rows(records, device, file);
+    if (note) {
+      std::vector<std::string> untyped;
+      for (const auto& [name, count] : k.skipped) untyped.push_back(fmt::format("{} {}", name, count));
+      *note = fmt::format(
+          "{}: {} rows on {} from {} shaped ops with kernels ({:.3f} of {:.3f} GPU ms typed); not typed: {}", file,
+          k.rows.size(), device, k.ops, static_cast<double>(k.typed_gpu_ns) / 1e6, static_cast<double>(k.gpu_ns) / 1e6,
+          untyped.empty() ? std::string("none") : fmt::format("{}", fmt::join(untyped, ", ")));
+    }
+    return std::move(k.rows);
+  }
   for (const auto& [number, line] : text_lines(text)) {
     if (skipped(line)) continue;
     if (line == kCalibrationCsvHeader) return parse_calibration_csv(text, path);
     if (line == kDeepBenchGemmHeader) return convert_deepbench_gemm(text, path);
     if (line == kDeepBenchConvHeader) return convert_deepbench_conv(text, path);
     throw FormatError(fmt::format(
-        "{}:{}: header '{}' is neither the calibration format ('{}') nor DeepBench's gemm.csv or conv.csv", path,
-        number, line, kCalibrationCsvHeader));
+        "{}:{}: header '{}' is neither the calibration format ('{}') nor DeepBench's gemm.csv or conv.csv (nor a "
+        "PyTorch profiler trace)",
+        path, number, line, kCalibrationCsvHeader));
   }
   throw FormatError(fmt::format("{}: empty file: no header", path));
 }

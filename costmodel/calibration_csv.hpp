@@ -128,9 +128,14 @@ std::string deepbench_device(std::string_view gpu, std::string_view where);
 std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::string_view file);
 std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::string_view file);
 
-// Reads any calibration input by its header: the calibration format, DeepBench gemm.csv or
-// conv.csv. Throws FormatError naming the file when the header is none of them.
-std::vector<CalibrationRow> read_calibration_input(const std::string& path);
+// Reads any calibration input by its content: the calibration format, DeepBench gemm.csv or
+// conv.csv (by header), or a PyTorch profiler trace recorded with record_shapes (JSON, gzip
+// accepted: kineto_calibration.hpp). A trace's rows are on the catalog device its deviceProperties
+// name matches (match_device), else on `trace_device`; neither: FormatError naming the file and
+// asking for --device. `note`, when given, receives a line on what a trace yielded ("" otherwise).
+// Throws FormatError naming the file when the content is none of these.
+std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device = "",
+                                                   std::string* note = nullptr);
 
 // CSV fields of one line (RFC 4180 quoting, no embedded newlines); `where` names the line in errors.
 std::vector<std::string> split_csv_line(std::string_view line, std::string_view where);

@@ -20,3 +20,9 @@ mutwo_cli_test(calibrate_bad_row ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibrati
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*bad_time.csv:2: field 'time_ns' = '-5': must be > 0")
 mutwo_cli_test(calibrate_o_needs_one_device ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv -o x.json
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: -o writes one profile, the inputs have rows for 5 devices")
+# A profiler trace recorded with record_shapes calibrates too: its device from deviceProperties, or --device.
+mutwo_cli_test(calibrate_kineto_trace ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/kineto_shapes.json -o k.json
+               DEFINES "STDOUT_REGEX=kineto_shapes.json: 3 rows on v100-16gb from 4 shaped ops.*wrote k.json")
+mutwo_cli_test(calibrate_kineto_trace_no_device
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/kineto/sampled_training_rank0.json.gz
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*sampled_training_rank0.json.gz: the trace names no GPU")

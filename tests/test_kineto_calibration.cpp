@@ -1,0 +1,111 @@
+// Calibration rows from a PyTorch profiler trace recorded with record_shapes: each shaped aten op's
+// kernels found through launch correlation and External id (innermost op), typed into the
+// calibration CSV's kernels with bench-ops' work rules; errors for traces that cannot calibrate.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/calibration_csv.hpp"
+#include "costmodel/kineto_calibration.hpp"
+#include "profiles/error.hpp"
+#include "profiles/kineto_op_records.hpp"
+
+using namespace mutwo::costmodel;
+using namespace mutwo::profiles;
+
+namespace {
+
+const std::string kFixtures = MUTWO_TEST_FIXTURES;
+const std::string kShapes = kFixtures + "/calibration/kineto_shapes.json";
+
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const mutwo::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("op records: each kernel counts for the innermost op that launched it") {
+  const KinetoOpRecords r = read_kineto_op_records(kShapes);
+  CHECK(r.device == "Tesla V100-SXM2-16GB");
+  CHECK(r.shaped_ops == 6);  // linear, addmm, relu, bmm, cat, zeros
+  // linear launched nothing itself (its addmm did); zeros launched nothing: 4 records keep kernels.
+  REQUIRE(r.ops.size() == 4);
+  CHECK(r.ops[0].name == "aten::addmm");
+  CHECK(r.ops[0].gpu_ns == 10'000);
+  CHECK(r.ops[0].input_dims[1] == std::vector<int64_t>{32, 128});
+  CHECK(r.ops[1].name == "aten::relu");  // its launch has no External id: found by enclosure
+  CHECK(r.ops[1].gpu_ns == 2'000);
+  CHECK(r.ops[2].name == "aten::bmm");
+  CHECK(r.ops[2].input_types[0] == "c10::Half");
+  CHECK(r.ops[3].name == "aten::cat");
+  CHECK(r.ops[3].input_dims[0].empty());  // a TensorList: no one shape
+}
+
+TEST_CASE("calibration rows: gemm, relu and a batched product with bench-ops' work; cat not typed") {
+  const KinetoCalibration k = kineto_calibration_rows(read_kineto_op_records(kShapes), "v100-16gb", "k.json");
+  REQUIRE(k.rows.size() == 3);
+  CHECK(k.ops == 4);
+  CHECK(k.gpu_ns == 16'000);
+  CHECK(k.typed_gpu_ns == 15'000);
+  CHECK(k.skipped == std::map<std::string, int64_t>{{"aten::cat", 1}});
+  // addmm [32,128] x [128,64] fp32: flops 2*32*64*128 = 524,288; bytes (32*128 + 128*64 + 32*64) * 4
+  // = 57,344.
+  const CalibrationRow& gemm = k.rows[0];
+  CHECK(gemm.kernel == "gemm");
+  CHECK(gemm.variant.empty());
+  CHECK(gemm.precision == "fp32");
+  CHECK((gemm.m == 32 && gemm.n == 64 && gemm.k == 128));
+  CHECK(gemm.flops == 524'288);
+  CHECK(gemm.bytes == 57'344);
+  CHECK(gemm.time_ns == 10'000);
+  CHECK(gemm.device == "v100-16gb");
+  CHECK(gemm.source == "kineto k.json");
+  CHECK(gemm.shape == "aten::addmm [64] [32,128] [128,64] [] []");
+  // relu on [32, 64]: m = 2,048 elements, n = k = 1.
+  CHECK(k.rows[1].kernel == "relu");
+  CHECK(k.rows[1].m == 2048);
+  CHECK(k.rows[1].time_ns == 2'000);
+  // bmm [4,16,8] x [4,8,16] fp16: m = 4*16 = 64, n = 16, k = 8; flops 2*4*16*16*8 = 16,384; bytes
+  // 4 * (16*8 + 8*16 + 16*16) * 2 = 4,096 (every batch's operands).
+  const CalibrationRow& bmm = k.rows[2];
+  CHECK(bmm.kernel == "gemm");
+  CHECK(bmm.precision == "fp16");
+  CHECK((bmm.m == 64 && bmm.n == 16 && bmm.k == 8));
+  CHECK(bmm.flops == 16'384);
+  CHECK(bmm.bytes == 4'096);
+}
+
+TEST_CASE("read_calibration_input: a trace by content, its device from deviceProperties or --device") {
+  std::string note;
+  const auto rows = read_calibration_input(kShapes, "", &note);
+  CHECK(rows.size() == 3);
+  CHECK(note ==
+        "kineto_shapes.json: 3 rows on v100-16gb from 4 shaped ops with kernels (0.015 of 0.016 GPU ms "
+        "typed); not "
+        "typed: aten::cat 1");
+  // The real sampled training trace of HTA's test data names no GPU.
+  const std::string sampled = kFixtures + "/kineto/sampled_training_rank0.json.gz";
+  CHECK(error_of([&] { read_calibration_input(sampled); })
+            .ends_with("sampled_training_rank0.json.gz: the trace names no GPU (no deviceProperties): name "
+                       "the catalog "
+                       "device it ran on with --device"));
+  const auto a100 = read_calibration_input(sampled, "a100-40gb");
+  CHECK(a100.size() == 420);
+  const std::string no_shapes = kFixtures + "/kineto/v100_training_rank0.pt.trace.json.gz";
+  CHECK(error_of([&] { read_calibration_input(no_shapes); })
+            .ends_with("no CPU op has \"Input Dims\": the trace was recorded without record_shapes=True, so "
+                       "its kernels "
+                       "have no shapes to calibrate with"));
+  CHECK(error_of([] {
+          kineto_op_records(nlohmann::json::parse(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op",
+      "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"Input Dims": [[2, -1]]}}]})"),
+                            "t.json");
+        }) == "t.json: event 0 ('aten::mm'): field 'args.Input Dims'[0] = [2,-1], expected sizes >= 0");
+}
