@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/kineto_calibration.hpp"
 #include "profiles/kineto_op_records.hpp"
 #include "profiles/error.hpp"
+#include "profiles/json_reader.hpp"
 #include "profiles/text_file.hpp"
 
 namespace mutwo::costmodel {
@@ -431,13 +431,8 @@ std::vector<CalibrationRow> read_calibration_input(const std::string& path, cons
   const std::string text = profiles::read_text_file(path, "calibration file");
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw FormatError(fmt::format("{}: invalid JSON at byte {}: {}", path, e.byte, e.what()));
-    }
-    const profiles::KinetoOpRecords records = profiles::kineto_op_records(doc, path);
+    const profiles::KinetoOpRecords records =
+        profiles::kineto_op_records(profiles::parse_json_document(text, path), path);
     std::string device = match_device(records.device).value_or("");
     if (device.empty()) device = trace_device;
     if (device.empty()) {

@@ -107,4 +107,12 @@ int64_t JsonReader::to_int64(const Json& j, std::string_view key) const {
   return j.get<int64_t>();
 }
 
+nlohmann::json parse_json_document(std::string_view text, std::string_view source) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw FormatError(fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte, e.what()));
+  }
+}
+
 }  // namespace mutwo::profiles

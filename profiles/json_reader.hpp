@@ -62,4 +62,7 @@ class JsonReader {
   std::string where_;
 };
 
+// Parses a whole JSON document; FormatError "<source>: invalid JSON at byte N: <why>" when it is not.
+nlohmann::json parse_json_document(std::string_view text, std::string_view source);
+
 }  // namespace mutwo::profiles

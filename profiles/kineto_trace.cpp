@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiles/error.hpp"
+#include "profiles/json_reader.hpp"
 #include "profiles/kineto/importer.hpp"
 #include "profiles/text_file.hpp"
 
@@ -87,14 +88,7 @@ TraceImport import_kineto_trace(const nlohmann::json& doc, const std::string& so
 }
 
 TraceImport read_kineto_trace(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw FormatError(fmt::format("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what()));
-  }
-  return import_kineto_trace(doc, path.filename().string());
+  return import_kineto_trace(parse_json_document(read_text_file(path), path.string()), path.filename().string());
 }
 
 }  // namespace mutwo::profiles

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiles/error.hpp"
+#include "profiles/json_reader.hpp"
 #include "profiles/kineto/events.hpp"
 #include "profiles/kineto_op_records.hpp"
 #include "profiles/kineto_trace.hpp"
@@ -157,14 +158,7 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
 }
 
 KinetoOpRecords read_kineto_op_records(const std::filesystem::path& path) {
-  const std::string text = read_text_file(path);
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw FormatError(fmt::format("{}: invalid JSON at byte {}: {}", path.string(), e.byte, e.what()));
-  }
-  return kineto_op_records(doc, path.string());
+  return kineto_op_records(parse_json_document(read_text_file(path), path.string()), path.string());
 }
 
 }  // namespace mutwo::profiles
