@@ -93,6 +93,7 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
   Table table({{"strategy", Align::left},
                {"partition", Align::left},
                {"policy", Align::left},
+               {"runs", Align::right},
                {"step time", Align::right},
                {"samples/s", Align::right},
                {"vs hfta", Align::right},
@@ -104,10 +105,11 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
     const std::string peak = fmt::format("{}{} / {}", r.pruned ? ">= " : "", human_bytes(r.peak_bytes),
                                          human_bytes(report.memory_limit_bytes));
     if (!r.feasible) {
-      table.add_row({r.strategy, r.partition, r.policy, "infeasible", "-", "-", peak, "-", "-", "-"});
+      table.add_row({r.strategy, r.partition, r.policy, std::to_string(r.runs), "infeasible", "-", "-", peak, "-", "-",
+                     "-"});
       continue;
     }
-    table.add_row({r.strategy, r.partition, r.policy, human_duration(r.step_time_ns),
+    table.add_row({r.strategy, r.partition, r.policy, std::to_string(r.runs), human_duration(r.step_time_ns),
                    fmt::format("{:.1f}", r.samples_per_s),
                    r.speedup_over_hfta > 0 ? fmt::format("{:.2f}x", r.speedup_over_hfta) : "-", peak,
                    gb(r.bytes_swapped), ms(r.recompute_ns), ms(r.compute_stall_ns)});
@@ -116,7 +118,8 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
   const policies::SearchStats& s = report.stats;
   std::cout << fmt::format(
       "searched {} partitions x {} policies: {} plans, {} pruned by memory, {} partitions pruned by "
-      "throughput bound ({:.2f} s); infeasible peaks are the smallest limit the plan meets\n",
+      "throughput bound ({:.2f} s); runs > 1: sub-arrays trained one after another, each alone on the device; "
+      "infeasible peaks are the smallest limit the plan meets\n",
       s.partitions, s.policies, s.plans, s.pruned_by_memory, s.partitions_pruned_by_bound, elapsed_s);
 }
 
@@ -133,7 +136,7 @@ nlohmann::json report_json(const policies::SearchReport& report, const costmodel
   for (const policies::SearchRow& r : report.rows) {
     nlohmann::json row = {{"strategy", r.strategy}, {"partition", r.partition},   {"policy", r.policy},
                           {"feasible", r.feasible}, {"peak_bytes", r.peak_bytes}, {"pruned", r.pruned},
-                          {"note", r.note}};
+                          {"runs", r.runs},         {"note", r.note}};
     if (r.feasible) {
       row["step_time_ns"] = r.step_time_ns;
       row["samples_per_s"] = r.samples_per_s;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
@@ -115,6 +116,7 @@ class Search {
     if (std::optional<StrategyOutcome> hc = run_hfta_capuchin(ctx)) outcomes.push_back(std::move(*hc));
 
     search_partitions(report.stats);
+    if (std::optional<StrategyOutcome> separate = separate_runs(report.stats)) outcomes.push_back(std::move(*separate));
     for (Candidate& c : kept_) {
       if (c.row.pruned) {
         outcomes.push_back({c.row, std::nullopt, true});
@@ -169,6 +171,16 @@ class Search {
   profiles::Schedule multiplexed(const Sizes& sizes, bool interleave);
   void offer(Candidate c);
   void search_partitions(SearchStats& stats);
+  // One fused sub-array of `width` models as a run of its own, at the whole limit: its plain step
+  // when that fits, else the fastest feasible policy plan; nullopt when none fits.
+  struct Run {
+    RunFigures figures;
+    std::string policy;
+    profiles::Schedule schedule;
+  };
+  const std::optional<Run>& separate_run(size_t arch, int32_t width, SearchStats& stats);
+  // The fastest array of separate runs (search.hpp), nullopt when some architecture has none.
+  std::optional<StrategyOutcome> separate_runs(SearchStats& stats);
 
   const SearchConfig& config_;
   const PolicyRegistry& registry_;
@@ -183,6 +195,7 @@ class Search {
   StepGraphCache graphs_;
   std::map<std::pair<size_t, int32_t>, int64_t> compute_ns_;
   std::map<std::tuple<size_t, int32_t, size_t>, Lone> lone_;
+  std::map<std::pair<size_t, int32_t>, std::optional<Run>> runs_;
   std::vector<Candidate> kept_;  // best first, at most config.top
 };
 
@@ -265,6 +278,85 @@ void Search::offer(Candidate c) {
   if (pos == kept_.end() && kept_.size() >= static_cast<size_t>(config_.top)) return;
   kept_.insert(pos, std::move(c));
   if (kept_.size() > static_cast<size_t>(config_.top)) kept_.pop_back();
+}
+
+const std::optional<Search::Run>& Search::separate_run(size_t arch, int32_t width, SearchStats& stats) {
+  auto it = runs_.find({arch, width});
+  if (it != runs_.end()) return it->second;
+  const profiles::Schedule base = build_plain_schedule({step_graph(arch, width)});
+  PolicyInput input;
+  input.base = &base;
+  input.cost = &cost_;
+  input.memory_limit_bytes = limit_;
+  input.host_mode = config_.host_mode;
+  std::optional<Run> best;
+  PolicyResult as_is = evaluate_schedule(base, input, "fits without a memory policy");
+  ++stats.plans;
+  if (as_is.feasible) {
+    best = Run{figures_at_limit(as_is.prediction), "none", std::move(as_is.schedule)};
+  } else {
+    for (size_t p = 0; p < policies_.size(); ++p) {
+      PolicyResult result = policies_[p]->plan(input);
+      ++stats.plans;
+      if (result.feasible && (!best || result.step_time_ns < best->figures.step_time_ns)) {
+        best = Run{figures_at_limit(result.prediction), names_[p], std::move(result.schedule)};
+      }
+    }
+  }
+  return runs_.emplace(std::make_pair(arch, width), std::move(best)).first->second;
+}
+
+std::optional<StrategyOutcome> Search::separate_runs(SearchStats& stats) {
+  Sizes sizes(config_.architectures.size());
+  std::vector<const Run*> chosen;
+  for (size_t a = 0; a < config_.architectures.size(); ++a) {
+    const int32_t n = config_.architectures[a].count;
+    // Widths that fit as runs, smallest first; the first that fits under no policy ends them (a
+    // wider fused step needs at least as much memory).
+    std::vector<const Run*> by_width{nullptr};
+    for (int32_t w = 1; w <= n; ++w) {
+      const std::optional<Run>& r = separate_run(a, w, stats);
+      if (!r) break;
+      by_width.push_back(&*r);
+    }
+    // best[m]: the fastest runs of m models, by exact dynamic programming over the last run's width.
+    std::vector<int64_t> best(static_cast<size_t>(n) + 1, -1);
+    std::vector<int32_t> last(static_cast<size_t>(n) + 1, 0);
+    best[0] = 0;
+    for (int32_t m = 1; m <= n; ++m) {
+      for (int32_t w = 1; w < static_cast<int32_t>(by_width.size()) && w <= m; ++w) {
+        if (best[static_cast<size_t>(m - w)] < 0) continue;
+        const int64_t t = best[static_cast<size_t>(m - w)] + by_width[static_cast<size_t>(w)]->figures.step_time_ns;
+        if (best[static_cast<size_t>(m)] < 0 || t < best[static_cast<size_t>(m)]) {
+          best[static_cast<size_t>(m)] = t;
+          last[static_cast<size_t>(m)] = w;
+        }
+      }
+    }
+    if (best[static_cast<size_t>(n)] < 0) return std::nullopt;
+    for (int32_t m = n; m > 0; m -= last[static_cast<size_t>(m)]) sizes[a].push_back(last[static_cast<size_t>(m)]);
+    std::sort(sizes[a].rbegin(), sizes[a].rend());
+    for (int32_t w : sizes[a]) chosen.push_back(by_width[static_cast<size_t>(w)]);
+  }
+  // One run of the whole array is the one-sub-array partition the partition search plans already.
+  if (chosen.size() < 2) return std::nullopt;
+  std::vector<RunFigures> figures;
+  std::vector<std::string> policies;
+  const Run* largest = nullptr;
+  for (const Run* r : chosen) {
+    figures.push_back(r->figures);
+    if (std::find(policies.begin(), policies.end(), r->policy) == policies.end()) policies.push_back(r->policy);
+    if (!largest || r->figures.peak_bytes > largest->figures.peak_bytes) largest = r;
+  }
+  StrategyOutcome o;
+  o.row = combine_runs(figures, samples_per_step_);
+  o.row.strategy = "mutwo";
+  o.row.partition = partition_label(config_, sizes);
+  o.row.policy = fmt::format("{}", fmt::join(policies, "+"));
+  o.row.note = fmt::format("separate runs: {} sub-arrays one after another, each alone on the device", chosen.size());
+  o.schedule = largest->schedule;
+  o.schedule_is_whole_step = false;
+  return o;
 }
 
 void Search::search_partitions(SearchStats& stats) {

@@ -3,7 +3,19 @@
 // 2023): every array partition is multiplexed once and planned by every selected policy (a
 // partition whose plain multiplexed step fits gets one 'none' row); with several sub-arrays each
 // policy also plans the back-to-back order and the better plan is kept, since a greedy plan on the
-// interleaved order (higher peak) is not always faster. The best feasible plans are reported beside the
+// interleaved order (higher peak) is not always faster.
+//
+// Separate runs (HFTA's way of fitting, Wang et al., MLSys 2021) are part of the strategy too: the
+// array may be split into fused sub-arrays that run one after another, each alone on the device
+// with only its own state resident. Each width w of each architecture is planned alone at the whole
+// limit (its plain step when it fits, else the fastest feasible policy plan), widths up to the
+// first that fits under no policy; the fastest split of every architecture's count into such runs
+// is found exactly by dynamic programming over the last run's width, and reported as one row
+// (`runs` > 1, note "separate runs: ..."). hfta's groups and sequential's single models are such
+// splits, so the mutwo strategy is never slower than either. (Mixing separate runs with
+// multiplexed sub-arrays inside one run is not searched yet.)
+//
+// The best feasible plans are reported beside the
 // baselines sequential, hfta and hfta+capuchin (strategy.hpp), so that every result reads against them.
 //
 // Pruning (each rule only skips plans that cannot enter the reported rows):

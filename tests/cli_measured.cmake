@@ -82,7 +82,7 @@ mutwo_cli_test(measured_resnet18_fused_falls_back
 # search: the sequential baseline runs the two single models one after another, 2 x 202,000 ns.
 mutwo_cli_test(measured_search ARGS search --model resnet18:2 --batch 2 --image-size 32 --policies none
                                       --cost-source measured --trace measured-r18-h100.json --host-mode none
-               DEFINES "STDOUT_REGEX=2 x resnet18 on h100-sxm-80gb.*sequential +resnet18:1[+]1 +none +404.000 us"
+               DEFINES "STDOUT_REGEX=2 x resnet18 on h100-sxm-80gb.*sequential +resnet18:1[+]1 +none +2 +404.000 us"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 
 # A trace measured on the CPU says nothing of a GPU's memory or link: --gpu's default stays.

@@ -284,3 +284,56 @@ TEST_CASE("mutwo beats hfta+capuchin on 8 bert-base at 2x oversubscription") {
   CHECK(hc.peak_bytes > limit);
   CHECK(mutwo.peak_bytes <= limit);
 }
+
+// The fastest feasible row of a strategy; nullptr when it has none.
+const SearchRow* best_of(const SearchReport& r, const std::string& strategy) {
+  for (const SearchRow& row : r.rows) {
+    if (row.strategy == strategy && row.feasible) return &row;  // rows are sorted by step time
+  }
+  return nullptr;
+}
+
+TEST_CASE("separate runs are part of the mutwo strategy: 2 + 2 beats hfta's 3 + 1") {
+  const sim::Prediction w1 = plain(resnet18(1), 1);
+  const sim::Prediction w2 = plain(resnet18(1), 2);
+  const sim::Prediction w3 = plain(resnet18(1), 3);
+  // At width 3's peak, hfta fuses 3 + 1 (2,871,503 + 1,929,620 ns); runs of 2 + 2 take 2 x
+  // 2,398,943 ns, faster: the best split into separate runs is exact (dynamic programming over the
+  // last run's width), so it never loses to hfta's or sequential's split.
+  REQUIRE(2 * w2.step_time_ns < w3.step_time_ns + w1.step_time_ns);
+  const SearchReport r = run_search(config_for({resnet18(4)}, w3.peak_bytes, {"none"}));
+  const SearchRow& separate = row_of(r, "mutwo", "resnet18:2+2", "none");
+  CHECK(separate.feasible);
+  CHECK(separate.runs == 2);
+  CHECK(separate.step_time_ns == 2 * w2.step_time_ns);
+  CHECK(separate.peak_bytes == w2.peak_bytes);
+  CHECK(separate.note == "separate runs: 2 sub-arrays one after another, each alone on the device");
+  CHECK(r.rows.front().strategy == "mutwo");
+  CHECK_FALSE(r.best_schedule_is_whole_step);  // the schedule kept is one run's
+}
+
+TEST_CASE("mutwo is never slower than hfta or sequential, and feasible wherever they are (reduced grid)") {
+  const sim::Prediction r1 = plain(resnet18(1), 1);
+  const sim::Prediction b1 = plain(bert_small(1), 1);
+  for (const auto& [arch, one] : {std::pair{resnet18(1), r1}, std::pair{bert_small(1), b1}}) {
+    for (int32_t count : {2, 3, 5}) {
+      // Limits from one model's plain peak (only separate runs of one fit) to twice it.
+      for (double factor : {1.0, 1.5, 2.0}) {
+        ArchitectureCount a = arch;
+        a.count = count;
+        const int64_t limit = static_cast<int64_t>(static_cast<double>(one.peak_bytes) * factor);
+        const SearchReport r = run_search(config_for({a}, limit, {"none", "capuchin"}));
+        CAPTURE(a.model);
+        CAPTURE(count);
+        CAPTURE(factor);
+        const SearchRow* mutwo = best_of(r, "mutwo");
+        for (const char* baseline : {"hfta", "sequential"}) {
+          const SearchRow* b = best_of(r, baseline);
+          if (b == nullptr) continue;
+          REQUIRE(mutwo != nullptr);
+          CHECK(mutwo->step_time_ns <= b->step_time_ns);
+        }
+      }
+    }
+  }
+}
