@@ -216,6 +216,12 @@ KindCategory parse_category(std::string_view name) {
   throw UnknownNameError(fmt::format("unknown category '{}'; valid: {}", name, fmt::join(valid, ", ")));
 }
 
+bool valid_kernel_variant(std::string_view kernel, std::string_view variant) {
+  if (!is_conv_pass_kernel(kernel)) return variant.empty();
+  const auto& variants = conv_variants();
+  return std::find(variants.begin(), variants.end(), variant) != variants.end();
+}
+
 bool is_conv_pass_kernel(std::string_view kernel) {
   return std::find(kConvKernels.begin(), kConvKernels.end(), kernel) != kConvKernels.end() && !kernel.empty();
 }
@@ -252,15 +258,11 @@ void validate_calibration_row(const CalibrationRow& row) {
   } catch (const UnknownNameError& e) {
     field_error(where, "kernel", row.kernel, e.what());
   }
-  if (is_conv_pass_kernel(row.kernel)) {
-    const auto& variants = conv_variants();
-    if (std::find(variants.begin(), variants.end(), row.variant) == variants.end()) {
-      field_error(where, "variant", row.variant,
-                  fmt::format("a conv kernel's shape class; valid: {}", fmt::join(variants, ", ")));
-    }
-  } else if (!row.variant.empty()) {
+  if (!valid_kernel_variant(row.kernel, row.variant)) {
     field_error(where, "variant", row.variant,
-                fmt::format("only the conv2d_* kernels have one; '{}' must leave it empty", row.kernel));
+                is_conv_pass_kernel(row.kernel)
+                    ? fmt::format("a conv kernel's shape class; valid: {}", fmt::join(conv_variants(), ", "))
+                    : fmt::format("only the conv2d_* kernels have one; '{}' must leave it empty", row.kernel));
   }
   if (implied != row.category) {
     field_error(where, "category", profiles::category_name(row.category),

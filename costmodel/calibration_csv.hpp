@@ -95,6 +95,9 @@ std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t st
                               int64_t dilation_w = 1, int64_t groups = 1);
 // "3x3s1", "1x1s1", "1x1-strided", "grouped", "general".
 const std::vector<std::string>& conv_variants();
+// Whether `variant` is valid for `kernel`: a conv pass kernel needs one of conv_variants(), every
+// other kernel none (""). The one rule the CSV reader and the profile reader check.
+bool valid_kernel_variant(std::string_view kernel, std::string_view variant);
 // The class every variant with too few rows of its own is fitted in (calibration_profile.hpp).
 inline constexpr std::string_view kGeneralConvVariant = "general";
 

@@ -236,13 +236,10 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     } catch (const UnknownNameError& e) {
       throw FormatError(fmt::format("{}: field 'kernel': {}", g.where(), e.what()));
     }
-    const auto& variants = conv_variants();
-    if (is_conv_pass_kernel(fit.kernel)
-            ? std::find(variants.begin(), variants.end(), fit.variant) == variants.end()
-            : !fit.variant.empty()) {
+    if (!valid_kernel_variant(fit.kernel, fit.variant)) {
       throw FormatError(fmt::format("{}: field 'variant' = '{}' {}", g.where(), fit.variant,
                                     is_conv_pass_kernel(fit.kernel)
-                                        ? fmt::format("is not a conv variant; valid: {}", fmt::join(variants, ", "))
+                                        ? fmt::format("is not a conv variant; valid: {}", fmt::join(conv_variants(), ", "))
                                         : fmt::format("but kernel '{}' has none (\"\")", fit.kernel)));
     }
     fit.precision = g.string("precision");

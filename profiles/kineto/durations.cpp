@@ -95,14 +95,7 @@ void Importer::measure_durations(const Json& doc) {
 }
 
 std::string Importer::device_name(const Json& doc) {
-  if (doc.is_object() && doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
-    for (const Json& p : doc["deviceProperties"]) {
-      if (p.is_object() && p.contains("id") && p["id"].is_number_integer() &&
-          p["id"].get<int64_t>() == gpu_device_ && p.contains("name") && p["name"].is_string()) {
-        return p["name"].get<std::string>();
-      }
-    }
-  }
+  if (std::optional<std::string> name = device_property_name(doc, gpu_device_)) return *name;
   warn(
       fmt::format("the trace carries no deviceProperties name for GPU {}: the trace's device is left unnamed",
                   gpu_device_));

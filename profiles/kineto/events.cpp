@@ -152,4 +152,23 @@ void EventReader::read_memory(size_t i, const Json& e) {
   memory.push_back(std::move(m));
 }
 
+std::optional<int64_t> event_int_arg(const Event& e, const char* key) {
+  if (e.args == nullptr || !e.args->contains(key)) return std::nullopt;
+  const Json& v = (*e.args)[key];
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return -1;
+  return v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());  // checked on read
+}
+
+std::optional<std::string> device_property_name(const Json& doc, int64_t device) {
+  if (!doc.is_object() || !doc.contains("deviceProperties") || !doc["deviceProperties"].is_array())
+    return std::nullopt;
+  for (const Json& p : doc["deviceProperties"]) {
+    if (p.is_object() && p.contains("id") && p["id"].is_number_integer() &&
+        p["id"].get<int64_t>() == device && p.contains("name") && p["name"].is_string()) {
+      return p["name"].get<std::string>();
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace mutwo::profiles::kineto

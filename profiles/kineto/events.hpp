@@ -51,6 +51,13 @@ inline bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// An integer argument of an event already read (EventReader checked its type); nullopt when absent,
+// -1 for an unsigned value past INT64_MAX.
+std::optional<int64_t> event_int_arg(const Event& e, const char* key);
+
+// The "name" of deviceProperties' entry with this "id"; nullopt when the trace has none.
+std::optional<std::string> device_property_name(const Json& doc, int64_t device);
+
 inline std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;

@@ -18,12 +18,6 @@ using kineto::Event;
 using kineto::Json;
 using kineto::Kind;
 
-std::optional<int64_t> int_arg(const Event& e, const char* key) {
-  if (e.args == nullptr || !e.args->contains(key)) return std::nullopt;
-  const Json& v = (*e.args)[key];
-  return v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());  // checked on read
-}
-
 // "Input Dims" and "Input type" of a CPU op; false when it has no "Input Dims".
 bool read_inputs(const Event& e, const std::string& source, KinetoOpRecord& r) {
   if (e.args == nullptr || !e.args->contains("Input Dims")) return false;
@@ -76,10 +70,10 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
   std::map<int64_t, size_t> launch_of;                  // correlation -> launch
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
-    if (e.kind == Kind::launch) launch_of.try_emplace(*int_arg(e, "correlation"), i);
+    if (e.kind == Kind::launch) launch_of.try_emplace(*kineto::event_int_arg(e, "correlation"), i);
     if (e.kind != Kind::cpu_op) continue;
     ops_by_thread[e.thread].push_back(i);
-    if (auto ext = int_arg(e, "External id")) {
+    if (auto ext = kineto::event_int_arg(e, "External id")) {
       auto [it, inserted] = cpu_of_ext.try_emplace(*ext, i);
       if (!inserted) it->second = SIZE_MAX;
     }
@@ -105,7 +99,7 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
   }
   // The innermost CPU op that launched each GPU event.
   auto enclosing = [&](const Event& launch) -> std::optional<size_t> {
-    if (auto ext = int_arg(launch, "External id")) {
+    if (auto ext = kineto::event_int_arg(launch, "External id")) {
       auto c = cpu_of_ext.find(*ext);
       if (c != cpu_of_ext.end() && c->second != SIZE_MAX && ev[c->second].thread == launch.thread &&
           ev[c->second].start_ns <= launch.start_ns && launch.start_ns <= ev[c->second].end_ns) {
@@ -128,8 +122,8 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
   for (const Event& g : ev) {
     if (g.kind != Kind::gpu) continue;
     ++kernels;
-    if (auto d = int_arg(g, "device")) ++kernels_per_device[*d];
-    const auto l = launch_of.find(*int_arg(g, "correlation"));
+    if (auto d = kineto::event_int_arg(g, "device")) ++kernels_per_device[*d];
+    const auto l = launch_of.find(*kineto::event_int_arg(g, "correlation"));
     if (l == launch_of.end()) continue;
     const std::optional<size_t> op = enclosing(ev[l->second]);
     if (!op) continue;

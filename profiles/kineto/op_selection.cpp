@@ -36,10 +36,7 @@ bool is_non_tensor_type(std::string_view type) {
 }  // namespace
 
 std::optional<int64_t> Importer::arg(const Event& e, const char* key) const {
-  if (e.args == nullptr || !e.args->contains(key)) return std::nullopt;
-  const Json& v = (*e.args)[key];
-  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return -1;
-  return v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());  // checked on read
+  return event_int_arg(e, key);
 }
 
 bool Importer::is_backward_event(const Event& e) const {
