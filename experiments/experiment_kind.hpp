@@ -57,6 +57,9 @@ class ExperimentKind {
   // Computes a task's rows, one per config in order. Called from several threads at once: reads
   // only its arguments. Throws mutwo::Error on failure.
   virtual std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const = 0;
+  // Whether tasks must run one at a time whatever --jobs says: kinds that time real executions,
+  // whose measurements would include each other's contention for the device and the host.
+  virtual bool runs_one_at_a_time(const ExperimentSpec&) const { return false; }
   // The experiment's table (the CSV export) from its stored rows, which come in the sweep's order,
   // one per configuration of the spec (experiment_table in runner.hpp); kinds that run nothing
   // read the database instead.

@@ -126,8 +126,8 @@ RunnerReport run_experiment(const ExperimentSpec& spec, ResultsDb& db, const Run
   std::atomic<bool> failed{false};
   const auto stopping = [&] { return failed.load() || (options.stop != nullptr && options.stop->load()); };
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int jobs =
-      std::max(1, std::min(options.jobs > 0 ? options.jobs : hardware, static_cast<int>(pending.size())));
+  const int asked = kind.runs_one_at_a_time(spec) ? 1 : (options.jobs > 0 ? options.jobs : hardware);
+  const int jobs = std::max(1, std::min(asked, static_cast<int>(pending.size())));
   int running = jobs;
   std::vector<std::thread> workers;
   for (int w = 0; w < jobs && !pending.empty(); ++w) {

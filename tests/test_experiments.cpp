@@ -394,3 +394,10 @@ TEST_CASE("CSV cells with commas, quotes or newlines are quoted, quotes doubled"
   CHECK(csv_text(t) ==
         "partition,note\n\"bert-base:4+4, vit-b16:2\",\"say \"\"hi\"\"\"\na,\"two\nlines\"\n,\" edge\"\n");
 }
+
+TEST_CASE("a measured sweep runs one configuration at a time whatever --jobs says; simulations do not") {
+  const ExperimentSpec measured = read_spec(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_measured.toml");
+  CHECK(builtin_experiment_kinds().find("measured").runs_one_at_a_time(measured));
+  const ExperimentSpec throughput = read_spec("mutwo_throughput");
+  CHECK_FALSE(builtin_experiment_kinds().find("strategies").runs_one_at_a_time(throughput));
+}

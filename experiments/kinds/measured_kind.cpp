@@ -17,8 +17,9 @@
 namespace mutwo::experiments {
 namespace {
 
-// The executor module, loaded by the first configuration that runs; runs take turns on it (tasks
-// run on several threads, and measured step times must not overlap).
+// The executor module, loaded once by the first configuration that runs. The runner runs this
+// kind's tasks one at a time (runs_one_at_a_time), so measured step times never overlap and rows
+// are stored in sweep order; the lock only guards the load.
 class SharedExecutor {
  public:
   template <typename F>
@@ -83,6 +84,8 @@ class MeasuredKind final : public ExperimentKind {
     }
     return tasks;
   }
+
+  bool runs_one_at_a_time(const ExperimentSpec&) const override { return true; }  // its tasks time the executor
 
   std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const override {
     const nlohmann::json& c = task.configs.front();
