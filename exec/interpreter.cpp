@@ -72,11 +72,14 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   alloc_stream_.assign(tensor_count, profiles::kComputeStream);
   loss_values_.resize(tensor_count);
   rounded_bytes_.resize(tensor_count);
+  home_.resize(tensor_count);
+  at_start_ = profiles::resident_at_start_mask(schedule_);
   const at::Device device = backend_.device();
   for (size_t i = 0; i < tensor_count; ++i) {
     const profiles::Tensor& t = graph_.tensors[i];
     rounded_bytes_[i] = profiles::allocation_bytes(t.bytes);
     if (!profiles::resident_at_start(t.role)) continue;
+    if (!at_start_[i] && t.role == TensorRole::gradient) continue;  // on the host: written by backward
     const profiles::OpId first_reader = t.consumers.empty() ? t.producer : t.consumers.front();
     const int32_t first_model = first_reader == profiles::kNoId
                                     ? options_.first_model
@@ -87,6 +90,12 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
       value = value.cpu();
       if (backend_.is_cuda()) value = value.pin_memory();
       step_input_[i] = value;
+    } else if (!at_start_[i]) {
+      // Model state whose home is the host: a pinned buffer kept across steps (swap_in reads it,
+      // swap_out writes it).
+      value = value.cpu();
+      if (backend_.is_cuda()) value = value.pin_memory();
+      home_[i] = value;
     } else {
       device_[i] = value;
     }
@@ -95,13 +104,16 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
 
 const at::Tensor& Interpreter::tensor(profiles::TensorId id) const {
   const auto i = static_cast<size_t>(id);
-  return is_step_input(graph_.tensor(id).role) ? step_input_.at(i) : device_.at(i);
+  if (is_step_input(graph_.tensor(id).role)) return step_input_.at(i);
+  return home_.at(i).defined() ? home_[i] : device_.at(i);
 }
 
 void Interpreter::set_tensor(profiles::TensorId id, const at::Tensor& value) {
   const profiles::Tensor& t = graph_.tensor(id);
   if (is_step_input(t.role)) {
     step_input_.at(static_cast<size_t>(id)) = value.cpu().clone();
+  } else if (home_.at(static_cast<size_t>(id)).defined()) {
+    home_[static_cast<size_t>(id)].copy_(value.cpu());
   } else if (profiles::is_persistent(t.role)) {
     device_.at(static_cast<size_t>(id)) = value.to(backend_.device()).clone();
   } else {
@@ -118,7 +130,8 @@ void Interpreter::upload_step_inputs() {
       device_[i] = step_input_[i].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
       alloc_stream_[i] = profiles::kComputeStream;
     }
-    if (profiles::resident_at_start(t.role)) in_use_bytes_ += rounded_bytes_[i];
+    if (at_start_[i]) in_use_bytes_ += rounded_bytes_[i];
+    if (home_[i].defined()) host_[i] = home_[i];  // the host copy a swap_in loads
   }
   peak_bytes_ = in_use_bytes_;
   peak_instruction_ = profiles::kNoId;
@@ -199,7 +212,7 @@ void Interpreter::execute(const profiles::Instruction& instruction) {
     case InstrKind::swap_out: {
       const auto id = static_cast<size_t>(instruction.tensor);
       const at::Tensor& t = device_[id];
-      at::Tensor host = backend_.host_buffer(t);
+      at::Tensor host = home_[id].defined() ? home_[id] : backend_.host_buffer(t);
       if (alloc_stream_[id] != instruction.stream) backend_.note_use(t, instruction.stream);
       host.copy_(t, /*non_blocking=*/true);
       host_[id] = host;
@@ -273,6 +286,10 @@ void Interpreter::release_transients() {
     const profiles::Tensor& t = graph_.tensors[i];
     host_[i].reset();
     loss_values_[i].reset();
+    if (!at_start_[i] && profiles::is_persistent(t.role)) {
+      device_[i].reset();  // its home is the host (a step stopped by OOM may leave a device copy)
+      continue;
+    }
     if (profiles::is_persistent(t.role)) {
       // A step stopped between releasing a gradient and writing it leaves it missing: zero it.
       if (!device_[i].defined()) {

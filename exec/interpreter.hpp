@@ -1,8 +1,9 @@
 #pragma once
 // The Schedule interpreter: executes compute, recompute, swap_out, swap_in and free exactly as
 // listed (profiles/schedule_check.hpp's residency model), on a DeviceBackend, one training step per
-// step() call. Persistent state (weights, gradients, optimizer state) lives across steps; inputs
-// and labels are uploaded again at the start of every step.
+// step() call. Persistent state (weights, gradients, optimizer state) lives across steps, on the
+// device or, for Schedule::host_state, in pinned host buffers; inputs and labels are uploaded again
+// at the start of every step.
 //
 // Memory accounting follows the memory rule (profiles/memory_rule.hpp), as the simulator does:
 // each live tensor counts its allocation bytes; what is resident at the start from the step's
@@ -63,8 +64,9 @@ class Interpreter {
 
   int64_t steps_done() const { return step_ - 1; }
   int32_t model_count() const { return models_; }
-  // Between steps: the value of a persistent tensor (on the device), or of an input or label (the
-  // host copy uploaded at every step's start); undefined for other tensors.
+  // Between steps: the value of a persistent tensor (on the device, or its host home when the
+  // schedule keeps it there), or of an input or label (the host copy uploaded at every step's
+  // start); undefined for other tensors (and for gradients kept on the host).
   const at::Tensor& tensor(profiles::TensorId id) const;
   // Replaces a persistent tensor's value (tests start two interpreters from the same state).
   void set_tensor(profiles::TensorId id, const at::Tensor& value);
@@ -99,6 +101,8 @@ class Interpreter {
 
   std::vector<at::Tensor> device_;      // per tensor: device copy (undefined when not resident)
   std::vector<at::Tensor> host_;        // per tensor: host copy from swap_out (this step)
+  std::vector<at::Tensor> home_;        // per host_state weight / optimizer state: its pinned home
+  std::vector<uint8_t> at_start_;       // per tensor: on the device at the step's start
   std::vector<at::Tensor> step_input_;  // per input/label tensor: the value uploaded each step
   std::vector<int32_t> alloc_stream_;   // per tensor: stream its device copy was allocated on
   std::vector<int64_t> rounded_bytes_;

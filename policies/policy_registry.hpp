@@ -19,6 +19,9 @@ struct PolicyInfo {
   // Tried by `mutwo search` when no --policies are given (default_search_policies); a policy that
   // is too slow for every sub-array of a sweep says false in its own registration.
   bool in_default_search = true;
+  // Decides before the step runs (a fixed schedule). Dynamic policies (DTR) decide while it runs at
+  // a budget; the search does not wrap them in static model-state offload (state_offload.hpp).
+  bool static_plan = true;
 };
 
 // Adds throw Error on a duplicate name, a missing name or factory; find and create throw

@@ -12,6 +12,7 @@
 
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
+#include "policies/state_offload.hpp"
 #include "policies/policy_result.hpp"
 #include "policies/strategy.hpp"
 #include "profiles/error.hpp"
@@ -117,6 +118,7 @@ class Search {
 
     search_partitions(report.stats);
     if (std::optional<StrategyOutcome> separate = separate_runs(report.stats)) outcomes.push_back(std::move(*separate));
+    offload_separate_partition(report.stats);
     for (Candidate& c : kept_) {
       if (c.row.pruned) {
         outcomes.push_back({c.row, std::nullopt, true});
@@ -127,6 +129,7 @@ class Search {
       row.partition = c.row.partition;
       row.policy = c.row.policy;
       row.note = c.row.note;
+      row.state_offloaded = c.row.state_offloaded;
       StrategyOutcome o;
       o.row = std::move(row);
       o.schedule = std::move(c.schedule);
@@ -167,6 +170,15 @@ class Search {
     int64_t needs_bytes = 0;
   };
   Lone lone(size_t arch, int32_t width, size_t policy, SearchStats& stats);
+  // Rule 1' for offloaded plans: each pair of neighbours in multiplex order (or the one
+  // sub-array) planned alone, multiplexed, with its state offloaded, at the whole limit.
+  using SubArrayKey = std::pair<size_t, int32_t>;  // (architecture, width)
+  bool offload_fits(const std::vector<SubArrayKey>& neighbours, size_t policy, SearchStats& stats);
+  std::vector<SubArrayKey> multiplex_sequence(const Sizes& sizes);
+  // The partition x policy planned with the model state on the host, offered as a row.
+  // Returns whether a plan was made (rule 1' passed).
+  bool offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
+                       SearchStats& stats);
   std::vector<Sizes> enumerate_partitions() const;
   profiles::Schedule multiplexed(const Sizes& sizes, bool interleave);
   void offer(Candidate c);
@@ -181,6 +193,9 @@ class Search {
   const std::optional<Run>& separate_run(size_t arch, int32_t width, SearchStats& stats);
   // The fastest array of separate runs (search.hpp), nullopt when some architecture has none.
   std::optional<StrategyOutcome> separate_runs(SearchStats& stats);
+  // The separate runs' sub-arrays as one multiplexed run with the state offloaded (μ-TWO's answer
+  // to HFTA's groups), per static policy, unless the partition search tried that partition.
+  void offload_separate_partition(SearchStats& stats);
 
   const SearchConfig& config_;
   const PolicyRegistry& registry_;
@@ -195,6 +210,9 @@ class Search {
   StepGraphCache graphs_;
   std::map<std::pair<size_t, int32_t>, int64_t> compute_ns_;
   std::map<std::tuple<size_t, int32_t, size_t>, Lone> lone_;
+  std::map<std::pair<std::vector<SubArrayKey>, size_t>, bool> offload_fits_;
+  std::vector<Sizes> offload_tried_;     // partitions planned with the state offloaded
+  std::optional<Sizes> separate_sizes_;  // the separate runs' partition, when there is one
   std::map<std::pair<size_t, int32_t>, std::optional<Run>> runs_;
   std::vector<Candidate> kept_;  // best first, at most config.top
 };
@@ -231,6 +249,87 @@ Search::Lone Search::lone(size_t arch, int32_t width, size_t policy, SearchStats
   }
   lone_.emplace(key, verdict);
   return verdict;
+}
+
+bool Search::offload_fits(const std::vector<SubArrayKey>& neighbours, size_t policy, SearchStats& stats) {
+  auto key = std::make_pair(neighbours, policy);
+  auto it = offload_fits_.find(key);
+  if (it != offload_fits_.end()) return it->second;
+  // Memory grows with width: a verdict on the same architectures at widths all >= (fails) or all
+  // <= (fits) these decides it without planning.
+  for (const auto& [known, fits] : offload_fits_) {
+    if (known.second != policy || known.first.size() != neighbours.size()) continue;
+    bool wider = true;
+    bool narrower = true;
+    for (size_t i = 0; i < neighbours.size(); ++i) {
+      if (known.first[i].first != neighbours[i].first) wider = narrower = false;
+      wider = wider && known.first[i].second <= neighbours[i].second;
+      narrower = narrower && known.first[i].second >= neighbours[i].second;
+    }
+    if ((!fits && wider) || (fits && narrower)) return fits;
+  }
+  std::vector<profiles::Graph> parts;
+  for (const auto& [arch, width] : neighbours) parts.push_back(step_graph(arch, width));
+  const profiles::Schedule base = build_multiplexed_schedule(std::move(parts), cost_);
+  PolicyInput input;
+  input.base = &base;
+  input.cost = &cost_;
+  input.memory_limit_bytes = limit_;
+  const bool fits = plan_with_state_offload(*policies_[policy], input).feasible;
+  ++stats.plans;
+  offload_fits_.emplace(std::move(key), fits);
+  return fits;
+}
+
+std::vector<Search::SubArrayKey> Search::multiplex_sequence(const Sizes& sizes) {
+  std::vector<SubArrayKey> keys;
+  std::vector<int64_t> step_ns;
+  for (size_t a = 0; a < sizes.size(); ++a) {
+    for (int32_t w : sizes[a]) {
+      keys.emplace_back(a, w);
+      step_ns.push_back(compute_ns(a, w));
+    }
+  }
+  std::vector<SubArrayKey> ordered;
+  for (int32_t i : multiplex_order(step_ns)) ordered.push_back(keys[static_cast<size_t>(i)]);
+  return ordered;
+}
+
+bool Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
+                             SearchStats& stats) {
+  if (!registry_.find(names_[policy]).static_plan) return false;
+  const std::vector<SubArrayKey> sequence = multiplex_sequence(sizes);
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    std::vector<SubArrayKey> neighbours{sequence[i]};
+    if (i + 1 < sequence.size()) neighbours.push_back(sequence[i + 1]);
+    if (sequence.size() > 1 && neighbours.size() == 1) break;  // the last one was in the last pair
+    if (!offload_fits(neighbours, policy, stats)) {
+      ++stats.pruned_by_memory;
+      return false;
+    }
+  }
+  if (!base) base = multiplexed(sizes, true);
+  PolicyInput input;
+  input.base = &*base;
+  input.cost = &cost_;
+  input.memory_limit_bytes = limit_;
+  input.host_mode = config_.host_mode;
+  PolicyResult result = plan_with_state_offload(*policies_[policy], input);
+  ++stats.plans;
+  Candidate c;
+  c.row.strategy = "mutwo";
+  c.row.partition = partition_label(config_, sizes);
+  c.row.policy = names_[policy] + "+offload";
+  c.row.feasible = result.feasible;
+  c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
+  c.row.peak_bytes = result.peak_bytes;
+  c.row.note = result.note;
+  c.row.state_offloaded = true;
+  c.figures = figures_at_limit(result.prediction);
+  c.schedule = std::move(result.schedule);
+  c.sequence = sequence_++;
+  offer(std::move(c));
+  return true;
 }
 
 std::vector<Sizes> Search::enumerate_partitions() const {
@@ -340,6 +439,7 @@ std::optional<StrategyOutcome> Search::separate_runs(SearchStats& stats) {
   }
   // One run of the whole array is the one-sub-array partition the partition search plans already.
   if (chosen.size() < 2) return std::nullopt;
+  separate_sizes_ = sizes;
   std::vector<RunFigures> figures;
   std::vector<std::string> policies;
   const Run* largest = nullptr;
@@ -359,6 +459,13 @@ std::optional<StrategyOutcome> Search::separate_runs(SearchStats& stats) {
   return o;
 }
 
+void Search::offload_separate_partition(SearchStats& stats) {
+  if (!separate_sizes_ || config_.offload_partitions <= 0) return;
+  if (std::find(offload_tried_.begin(), offload_tried_.end(), *separate_sizes_) != offload_tried_.end()) return;
+  std::optional<profiles::Schedule> base;
+  for (size_t p = 0; p < policies_.size(); ++p) offer_offloaded(*separate_sizes_, p, base, stats);
+}
+
 void Search::search_partitions(SearchStats& stats) {
   std::vector<Sizes> partitions = enumerate_partitions();
   stats.partitions = static_cast<int64_t>(partitions.size());
@@ -372,6 +479,7 @@ void Search::search_partitions(SearchStats& stats) {
     by_bound.emplace_back(bound, i);
   }
   std::stable_sort(by_bound.begin(), by_bound.end());
+  int32_t offload_partitions = 0;  // partitions planned with the state offloaded
   for (size_t visit = 0; visit < by_bound.size(); ++visit) {
     const auto [bound, index] = by_bound[visit];
     const Sizes& sizes = partitions[index];
@@ -382,6 +490,9 @@ void Search::search_partitions(SearchStats& stats) {
     }
     std::optional<profiles::Schedule> base;
     std::optional<profiles::Schedule> back_to_back;
+    bool as_is_checked = false;
+    const bool offload_allowed = offload_partitions < config_.offload_partitions;
+    bool offloaded = false;
     for (size_t p = 0; p < policies_.size(); ++p) {
       Lone worst{true, 0};
       for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
@@ -405,13 +516,15 @@ void Search::search_partitions(SearchStats& stats) {
         c.row.pruned = true;
         c.sequence = sequence_++;
         offer(std::move(c));
+        if (offload_allowed) offloaded = offer_offloaded(sizes, p, base, stats) || offloaded;
         continue;
       }
-      if (!base) {
+      if (!as_is_checked) {
         // The first policy not pruned by memory: build the base once. A partition whose plain
         // multiplexed step already fits needs no memory policy (swaps and recomputation only add
         // time), so one 'none' row stands for all of them.
-        base = multiplexed(sizes, true);
+        as_is_checked = true;
+        if (!base) base = multiplexed(sizes, true);
         PolicyInput as_is_input;
         as_is_input.base = &*base;
         as_is_input.cost = &cost_;
@@ -460,6 +573,7 @@ void Search::search_partitions(SearchStats& stats) {
           result.note += " (sub-arrays back to back: better than multiplexed here)";
         }
       }
+      const bool fits = result.feasible;
       Candidate c;
       c.row.strategy = "mutwo";
       c.row.partition = partition_label(config_, sizes);
@@ -472,6 +586,11 @@ void Search::search_partitions(SearchStats& stats) {
       c.schedule = std::move(result.schedule);
       c.sequence = sequence_++;
       offer(std::move(c));
+      if (!fits && offload_allowed) offloaded = offer_offloaded(sizes, p, base, stats) || offloaded;
+    }
+    if (offloaded) {
+      ++offload_partitions;
+      offload_tried_.push_back(sizes);
     }
   }
 }

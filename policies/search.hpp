@@ -15,6 +15,17 @@
 // splits, so the mutwo strategy is never slower than either. (Mixing separate runs with
 // multiplexed sub-arrays inside one run is not searched yet.)
 //
+// Model-state offload (state_offload.hpp) is part of it as well: where a partition x policy does
+// not fit with every model's state resident (pruned or infeasible), it is planned again with the
+// state on the host between uses (policy shown as "<policy>+offload"; static policies only: DTR
+// decides at run time), multiplexed order only, on
+// the first SearchConfig::offload_partitions such partitions by compute bound that pass rule 1',
+// and on the separate runs' partition (HFTA-like groups, multiplexed in one run instead).
+// Rule 1' for those plans, memoised: every pair of neighbours in multiplex order (the sub-array
+// alone when there is one) planned by the policy as a two-sub-array multiplexed step with its
+// state offloaded at the whole limit (the others' state is on the host). A heuristic: a
+// neighbour's overlap is where a multiplexed step peaks, but a chain can peak higher.
+//
 // The best feasible plans are reported beside the
 // baselines sequential, hfta and hfta+capuchin (strategy.hpp), so that every result reads against them.
 //
@@ -54,6 +65,10 @@ struct SearchConfig {
   int32_t top = 10;                              // rows of the mutwo strategy kept; >= 1
   const PolicyRegistry* registry = nullptr;      // null: builtin_policies()
   sim::HostMode host_mode = sim::HostMode::none;  // how every plan is simulated (sim/host_mode.hpp)
+  // Model-state offload (state_offload.hpp) is tried on this many partitions: the first, by the
+  // compute bound, where a plan with the state resident does not fit and some policy passes rule
+  // 1' (above). 0: never. Each costs a whole-array plan per policy, hence the budget.
+  int32_t offload_partitions = 3;
 };
 
 // One strategy's result (for the mutwo strategy: one partition x policy).
@@ -67,6 +82,8 @@ struct SearchRow {
   double speedup_over_hfta = 0;  // samples_per_s / the hfta row's (0 when either is infeasible)
   int64_t peak_bytes = 0;        // highest memory of the plan; infeasible: the smallest limit it meets
   int64_t bytes_swapped = 0;     // out + in
+  int64_t state_bytes_swapped = 0;  // of those, model state (weights, optimizer state), out + in
+  bool state_offloaded = false;     // model state kept on the host between uses (state_offload.hpp)
   int64_t recompute_ns = 0;
   int64_t compute_stall_ns = 0;
   int64_t compute_ns = 0;  // compute streams' busy time less recomputation (RunFigures)

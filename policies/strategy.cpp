@@ -44,6 +44,7 @@ RunFigures run_figures(const sim::Prediction& p) {
   f.step_time_ns = p.oom ? 0 : p.step_time_ns;
   f.peak_bytes = p.peak_bytes;
   f.bytes_swapped = p.bytes_swapped_out + p.bytes_swapped_in;
+  f.state_bytes_swapped = p.state_bytes_swapped_out + p.state_bytes_swapped_in;
   f.recompute_ns = p.recompute_ns;
   f.compute_stall_ns = p.compute_stall_ns;
   for (size_t stream = 0; stream < p.busy_ns.size(); ++stream) {
@@ -81,6 +82,7 @@ SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_
     row.step_time_ns += r.step_time_ns;
     row.peak_bytes = std::max(row.peak_bytes, r.peak_bytes);
     row.bytes_swapped += r.bytes_swapped;
+    row.state_bytes_swapped += r.state_bytes_swapped;
     row.recompute_ns += r.recompute_ns;
     row.compute_stall_ns += r.compute_stall_ns;
     row.compute_ns += r.compute_ns;

@@ -40,6 +40,7 @@ struct RunFigures {
   int64_t step_time_ns = 0;  // 0 when infeasible
   int64_t peak_bytes = 0;    // infeasible: the peak without a limit (the smallest limit it meets)
   int64_t bytes_swapped = 0;
+  int64_t state_bytes_swapped = 0;  // of those, model state (Schedule::host_state), out + in
   int64_t recompute_ns = 0;
   int64_t compute_stall_ns = 0;
   int64_t compute_ns = 0;  // compute streams' busy time less recomputation: the step's own ops

@@ -8,13 +8,16 @@
 //   tensor takes nothing. Segments (2 MiB / 20 MiB) and fragmentation are not modelled: the figure
 //   is the sum of live blocks, what torch.cuda.max_memory_allocated() reports.
 // - Resident at the start of a step: weights, gradients and optimizer state (they persist across
-//   steps) and the step's inputs and labels.
+//   steps) and the step's inputs and labels; model state a schedule keeps on the host
+//   (Schedule::host_state) is not.
 // - Each op's request when it starts: its outputs that are not resident yet, plus its workspace,
 //   which is released when the op ends.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "profiles/graph.hpp"
+#include "profiles/schedule.hpp"
 
 namespace mutwo::profiles {
 
@@ -30,6 +33,10 @@ bool resident_at_start(TensorRole role);
 
 // Rounded bytes of every tensor resident at the start of a step.
 int64_t resident_at_start_bytes(const Graph& graph);
+
+// Per tensor of schedule.graph: 1 when it is on the device at the step's start (resident_at_start
+// by role and not in schedule.host_state). Ids in host_state must be in range (validate first).
+std::vector<uint8_t> resident_at_start_mask(const Schedule& schedule);
 
 // Rounded bytes op asks for when it starts: its outputs for which is_resident(t) is false, plus
 // its workspace. IsResident: bool(TensorId).

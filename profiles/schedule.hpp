@@ -13,7 +13,8 @@
 
 namespace mutwo::profiles {
 
-inline constexpr int kScheduleVersion = 1;
+// Version 2 added host_state; version 1 files (no host_state) still load.
+inline constexpr int kScheduleVersion = 2;
 
 // A Schedule that breaks a residency, ordering or stream rule; names the first offending instruction.
 class ScheduleError : public Error {
@@ -66,6 +67,11 @@ struct Schedule {
   std::vector<SubArray> sub_arrays;
   std::vector<Instruction> instructions;  // instructions[i].id == i
   std::string policy;                     // "none", "checkpoint", ... (informational)
+  // Model state whose home is pinned host memory (ZeRO-Offload, μ-TWO's state offload): weights
+  // and optimizer state start the step with a host copy and no device copy and must end it the
+  // same way (swapped out after their last update, then freed); gradients listed here start with
+  // no copy at all (backward writes them) and must be freed by the end. Ascending, no repeats.
+  std::vector<TensorId> host_state;
 };
 
 // Concatenates sub-array graphs into one Graph with disjoint ids (tensor and op names prefixed

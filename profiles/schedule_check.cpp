@@ -34,12 +34,14 @@ class ScheduleChecker {
 
   void run() {
     check_sub_arrays();
+    check_host_state();
     for (size_t i = 0; i < s_.instructions.size(); ++i) check(s_.instructions[i], static_cast<InstrId>(i));
     for (const Op& op : g_.ops) {
       if (computed_[static_cast<size_t>(op.id)] == kNoId) {
         throw ScheduleError(fmt::format("schedule: op {} '{}' is never computed", op.id, op.name));
       }
     }
+    check_host_state_at_end();
   }
 
  private:
@@ -105,6 +107,50 @@ class ScheduleChecker {
         throw ScheduleError(
             fmt::format("sub_array {} '{}': field 'width' = {} must be >= 1", i, sa.name, sa.width));
       end = sa.end_op;
+    }
+  }
+
+  // Model state kept on the host starts off the device; weights and optimizer state with a host
+  // copy made before the step (host_maker kNoId: the step's start).
+  void check_host_state() {
+    for (size_t i = 0; i < s_.host_state.size(); ++i) {
+      const TensorId id = s_.host_state[i];
+      if (id < 0 || static_cast<size_t>(id) >= g_.tensors.size()) {
+        throw ScheduleError(fmt::format("schedule: field 'host_state' lists tensor {}, which is not in the graph "
+                                        "({} tensors)",
+                                        id, g_.tensors.size()));
+      }
+      if (i > 0 && id <= s_.host_state[i - 1]) {
+        throw ScheduleError(fmt::format(
+            "schedule: field 'host_state' lists tensor {} after tensor {}; ids must be ascending without repeats",
+            id, s_.host_state[i - 1]));
+      }
+      const TensorRole role = g_.tensor(id).role;
+      if (!is_persistent(role)) {
+        throw ScheduleError(fmt::format("schedule: field 'host_state' lists {} of role {}; only weights, gradients "
+                                        "and optimizer state live on the host",
+                                        tensor_label(id), role_name(role)));
+      }
+      TensorState& st = state_[static_cast<size_t>(id)];
+      st.resident = false;
+      st.host_copy = role != TensorRole::gradient;
+    }
+  }
+
+  // What a step leaves must be what the next one starts from.
+  void check_host_state_at_end() const {
+    for (TensorId id : s_.host_state) {
+      const TensorState& st = state_[static_cast<size_t>(id)];
+      if (st.resident) {
+        throw ScheduleError(fmt::format("schedule: host_state {} is still on the device at the step's end (it must "
+                                        "be freed)",
+                                        tensor_label(id)));
+      }
+      if (g_.tensor(id).role != TensorRole::gradient && !st.host_copy) {
+        throw ScheduleError(fmt::format("schedule: host_state {} ends the step without a host copy of its last value "
+                                        "(swap it out after its last update)",
+                                        tensor_label(id)));
+      }
     }
   }
 
@@ -194,6 +240,15 @@ class ScheduleChecker {
           }
         }
         for (TensorId id : op.inputs) read(in, index, id);
+        // The optimizer updates its weight and state in place: a host copy of them is stale.
+        if (op.phase == Phase::optimizer && in.kind == InstrKind::compute) {
+          for (TensorId id : op.inputs) {
+            const TensorRole role = g_.tensor(id).role;
+            if (role == TensorRole::weight || role == TensorRole::optimizer_state) {
+              state_[static_cast<size_t>(id)].host_copy = false;
+            }
+          }
+        }
         for (TensorId id : op.outputs) {
           TensorState& st = state_[static_cast<size_t>(id)];
           if (in.kind == InstrKind::recompute && st.resident) continue;  // kept; recomputed copy discarded

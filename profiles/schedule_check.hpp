@@ -16,6 +16,12 @@ namespace mutwo::profiles {
 // Residency model (the back ends rely on it):
 // - weight, gradient, optimizer_state, input and label tensors are resident at the start; every
 //   other tensor becomes resident when an instruction computing its producer, or a swap_in, runs.
+// - Schedule::host_state (ascending persistent tensors) are not resident at the start: its weights
+//   and optimizer state have a host copy (swap_in may load it), its gradients nothing (their
+//   producer writes them). At the end each must be off the device, and each weight and optimizer
+//   state must have a host copy made after its last update.
+// - compute of an optimizer-phase op updates its weight and optimizer-state inputs in place: a
+//   host copy of them becomes stale.
 // - compute(op): each op exactly once; its inputs must be resident. It writes its outputs (a
 //   resident gradient is overwritten in place; any host copy of an output becomes stale).
 // - recompute(op): only after compute(op), only of a forward op marked recomputable; its inputs

@@ -88,7 +88,9 @@ std::string schedule_to_json(const Schedule& schedule) {
   for (size_t i = 0; i < schedule.instructions.size(); ++i) {
     out << (i ? ",\n    " : "\n    ") << instruction_json(schedule.instructions[i]).dump();
   }
-  out << (schedule.instructions.empty() ? "" : "\n  ") << "]\n}\n";
+  out << (schedule.instructions.empty() ? "" : "\n  ") << "]";
+  if (!schedule.host_state.empty()) out << ",\n  \"host_state\": " << OrderedJson(schedule.host_state).dump();
+  out << "\n}\n";
   return out.str();
 }
 
@@ -106,11 +108,15 @@ Schedule schedule_from_json(const std::string& text) {
       throw FormatError(fmt::format("schedule: field 'format' = '{}', expected '{}'", format, kFormatName));
     }
   }
-  r.expect_only({"format", "version", "policy", "graph", "sub_arrays", "instructions"});
+  r.expect_only({"format", "version", "policy", "graph", "sub_arrays", "instructions", "host_state"});
   r.string("format");  // present and a string
-  if (const int64_t version = r.integer("version"); version != kScheduleVersion) {
-    throw FormatError(fmt::format("schedule: unsupported version {} (this build reads version {})", version,
+  const int64_t version = r.integer("version");
+  if (version < 1 || version > kScheduleVersion) {
+    throw FormatError(fmt::format("schedule: unsupported version {} (this build reads versions 1 to {})", version,
                                   kScheduleVersion));
+  }
+  if (version < 2 && r.has("host_state")) {
+    throw FormatError("schedule: field 'host_state' needs version 2 (the file says version 1)");
   }
   Schedule s;
   s.policy = r.string("policy");
@@ -135,6 +141,19 @@ Schedule schedule_from_json(const std::string& text) {
   const Json& instrs = r.array("instructions");
   s.instructions.reserve(instrs.size());
   for (size_t i = 0; i < instrs.size(); ++i) s.instructions.push_back(parse_instruction(instrs[i], i));
+  if (r.has("host_state")) {
+    const Json& ids = r.array("host_state");
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!ids[i].is_number_integer()) {
+        throw FormatError(fmt::format("schedule: field 'host_state' entry {} is not an integer tensor id", i));
+      }
+      const int64_t id = ids[i].get<int64_t>();
+      if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
+        throw FormatError(fmt::format("schedule: field 'host_state' entry {} = {} is not a tensor id", i, id));
+      }
+      s.host_state.push_back(static_cast<TensorId>(id));
+    }
+  }
   validate_schedule(s);
   return s;
 }

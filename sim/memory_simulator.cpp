@@ -26,10 +26,11 @@ MemorySimulator::MemorySimulator(const profiles::Graph& graph, int64_t limit_byt
   }
 }
 
-bool MemorySimulator::allocate_resident() {
+bool MemorySimulator::allocate_resident(std::span<const uint8_t> at_start) {
   int64_t bytes = 0;
   for (size_t i = 0; i < graph_.tensors.size(); ++i) {
-    if (profiles::resident_at_start(graph_.tensors[i].role) && resident_[i] == 0) {
+    const bool starts = at_start.empty() ? profiles::resident_at_start(graph_.tensors[i].role) : at_start[i] != 0;
+    if (starts && resident_[i] == 0) {
       resident_[i] = 1;
       bytes += rounded_bytes_[i];
     }

@@ -7,6 +7,7 @@
 // - swap_in allocates its tensor at its start; free releases the device copy.
 // The simulator keeps no clock: callers pass `now` for the peak and the samples.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "profiles/graph.hpp"
@@ -21,9 +22,11 @@ class MemorySimulator {
   MemorySimulator(const profiles::Graph& graph, int64_t limit_bytes,
                   std::vector<MemorySample>* samples = nullptr);
 
-  // Allocates the tensors resident at the start (t=0); false if they alone exceed the limit
-  // (they are allocated anyway, so in_use_bytes() tells by how much).
-  bool allocate_resident();
+  // Allocates the tensors resident at the start (t=0): those whose entry in at_start is 1
+  // (profiles::resident_at_start_mask of the schedule), or with an empty span those resident by
+  // role; false if they alone exceed the limit (they are allocated anyway, so in_use_bytes() tells
+  // by how much).
+  bool allocate_resident(std::span<const uint8_t> at_start = {});
 
   // Allocates op's non-resident outputs and its workspace; false (and nothing changes) when that
   // would take the bytes in use over the limit; last_request_bytes() then tells how many it asked.

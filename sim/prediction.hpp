@@ -54,8 +54,11 @@ struct Prediction {
   int64_t recompute_ns = 0;       // sum of recompute durations
   int64_t bytes_swapped_out = 0;  // tensor bytes (unrounded) moved device -> host
   int64_t bytes_swapped_in = 0;   // tensor bytes (unrounded) moved host -> device
+  // Of those, model state (weights, gradients, optimizer state; Schedule::host_state).
+  int64_t state_bytes_swapped_out = 0;
+  int64_t state_bytes_swapped_in = 0;
 
-  int64_t resident_bytes = 0;  // allocated at t=0 (weights, gradients, optimizer state, inputs, labels)
+  int64_t resident_bytes = 0;  // allocated at t=0 (weights, gradients, optimizer state not on the host, inputs, labels)
   int64_t peak_bytes = 0;      // highest device memory in use (allocator-rounded)
   profiles::InstrId peak_instruction = profiles::kNoId;  // the allocation reaching the peak; kNoId: t=0
   int64_t peak_time_ns = 0;

@@ -34,6 +34,8 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
   j["recompute_ns"] = p.recompute_ns;
   j["bytes_swapped_out"] = p.bytes_swapped_out;
   j["bytes_swapped_in"] = p.bytes_swapped_in;
+  j["state_bytes_swapped_out"] = p.state_bytes_swapped_out;
+  j["state_bytes_swapped_in"] = p.state_bytes_swapped_in;
   j["resident_bytes"] = p.resident_bytes;
   j["peak_bytes"] = p.peak_bytes;
   j["peak_time_ns"] = p.peak_time_ns;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiles/memory_rule.hpp"
 #include "sim/dynamic_eviction.hpp"
 #include "sim/executed_instruction.hpp"
 #include "sim/memory_simulator.hpp"
@@ -475,7 +476,12 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
   const bool evicting = options.eviction != nullptr;
   // With dynamic eviction the limit is the eviction's budget; the allocator itself has none.
   MemorySimulator memory(schedule.graph, evicting ? 0 : pred.memory_limit_bytes, samples);
-  bool resident_fits = memory.allocate_resident();
+  if (evicting && !schedule.host_state.empty()) {
+    throw Error("simulate: dynamic eviction replays base schedules; this schedule keeps model state on the host "
+                "(field 'host_state')");
+  }
+  const std::vector<uint8_t> at_start = profiles::resident_at_start_mask(schedule);
+  bool resident_fits = memory.allocate_resident(at_start);
   pred.resident_bytes = memory.in_use_bytes();
 
   std::vector<ExecutedInstruction> executed;
@@ -564,12 +570,18 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
       case InstrKind::recompute:
         pred.recompute_ns += d;
         break;
-      case InstrKind::swap_out:
-        pred.bytes_swapped_out += tensors[static_cast<size_t>(x.target)].bytes;
+      case InstrKind::swap_out: {
+        const profiles::Tensor& t = tensors[static_cast<size_t>(x.target)];
+        pred.bytes_swapped_out += t.bytes;
+        if (profiles::is_persistent(t.role)) pred.state_bytes_swapped_out += t.bytes;
         break;
-      case InstrKind::swap_in:
-        pred.bytes_swapped_in += tensors[static_cast<size_t>(x.target)].bytes;
+      }
+      case InstrKind::swap_in: {
+        const profiles::Tensor& t = tensors[static_cast<size_t>(x.target)];
+        pred.bytes_swapped_in += t.bytes;
+        if (profiles::is_persistent(t.role)) pred.state_bytes_swapped_in += t.bytes;
         break;
+      }
       default:
         break;
     }

@@ -75,10 +75,12 @@ class DtrPolicy : public MemoryPolicy {
 
 void register_dtr_policy(PolicyRegistry& registry) {
   registry.add({"dtr", "evict by cost / (memory x staleness) at simulated run time, recompute on demand",
-                "Kirisame et al., ICLR 2021", [] { return std::make_unique<DtrPolicy>("dtr", "dtr"); }});
+                "Kirisame et al., ICLR 2021", [] { return std::make_unique<DtrPolicy>("dtr", "dtr"); },
+                /*in_default_search=*/true, /*static_plan=*/false});
   registry.add({"dtr-eqclass", "dtr with evicted neighbourhoods approximated by union-find classes",
                 "Kirisame et al., ICLR 2021",
-                [] { return std::make_unique<DtrPolicy>("dtr-eqclass", "dtr-eqclass"); }});
+                [] { return std::make_unique<DtrPolicy>("dtr-eqclass", "dtr-eqclass"); },
+                /*in_default_search=*/true, /*static_plan=*/false});
 }
 
 }  // namespace mutwo::policies

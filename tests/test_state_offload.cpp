@@ -1,0 +1,271 @@
+// Model-state offload (policies/state_offload.hpp): the host_state residency rules of a Schedule,
+// the pass's placement on a hand-derived two-sub-array step with exact simulated times and bytes,
+// and the policy wrapper fitting an array whose state alone exceeds the limit.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "policies/model_array.hpp"
+#include "policies/multiplex.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/state_offload.hpp"
+#include "profiles/autodiff.hpp"
+#include "profiles/error.hpp"
+#include "profiles/graph_builder.hpp"
+#include "profiles/memory_rule.hpp"
+#include "profiles/schedule_check.hpp"
+#include "profiles/schedule_json.hpp"
+#include "sim/simulator.hpp"
+#include "tests/support/fixed_cost_model.hpp"
+
+using namespace mutwo;
+using namespace mutwo::profiles;
+using mutwo::test::FixedCostModel;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;  // ns
+
+// The tiny step of test_multiplex.cpp: x[4,8] -> fc (linear, no bias) -> relu -> ce, SGD with
+// momentum. Ops 0 fc, 1 relu, 2 ce, 3 ce.backward, 4 relu.backward, 5 fc.backward, 6 sgd step;
+// tensors 0 x, 1 fc.weight (512 B), 2 labels, 3 fc, 4 relu, 5 ce, 6 log_probs, 7 relu.grad,
+// 8 fc.grad, 9 fc.weight.grad (512 B), 10 momentum (512 B). Sub-array p: ops + 7p, tensors + 11p.
+Graph tiny_step() {
+  GraphBuilder b("tiny", DType::f32, 1, 4);
+  TensorId x = b.add_input("x", {4, 8}, TensorRole::input, FuseAxis::stack);
+  TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
+  TensorId labels = b.add_input("labels", {4}, TensorRole::label, FuseAxis::stack, DType::i64);
+  TensorId h = b.op(OpKind::linear, "fc", {x, w});
+  TensorId a = b.op(OpKind::relu, "relu", {h});
+  b.add_op(OpKind::cross_entropy, "ce", {a, labels});
+  OptimizerConfig sgd;
+  sgd.kind = OptimizerKind::sgd;
+  return build_training_step(std::move(b).finish(), sgd);
+}
+
+// Ops 1 ms, except op 3 (3 ms) and op 9 (2 ms); copies 1 B/ns, so a 512 B tensor copies in 512 ns.
+FixedCostModel two_part_costs() {
+  std::map<OpId, int64_t> d;
+  for (OpId id = 0; id < 14; ++id) d[id] = kMs;
+  d[3] = 3 * kMs;
+  d[9] = 2 * kMs;
+  return FixedCostModel(d);
+}
+
+// "c5" compute op 5, "f3" free tensor 3, "o1" swap_out tensor 1, "i1" swap_in tensor 1, "r2"
+// recompute op 2.
+std::vector<std::string> trace(const Schedule& s) {
+  std::vector<std::string> out;
+  for (const Instruction& in : s.instructions) {
+    switch (in.kind) {
+      case InstrKind::compute: out.push_back(fmt::format("c{}", in.op)); break;
+      case InstrKind::recompute: out.push_back(fmt::format("r{}", in.op)); break;
+      case InstrKind::free: out.push_back(fmt::format("f{}", in.tensor)); break;
+      case InstrKind::swap_out: out.push_back(fmt::format("o{}", in.tensor)); break;
+      case InstrKind::swap_in: out.push_back(fmt::format("i{}", in.tensor)); break;
+    }
+  }
+  return out;
+}
+
+InstrId find(const Schedule& s, const std::string& label) {
+  const std::vector<std::string> t = trace(s);
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == label) return static_cast<InstrId>(i);
+  }
+  FAIL("no instruction " << label);
+  return kNoId;
+}
+
+sim::SimOptions unlimited() {
+  sim::SimOptions o;
+  o.memory_limit_bytes = -1;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("offload places swap-ins just in time, swap-outs after the update, frees once copied") {
+  // Multiplexed compute order (test_multiplex.cpp): 0 1 2 7 3 8 4 5 9 6 10 11 12 13, on the
+  // estimated timeline (ms) c0 0-1, c1 1-2, c2 2-3, c7 3-4, c3 4-7, c8 7-8, c4 8-9, c5 9-10,
+  // c9 10-12, c6 12-13, c10 13-14, c11 14-15, c12 15-16, c13 16-17.
+  // State per sub-array: fc.weight (1 / 12), fc.weight.grad (9 / 20), momentum (10 / 21).
+  // Swap-ins, FIFO by first use: w1 (c0), w12 (c7), m10 (c6), m21 (c13); latest starts backwards:
+  // m21 16 ms - 512, m10 12 ms - 512, w12 3 ms - 512, w1 -512 ns. Trigger: the last compute
+  // before the first use ending by then: w1 none (the step's start), w12 c1 (ends 2 ms), m10 c5
+  // (10 ms; c9 ends 12 ms), m21 c11 (15 ms; c12 ends 16 ms).
+  // Swap-outs after the sgd step (c6: w1, m10; c13: w12, m21); frees at the first compute ending
+  // after the estimated copy: w1 and m10 (13 ms + 512 / + 1024) after c10 (ends 14 ms), w12 and m21
+  // after c13 (nothing later). Gradients freed after their reader: 9 after c6, 20 after c13.
+  const FixedCostModel cost = two_part_costs();
+  const Schedule base = policies::build_multiplexed_schedule({tiny_step(), tiny_step()}, cost);
+  const Schedule s = policies::offload_model_state(base, cost);
+  CHECK(s.host_state == std::vector<TensorId>{1, 9, 10, 12, 20, 21});
+  CHECK(trace(s) == std::vector<std::string>{
+                        "i1",  "c0",  "c1",  "i12", "f3",  "c2",  "f5",  "c7",  "c3",  "f2",  "f6",
+                        "c8",  "f14", "c4",  "f4",  "f7",  "c5",  "i10", "f0",  "f8",  "c9",  "f16",
+                        "c6",  "o1",  "o10", "f9",  "c10", "f1",  "f10", "f13", "f17", "c11", "i21",
+                        "f15", "f18", "c12", "f11", "f19", "c13", "o12", "o21", "f20", "f12", "f21"});
+  // Waits: each first reader on its swap-in, each swap-in on its trigger, each free on its swap-out.
+  CHECK(s.instructions[static_cast<size_t>(find(s, "c0"))].waits == std::vector<InstrId>{find(s, "i1")});
+  CHECK(s.instructions[static_cast<size_t>(find(s, "i12"))].waits == std::vector<InstrId>{find(s, "c1")});
+  CHECK(s.instructions[static_cast<size_t>(find(s, "c7"))].waits == std::vector<InstrId>{find(s, "i12")});
+  CHECK(s.instructions[static_cast<size_t>(find(s, "f1"))].waits == std::vector<InstrId>{find(s, "o1")});
+  CHECK(s.instructions[static_cast<size_t>(find(s, "o21"))].waits == std::vector<InstrId>{find(s, "c13")});
+
+  // Simulated: c0 waits for i1 (512 ns), so every compute runs 512 ns late and nothing else
+  // stalls (i12 done at 2 ms + 1024, c7 starts 3 ms + 512; i10 at 10 ms + 1024 before c6 at
+  // 12 ms + 512; i21 at 15 ms + 1024 before c13 at 16 ms + 512). The step ends with o21 and the
+  // free waiting on it: c13 ends 17 ms + 512, o12 and o21 take 512 ns each: 17 ms + 1536. The
+  // compute stream stalls 512 ns before c0, then 512 ns for f12 (waits on o12) and 512 ns more for
+  // f21 (waits on o21).
+  const sim::Prediction p = sim::simulate(s, cost, unlimited());
+  const sim::Prediction resident = sim::simulate(base, cost, unlimited());
+  CHECK(resident.step_time_ns == 17 * kMs);
+  CHECK(p.step_time_ns == 17 * kMs + 1536);
+  CHECK(p.compute_stall_ns == 1536);
+  CHECK(p.state_bytes_swapped_in == 4 * 512);
+  CHECK(p.state_bytes_swapped_out == 4 * 512);
+  CHECK(p.bytes_swapped_in == 4 * 512);
+  // Resident at the start: the 6 state tensors (one 512 B block each) leave it: 5120 - 3072.
+  CHECK(resident.resident_bytes == 5120);
+  CHECK(p.resident_bytes == 5120 - 3072);
+  CHECK(p.peak_bytes < resident.peak_bytes);
+  // JSON keeps host_state (version 2).
+  CHECK(schedule_to_json(schedule_from_json(schedule_to_json(s))) == schedule_to_json(s));
+  CHECK(schedule_to_json(s).find("\"host_state\": [1,9,10,12,20,21]") != std::string::npos);
+}
+
+TEST_CASE("host_state rules: what a step starts from, it must end with") {
+  const FixedCostModel cost = two_part_costs();
+  const Schedule base = policies::build_plain_schedule({tiny_step()});
+  const Schedule good = policies::offload_model_state(base, cost);
+  CHECK(good.host_state == std::vector<TensorId>{1, 9, 10});
+  CHECK(resident_at_start_mask(good)[1] == 0);
+  CHECK(resident_at_start_mask(good)[0] == 1);  // the input
+  {
+    Schedule s = base;
+    s.host_state = {3};  // fc, an activation
+    CHECK_THROWS_WITH_AS(validate_schedule(s),
+                         "schedule: field 'host_state' lists tensor 3 'fc' of role activation; only weights, "
+                         "gradients and optimizer state live on the host",
+                         ScheduleError);
+    s.host_state = {10, 1};
+    CHECK_THROWS_WITH_AS(validate_schedule(s),
+                         "schedule: field 'host_state' lists tensor 1 after tensor 10; ids must be ascending "
+                         "without repeats",
+                         ScheduleError);
+    s.host_state = {11};
+    CHECK_THROWS_WITH_AS(validate_schedule(s),
+                         "schedule: field 'host_state' lists tensor 11, which is not in the graph (11 tensors)",
+                         ScheduleError);
+  }
+  {
+    // The weight on the host with no swap-in: its first reader finds it missing.
+    Schedule s = base;
+    s.host_state = {1};
+    CHECK_THROWS_WITH_AS(validate_schedule(s),
+                         "instruction 0 (compute op 0 'fc'): reads tensor 1 'fc.weight' which is not resident "
+                         "(never produced)",
+                         ScheduleError);
+  }
+  {
+    // Drop the last swap-out of the momentum and its wait: the update never reaches the host.
+    Schedule s = good;
+    const InstrId out = find(s, "o10");
+    std::vector<Instruction> kept;
+    for (const Instruction& in : s.instructions) {
+      if (in.id == out) continue;
+      Instruction copy = in;
+      copy.waits.clear();
+      for (InstrId w : in.waits) {
+        if (w != out) copy.waits.push_back(w > out ? w - 1 : w);
+      }
+      copy.id = static_cast<InstrId>(kept.size());
+      kept.push_back(copy);
+    }
+    s.instructions = kept;
+    CHECK_THROWS_WITH_AS(validate_schedule(s),
+                         "schedule: host_state tensor 10 'fc.weight.momentum_buffer' ends the step without a host copy "
+                         "of its last value (swap it out after its last update)",
+                         ScheduleError);
+  }
+  {
+    // Drop the weight's final free: it stays on the device.
+    Schedule s = good;
+    const InstrId f = find(s, "f1");
+    s.instructions.erase(s.instructions.begin() + f);
+    for (size_t i = 0; i < s.instructions.size(); ++i) {
+      Instruction& in = s.instructions[i];
+      in.id = static_cast<InstrId>(i);
+      for (InstrId& w : in.waits) w = w > f ? w - 1 : w;
+    }
+    CHECK_THROWS_WITH_AS(validate_schedule(s),
+                         "schedule: host_state tensor 1 'fc.weight' is still on the device at the step's end (it "
+                         "must be freed)",
+                         ScheduleError);
+  }
+  // The pass refuses to move state the plan already moves.
+  CHECK_THROWS_WITH_AS(policies::offload_model_state(good, cost),
+                       "state offload: tensor 1 'fc.weight' is already kept on the host", Error);
+  CHECK_THROWS_WITH_AS(policies::offload_model_state(base, cost, {1}),
+                       "state offload: sub-array 1 is not in the schedule (1 sub-arrays)", Error);
+}
+
+TEST_CASE("a version-1 schedule still loads; host_state needs version 2") {
+  const Schedule base = policies::build_plain_schedule({tiny_step()});
+  std::string text = schedule_to_json(base);
+  const auto v = text.find("\"version\": 2");
+  REQUIRE(v != std::string::npos);
+  text.replace(v, 12, "\"version\": 1");
+  CHECK(schedule_to_json(schedule_from_json(text)) == schedule_to_json(base));
+  const FixedCostModel cost = two_part_costs();
+  std::string offloaded = schedule_to_json(policies::offload_model_state(base, cost));
+  offloaded.replace(offloaded.find("\"version\": 2"), 12, "\"version\": 1");
+  CHECK_THROWS_WITH_AS(schedule_from_json(offloaded),
+                       "schedule: field 'host_state' needs version 2 (the file says version 1)", FormatError);
+}
+
+TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
+  // 4 x bert-mini (Adam), multiplexed as 1+1+1+1 at a limit below the array's resident state:
+  // no resident plan can fit, the offloaded plans do, with every byte of state moved both ways
+  // accounted (weights and moments in and out; gradients never move).
+  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  policies::ModelArray array;
+  array.model = "bert-mini";
+  array.count = 4;
+  const std::vector<Graph> parts = policies::sub_array_steps(array, {1, 1, 1, 1});
+  const Schedule base = policies::build_multiplexed_schedule(parts, *cost);
+  const sim::Prediction whole = sim::simulate(base, *cost, unlimited());
+  int64_t state_bytes = 0;  // weights + gradients + moments of the 4 models
+  int64_t moved_bytes = 0;  // weights + moments (what crosses the link each way)
+  for (const Tensor& t : base.graph.tensors) {
+    if (!is_persistent(t.role)) continue;
+    state_bytes += allocation_bytes(t.bytes);
+    if (t.role != TensorRole::gradient) moved_bytes += t.bytes;
+  }
+  const int64_t limit = state_bytes * 9 / 10;
+  REQUIRE(whole.resident_bytes > limit);
+  for (const std::string name : {"none", "mutwo", "capuchin"}) {
+    CAPTURE(name);
+    const auto policy = policies::builtin_policies().create(name);
+    policies::PolicyInput input;
+    input.base = &base;
+    input.cost = cost.get();
+    input.memory_limit_bytes = limit;
+    const policies::PolicyResult r = policies::plan_with_state_offload(*policy, input);
+    CHECK(r.feasible);
+    CHECK(r.peak_bytes <= limit);
+    CHECK(r.schedule.policy == name + "+offload");
+    CHECK(r.prediction.state_bytes_swapped_in == moved_bytes);
+    CHECK(r.prediction.state_bytes_swapped_out == moved_bytes);
+    CHECK(r.note.find("model state on the host") != std::string::npos);
+    CHECK_NOTHROW(validate_schedule(r.schedule));
+  }
+}
