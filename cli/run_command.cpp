@@ -39,6 +39,7 @@ struct RunOptions {
   std::string db = "results.db";
   bool no_db = false;
   bool allow_oom = false;
+  bool state_offload = false;
   std::string save_schedule;
   bool json = false;
 };
@@ -68,6 +69,7 @@ experiments::RunRequest run_request(const RunOptions& opts) {
   r.policy = opts.policy;
   r.order = opts.order;
   r.allow_oom = opts.allow_oom;
+  r.state_offload = opts.state_offload;
   r.device = opts.exec.device;
   r.memory_cap = opts.exec.memory_cap;
   r.seed = opts.exec.seed;
@@ -215,6 +217,9 @@ void add_run_command(CLI::App& app) {
                 "Capture one step as a CUDA graph after warm-up and time its replays");
   cmd->add_option("--db", opts->db, "Results database to store the run in")->capture_default_str();
   cmd->add_flag("--no-db", opts->no_db, "Do not store the run");
+  cmd->add_flag("--state-offload", opts->state_offload,
+                "Keep every model's weights, gradients and optimizer state in pinned host memory between uses "
+                "(swapped in before its sub-array's forward, out after its optimizer step)");
   cmd->add_flag("--allow-oom", opts->allow_oom,
                 "Run the policy's best plan even when it does not fit the limit");
   cmd->add_option("--save-schedule", opts->save_schedule, "Write the executed schedule to this file");

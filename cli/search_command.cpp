@@ -115,6 +115,20 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
                    gb(r.bytes_swapped), ms(r.recompute_ns), ms(r.compute_stall_ns)});
   }
   std::cout << table.render();
+  if (report.any_feasible()) {
+    // What the winning plan moves (issue 17): activations and model state across the host link,
+    // recomputation, and where the model state and the optimizer step live.
+    const policies::SearchRow& w = report.rows.front();
+    std::cout << fmt::format(
+        "winner ({} {} {}): swaps {} GB of activations and {} GB of model state (out + in), recomputes {} ms; "
+        "model state {}; optimizer step on the device\n",
+        w.strategy, w.partition, w.policy, gb(w.bytes_swapped - w.state_bytes_swapped), gb(w.state_bytes_swapped),
+        ms(w.recompute_ns),
+        w.state_offloaded ? "on the host between uses (swapped in before its sub-array's forward, out after its "
+                            "optimizer step)"
+        : w.runs > 1      ? "on the device only while its run trains"
+                          : "resident on the device");
+  }
   const policies::SearchStats& s = report.stats;
   std::cout << fmt::format(
       "searched {} partitions x {} policies: {} plans, {} pruned by memory, {} partitions pruned by "
@@ -143,6 +157,10 @@ nlohmann::json report_json(const policies::SearchReport& report, const costmodel
       row["speedup_over_hfta"] =
           r.speedup_over_hfta > 0 ? nlohmann::json(r.speedup_over_hfta) : nlohmann::json(nullptr);
       row["bytes_swapped"] = r.bytes_swapped;
+      row["activation_bytes_swapped"] = r.bytes_swapped - r.state_bytes_swapped;
+      row["state_bytes_swapped"] = r.state_bytes_swapped;
+      row["model_state"] = r.state_offloaded ? "host" : "device";
+      row["optimizer"] = "device";
       row["recompute_ns"] = r.recompute_ns;
       row["compute_stall_ns"] = r.compute_stall_ns;
     }

@@ -4,6 +4,7 @@
 
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
+#include "policies/state_offload.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::policies {
@@ -30,7 +31,7 @@ SubArrayOrder parse_order(std::string_view name) {
 
 ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy& policy,
                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
-                          SubArrayOrder order) {
+                          SubArrayOrder order, bool state_offload) {
   if (parts.empty()) throw GraphError("plan_sub_arrays: no sub-arrays to plan");
   std::vector<int64_t> step_ns;
   step_ns.reserve(parts.size());
@@ -47,7 +48,8 @@ ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy
     input.base = &base;
     input.cost = &cost;
     input.memory_limit_bytes = memory_limit_bytes;
-    return ArrayPlan{policy.plan(input), interleave && ordered.size() > 1};
+    return ArrayPlan{state_offload ? plan_with_state_offload(policy, input) : policy.plan(input),
+                     interleave && ordered.size() > 1};
   };
   if (order == SubArrayOrder::multiplexed || ordered.size() == 1) return plan(true);
   if (order == SubArrayOrder::back_to_back) return plan(false);

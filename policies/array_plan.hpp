@@ -30,8 +30,10 @@ struct ArrayPlan {
 // builds the base schedule(s) and plans with `policy` at `memory_limit_bytes` (> 0). One part:
 // the plain schedule. Never throws for "does not fit" (result.feasible tells); throws as the
 // policy does on bad input and GraphError on no parts.
+// With state_offload the policy plans through plan_with_state_offload (state_offload.hpp): every
+// sub-array's weights, gradients and optimizer state live on the host between uses.
 ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy& policy,
                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
-                          SubArrayOrder order);
+                          SubArrayOrder order, bool state_offload = false);
 
 }  // namespace mutwo::policies

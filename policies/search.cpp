@@ -176,8 +176,8 @@ class Search {
   bool offload_fits(const std::vector<SubArrayKey>& neighbours, size_t policy, SearchStats& stats);
   std::vector<SubArrayKey> multiplex_sequence(const Sizes& sizes);
   // The partition x policy planned with the model state on the host, offered as a row.
-  // Returns whether a plan was made (rule 1' passed).
-  bool offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
+  // Returns 0 when rule 1' pruned it, 1 when plans were made, 2 when one of them is feasible.
+  int offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
                        SearchStats& stats);
   std::vector<Sizes> enumerate_partitions() const;
   profiles::Schedule multiplexed(const Sizes& sizes, bool interleave);
@@ -295,41 +295,66 @@ std::vector<Search::SubArrayKey> Search::multiplex_sequence(const Sizes& sizes) 
   return ordered;
 }
 
-bool Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
-                             SearchStats& stats) {
-  if (!registry_.find(names_[policy]).static_plan) return false;
+int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
+                            SearchStats& stats) {
+  if (!registry_.find(names_[policy]).static_plan) return 0;
   const std::vector<SubArrayKey> sequence = multiplex_sequence(sizes);
-  for (size_t i = 0; i < sequence.size(); ++i) {
-    std::vector<SubArrayKey> neighbours{sequence[i]};
-    if (i + 1 < sequence.size()) neighbours.push_back(sequence[i + 1]);
-    if (sequence.size() > 1 && neighbours.size() == 1) break;  // the last one was in the last pair
-    if (!offload_fits(neighbours, policy, stats)) {
-      ++stats.pruned_by_memory;
-      return false;
+  // Rule 1': neighbours in multiplex order (multiplexed plan), each sub-array alone (back to back).
+  auto pairs_fit = [&] {
+    if (sequence.size() < 2) return offload_fits(sequence, policy, stats);
+    for (size_t i = 0; i + 1 < sequence.size(); ++i) {
+      if (!offload_fits({sequence[i], sequence[i + 1]}, policy, stats)) return false;
     }
-  }
-  if (!base) base = multiplexed(sizes, true);
+    return true;
+  };
+  auto each_fits = [&] {
+    for (const SubArrayKey& k : sequence) {
+      if (!offload_fits({k}, policy, stats)) return false;
+    }
+    return true;
+  };
   PolicyInput input;
-  input.base = &*base;
   input.cost = &cost_;
   input.memory_limit_bytes = limit_;
   input.host_mode = config_.host_mode;
-  PolicyResult result = plan_with_state_offload(*policies_[policy], input);
-  ++stats.plans;
+  std::optional<PolicyResult> result;
+  if (pairs_fit()) {
+    if (!base) base = multiplexed(sizes, true);
+    input.base = &*base;
+    result = plan_with_state_offload(*policies_[policy], input);
+    ++stats.plans;
+  }
+  // With the state dominating memory, two neighbours' state may not share the device: back to
+  // back, one sub-array's state is resident at a time (plus the next one's prefetch).
+  if ((!result || !result->feasible) && sequence.size() > 1 && each_fits()) {
+    const profiles::Schedule back_to_back = multiplexed(sizes, false);
+    input.base = &back_to_back;
+    PolicyResult alt = plan_with_state_offload(*policies_[policy], input);
+    ++stats.plans;
+    if (!result || alt.feasible || alt.peak_bytes < result->peak_bytes) {
+      alt.note += " (sub-arrays back to back)";
+      result = std::move(alt);
+    }
+  }
+  if (!result) {
+    ++stats.pruned_by_memory;
+    return 0;
+  }
+  const int made = result->feasible ? 2 : 1;
   Candidate c;
   c.row.strategy = "mutwo";
   c.row.partition = partition_label(config_, sizes);
   c.row.policy = names_[policy] + "+offload";
-  c.row.feasible = result.feasible;
-  c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
-  c.row.peak_bytes = result.peak_bytes;
-  c.row.note = result.note;
+  c.row.feasible = result->feasible;
+  c.row.step_time_ns = result->feasible ? result->step_time_ns : 0;
+  c.row.peak_bytes = result->peak_bytes;
+  c.row.note = result->note;
   c.row.state_offloaded = true;
-  c.figures = figures_at_limit(result.prediction);
-  c.schedule = std::move(result.schedule);
+  c.figures = figures_at_limit(result->prediction);
+  c.schedule = std::move(result->schedule);
   c.sequence = sequence_++;
   offer(std::move(c));
-  return true;
+  return made;
 }
 
 std::vector<Sizes> Search::enumerate_partitions() const {
@@ -479,7 +504,10 @@ void Search::search_partitions(SearchStats& stats) {
     by_bound.emplace_back(bound, i);
   }
   std::stable_sort(by_bound.begin(), by_bound.end());
-  int32_t offload_partitions = 0;  // partitions planned with the state offloaded
+  // Partitions with a feasible offloaded plan, and partitions planned with the state offloaded at all
+  // (at most 4x the budget: each costs a whole-array plan per policy).
+  int32_t offload_partitions = 0;
+  int32_t offload_attempts = 0;
   for (size_t visit = 0; visit < by_bound.size(); ++visit) {
     const auto [bound, index] = by_bound[visit];
     const Sizes& sizes = partitions[index];
@@ -491,8 +519,9 @@ void Search::search_partitions(SearchStats& stats) {
     std::optional<profiles::Schedule> base;
     std::optional<profiles::Schedule> back_to_back;
     bool as_is_checked = false;
-    const bool offload_allowed = offload_partitions < config_.offload_partitions;
-    bool offloaded = false;
+    const bool offload_allowed =
+        offload_partitions < config_.offload_partitions && offload_attempts < 4 * config_.offload_partitions;
+    int offloaded = 0;
     for (size_t p = 0; p < policies_.size(); ++p) {
       Lone worst{true, 0};
       for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
@@ -516,7 +545,7 @@ void Search::search_partitions(SearchStats& stats) {
         c.row.pruned = true;
         c.sequence = sequence_++;
         offer(std::move(c));
-        if (offload_allowed) offloaded = offer_offloaded(sizes, p, base, stats) || offloaded;
+        if (offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));
         continue;
       }
       if (!as_is_checked) {
@@ -586,10 +615,11 @@ void Search::search_partitions(SearchStats& stats) {
       c.schedule = std::move(result.schedule);
       c.sequence = sequence_++;
       offer(std::move(c));
-      if (!fits && offload_allowed) offloaded = offer_offloaded(sizes, p, base, stats) || offloaded;
+      if (!fits && offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));
     }
-    if (offloaded) {
-      ++offload_partitions;
+    if (offloaded > 0) {
+      ++offload_attempts;
+      if (offloaded == 2) ++offload_partitions;
       offload_tried_.push_back(sizes);
     }
   }

@@ -19,8 +19,9 @@
 // not fit with every model's state resident (pruned or infeasible), it is planned again with the
 // state on the host between uses (policy shown as "<policy>+offload"; static policies only: DTR
 // decides at run time), multiplexed order only, on
-// the first SearchConfig::offload_partitions such partitions by compute bound that pass rule 1',
-// and on the separate runs' partition (HFTA-like groups, multiplexed in one run instead).
+// the first such partitions by compute bound that pass rule 1' (SearchConfig::offload_partitions),
+// and on the separate runs' partition (HFTA-like groups, multiplexed in one run instead). Where the
+// multiplexed plan does not fit (two neighbours' state at once), back to back is tried.
 // Rule 1' for those plans, memoised: every pair of neighbours in multiplex order (the sub-array
 // alone when there is one) planned by the policy as a two-sub-array multiplexed step with its
 // state offloaded at the whole limit (the others' state is on the host). A heuristic: a
@@ -65,9 +66,10 @@ struct SearchConfig {
   int32_t top = 10;                              // rows of the mutwo strategy kept; >= 1
   const PolicyRegistry* registry = nullptr;      // null: builtin_policies()
   sim::HostMode host_mode = sim::HostMode::none;  // how every plan is simulated (sim/host_mode.hpp)
-  // Model-state offload (state_offload.hpp) is tried on this many partitions: the first, by the
-  // compute bound, where a plan with the state resident does not fit and some policy passes rule
-  // 1' (above). 0: never. Each costs a whole-array plan per policy, hence the budget.
+  // Model-state offload (state_offload.hpp) is tried until this many partitions have a feasible
+  // offloaded plan (or 4x as many were tried): the first, by the compute bound, where a plan with
+  // the state resident does not fit and some policy passes rule 1' (above). 0: never. Each costs a
+  // whole-array plan per policy, hence the budget.
   int32_t offload_partitions = 3;
 };
 

@@ -15,7 +15,7 @@ add_test(NAME cli_exec_clean
 set_tests_properties(cli_exec_clean PROPERTIES FIXTURES_SETUP cli_exec_clean)
 
 mutwo_cli_test(run_help ARGS run --help
-               DEFINES "STDOUT_REGEX=--model.*--schedule.*--partition.*--lr.*--policy.*--order.*--gpu.*--cost-source.*--trace.*--device.*--memory-cap.*--seed.*--iters.*--warmup.*--cuda-graph.*--db.*--allow-oom")
+               DEFINES "STDOUT_REGEX=--model.*--schedule.*--partition.*--lr.*--policy.*--order.*--gpu.*--cost-source.*--trace.*--device.*--memory-cap.*--seed.*--iters.*--warmup.*--cuda-graph.*--db.*--state-offload.*--allow-oom")
 mutwo_cli_test(profile_help ARGS profile --help
                DEFINES "STDOUT_REGEX=--model.*--schedule.*--device.*--warmup.*--iters.*--output.*--db")
 # 2 resnet-mini in two sub-arrays of one, multiplexed, at their default batch 2: 4 samples per
@@ -25,6 +25,13 @@ mutwo_cli_test(run_cpu_json
                ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 2 --warmup 1 --db exec-run.db --json
                DEFINES "JSON_CHECKS=run_id=1\;device=cpu\;gpu=a100-40gb\;schedule|samples_per_step=4\;schedule|multiplexed=ON\;schedule|policy=none\;measurement|iterations=2\;measurement|warmup_iterations=1\;measurement|peak_source=accounted\;measurement|oom=OFF\;measurement|peak_bytes=1784320\;prediction|peak_bytes=1784320"
                PROPERTIES FIXTURES_SETUP cli_exec_run_db FIXTURES_REQUIRED cli_exec_clean)
+# The same kind of array with every model's state on the host between uses (4 bert-mini as 2+2,
+# multiplexed, no activation policy): the executor's accounted peak equals the prediction, 1,297,920 B
+# against 2,297,344 B with the state resident (weights, gradients and Adam moments of the idle
+# sub-array off the device).
+mutwo_cli_test(run_cpu_state_offload
+               ARGS run --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --device cpu --iters 1 --warmup 1 --no-db --json
+               DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|multiplexed=ON\;measurement|oom=OFF\;measurement|peak_bytes=1297920\;prediction|peak_bytes=1297920")
 mutwo_cli_test(run_compare_reads_it ARGS compare --db exec-run.db
                DEFINES "STDOUT_REGEX=resnet-mini x2 [[]1,1[]] none on cpu +[0-9.]+ [mu]s +[0-9.]+ [mu]s .* 1.7 MiB +1.7 MiB +[+]0.0 %  ok"
                PROPERTIES FIXTURES_REQUIRED cli_exec_run_db)

@@ -337,3 +337,41 @@ TEST_CASE("mutwo is never slower than hfta or sequential, and feasible wherever 
     }
   }
 }
+
+TEST_CASE("where no plan with resident model state fits in one run, one with the state offloaded does") {
+  // 3 GPT-2 (124M) at batch 2 on 7 GiB: the state (weights, gradients, Adam moments) is 2.0 GB per
+  // model, so one run holding all three models' state resident leaves too little for activations
+  // (the best resident plan needs >= 7.53 GiB); with the state on the host between uses it fits, and
+  // each weight and moment crosses the link once each way.
+  ArchitectureCount a;
+  a.model = "gpt2";
+  a.count = 3;
+  a.config.batch_size = 2;
+  int64_t moved_bytes = 0;  // one model's weights and moments
+  for (const profiles::Tensor& t : step(a, 1).tensors) {
+    if (profiles::is_persistent(t.role) && t.role != profiles::TensorRole::gradient) moved_bytes += t.bytes;
+  }
+  const int64_t limit = int64_t{7} << 30;
+  const SearchReport r = run_search(config_for({a}, limit, {"none", "capuchin"}));
+  int offloaded = 0;
+  for (const SearchRow& row : r.rows) {
+    if (row.strategy != "mutwo" || row.runs != 1 || !row.feasible) continue;
+    CAPTURE(row.partition);
+    CAPTURE(row.policy);
+    CHECK(row.state_offloaded);  // resident, no one-run plan fits
+    CHECK(row.policy.ends_with("+offload"));
+    CHECK(row.state_bytes_swapped == 2 * 3 * moved_bytes);
+    CHECK(row.peak_bytes <= limit);
+    ++offloaded;
+  }
+  CHECK(offloaded >= 2);
+  const SearchRow& none = row_of(r, "mutwo", "gpt2:1+1+1", "none+offload");
+  CHECK(none.feasible);
+  // Without offload, no one-run plan is feasible.
+  SearchConfig without = config_for({a}, limit, {"none", "capuchin"});
+  without.offload_partitions = 0;
+  for (const SearchRow& row : run_search(without).rows) {
+    CHECK_FALSE((row.strategy == "mutwo" && row.runs == 1 && row.feasible));
+    CHECK_FALSE(row.state_offloaded);
+  }
+}
