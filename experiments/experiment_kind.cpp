@@ -8,6 +8,7 @@ void register_builtin_experiment_kinds(ExperimentKindRegistry& registry) {
   register_dtr_kind(registry);
   register_measured_kind(registry);
   register_published_kind(registry);
+  register_max_models_kind(registry);
 }
 
 const ExperimentKindRegistry& builtin_experiment_kinds() {

@@ -82,6 +82,7 @@ void register_policies_kind(ExperimentKindRegistry& registry);    // kinds/polic
 void register_dtr_kind(ExperimentKindRegistry& registry);         // kinds/dtr_kind.cpp
 void register_measured_kind(ExperimentKindRegistry& registry);    // kinds/measured_kind.cpp
 void register_published_kind(ExperimentKindRegistry& registry);   // kinds/published_kind.cpp
+void register_max_models_kind(ExperimentKindRegistry& registry);  // kinds/max_models_kind.cpp
 
 void register_builtin_experiment_kinds(ExperimentKindRegistry& registry);
 const ExperimentKindRegistry& builtin_experiment_kinds();

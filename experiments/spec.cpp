@@ -173,6 +173,8 @@ class SpecReader {
         for (int64_t v : integers(node, key, 1, 1024)) s.model_counts.push_back(static_cast<int32_t>(v));
       } else if (name == "gpus") {
         s.gpus = strings(node, key);
+      } else if (name == "host_link_gbps") {
+        s.host_link_gbps = positives(node, key, 10000.0);
       } else if (name == "memory_limits") {
         s.memory_limits = strings(node, key);
       } else if (name == "memory_fractions") {

@@ -25,6 +25,8 @@ struct Sweep {
   std::vector<SweepModel> models;          // [[sweep.models]]
   std::vector<int32_t> model_counts;       // models in the array
   std::vector<std::string> gpus;           // device catalog names
+  // Host-link bandwidths to sweep, GB/s each way (overriding the catalog's); empty: the catalog's.
+  std::vector<double> host_link_gbps;
   std::vector<std::string> memory_limits;  // "device" (the GPU's memory) or a size "30GiB"
   std::vector<double> memory_fractions;    // of the unoptimised peak, in (0, 1]
   std::vector<std::string> strategies;     // sequential, hfta, hfta+capuchin, mutwo

@@ -75,7 +75,7 @@ RunnerOptions jobs(int n) {
 }  // namespace
 
 TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is 96 arrays x 4 strategies") {
-  REQUIRE(shipped_specs().size() == 6);
+  REQUIRE(shipped_specs().size() == 8);
   for (const ShippedSpec& s : shipped_specs()) {
     CAPTURE(s.name);
     const ExperimentSpec spec = read_spec(std::string(s.name));
@@ -93,6 +93,67 @@ TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is
   CHECK(dtr.tasks.size() == 48);
   CHECK(dtr.rows == 480);
   CHECK(plan_experiment(read_spec("predicted_vs_measured"), nullptr, {}).tasks.empty());
+  // mutwo_table1: 6 families x 2 batch sizes x 6 counts x 2 host links (32, 25 GB/s) = 144 tasks.
+  const ExperimentPlan table1 = plan_experiment(read_spec("mutwo_table1"), nullptr, {});
+  CHECK(table1.tasks.size() == 144);
+  CHECK(table1.rows == 576);
+  CHECK(table1.tasks.front().label == "vit-b16 x2, batch 8, a100-40gb, link 32 GB/s, limit device");
+  // max_models: 6 families x 2 batch sizes x 8 counts = 96 tasks of 2 rows (hfta, mutwo).
+  const ExperimentPlan max_models = plan_experiment(read_spec("max_models"), nullptr, {});
+  CHECK(max_models.tasks.size() == 96);
+  CHECK(max_models.rows == 192);
+}
+
+TEST_CASE("max_models rows are the search's own; the summary gives HFTA's widest group and mutwo's one-run array") {
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "m.db");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_max_models.toml");
+  const RunnerReport report = run_experiment(spec, db, jobs(2));
+  CHECK(report.progress.rows_written == 8);  // counts {1, 2, 3, 4} x {hfta, mutwo}
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("tiny_max_models");
+
+  // 4 bert-mini at 1.6 MiB, searched directly: hfta fuses at most 2; the best one-run mutwo plan
+  // keeps the state on the host.
+  const int64_t limit = 1677722;
+  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  policies::SearchConfig config;
+  profiles::ModelConfig model;
+  model.batch_size = 4;
+  config.architectures.push_back({"bert-mini", 4, model});
+  config.cost = cost.get();
+  config.memory_limit_bytes = limit;
+  config.policies = {"none", "capuchin"};
+  config.top = 1;
+  config.host_mode = sim::HostMode::eager;
+  const policies::SearchReport searched = policies::run_search(config);
+  const policies::SearchRow* one_run = nullptr;
+  for (const policies::SearchRow& r : searched.rows) {
+    if (r.strategy == "mutwo" && r.runs == 1 && !r.pruned) {
+      one_run = &r;
+      break;
+    }
+  }
+  REQUIRE(one_run != nullptr);
+  REQUIRE(one_run->feasible);
+  CHECK(one_run->state_offloaded);
+  const StoredExperimentRow& mutwo = row_where(rows, {{"models", 4}}, "mutwo");
+  CHECK(mutwo.row.feasible);
+  CHECK(mutwo.run.run.partition == one_run->partition);
+  CHECK(mutwo.run.run.policy == one_run->policy);
+  CHECK(mutwo.row.metric("step_time_ns") == static_cast<double>(one_run->step_time_ns));
+  CHECK(mutwo.row.metric("models_at_once") == 4);
+  CHECK(mutwo.row.metric("state_offloaded") == 1);
+  const StoredExperimentRow& hfta = row_where(rows, {{"models", 4}}, "hfta");
+  CHECK(hfta.run.run.partition == "bert-mini:2+2");
+  CHECK(hfta.row.metric("models_at_once") == 2);
+
+  const CsvTable table = experiment_table(spec, db);
+  REQUIRE(table.rows.size() == 1);
+  CHECK(table.header[7] == "hfta_max_models");
+  CHECK(table.rows[0][7] == "2");
+  CHECK(table.rows[0][8] == "4");
+  CHECK(table.rows[0][9] == "yes");  // at the sweep's largest count: a lower bound
+  CHECK(table.rows[0][10] == "2");
 }
 
 TEST_CASE("spec errors name the file, the line, the key and the value") {
@@ -133,7 +194,7 @@ TEST_CASE("spec errors name the file, the line, the key and the value") {
   CHECK_THROWS_WITH_AS(
       read_spec("mutwo_thruput"),
       doctest::Contains("unknown experiment 'mutwo_thruput': not a file, nor a shipped spec; "
-                        "shipped: dtr_pareto, fidelity, memory_sweep"),
+                        "shipped: dtr_pareto, fidelity, max_models, memory_sweep"),
       UnknownNameError);
   CHECK_THROWS_WITH_AS(read_spec("missing/spec.toml"),
                        doctest::Contains("cannot read experiment spec 'missing/spec.toml': no such file"),

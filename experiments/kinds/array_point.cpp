@@ -36,6 +36,7 @@ profiles::OptimizerConfig ArrayPoint::optimizer_config() const {
 }
 
 std::string ArrayPoint::label() const {
+  if (host_link_gbps > 0) return fmt::format("{} x{}, batch {}, {}, link {} GB/s", model, models, batch_size, gpu, host_link_gbps);
   return fmt::format("{} x{}, batch {}, {}", model, models, batch_size, gpu);
 }
 
@@ -49,7 +50,10 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
     for (int64_t batch : batches) {
       for (int32_t count : s.model_counts) {
         for (const std::string& gpu : s.gpus) {
+         const std::vector<double> links = s.host_link_gbps.empty() ? std::vector<double>{0} : s.host_link_gbps;
+         for (double link : links) {
           ArrayPoint p;
+          p.host_link_gbps = link;
           p.model = m.name;
           p.models = count;
           p.batch_size = batch;
@@ -64,6 +68,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
           p.cost_source = s.cost_source;
           p.traces = s.traces;
           out.push_back(std::move(p));
+         }
         }
       }
     }
@@ -88,6 +93,7 @@ nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
   if (p.precision != "fp32") c["precision"] = p.precision;  // likewise: fp32 rows keep their hashes
   // Rows simulated without the host timeline keep their hashes; eager and cuda-graph rows are new.
   if (p.host_mode != "none") c["host_mode"] = p.host_mode;
+  if (p.host_link_gbps > 0) c["host_link_gbps"] = p.host_link_gbps;  // likewise: catalog-link rows keep theirs
   return c;
 }
 
@@ -105,6 +111,7 @@ ArrayPoint array_point(const nlohmann::json& c) {
   if (c.contains("traces")) p.traces = c.at("traces").get<std::vector<std::string>>();
   if (c.contains("precision")) p.precision = c.at("precision").get<std::string>();
   if (c.contains("host_mode")) p.host_mode = c.at("host_mode").get<std::string>();
+  if (c.contains("host_link_gbps")) p.host_link_gbps = c.at("host_link_gbps").get<double>();
   return p;
 }
 
@@ -138,6 +145,7 @@ costmodel::CostSetup array_cost_setup(const ExperimentSpec& spec, const ArrayPoi
   setup.cost_source = p.cost_source;
   for (const std::string& t : p.traces) setup.trace_files.push_back(spec_relative(spec, t).string());
   setup.traces_name = "'sweep.traces'";
+  if (p.host_link_gbps > 0) setup.overrides.h2d_gbps = setup.overrides.d2h_gbps = p.host_link_gbps;
   return setup;
 }
 

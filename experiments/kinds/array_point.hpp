@@ -29,6 +29,7 @@ struct ArrayPoint {
   std::string host_mode = "none";  // sim/host_mode.hpp; a row stored before the host timeline: none
   std::string optimizer;
   std::string gpu;
+  double host_link_gbps = 0;  // each way, overriding the catalog's; 0: the catalog's
   std::string cost_source;
   std::vector<std::string> traces;  // the cost source's measured traces, as the spec names them
 
@@ -37,7 +38,7 @@ struct ArrayPoint {
   std::string label() const;  // "bert-base x8, batch 16, a100-40gb"
 };
 
-// models x batch sizes x counts x GPUs, in that nesting order (models outermost).
+// models x batch sizes x counts x GPUs x host links, in that nesting order (models outermost).
 std::vector<ArrayPoint> array_points(const ExperimentSpec& spec);
 
 // The keys of the configuration every row of this array shares.

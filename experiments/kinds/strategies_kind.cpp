@@ -43,7 +43,7 @@ class StrategiesKind final : public ExperimentKind {
            "mutwo)";
   }
   const std::vector<std::string_view>& sweep_keys() const override {
-    static const std::vector<std::string_view> keys = {"models",        "model_counts", "gpus",
+    static const std::vector<std::string_view> keys = {"models",        "model_counts", "gpus", "host_link_gbps",
                                                        "memory_limits", "strategies",   "policies",
                                                        "dtype",         "precision", "host_mode",    "optimizer",    "cost_source",
                                                        "traces"};
@@ -135,7 +135,7 @@ class StrategiesKind final : public ExperimentKind {
     return rows;
   }
 
-  CsvTable table(const ExperimentSpec&, const std::vector<StoredExperimentRow>& rows,
+  CsvTable table(const ExperimentSpec& spec, const std::vector<StoredExperimentRow>& rows,
                  const ResultsDb&) const override {
     // step_time_over_hfta: against the feasible hfta row of the same array and limit.
     std::map<std::string, double> hfta_ns;
@@ -152,10 +152,10 @@ class StrategiesKind final : public ExperimentKind {
       const bool both = r.row.feasible && ns && h != hfta_ns.end() && h->second > 0;
       extra.push_back({both ? number_cell(*ns / h->second) : ""});
     }
-    return metrics_table(rows,
-                         {"model", "batch_size", "models", "gpu", "memory_limit_bytes", "dtype", "optimizer",
-                          "cost_source", "strategy"},
-                         {"step_time_over_hfta"}, extra);
+    std::vector<std::string> keys = {"model", "batch_size", "models", "gpu", "memory_limit_bytes", "dtype", "optimizer",
+                                     "cost_source", "strategy"};
+    if (!spec.sweep.host_link_gbps.empty()) keys.insert(keys.begin() + 4, "host_link_gbps");
+    return metrics_table(rows, keys, {"step_time_over_hfta"}, extra);
   }
 
  private:
