@@ -42,6 +42,7 @@ struct SimulateOptions {
   bool json = false;
   bool strict = false;
   std::string host_mode;  // empty: eager, except none for a replayed trace without measured host times
+  int32_t iterations = 0;  // 0: 3, except 1 for a replayed trace (compared with its one profiled step)
 };
 
 // Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step
@@ -82,7 +83,11 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
     table.add_row({"step time", human_duration(p.step_time_ns)});
     table.add_row({"throughput", "- (batch size unknown)"});
   } else {
-    table.add_row({"step time", human_duration(p.step_time_ns)});
+    table.add_row({"step time", p.iterations > 1 ? fmt::format("{} (steady state: iteration {} of {}; the first "
+                                                               "took {})",
+                                                               human_duration(p.step_time_ns), p.iterations,
+                                                               p.iterations, human_duration(p.first_step_ns))
+                                                 : human_duration(p.step_time_ns)});
     table.add_row(
         {"throughput",
          fmt::format("{:.1f} samples/s ({} samples per step)",
@@ -153,6 +158,7 @@ void run_simulate(const SimulateOptions& opts) {
   const std::string host_mode =
       !opts.host_mode.empty() ? opts.host_mode : (replaying_without_host ? "none" : "eager");
   sim_options.host_mode = sim::parse_host_mode(host_mode);
+  sim_options.iterations = opts.iterations > 0 ? opts.iterations : (replay_cost != nullptr ? 1 : 3);
   const sim::Prediction p = sim::simulate(schedule, model, sim_options);
   if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
 
@@ -216,6 +222,11 @@ void add_simulate_command(CLI::App& app) {
                   "never limits the GPU); default: eager, except none when replaying a trace that measured no "
                   "host side (a DTR log, a CPU profile)")
       ->check(CLI::IsMember({"eager", "cuda-graph", "none"}));
+  cmd->add_option("--iterations", opts->iterations,
+                  "Training steps simulated back to back; the step reported is the last (the steady state: the "
+                  "next iteration's swap-ins and batch upload overlap this one's end) beside the first; busy, "
+                  "swap and stall figures cover all of them. Default: 3, except 1 when replaying a trace")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--format", opts->device.trace_format,
                   "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log); default: "
                   "detected from the content")

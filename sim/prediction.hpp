@@ -72,6 +72,12 @@ struct Prediction {
 
   int64_t instructions_simulated = 0;  // instructions that ran (all of them unless OOM)
 
+  // With SimOptions::iterations > 1: how many, when each ended (from the first's start), and the
+  // first step's time (step_time_ns is then the last one's, the steady state).
+  int32_t iterations = 1;
+  std::vector<int64_t> iteration_end_ns;
+  int64_t first_step_ns = 0;
+
   // With dynamic eviction (SimOptions::eviction): tensors the heuristic evicted, recompute
   // instructions inserted.
   int32_t evictions = 0;

@@ -25,6 +25,11 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
   nlohmann::json j;
   j["step_time_ns"] = p.oom ? nlohmann::json(nullptr) : nlohmann::json(p.step_time_ns);
   j["instructions_simulated"] = p.instructions_simulated;
+  if (p.iterations > 1) {
+    j["iterations"] = p.iterations;
+    j["first_step_ns"] = p.first_step_ns;
+    j["iteration_end_ns"] = p.iteration_end_ns;
+  }
   j["instructions_total"] = schedule.instructions.size();
   j["busy_ns"] = per_stream(p.busy_ns);
   j["stall_ns"] = per_stream(p.stall_ns);

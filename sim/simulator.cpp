@@ -12,6 +12,7 @@
 #include "profiles/memory_rule.hpp"
 #include "sim/dynamic_eviction.hpp"
 #include "sim/executed_instruction.hpp"
+#include "sim/iterations.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/replay_plan.hpp"
 
@@ -453,10 +454,11 @@ HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, H
   return h;
 }
 
-}  // namespace
 
-Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
-                    const SimOptions& options) {
+// One replay of `schedule`; with iteration_of (an unrolled schedule, sim/iterations.hpp), the
+// iterations' ends and the steady-state step too.
+Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
+                             const SimOptions& options, const std::vector<int32_t>* iteration_of) {
   check_references(schedule);
   const costmodel::DeviceSpec& device = cost_model.device();
   const bool half_duplex = options.half_duplex.value_or(!device.full_duplex);
@@ -616,6 +618,45 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
     if (host.on) add_host_track(schedule, host, replay.host_start_ns(), pred.timeline);
   }
   if (options.record_executed) pred.executed = executed_instructions(schedule, executed);
+  if (iteration_of != nullptr && !iteration_of->empty()) {
+    const auto iterations = static_cast<size_t>(iteration_of->back()) + 1;
+    pred.iterations = static_cast<int32_t>(iterations);
+    pred.iteration_end_ns.assign(iterations, 0);
+    for (const ExecutedInstruction& x : executed) {
+      if (x.original == kNoId) continue;
+      int64_t& end = pred.iteration_end_ns[static_cast<size_t>((*iteration_of)[static_cast<size_t>(x.original)])];
+      end = std::max(end, x.start_ns + x.duration_ns);
+    }
+    // An iteration ends no earlier than the one before it; the last when the host is done too.
+    for (size_t k = 1; k < iterations; ++k) {
+      pred.iteration_end_ns[k] = std::max(pred.iteration_end_ns[k], pred.iteration_end_ns[k - 1]);
+    }
+    pred.iteration_end_ns.back() = std::max(pred.iteration_end_ns.back(), pred.step_time_ns);
+    pred.first_step_ns = pred.iteration_end_ns.front();
+    if (!pred.oom && iterations > 1) {
+      pred.step_time_ns = pred.iteration_end_ns[iterations - 1] - pred.iteration_end_ns[iterations - 2];
+    }
+  }
+  return pred;
+}
+
+}  // namespace
+
+Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
+                    const SimOptions& options) {
+  if (options.iterations == 1) return simulate_schedule(schedule, cost_model, options, nullptr);
+  if (options.eviction != nullptr) {
+    throw Error(fmt::format("simulate: dynamic eviction runs one iteration, not {} (SimOptions::iterations)",
+                            options.iterations));
+  }
+  const UnrolledSchedule unrolled = unroll_iterations(schedule, options.iterations);
+  SimOptions one = options;
+  one.iterations = 1;
+  Prediction pred = simulate_schedule(unrolled.schedule, cost_model, one, &unrolled.iteration_of);
+  // Reports name the step's own instructions (timeline events and executed keep the unrolled ids).
+  auto original = [&](InstrId id) { return id == kNoId ? id : unrolled.original_of[static_cast<size_t>(id)]; };
+  pred.peak_instruction = original(pred.peak_instruction);
+  pred.oom_instruction = original(pred.oom_instruction);
   return pred;
 }
 

@@ -56,6 +56,11 @@ struct SimOptions {
   // With eviction: the run fails once recomputation passes (limit - 1) x the schedule's compute time
   // (DTR's thrashing limit, 2.0 in the paper); 0: none.
   double remat_overhead_limit = 0;
+  // Training steps simulated back to back (sim/iterations.hpp), 1 to 1000. With more than one the
+  // Prediction's step_time_ns is the last step's (end of the last iteration - end of the one
+  // before: the steady state), first_step_ns the first's; busy, stall, swap and recompute figures
+  // and the timeline cover every iteration, the peak is the highest of any. Not with eviction.
+  int32_t iterations = 1;
 };
 
 // Replays the schedule. Expects a schedule that passed profiles::validate_schedule (residency is

@@ -45,8 +45,9 @@ mutwo_cli_test(measured_search_help ARGS search --help DEFINES "STDOUT_REGEX=--c
 
 # The tiny relu measured 2,500 ns on "NVIDIA H100 80GB HBM3": one compute, no copies -> 2,500 ns,
 # on the device the trace names (h100-sxm-80gb) unless --gpu is given. The measured GPU time alone
-# (--host-mode none): these traces measured no host side.
-set(tiny simulate|--schedule|traces/tiny_relu.schedule.json|--cost-source|measured|--trace|traces/tiny_relu_measured.json|--host-mode|none)
+# (--host-mode none): these traces measured no host side. One iteration: a later one would start
+# with the next batch's upload (10 us of host-link latency against this 2.5 us step).
+set(tiny simulate|--schedule|traces/tiny_relu.schedule.json|--cost-source|measured|--trace|traces/tiny_relu_measured.json|--host-mode|none|--iterations|1)
 mutwo_cli_test(measured_tiny_report ARGS ${tiny}
                DEFINES WORKDIR=${MUTWO_TEST_FIXTURES}
                        "STDOUT_REGEX=device +h100-sxm-80gb [(]NVIDIA H100-SXM5-80GB[)].*cost source +measured [(]1 of 1 ops from 1 trace on NVIDIA H100 80GB HBM3[)].*step time +2.500 us")

@@ -269,3 +269,40 @@ TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
     CHECK_NOTHROW(validate_schedule(r.schedule));
   }
 }
+
+TEST_CASE("three iterations: the steady-state step prefetches the next iteration's first weight") {
+  // The offloaded two-sub-array step above, simulated 3 times back to back (sim/iterations.hpp).
+  // Iteration 1 is the single step: 17 ms + 1536 ns. Iteration 2 starts with its batch's uploads
+  // on the host->device stream, each after iteration 1 freed that tensor: x 0 and labels 2 (128 +
+  // 32 B) after i21 (done 15 ms + 1024), x 11 once freed after c12 (16 ms + 512) until 16 ms +
+  // 640, labels 13 until 16 ms + 672. Then the swap-in of fc.weight (1), which waits on iteration
+  // 1's free of it (after c10): done at 16 ms + 1184, before the compute stream is free (its last
+  // instruction, the free of tensor 21, at 17 ms + 1536). So c0 starts without the 512 ns wait,
+  // and every later iteration takes 17 ms of compute + 1024 ns of the last two swap-outs.
+  const FixedCostModel cost = two_part_costs();
+  const Schedule base = policies::build_multiplexed_schedule({tiny_step(), tiny_step()}, cost);
+  const Schedule s = policies::offload_model_state(base, cost);
+  sim::SimOptions o = unlimited();
+  o.iterations = 3;
+  const sim::Prediction p = sim::simulate(s, cost, o);
+  CHECK(p.iterations == 3);
+  CHECK(p.first_step_ns == 17 * kMs + 1536);
+  CHECK(p.iteration_end_ns ==
+        std::vector<int64_t>{17 * kMs + 1536, 34 * kMs + 2560, 51 * kMs + 3584});
+  CHECK(p.step_time_ns == 17 * kMs + 1024);
+  CHECK(p.state_bytes_swapped_in == 3 * 4 * 512);
+  CHECK_FALSE(p.oom);
+  // The peak of any iteration equals one step's (5120 B, at c3 of iteration 1): the uploads and the
+  // prefetched weight arrive while sub-array 1's backward holds less than that.
+  CHECK(p.peak_bytes == sim::simulate(s, cost, unlimited()).peak_bytes);
+
+  // Without swaps, back-to-back iterations repeat the step exactly: 17 ms each.
+  const sim::Prediction plain = sim::simulate(base, cost, o);
+  CHECK(plain.iteration_end_ns == std::vector<int64_t>{17 * kMs, 34 * kMs, 51 * kMs});
+  CHECK(plain.step_time_ns == 17 * kMs);
+  CHECK(plain.first_step_ns == 17 * kMs);
+  CHECK(plain.peak_bytes == sim::simulate(base, cost, unlimited()).peak_bytes);
+
+  o.iterations = 0;
+  CHECK_THROWS_WITH_AS(sim::simulate(s, cost, o), "iterations = 0: must be from 1 to 1000", Error);
+}
