@@ -18,18 +18,18 @@ namespace {
 
 using namespace mutwo;
 
-// state.range(0) bert-base models at batch 16; state.range(1) the memory limit in GiB (0: 40 GiB).
-void BM_SearchBertBase(benchmark::State& state) {
+// The search of `count` x `model` at `batch` on the analytic A100-40GB (limit 0: its memory), timed.
+void time_search(benchmark::State& state, const char* model, int32_t count, int64_t batch, int64_t limit_bytes) {
   const std::unique_ptr<costmodel::OpCostModel> cost =
       costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
   policies::SearchConfig config;
-  policies::ArchitectureCount bert;
-  bert.model = "bert-base";
-  bert.count = static_cast<int32_t>(state.range(0));
-  bert.config.batch_size = 16;
-  config.architectures = {bert};
+  policies::ArchitectureCount a;
+  a.model = model;
+  a.count = count;
+  a.config.batch_size = batch;
+  config.architectures = {a};
   config.cost = cost.get();
-  config.memory_limit_bytes = state.range(1) << 30;
+  config.memory_limit_bytes = limit_bytes;
   int64_t plans = 0;
   for (auto _ : state) {
     const policies::SearchReport report = policies::run_search(config);
@@ -38,6 +38,11 @@ void BM_SearchBertBase(benchmark::State& state) {
   }
   state.counters["plans"] = static_cast<double>(plans);
 }
+
+// state.range(0) bert-base models at batch 16; state.range(1) the memory limit in GiB (0: 40 GiB).
+void BM_SearchBertBase(benchmark::State& state) {
+  time_search(state, "bert-base", static_cast<int32_t>(state.range(0)), 16, state.range(1) << 30);
+}
 // The default `mutwo search` (8 x bert-base, 40 GiB) and a 2x-oversubscribed limit (14 GiB ~ half
 // the fused-8 unoptimised peak of 28.9 GiB); 32 x bert-base at 40 GiB.
 BENCHMARK(BM_SearchBertBase)->Args({8, 0})->Args({8, 14})->Args({32, 0})->Unit(benchmark::kMillisecond);
@@ -45,22 +50,7 @@ BENCHMARK(BM_SearchBertBase)->Args({8, 0})->Args({8, 14})->Args({32, 0})->Unit(b
 // μ-TWO's regime (issue 17): state.range(0) GPT-2 (124M) at batch 8 on an A100-40GB, whose
 // weights, gradients and Adam state alone exceed the GPU from 20 models on. Target: 32 models < 10 s.
 void BM_SearchGpt2(benchmark::State& state) {
-  const std::unique_ptr<costmodel::OpCostModel> cost =
-      costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
-  policies::SearchConfig config;
-  policies::ArchitectureCount gpt2;
-  gpt2.model = "gpt2";
-  gpt2.count = static_cast<int32_t>(state.range(0));
-  gpt2.config.batch_size = 8;
-  config.architectures = {gpt2};
-  config.cost = cost.get();
-  int64_t plans = 0;
-  for (auto _ : state) {
-    const policies::SearchReport report = policies::run_search(config);
-    plans = report.stats.plans;
-    benchmark::DoNotOptimize(report.rows.data());
-  }
-  state.counters["plans"] = static_cast<double>(plans);
+  time_search(state, "gpt2", static_cast<int32_t>(state.range(0)), 8, 0);
 }
 BENCHMARK(BM_SearchGpt2)->Arg(24)->Arg(32)->Unit(benchmark::kMillisecond)->Iterations(1);
 

@@ -24,6 +24,7 @@
 #include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "tests/support/tiny_step.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
@@ -34,37 +35,11 @@ using mutwo::test::FixedCostModel;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;  // ns
+using mutwo::test::kMs;
+using mutwo::test::tiny_step;
+using mutwo::test::two_part_costs;
 
-// x[4,8] -> fc (linear, no bias) -> relu -> ce, with SGD. The step's 7 ops and 11 tensors:
-//   ops      0 fc, 1 relu, 2 ce (forward); 3 ce.backward, 4 relu.backward, 5 fc.backward (backward);
-//            6 fc.weight.sgd_step (optimizer)
-//   tensors  0 x (input, 128 B), 1 fc.weight (512 B), 2 labels (32 B), 3 fc, 4 relu (256 B each),
-//            5 ce (loss, 4 B), 6 ce.log_probs (256 B), 7 relu.grad, 8 fc.grad (256 B each),
-//            9 fc.weight.grad (512 B), 10 momentum (512 B)
-// Last readers: x op 5, labels op 3, fc op 1, relu op 4, ce none (after op 2), log_probs op 3,
-// relu.grad op 4, fc.grad op 5. Concatenated, sub-array p's ids are these + 7p (ops), + 11p (tensors).
-Graph tiny_step() {
-  GraphBuilder b("tiny", DType::f32, 1, 4);
-  TensorId x = b.add_input("x", {4, 8}, TensorRole::input, FuseAxis::stack);
-  TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
-  TensorId labels = b.add_input("labels", {4}, TensorRole::label, FuseAxis::stack, DType::i64);
-  TensorId h = b.op(OpKind::linear, "fc", {x, w});
-  TensorId a = b.op(OpKind::relu, "relu", {h});
-  b.add_op(OpKind::cross_entropy, "ce", {a, labels});
-  OptimizerConfig sgd;
-  sgd.kind = OptimizerKind::sgd;
-  return build_training_step(std::move(b).finish(), sgd);
-}
-
-// "c5" for compute op 5, "f3" for free tensor 3.
-std::vector<std::string> trace(const Schedule& s) {
-  std::vector<std::string> out;
-  for (const Instruction& in : s.instructions) {
-    out.push_back(in.kind == InstrKind::compute ? fmt::format("c{}", in.op) : fmt::format("f{}", in.tensor));
-  }
-  return out;
-}
+std::vector<std::string> trace(const Schedule& s) { return mutwo::test::instruction_trace(s); }
 
 std::vector<OpId> computes(const Schedule& s) {
   std::vector<OpId> out;
@@ -72,15 +47,6 @@ std::vector<OpId> computes(const Schedule& s) {
     if (in.kind == InstrKind::compute) out.push_back(in.op);
   }
   return out;
-}
-
-// Two tiny sub-arrays. BW_1 (ops 3,4,5,6) takes 3,1,1,1 ms; FW_2 (ops 7,8,9) 1,1,2 ms; the rest 1 ms.
-FixedCostModel two_part_costs() {
-  std::map<OpId, int64_t> d;
-  for (OpId id = 0; id < 14; ++id) d[id] = kMs;
-  d[3] = 3 * kMs;
-  d[9] = 2 * kMs;
-  return FixedCostModel(d);
 }
 
 }  // namespace

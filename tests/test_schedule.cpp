@@ -12,6 +12,7 @@
 #include "profiles/schedule.hpp"
 #include "profiles/schedule_check.hpp"
 #include "profiles/schedule_json.hpp"
+#include "tests/support/tiny_step.hpp"
 
 using namespace mutwo::profiles;
 using mutwo::FormatError;
@@ -24,16 +25,7 @@ namespace {
 // x[4,8] -> fc (linear 8->16, no bias) -> relu -> ce (cross entropy with labels[4]).
 // Tensors: 0 x (input), 1 fc.weight, 2 labels, 3 fc, 4 relu, 5 ce (loss), 6 ce.log_probs.
 // Ops: 0 fc, 1 relu, 2 ce.
-Graph tiny(const std::string& name = "tiny") {
-  GraphBuilder b(name, DType::f32, 1, 4);
-  TensorId x = b.add_input("x", {4, 8}, TensorRole::input, FuseAxis::stack);
-  TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
-  TensorId labels = b.add_input("labels", {4}, TensorRole::label, FuseAxis::stack, DType::i64);
-  TensorId h = b.op(OpKind::linear, "fc", {x, w});
-  TensorId a = b.op(OpKind::relu, "relu", {h});
-  b.add_op(OpKind::cross_entropy, "ce", {a, labels});
-  return std::move(b).finish();
-}
+Graph tiny(const std::string& name = "tiny") { return mutwo::test::tiny_forward(name); }
 
 constexpr TensorId kFc = 3;
 

@@ -23,6 +23,7 @@
 #include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "tests/support/tiny_step.hpp"
 
 using namespace mutwo;
 using namespace mutwo::profiles;
@@ -30,49 +31,11 @@ using mutwo::test::FixedCostModel;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;  // ns
+using mutwo::test::kMs;
+using mutwo::test::tiny_step;
+using mutwo::test::two_part_costs;
 
-// The tiny step of test_multiplex.cpp: x[4,8] -> fc (linear, no bias) -> relu -> ce, SGD with
-// momentum. Ops 0 fc, 1 relu, 2 ce, 3 ce.backward, 4 relu.backward, 5 fc.backward, 6 sgd step;
-// tensors 0 x, 1 fc.weight (512 B), 2 labels, 3 fc, 4 relu, 5 ce, 6 log_probs, 7 relu.grad,
-// 8 fc.grad, 9 fc.weight.grad (512 B), 10 momentum (512 B). Sub-array p: ops + 7p, tensors + 11p.
-Graph tiny_step() {
-  GraphBuilder b("tiny", DType::f32, 1, 4);
-  TensorId x = b.add_input("x", {4, 8}, TensorRole::input, FuseAxis::stack);
-  TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
-  TensorId labels = b.add_input("labels", {4}, TensorRole::label, FuseAxis::stack, DType::i64);
-  TensorId h = b.op(OpKind::linear, "fc", {x, w});
-  TensorId a = b.op(OpKind::relu, "relu", {h});
-  b.add_op(OpKind::cross_entropy, "ce", {a, labels});
-  OptimizerConfig sgd;
-  sgd.kind = OptimizerKind::sgd;
-  return build_training_step(std::move(b).finish(), sgd);
-}
-
-// Ops 1 ms, except op 3 (3 ms) and op 9 (2 ms); copies 1 B/ns, so a 512 B tensor copies in 512 ns.
-FixedCostModel two_part_costs() {
-  std::map<OpId, int64_t> d;
-  for (OpId id = 0; id < 14; ++id) d[id] = kMs;
-  d[3] = 3 * kMs;
-  d[9] = 2 * kMs;
-  return FixedCostModel(d);
-}
-
-// "c5" compute op 5, "f3" free tensor 3, "o1" swap_out tensor 1, "i1" swap_in tensor 1, "r2"
-// recompute op 2.
-std::vector<std::string> trace(const Schedule& s) {
-  std::vector<std::string> out;
-  for (const Instruction& in : s.instructions) {
-    switch (in.kind) {
-      case InstrKind::compute: out.push_back(fmt::format("c{}", in.op)); break;
-      case InstrKind::recompute: out.push_back(fmt::format("r{}", in.op)); break;
-      case InstrKind::free: out.push_back(fmt::format("f{}", in.tensor)); break;
-      case InstrKind::swap_out: out.push_back(fmt::format("o{}", in.tensor)); break;
-      case InstrKind::swap_in: out.push_back(fmt::format("i{}", in.tensor)); break;
-    }
-  }
-  return out;
-}
+std::vector<std::string> trace(const Schedule& s) { return mutwo::test::instruction_trace(s); }
 
 InstrId find(const Schedule& s, const std::string& label) {
   const std::vector<std::string> t = trace(s);
@@ -81,6 +44,23 @@ InstrId find(const Schedule& s, const std::string& label) {
   }
   FAIL("no instruction " << label);
   return kNoId;
+}
+
+// The schedule without instruction `gone`: later ids and waits renumbered, waits on it dropped.
+Schedule without(const Schedule& s, InstrId gone) {
+  Schedule out = s;
+  out.instructions.clear();
+  for (const Instruction& in : s.instructions) {
+    if (in.id == gone) continue;
+    Instruction copy = in;
+    copy.waits.clear();
+    for (InstrId w : in.waits) {
+      if (w != gone) copy.waits.push_back(w > gone ? w - 1 : w);
+    }
+    copy.id = static_cast<InstrId>(out.instructions.size());
+    out.instructions.push_back(copy);
+  }
+  return out;
 }
 
 sim::SimOptions unlimited() {
@@ -176,21 +156,8 @@ TEST_CASE("host_state rules: what a step starts from, it must end with") {
                          ScheduleError);
   }
   {
-    // Drop the last swap-out of the momentum and its wait: the update never reaches the host.
-    Schedule s = good;
-    const InstrId out = find(s, "o10");
-    std::vector<Instruction> kept;
-    for (const Instruction& in : s.instructions) {
-      if (in.id == out) continue;
-      Instruction copy = in;
-      copy.waits.clear();
-      for (InstrId w : in.waits) {
-        if (w != out) copy.waits.push_back(w > out ? w - 1 : w);
-      }
-      copy.id = static_cast<InstrId>(kept.size());
-      kept.push_back(copy);
-    }
-    s.instructions = kept;
+    // Drop the last swap-out of the momentum (and the wait on it): the update never reaches the host.
+    const Schedule s = without(good, find(good, "o10"));
     CHECK_THROWS_WITH_AS(validate_schedule(s),
                          "schedule: host_state tensor 10 'fc.weight.momentum_buffer' ends the step without a host copy "
                          "of its last value (swap it out after its last update)",
@@ -198,14 +165,7 @@ TEST_CASE("host_state rules: what a step starts from, it must end with") {
   }
   {
     // Drop the weight's final free: it stays on the device.
-    Schedule s = good;
-    const InstrId f = find(s, "f1");
-    s.instructions.erase(s.instructions.begin() + f);
-    for (size_t i = 0; i < s.instructions.size(); ++i) {
-      Instruction& in = s.instructions[i];
-      in.id = static_cast<InstrId>(i);
-      for (InstrId& w : in.waits) w = w > f ? w - 1 : w;
-    }
+    const Schedule s = without(good, find(good, "f1"));
     CHECK_THROWS_WITH_AS(validate_schedule(s),
                          "schedule: host_state tensor 1 'fc.weight' is still on the device at the step's end (it "
                          "must be freed)",

@@ -115,6 +115,18 @@ ArrayPoint array_point(const nlohmann::json& c) {
   return p;
 }
 
+policies::SearchConfig array_search_config(const ExperimentSpec& spec, const ArrayPoint& p,
+                                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes) {
+  policies::SearchConfig config;
+  config.architectures.push_back({p.model, p.models, p.model_config()});
+  config.optimizer = p.optimizer_config();
+  config.cost = &cost;
+  config.memory_limit_bytes = memory_limit_bytes;
+  config.policies = spec.sweep.policies;
+  config.host_mode = sim::parse_host_mode(p.host_mode);
+  return config;
+}
+
 RunRecord array_run_record(const ArrayPoint& p) {
   RunRecord r;
   r.kind = "simulate";

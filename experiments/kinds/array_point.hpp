@@ -12,6 +12,7 @@
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "experiments/experiment_kind.hpp"
+#include "policies/search.hpp"
 #include "profiles/autodiff.hpp"
 #include "profiles/models/model_registry.hpp"
 
@@ -58,6 +59,11 @@ std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ExperimentSpec& s
 // The same for a point whose cost source reads no traces (relative paths would resolve against the
 // working directory).
 std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& point);
+
+// The search of the point's array (one architecture) at a limit: its optimizer, the spec's
+// policies, its host mode; cost must outlive the config.
+policies::SearchConfig array_search_config(const ExperimentSpec& spec, const ArrayPoint& point,
+                                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes);
 
 // Checks models (zoo or test-scale names), counts, GPUs, policies, dtype, optimizer, the cost source
 // and the inputs its registry entry declares (traces: given when it needs them, refused when it

@@ -92,13 +92,7 @@ class MaxModelsKind final : public ExperimentKind {
     const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(spec, p);
     const int64_t memory = task.configs.front()["memory_limit_bytes"];
 
-    policies::SearchConfig config;
-    config.architectures.push_back({p.model, p.models, p.model_config()});
-    config.optimizer = p.optimizer_config();
-    config.cost = cost.get();
-    config.memory_limit_bytes = memory;
-    config.policies = spec.sweep.policies;
-    config.host_mode = sim::parse_host_mode(p.host_mode);
+    policies::SearchConfig config = array_search_config(spec, p, *cost, memory);
     config.top = 1;  // the best one-run plan
     const policies::SearchReport report = policies::run_search(config);
 

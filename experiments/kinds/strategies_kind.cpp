@@ -105,13 +105,7 @@ class StrategiesKind final : public ExperimentKind {
     const int64_t limit = first["memory_limit_bytes"];
     const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(spec, p);
 
-    policies::SearchConfig config;
-    config.architectures.push_back({p.model, p.models, p.model_config()});
-    config.optimizer = p.optimizer_config();
-    config.cost = cost.get();
-    config.memory_limit_bytes = limit;
-    config.policies = spec.sweep.policies;
-    config.host_mode = sim::parse_host_mode(p.host_mode);
+    policies::SearchConfig config = array_search_config(spec, p, *cost, limit);
     config.top = 1;  // only the best mutwo plan is kept; a smaller top prunes more by throughput
     const policies::SearchReport report = policies::run_search(config);
 
