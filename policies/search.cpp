@@ -505,7 +505,7 @@ void Search::search_partitions(SearchStats& stats) {
   }
   std::stable_sort(by_bound.begin(), by_bound.end());
   // Partitions with a feasible offloaded plan, and partitions planned with the state offloaded at all
-  // (at most 4x the budget: each costs a whole-array plan per policy).
+  // (at most 2x the budget: each costs whole-array plans per policy).
   int32_t offload_partitions = 0;
   int32_t offload_attempts = 0;
   for (size_t visit = 0; visit < by_bound.size(); ++visit) {
@@ -520,7 +520,7 @@ void Search::search_partitions(SearchStats& stats) {
     std::optional<profiles::Schedule> back_to_back;
     bool as_is_checked = false;
     const bool offload_allowed =
-        offload_partitions < config_.offload_partitions && offload_attempts < 4 * config_.offload_partitions;
+        offload_partitions < config_.offload_partitions && offload_attempts < 2 * config_.offload_partitions;
     int offloaded = 0;
     for (size_t p = 0; p < policies_.size(); ++p) {
       Lone worst{true, 0};

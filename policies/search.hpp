@@ -67,7 +67,7 @@ struct SearchConfig {
   const PolicyRegistry* registry = nullptr;      // null: builtin_policies()
   sim::HostMode host_mode = sim::HostMode::none;  // how every plan is simulated (sim/host_mode.hpp)
   // Model-state offload (state_offload.hpp) is tried until this many partitions have a feasible
-  // offloaded plan (or 4x as many were tried): the first, by the compute bound, where a plan with
+  // offloaded plan (or 2x as many were tried): the first, by the compute bound, where a plan with
   // the state resident does not fit and some policy passes rule 1' (above). 0: never. Each costs a
   // whole-array plan per policy, hence the budget.
   int32_t offload_partitions = 3;

@@ -309,7 +309,7 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
   int64_t raise_bytes = state_bytes - window_bytes;
   std::optional<PolicyResult> best;
   int64_t previous_peak = -1;
-  constexpr int kRounds = 4;
+  constexpr int kRounds = 3;
   for (int round = 0; round < kRounds; ++round) {
     inner.memory_limit_bytes = input.memory_limit_bytes + std::max<int64_t>(raise_bytes, 0);
     PolicyResult planned = policy.plan(inner);

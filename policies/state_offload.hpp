@@ -18,7 +18,7 @@
 //
 // plan_with_state_offload wraps any policy: the policy plans activations at a limit raised by the
 // state the pass will move off the device, the pass offloads, the simulator checks the result at
-// the real limit, and the raise shrinks by the overshoot until it fits (a few rounds).
+// the real limit, and the raise shrinks by the overshoot until it fits (at most 3 rounds).
 #include <cstdint>
 #include <vector>
 
