@@ -7,8 +7,10 @@
 // Compute order for sub-arrays 1..n: FW_1, [BW_1 ‖ FW_2], [BW_2 ‖ FW_3], ..., [BW_{n-1} ‖ FW_n],
 // BW_n, where BW_i is sub-array i's backward ops followed by its optimizer ops, and "‖" merges two
 // op lists in proportion to their estimated progress (merge_by_progress). One step is scheduled,
-// so FW_1 and BW_n run un-overlapped: conservative against μ-TWO's steady state, where the step
-// wraps around ([BW_1 ‖ FW_2], [BW_2 ‖ FW_1], ...) and every phase has a partner.
+// so FW_1 and BW_n run un-overlapped on the compute stream: conservative against μ-TWO's steady
+// state, where the step wraps around ([BW_n ‖ FW_1] of the next iteration) and every phase has a
+// partner. Simulating several iterations (sim/iterations.hpp) overlaps only the copies and the
+// host across the boundary, not the compute order.
 #include <cstdint>
 #include <string>
 #include <vector>
