@@ -194,7 +194,8 @@ class Search {
   // The fastest array of separate runs (search.hpp), nullopt when some architecture has none.
   std::optional<StrategyOutcome> separate_runs(SearchStats& stats);
   // The separate runs' sub-arrays as one multiplexed run with the state offloaded (μ-TWO's answer
-  // to HFTA's groups), per static policy, unless the partition search tried that partition.
+  // to HFTA's groups), per static policy, unless the partition search tried that partition; then,
+  // when no one-run plan fits yet, every model as its own sub-array.
   void offload_separate_partition(SearchStats& stats);
 
   const SearchConfig& config_;
@@ -485,10 +486,21 @@ std::optional<StrategyOutcome> Search::separate_runs(SearchStats& stats) {
 }
 
 void Search::offload_separate_partition(SearchStats& stats) {
-  if (!separate_sizes_ || config_.offload_partitions <= 0) return;
-  if (std::find(offload_tried_.begin(), offload_tried_.end(), *separate_sizes_) != offload_tried_.end()) return;
-  std::optional<profiles::Schedule> base;
-  for (size_t p = 0; p < policies_.size(); ++p) offer_offloaded(*separate_sizes_, p, base, stats);
+  if (config_.offload_partitions <= 0) return;
+  auto try_partition = [&](const Sizes& sizes) {
+    if (std::find(offload_tried_.begin(), offload_tried_.end(), sizes) != offload_tried_.end()) return;
+    offload_tried_.push_back(sizes);
+    std::optional<profiles::Schedule> base;
+    for (size_t p = 0; p < policies_.size(); ++p) offer_offloaded(sizes, p, base, stats);
+  };
+  if (separate_sizes_) try_partition(*separate_sizes_);
+  // Still no one-run plan: every model its own sub-array holds the least state at a handover.
+  const bool one_run_fits = std::any_of(kept_.begin(), kept_.end(), [](const Candidate& c) { return c.row.feasible; });
+  if (!one_run_fits) {
+    Sizes singles(config_.architectures.size());
+    for (size_t a = 0; a < singles.size(); ++a) singles[a].assign(static_cast<size_t>(config_.architectures[a].count), 1);
+    try_partition(singles);
+  }
 }
 
 void Search::search_partitions(SearchStats& stats) {

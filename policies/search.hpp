@@ -20,7 +20,8 @@
 // state on the host between uses (policy shown as "<policy>+offload"; static policies only: DTR
 // decides at run time), multiplexed order only, on
 // the first such partitions by compute bound that pass rule 1' (SearchConfig::offload_partitions),
-// and on the separate runs' partition (HFTA-like groups, multiplexed in one run instead). Where the
+// on the separate runs' partition (HFTA-like groups, multiplexed in one run instead), and, when no
+// one-run plan fits by then, on one model per sub-array (the least state at a handover). Where the
 // multiplexed plan does not fit (two neighbours' state at once), back to back is tried.
 // Rule 1' for those plans, memoised: every pair of neighbours in multiplex order (the sub-array
 // alone when there is one) planned by the policy as a two-sub-array multiplexed step with its
