@@ -208,6 +208,14 @@ TEST_CASE("the kind checks the sweep's names and files before anything runs") {
   CHECK_THROWS_WITH_AS(plan(text),
                        doctest::Contains("spec.toml: 'sweep.models' = 'bert-huge': unknown model"),
                        UnknownNameError);
+  // max_models: a memory limit that is not a size; strategies: a host link of 0 GB/s.
+  const std::string max_models = "name = \"m\"\ntitle = \"M\"\nkind = \"max_models\"\n[sweep]\n"
+                                 "models = [{ name = \"bert-mini\" }]\nmodel_counts = [2]\ngpus = [\"a100-40gb\"]\n";
+  CHECK_THROWS_WITH_AS(plan(max_models + "memory_limits = [\"lots\"]\n"),
+                       doctest::Contains("spec.toml: 'sweep.memory_limits' = 'lots': "), Error);
+  CHECK_NOTHROW(plan(max_models + "memory_limits = [\"device\", \"2MiB\"]\n"));
+  CHECK_THROWS_WITH_AS(spec_text(strategies_spec("host_link_gbps = [0.0]\n")),
+                       doctest::Contains("'sweep.host_link_gbps' holds 0"), FormatError);
   text = strategies_spec();
   text.replace(text.find("\"hfta\""), 6, "\"hfta+dtr\"");
   CHECK_THROWS_WITH_AS(

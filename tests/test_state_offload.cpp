@@ -192,6 +192,27 @@ TEST_CASE("a version-1 schedule still loads; host_state needs version 2") {
                        "schedule: field 'host_state' needs version 2 (the file says version 1)", FormatError);
 }
 
+TEST_CASE("a malformed host_state in a schedule file names the field and the entry") {
+  const FixedCostModel cost = two_part_costs();
+  const std::string text = schedule_to_json(policies::offload_model_state(policies::build_plain_schedule({tiny_step()}), cost));
+  auto replaced = [&](const std::string& to) {
+    std::string t = text;
+    const std::string from = "\"host_state\": [1,9,10]";
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    return t;
+  };
+  CHECK_THROWS_WITH_AS(schedule_from_json(replaced("\"host_state\": [1,\"w\",10]")),
+                       "schedule: field 'host_state' entry 1 is not an integer tensor id", FormatError);
+  CHECK_THROWS_WITH_AS(schedule_from_json(replaced("\"host_state\": [1,9,-4]")),
+                       "schedule: field 'host_state' entry 2 = -4 is not a tensor id", FormatError);
+  CHECK_THROWS_WITH_AS(schedule_from_json(replaced("\"host_state\": [1,9,99]")),
+                       "schedule: field 'host_state' lists tensor 99, which is not in the graph (11 tensors)",
+                       ScheduleError);
+  CHECK_THROWS_AS(schedule_from_json(replaced("\"host_state\": 7")), FormatError);
+}
+
 TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
   // 4 x bert-mini (Adam), multiplexed as 1+1+1+1 at a limit below the array's resident state:
   // no resident plan can fit, the offloaded plans do, with every byte of state moved both ways

@@ -62,7 +62,13 @@ class MaxModelsKind final : public ExperimentKind {
   void validate(const ExperimentSpec& spec) const override {
     validate_array_sweep(spec);
     for (const std::string& limit : spec.sweep.memory_limits) {
-      if (limit != "device") costmodel::parse_memory_size(limit);
+      if (limit == "device") continue;
+      try {
+        costmodel::parse_memory_size(limit);
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: 'sweep.memory_limits' = '{}': {} (or \"device\": the GPU's memory)",
+                                spec.source, limit, e.what()));
+      }
     }
   }
 
