@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -202,7 +203,15 @@ ResultsDb ResultsDb::open(const std::filesystem::path& path, OpenMode mode) {
   if (mode == OpenMode::create) {
     // WAL: readers (compare, plots) never block the writer, and a crash mid-write leaves the last
     // committed state. The mode is stored in the file, so readers get it too.
-    const std::string journal = connection.query_text("PRAGMA journal_mode = WAL", "cannot switch to WAL");
+    // Switching needs the file to itself: while another connection is creating the schema the pragma
+    // returns the old mode at once (SQLite does not wait for it), so it is retried within the busy
+    // timeout.
+    std::string journal = connection.query_text("PRAGMA journal_mode = WAL", "cannot switch to WAL");
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kResultsBusyTimeoutMs);
+    while (journal != "wal" && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      journal = connection.query_text("PRAGMA journal_mode = WAL", "cannot switch to WAL");
+    }
     if (journal != "wal") {
       throw ResultsDbError(fmt::format("results database '{}' cannot use WAL mode (journal mode stays '{}')",
                                        path.string(), journal));

@@ -592,7 +592,7 @@ TEST_CASE("parallel writers on one file wait for each other instead of failing (
         }
       } catch (const std::exception& e) {
         ++failures;
-        MESSAGE(e.what());
+        MESSAGE(std::string(e.what()));
       }
     });
   }
