@@ -154,7 +154,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   std::vector<std::vector<int32_t>> waited_by(n);  // old instruction -> new ones it must wait on
 
   const costmodel::DeviceSpec& device = cost.device();
-  auto rounded = [&](TensorId t) { return g.tensor(t).bytes; };
+  auto bytes_of = [&](TensorId t) { return g.tensor(t).bytes; };  // what a copy moves
 
   // Gradients: freed after their last reader (waiting on readers on other streams).
   std::vector<TensorId> loaded;  // weights and optimizer state with accesses
@@ -184,7 +184,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   for (size_t j = by_first.size(); j-- > 0;) {
     const TensorId t = by_first[j];
     const int64_t deadline = std::min(start_ns[static_cast<size_t>(access[static_cast<size_t>(t)].first)], next_start);
-    latest[j] = deadline - costmodel::transfer_duration_ns(device, rounded(t), costmodel::CopyDirection::host_to_device);
+    latest[j] = deadline - costmodel::transfer_duration_ns(device, bytes_of(t), costmodel::CopyDirection::host_to_device);
     next_start = latest[j];
   }
   size_t cursor = 0;  // compute_list index: the trigger only moves forward with j
@@ -218,7 +218,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
       news.push_back(NewInstr{InstrKind::swap_out, t, {a.last}, -1, profiles::kDeviceToHostStream});
       out_index = static_cast<int32_t>(news.size() - 1);
       after[static_cast<size_t>(a.last)].push_back(out_index);
-      done_ns = out_queue.push(done_ns, costmodel::transfer_duration_ns(device, rounded(t),
+      done_ns = out_queue.push(done_ns, costmodel::transfer_duration_ns(device, bytes_of(t),
                                                                         costmodel::CopyDirection::device_to_host));
     }
     // The first compute instruction at or after the last access that ends once the copy is done.

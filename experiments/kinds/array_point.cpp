@@ -11,6 +11,7 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/device_overrides.hpp"
 #include "policies/policy_registry.hpp"
 #include "profiles/dtype.hpp"
 #include "profiles/precision.hpp"
@@ -169,6 +170,27 @@ std::unique_ptr<costmodel::OpCostModel> array_cost_model(const ArrayPoint& p) {
   ExperimentSpec none;
   none.base_dir = ".";
   return array_cost_model(none, p);
+}
+
+std::vector<std::string> sweep_memory_limits(const ExperimentSpec& spec) {
+  return spec.sweep.memory_limits.empty() ? std::vector<std::string>{"device"} : spec.sweep.memory_limits;
+}
+
+int64_t memory_limit_bytes(const std::string& text, const std::string& gpu) {
+  if (text == "device") return costmodel::find_device(gpu).memory_bytes;
+  return costmodel::parse_memory_size(text);
+}
+
+void validate_memory_limits(const ExperimentSpec& spec) {
+  for (const std::string& limit : spec.sweep.memory_limits) {
+    if (limit == "device") continue;
+    try {
+      costmodel::parse_memory_size(limit);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: 'sweep.memory_limits' = '{}': {} (or \"device\": the GPU's memory)",
+                              spec.source, limit, e.what()));
+    }
+  }
 }
 
 void require_sweep_keys(const ExperimentSpec& spec, const std::vector<std::string_view>& keys) {

@@ -70,6 +70,13 @@ policies::SearchConfig array_search_config(const ExperimentSpec& spec, const Arr
 // reads none, each an existing file); throws naming the spec, the key and the value.
 void validate_array_sweep(const ExperimentSpec& spec);
 
+// The sweep's memory limits as written ("device" or a size), {"device"} when it gives none.
+std::vector<std::string> sweep_memory_limits(const ExperimentSpec& spec);
+// "device": the GPU's memory; otherwise the size ("30GiB").
+int64_t memory_limit_bytes(const std::string& text, const std::string& gpu);
+// Checks each of 'sweep.memory_limits' is "device" or a size; throws naming the spec and the value.
+void validate_memory_limits(const ExperimentSpec& spec);
+
 // Requires the sweep keys named (the spec must set them).
 void require_sweep_keys(const ExperimentSpec& spec, const std::vector<std::string_view>& keys);
 

@@ -61,29 +61,18 @@ class MaxModelsKind final : public ExperimentKind {
 
   void validate(const ExperimentSpec& spec) const override {
     validate_array_sweep(spec);
-    for (const std::string& limit : spec.sweep.memory_limits) {
-      if (limit == "device") continue;
-      try {
-        costmodel::parse_memory_size(limit);
-      } catch (const Error& e) {
-        throw Error(fmt::format("{}: 'sweep.memory_limits' = '{}': {} (or \"device\": the GPU's memory)",
-                                spec.source, limit, e.what()));
-      }
-    }
+    validate_memory_limits(spec);
   }
 
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;
-    const std::vector<std::string> limits =
-        spec.sweep.memory_limits.empty() ? std::vector<std::string>{"device"} : spec.sweep.memory_limits;
     for (const ArrayPoint& p : array_points(spec)) {
-      for (const std::string& limit : limits) {
+      for (const std::string& limit : sweep_memory_limits(spec)) {
         Task t;
         t.label = fmt::format("{}, limit {}", p.label(), limit);
         for (const char* series : {"hfta", "mutwo"}) {
           nlohmann::json c = array_config(spec, p);
-          c["memory_limit_bytes"] =
-              limit == "device" ? costmodel::find_device(p.gpu).memory_bytes : costmodel::parse_memory_size(limit);
+          c["memory_limit_bytes"] = memory_limit_bytes(limit, p.gpu);
           c["series"] = series;
           t.configs.push_back(std::move(c));
         }

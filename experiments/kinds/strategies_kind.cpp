@@ -22,12 +22,6 @@
 namespace mutwo::experiments {
 namespace {
 
-// "device": the GPU's memory; otherwise a size ("30GiB").
-int64_t memory_limit_bytes(const std::string& text, const std::string& gpu) {
-  if (text == "device") return costmodel::find_device(gpu).memory_bytes;
-  return costmodel::parse_memory_size(text);
-}
-
 std::string config_key_without_strategy(nlohmann::json config) {
   config.erase("strategy");
   config.erase("policies");
@@ -66,20 +60,11 @@ class StrategiesKind final : public ExperimentKind {
                                            spec.source, st, fmt::join(valid, ", ")));
       }
     }
-    for (const std::string& limit : s.memory_limits) {
-      if (limit == "device") continue;
-      try {
-        costmodel::parse_memory_size(limit);
-      } catch (const Error& e) {
-        throw Error(fmt::format("{}: 'sweep.memory_limits' = '{}': {} (or \"device\": the GPU's memory)",
-                                spec.source, limit, e.what()));
-      }
-    }
+    validate_memory_limits(spec);
   }
 
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
-    const std::vector<std::string> limits =
-        spec.sweep.memory_limits.empty() ? std::vector<std::string>{"device"} : spec.sweep.memory_limits;
+    const std::vector<std::string> limits = sweep_memory_limits(spec);
     std::vector<Task> tasks;
     for (const ArrayPoint& p : array_points(spec)) {
       for (const std::string& limit : limits) {
