@@ -455,10 +455,11 @@ HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, H
 }
 
 
-// One replay of `schedule`; with iteration_of (an unrolled schedule, sim/iterations.hpp), the
+// One replay of `schedule`; with `unrolled` (whose schedule it is, sim/iterations.hpp), the
 // iterations' ends and the steady-state step too.
 Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
-                             const SimOptions& options, const std::vector<int32_t>* iteration_of) {
+                             const SimOptions& options, const UnrolledSchedule* unrolled) {
+  const std::vector<int32_t>* iteration_of = unrolled != nullptr ? &unrolled->iteration_of : nullptr;
   check_references(schedule);
   const costmodel::DeviceSpec& device = cost_model.device();
   const bool half_duplex = options.half_duplex.value_or(!device.full_duplex);
@@ -580,6 +581,11 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
       }
       case InstrKind::swap_in: {
         const profiles::Tensor& t = tensors[static_cast<size_t>(x.target)];
+        // A later iteration's batch upload (sim/iterations.hpp) is data loading, not a swap.
+        if (unrolled != nullptr && x.original != kNoId &&
+            unrolled->original_of[static_cast<size_t>(x.original)] == kNoId) {
+          break;
+        }
         pred.bytes_swapped_in += t.bytes;
         if (profiles::is_persistent(t.role)) pred.state_bytes_swapped_in += t.bytes;
         break;
@@ -652,7 +658,7 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
   const UnrolledSchedule unrolled = unroll_iterations(schedule, options.iterations);
   SimOptions one = options;
   one.iterations = 1;
-  Prediction pred = simulate_schedule(unrolled.schedule, cost_model, one, &unrolled.iteration_of);
+  Prediction pred = simulate_schedule(unrolled.schedule, cost_model, one, &unrolled);
   // Reports name the step's own instructions (timeline events and executed keep the unrolled ids).
   auto original = [&](InstrId id) { return id == kNoId ? id : unrolled.original_of[static_cast<size_t>(id)]; };
   pred.peak_instruction = original(pred.peak_instruction);

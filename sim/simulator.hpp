@@ -59,7 +59,8 @@ struct SimOptions {
   // Training steps simulated back to back (sim/iterations.hpp), 1 to 1000. With more than one the
   // Prediction's step_time_ns is the last step's (end of the last iteration - end of the one
   // before: the steady state), first_step_ns the first's; busy, stall, swap and recompute figures
-  // and the timeline cover every iteration, the peak is the highest of any. Not with eviction.
+  // and the timeline cover every iteration (batch uploads busy the host->device stream but are not
+  // counted as bytes swapped), the peak is the highest of any. Not with eviction.
   int32_t iterations = 1;
 };
 

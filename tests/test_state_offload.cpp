@@ -272,6 +272,7 @@ TEST_CASE("three iterations: the steady-state step prefetches the next iteration
         std::vector<int64_t>{17 * kMs + 1536, 34 * kMs + 2560, 51 * kMs + 3584});
   CHECK(p.step_time_ns == 17 * kMs + 1024);
   CHECK(p.state_bytes_swapped_in == 3 * 4 * 512);
+  CHECK(p.bytes_swapped_in == 3 * 4 * 512);  // the batch uploads of iterations 2 and 3 are not swaps
   CHECK_FALSE(p.oom);
   // The peak of any iteration equals one step's (5120 B, at c3 of iteration 1): the uploads and the
   // prefetched weight arrive while sub-array 1's backward holds less than that.
