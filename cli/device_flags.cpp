@@ -22,6 +22,7 @@ costmodel::CostSetup cost_setup(const DeviceFlags& flags) {
   if (flags.h2d_gbps > 0) setup.overrides.h2d_gbps = flags.h2d_gbps;
   if (flags.d2h_gbps > 0) setup.overrides.d2h_gbps = flags.d2h_gbps;
   if (flags.half_duplex) setup.overrides.half_duplex = true;
+  if (flags.host_optimizer_gbps > 0) setup.overrides.host_optimizer_gbps = flags.host_optimizer_gbps;
   setup.cost_source = flags.cost_source;
   setup.trace_files = flags.traces;
   setup.profile_files = flags.profiles;
@@ -59,6 +60,10 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
                   "Device-to-host bandwidth in GB/s (default: the device's link)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--half-duplex", flags.half_duplex, "One copy engine: the two directions serialise");
+  cmd->add_option("--host-optimizer-gbps", flags.host_optimizer_gbps,
+                  "Host optimizer update rate in GB/s of bytes read and written (default: the catalog's, "
+                  "measured on the development host)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--cost-source", flags.cost_source,
                   "Op cost source: " + joined(costmodel::builtin_cost_sources().names()))
       ->capture_default_str()

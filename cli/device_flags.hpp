@@ -23,6 +23,7 @@ struct DeviceFlags {
   double h2d_gbps = 0;     // 0: the device's link
   double d2h_gbps = 0;
   bool half_duplex = false;
+  double host_optimizer_gbps = 0;  // 0: the catalog's
   std::string cost_source = "analytic";
   bool cost_source_given = false;
   std::vector<std::string> traces;  // --trace FILE (repeatable): measured traces for `measured`

@@ -40,6 +40,7 @@ struct RunOptions {
   bool no_db = false;
   bool allow_oom = false;
   bool state_offload = false;
+  std::string optimizer_on = "best";
   std::string save_schedule;
   bool json = false;
 };
@@ -70,6 +71,7 @@ experiments::RunRequest run_request(const RunOptions& opts) {
   r.order = opts.order;
   r.allow_oom = opts.allow_oom;
   r.state_offload = opts.state_offload;
+  r.optimizer_on = opts.optimizer_on;
   r.device = opts.exec.device;
   r.memory_cap = opts.exec.memory_cap;
   r.seed = opts.exec.seed;
@@ -102,6 +104,8 @@ void print_json(const RunOptions& opts, const experiments::RunOutcome& out) {
                    {"policy", out.schedule.policy},
                    {"instructions", out.schedule.instructions.size()},
                    {"multiplexed", out.multiplexed},
+                   {"model_state", out.schedule.host_state.empty() ? "device" : "host"},
+                   {"optimizer", out.schedule.host_stream == profiles::kNoStream ? "device" : "host"},
                    {"samples_per_step", out.samples_per_step}};
   j["device"] = out.target.label;
   j["gpu"] = out.cost.gpu.name;
@@ -146,9 +150,13 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
   };
   t.add_row({"samples", prediction.oom ? "-" : per_s(prediction.step_time_ns),
              m.oom ? "-" : per_s(m.step_time_ns), ""});
-  std::cout << fmt::format("schedule     {} ({} instructions, policy {}, {}); {} samples per step\n",
+  std::cout << fmt::format("schedule     {} ({} instructions, policy {}, {}{}); {} samples per step\n",
                            schedule.graph.name, schedule.instructions.size(), schedule.policy,
-                           out.multiplexed ? "multiplexed" : "back to back", samples);
+                           out.multiplexed ? "multiplexed" : "back to back",
+                           schedule.host_state.empty()                    ? ""
+                           : schedule.host_stream == profiles::kNoStream ? ", model state on the host"
+                                                                          : ", model state and optimizer on the host",
+                           samples);
   std::cout << fmt::format("device       {}; prediction for {} ({})\n", target.label, out.cost.gpu.name,
                            describe_cost_source(*out.cost.cost, schedule.graph));
   std::cout << fmt::format(
@@ -220,6 +228,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--state-offload", opts->state_offload,
                 "Keep every model's weights, gradients and optimizer state in pinned host memory between uses "
                 "(swapped in before its sub-array's forward, out after its optimizer step)");
+  cmd->add_option("--optimizer-on", opts->optimizer_on,
+                  "With --state-offload, where the optimizer step runs: device (its state swapped in and out), "
+                  "host (gradients out, CPU Adam, weights in; ZeRO-Offload) or best (the faster plan)")
+      ->check(CLI::IsMember({"best", "device", "host"}))
+      ->capture_default_str();
   cmd->add_flag("--allow-oom", opts->allow_oom,
                 "Run the policy's best plan even when it does not fit the limit");
   cmd->add_option("--save-schedule", opts->save_schedule, "Write the executed schedule to this file");

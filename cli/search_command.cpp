@@ -121,13 +121,18 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
     const policies::SearchRow& w = report.rows.front();
     std::cout << fmt::format(
         "winner ({} {} {}): swaps {} GB of activations and {} GB of model state (out + in), recomputes {} ms; "
-        "model state {}; optimizer step on the device\n",
+        "model state {}; optimizer step {}\n",
         w.strategy, w.partition, w.policy, gb(w.bytes_swapped - w.state_bytes_swapped), gb(w.state_bytes_swapped),
         ms(w.recompute_ns),
-        w.state_offloaded ? "on the host between uses (swapped in before its sub-array's forward, out after its "
-                            "optimizer step)"
-        : w.runs > 1      ? "on the device only while its run trains"
-                          : "resident on the device");
+        w.optimizer_on_host ? "on the host (weights swapped in before its sub-array's forward, gradients out as "
+                              "backward writes them, optimizer state never on the device)"
+        : w.state_offloaded ? "on the host between uses (swapped in before its sub-array's forward, out after its "
+                              "optimizer step)"
+        : w.runs > 1        ? "on the device only while its run trains"
+                            : "resident on the device",
+        w.optimizer_on_host ? fmt::format("on the host CPU ({} ms, {})", ms(w.host_optimizer_ns),
+                                          device.host_optimizer.source)
+                            : std::string("on the device"));
   }
   const policies::SearchStats& s = report.stats;
   std::cout << fmt::format(
@@ -160,7 +165,8 @@ nlohmann::json report_json(const policies::SearchReport& report, const costmodel
       row["activation_bytes_swapped"] = r.bytes_swapped - r.state_bytes_swapped;
       row["state_bytes_swapped"] = r.state_bytes_swapped;
       row["model_state"] = r.state_offloaded ? "host" : "device";
-      row["optimizer"] = "device";
+      row["optimizer"] = r.optimizer_on_host ? "host" : "device";
+      row["host_optimizer_ns"] = r.host_optimizer_ns;
       row["recompute_ns"] = r.recompute_ns;
       row["compute_stall_ns"] = r.compute_stall_ns;
     }

@@ -102,6 +102,10 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
     table.add_row({"host", fmt::format("{}: busy {}, GPU idle waiting on it {}", sim::host_mode_name(host_mode),
                                        human_duration(p.host_busy_ns), human_duration(p.host_bound_idle_ns))});
   }
+  if (p.host_optimizer_ns > 0) {
+    table.add_row({"host optimizer", fmt::format("{} of updates on the host CPU ({})", human_duration(p.host_optimizer_ns),
+                                                 device.host_optimizer.source)});
+  }
   table.add_row(
       {"peak memory",
        fmt::format("{} of {} limit ({}), at {}", human_bytes(p.peak_bytes), human_bytes(p.memory_limit_bytes),

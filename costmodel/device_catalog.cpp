@@ -57,6 +57,22 @@ HostDispatch eager_pytorch_host() {
   return h;
 }
 
+// The host's optimizer update, fitted (scripts/fit-host-optimizer.py, relative least squares) on
+// the adam_step ops of `mutwo profile --device cpu` of bert-base on the development host (an AMD
+// EPYC VM slice, 2 threads, LibTorch 1.13.1, 2026-11-24; data: profiles/measured/host_adam_cpu.csv).
+// Checked on data not fitted: gpt2 +4.9 %, resnet18 -4.1 % of the measured optimizer time. No
+// catalog GPU's own host was measured: a server host with more cores and memory channels updates
+// faster, so the figure is a floor; `--host-optimizer-gbps` sets a measured host's rate.
+HostOptimizer measured_host_optimizer() {
+  HostOptimizer h;
+  h.per_op_ns = 13'920;
+  h.bytes_per_ns = 24.759;
+  h.large_bytes_per_ns = 6.378;
+  h.large_from_bytes = int64_t{64} << 20;
+  h.source = "LibTorch CPU Adam, measured on the development host (2 threads; profiles/measured/host_adam_cpu.csv)";
+  return h;
+}
+
 DeviceSpec pcie_device(std::string name, std::string description, double link_gbps, std::string link) {
   DeviceSpec d;
   d.name = std::move(name);
@@ -69,6 +85,7 @@ DeviceSpec pcie_device(std::string name, std::string description, double link_gb
   d.full_duplex = true;  // every GPU here has separate H2D and D2H copy engines
   d.host_link = std::move(link);
   d.host = eager_pytorch_host();
+  d.host_optimizer = measured_host_optimizer();
   return d;
 }
 
@@ -238,6 +255,16 @@ void validate_device(const DeviceSpec& d) {
   if (d.host.launch_ns < 0) fail("host.launch_ns", d.host.launch_ns, ">= 0");
   if (d.host.graph_kernel_ns < 0) fail("host.graph_kernel_ns", d.host.graph_kernel_ns, ">= 0");
   if (d.host.launch_queue_depth < 0) fail("host.launch_queue_depth", d.host.launch_queue_depth, ">= 0");
+  if (d.host_optimizer.per_op_ns < 0) fail("host_optimizer.per_op_ns", d.host_optimizer.per_op_ns, ">= 0");
+  if (!positive_finite(d.host_optimizer.bytes_per_ns)) {
+    fail("host_optimizer.bytes_per_ns", d.host_optimizer.bytes_per_ns, "> 0");
+  }
+  if (!positive_finite(d.host_optimizer.large_bytes_per_ns)) {
+    fail("host_optimizer.large_bytes_per_ns", d.host_optimizer.large_bytes_per_ns, "> 0");
+  }
+  if (d.host_optimizer.large_from_bytes < 0) {
+    fail("host_optimizer.large_from_bytes", d.host_optimizer.large_from_bytes, ">= 0");
+  }
 }
 
 DeviceCatalog::DeviceCatalog() : Registry("device", validate_device) {}

@@ -92,6 +92,12 @@ DeviceSpec apply_overrides(DeviceSpec d, const DeviceOverrides& o) {
     d.launch_overhead_ns = *o.launch_overhead_ns;
   }
   if (o.half_duplex) d.full_duplex = !*o.half_duplex;
+  if (o.host_optimizer_gbps) {
+    check_bandwidth(d, "host_optimizer_gbps", *o.host_optimizer_gbps);
+    d.host_optimizer.bytes_per_ns = gbps_to_bytes_per_ns(*o.host_optimizer_gbps);
+    d.host_optimizer.large_bytes_per_ns = d.host_optimizer.bytes_per_ns;
+    d.host_optimizer.source = fmt::format("{} GB/s of update bytes (--host-optimizer-gbps)", *o.host_optimizer_gbps);
+  }
   validate_device(d);
   return d;
 }

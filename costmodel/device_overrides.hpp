@@ -18,6 +18,9 @@ struct DeviceOverrides {
   std::optional<int64_t> d2h_latency_ns;
   std::optional<int64_t> launch_overhead_ns;
   std::optional<bool> half_duplex;  // true: one copy engine, the two directions serialise
+  // The host optimizer's rate, GB/s of update bytes, for every update size (a measured host's
+  // figure; the catalog's is the development host's, cache-resident and large updates apart).
+  std::optional<double> host_optimizer_gbps;
 };
 
 // Returns the device with the overrides applied; throws Error naming the device, the field and the

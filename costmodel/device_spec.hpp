@@ -19,6 +19,17 @@ struct HostDispatch {
   std::string source;              // where the figures come from, for listings
 };
 
+// The host CPU running an optimizer update (ZeRO-Offload's CPU Adam, Ren et al., ATC 2021): an
+// update of B bytes (the op's bytes read + written) takes per_op_ns + min(B, large_from_bytes) /
+// bytes_per_ns + max(B - large_from_bytes, 0) / large_bytes_per_ns (costmodel/host_optimizer.hpp).
+struct HostOptimizer {
+  int64_t per_op_ns = 0;
+  double bytes_per_ns = 0;        // updates that fit in the host's caches
+  double large_bytes_per_ns = 0;  // the bytes of an update past large_from_bytes
+  int64_t large_from_bytes = 0;
+  std::string source;  // where the figures come from, for listings
+};
+
 struct DeviceSpec {
   std::string name;          // catalog key, "a100-40gb"
   std::string description;   // "NVIDIA A100-SXM4-40GB"
@@ -39,6 +50,7 @@ struct DeviceSpec {
   bool full_duplex = true;         // copy engines move both directions at once
   std::string host_link;           // "PCIe 4.0 x16", for listings
   HostDispatch host;               // the host's dispatch costs (0: the host never limits)
+  HostOptimizer host_optimizer;    // the host's optimizer update rate (a host-placed optimizer)
 };
 
 inline double gbps_to_bytes_per_ns(double gigabytes_per_s) {

@@ -63,6 +63,10 @@ class CudaBackend final : public DeviceBackend {
     c10::cuda::setCurrentCUDAStream(own);
   }
 
+  void before_host(const profiles::Instruction& instruction) override {
+    for (profiles::InstrId w : instruction.waits) events_.at(static_cast<size_t>(w))->synchronize();
+  }
+
   void after(const profiles::Instruction& instruction) override {
     const auto id = static_cast<size_t>(instruction.id);
     if (events_.size() <= id) {

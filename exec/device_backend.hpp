@@ -34,6 +34,9 @@ class DeviceBackend {
   // after() marks the instruction's completion point on its stream.
   virtual void before(const profiles::Instruction& instruction) = 0;
   virtual void after(const profiles::Instruction& instruction) = 0;
+  // Instead of before() for an instruction the host runs (Schedule::host_stream): blocks the host
+  // until every instruction in `waits` has completed (the CPU backend's work already has).
+  virtual void before_host(const profiles::Instruction& instruction) { (void)instruction; }
   // Ends a step's issue: the compute stream joins the copy streams; the default stream is current.
   virtual void end_step() = 0;
   virtual void synchronize() = 0;

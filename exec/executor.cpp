@@ -31,6 +31,11 @@ int64_t median_ns(std::vector<int64_t> values) {
 
 Measurement measure_schedule(const profiles::Schedule& schedule, const RunOptions& options) {
   check_iterations(options.warmup_iterations, options.timed_iterations, "run");
+  if (options.cuda_graph && schedule.host_stream != profiles::kNoStream) {
+    throw Error(fmt::format("--cuda-graph cannot capture this schedule: its optimizer updates run on the host "
+                            "(field 'host_stream' = {}), which a CUDA graph cannot replay",
+                            schedule.host_stream));
+  }
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   if (options.memory_cap_fraction != 0.0) backend->set_memory_fraction(options.memory_cap_fraction);
 

@@ -159,6 +159,24 @@ void Interpreter::release_tensor(profiles::TensorId id) {
   t.reset();
 }
 
+// An optimizer update on the host (Schedule::host_stream): the kernel runs on the host copies of
+// its inputs and updates the weight's and state's copies in place (their homes); no device memory.
+void Interpreter::run_host_op(const profiles::Instruction& instruction) {
+  const profiles::Op& op = graph_.op(instruction.op);
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(op.inputs.size());
+  for (profiles::TensorId id : op.inputs) {
+    const at::Tensor& t = host_[static_cast<size_t>(id)];
+    if (!t.defined()) {
+      throw Error(fmt::format("{} runs on the host and reads tensor {} '{}', which has no host copy",
+                              describe(schedule_, instruction), id, graph_.tensor(id).name));
+    }
+    inputs.push_back(t);
+  }
+  const KernelContext context{graph_, op, inputs, runtime_[static_cast<size_t>(op.id)]};
+  run_kernel(context);
+}
+
 void Interpreter::run_op(const profiles::Instruction& instruction, bool recompute) {
   const profiles::Op& op = graph_.op(instruction.op);
   std::vector<at::Tensor> inputs;
@@ -204,7 +222,11 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
 void Interpreter::execute(const profiles::Instruction& instruction) {
   switch (instruction.kind) {
     case InstrKind::compute:
-      run_op(instruction, false);
+      if (profiles::runs_on_host(schedule_, instruction)) {
+        run_host_op(instruction);
+      } else {
+        run_op(instruction, false);
+      }
       return;
     case InstrKind::recompute:
       run_op(instruction, true);
@@ -242,7 +264,11 @@ void Interpreter::execute(const profiles::Instruction& instruction) {
 void Interpreter::issue_instructions(profiles::InstrId* current) {
   for (const profiles::Instruction& instruction : schedule_.instructions) {
     *current = instruction.id;
-    backend_.before(instruction);
+    if (profiles::runs_on_host(schedule_, instruction)) {
+      backend_.before_host(instruction);
+    } else {
+      backend_.before(instruction);
+    }
     execute(instruction);
     backend_.after(instruction);
   }

@@ -82,6 +82,7 @@ class Interpreter {
   void upload_step_inputs();
   void issue_instructions(profiles::InstrId* current);
   void execute(const profiles::Instruction& instruction);
+  void run_host_op(const profiles::Instruction& instruction);
   void run_op(const profiles::Instruction& instruction, bool recompute);
   void allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what);
   void release_tensor(profiles::TensorId id);

@@ -38,7 +38,8 @@ Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int6
   const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(request.policy);
   policies::ArrayPlan planned = policies::plan_sub_arrays(policies::sub_array_steps(array, partition), *policy,
                                                           cost, limit_bytes, policies::parse_order(request.order),
-                                                          request.state_offload);
+                                                          request.state_offload,
+                                                          policies::parse_optimizer_place(request.optimizer_on));
   if (!planned.result.feasible && !request.allow_oom) {
     throw InfeasiblePlanError(request.policy,
                               fmt::format("{} x {} [{}]", array.count, array.model, policies::partition_text(partition)),

@@ -74,6 +74,7 @@ struct RunRequest {
   std::string order = "best";   // multiplexed, back-to-back or best
   bool allow_oom = false;       // run the policy's best plan even when it does not fit
   bool state_offload = false;   // keep the model state on the host between uses (policies/state_offload.hpp)
+  std::string optimizer_on = "best";  // with state_offload: the optimizer step on the device, the host or best
   std::string device;           // "cpu", "cuda", "cuda:N"; empty: the executor's default
   std::string memory_cap;       // a fraction of the CUDA device ("0.5") or a size ("2GiB"); empty: none
   uint64_t seed = 0;

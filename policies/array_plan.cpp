@@ -31,7 +31,7 @@ SubArrayOrder parse_order(std::string_view name) {
 
 ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy& policy,
                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
-                          SubArrayOrder order, bool state_offload) {
+                          SubArrayOrder order, bool state_offload, OptimizerPlace optimizer) {
   if (parts.empty()) throw GraphError("plan_sub_arrays: no sub-arrays to plan");
   std::vector<int64_t> step_ns;
   step_ns.reserve(parts.size());
@@ -48,7 +48,7 @@ ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy
     input.base = &base;
     input.cost = &cost;
     input.memory_limit_bytes = memory_limit_bytes;
-    return ArrayPlan{state_offload ? plan_with_state_offload(policy, input) : policy.plan(input),
+    return ArrayPlan{state_offload ? plan_with_state_offload(policy, input, optimizer) : policy.plan(input),
                      interleave && ordered.size() > 1};
   };
   if (order == SubArrayOrder::multiplexed || ordered.size() == 1) return plan(true);

@@ -130,6 +130,7 @@ class Search {
       row.policy = c.row.policy;
       row.note = c.row.note;
       row.state_offloaded = c.row.state_offloaded;
+      row.optimizer_on_host = c.schedule.host_stream != profiles::kNoStream;
       StrategyOutcome o;
       o.row = std::move(row);
       o.schedule = std::move(c.schedule);

@@ -87,6 +87,8 @@ struct SearchRow {
   int64_t bytes_swapped = 0;     // out + in
   int64_t state_bytes_swapped = 0;  // of those, model state (weights, optimizer state), out + in
   bool state_offloaded = false;     // model state kept on the host between uses (state_offload.hpp)
+  bool optimizer_on_host = false;   // the optimizer step on the host CPU (Schedule::host_stream)
+  int64_t host_optimizer_ns = 0;    // its busy time
   int64_t recompute_ns = 0;
   int64_t compute_stall_ns = 0;
   int64_t compute_ns = 0;  // compute streams' busy time less recomputation (RunFigures)

@@ -67,6 +67,25 @@ struct Queue {
 
 }  // namespace
 
+std::string_view optimizer_place_name(OptimizerPlace place) {
+  switch (place) {
+    case OptimizerPlace::device:
+      return "device";
+    case OptimizerPlace::host:
+      return "host";
+    case OptimizerPlace::best:
+      return "best";
+  }
+  return "?";
+}
+
+OptimizerPlace parse_optimizer_place(std::string_view name) {
+  for (OptimizerPlace p : {OptimizerPlace::device, OptimizerPlace::host, OptimizerPlace::best}) {
+    if (name == optimizer_place_name(p)) return p;
+  }
+  throw UnknownNameError(fmt::format("unknown optimizer place '{}'; valid: device, host, best", name));
+}
+
 std::vector<TensorId> offloadable_state(const Schedule& planned, const std::vector<int32_t>& sub_arrays) {
   const auto ranges = chosen_ranges(planned, sub_arrays);
   auto in_range = [&](profiles::OpId op) {
@@ -87,7 +106,11 @@ std::vector<TensorId> offloadable_state(const Schedule& planned, const std::vect
 }
 
 Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostModel& cost,
-                             const std::vector<int32_t>& sub_arrays) {
+                             const std::vector<int32_t>& sub_arrays, OptimizerPlace place) {
+  if (place == OptimizerPlace::best) {
+    throw Error("state offload: the optimizer's place must be device or host (best is plan_with_state_offload's)");
+  }
+  const bool on_host = place == OptimizerPlace::host;
   const profiles::Graph& g = planned.graph;
   std::vector<TensorId> state = offloadable_state(planned, sub_arrays);
   std::vector<uint8_t> moved(g.tensors.size(), 0);
@@ -98,8 +121,30 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     }
   }
 
-  // Accesses and the estimated compute timeline (compute instructions back to back).
+  // With the optimizer on the host: which instructions are its updates (all of whose inputs move).
   const size_t n = planned.instructions.size();
+  std::vector<uint8_t> host_op(n, 0);
+  int32_t host_stream = profiles::kFirstExtraComputeStream;
+  for (const Instruction& in : planned.instructions) host_stream = std::max(host_stream, in.stream + 1);
+  if (on_host) {
+    for (size_t k = 0; k < n; ++k) {
+      const Instruction& in = planned.instructions[k];
+      if (in.kind != InstrKind::compute) continue;
+      const profiles::Op& op = g.op(in.op);
+      if (op.phase != profiles::Phase::optimizer) continue;
+      bool mine = !op.inputs.empty();
+      for (TensorId t : op.inputs) mine = mine && moved[static_cast<size_t>(t)] != 0;
+      if (!mine) continue;
+      if (!profiles::is_optimizer_update(op.kind)) {
+        throw Error(fmt::format("state offload: op {} '{}' of kind {} cannot run on the host (only sgd_step, "
+                                "adam_step and adamw_step do); keep the optimizer on the device",
+                                op.id, op.name, profiles::kind_name(op.kind)));
+      }
+      host_op[k] = 1;
+    }
+  }
+
+  // Accesses and the estimated compute timeline (compute instructions back to back).
   std::vector<Access> access(g.tensors.size());
   std::vector<int64_t> start_ns(n, 0);
   std::vector<int64_t> end_ns(n, 0);
@@ -115,7 +160,9 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   for (size_t k = 0; k < n; ++k) {
     const Instruction& in = planned.instructions[k];
     const auto i = static_cast<InstrId>(k);
-    if (profiles::runs_op(in.kind)) {
+    if (host_op[k] != 0) {  // on the host: no device access, off the device's timeline
+      start_ns[k] = end_ns[k] = now;
+    } else if (profiles::runs_op(in.kind)) {
       const profiles::Op& op = g.op(in.op);
       start_ns[k] = now;
       now += op_ns[static_cast<size_t>(in.op)];
@@ -156,13 +203,19 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   const costmodel::DeviceSpec& device = cost.device();
   auto bytes_of = [&](TensorId t) { return g.tensor(t).bytes; };  // what a copy moves
 
-  // Gradients: freed after their last reader (waiting on readers on other streams).
-  std::vector<TensorId> loaded;  // weights and optimizer state with accesses
+  // Gradients: freed after their last reader (waiting on readers on other streams); with the
+  // optimizer on the host, copied out after their last device access and freed as state is.
+  std::vector<TensorId> loaded;    // weights and optimizer state with accesses
+  std::vector<TensorId> streamed;  // gradients copied to the host for the host optimizer
   for (TensorId t : state) {
     const Access& a = access[static_cast<size_t>(t)];
     if (a.first == profiles::kNoId) continue;  // not touched: stays on the host, nothing to do
     if (g.tensor(t).role != TensorRole::gradient) {
       loaded.push_back(t);
+      continue;
+    }
+    if (on_host) {
+      streamed.push_back(t);
       continue;
     }
     const int32_t stream = planned.instructions[static_cast<size_t>(a.last)].stream;
@@ -206,6 +259,8 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
 
   // Swap-outs after the last update (FIFO by last access), frees once the copy is estimated done.
   std::vector<TensorId> by_last = loaded;
+  by_last.insert(by_last.end(), streamed.begin(), streamed.end());
+  std::vector<int32_t> swap_out_of(g.tensors.size(), -1);  // news index of a tensor's swap_out
   std::stable_sort(by_last.begin(), by_last.end(), [&](TensorId x, TensorId y) {
     return access[static_cast<size_t>(x)].last < access[static_cast<size_t>(y)].last;
   });
@@ -214,9 +269,10 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     const Access& a = access[static_cast<size_t>(t)];
     int32_t out_index = -1;
     int64_t done_ns = end_ns[static_cast<size_t>(a.last)];
-    if (a.updated) {
+    if (a.updated || g.tensor(t).role == TensorRole::gradient) {
       news.push_back(NewInstr{InstrKind::swap_out, t, {a.last}, -1, profiles::kDeviceToHostStream});
       out_index = static_cast<int32_t>(news.size() - 1);
+      swap_out_of[static_cast<size_t>(t)] = out_index;
       after[static_cast<size_t>(a.last)].push_back(out_index);
       done_ns = out_queue.push(done_ns, costmodel::transfer_duration_ns(device, bytes_of(t),
                                                                         costmodel::CopyDirection::device_to_host));
@@ -236,6 +292,15 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     after[static_cast<size_t>(place)].push_back(static_cast<int32_t>(news.size() - 1));
   }
 
+  // A host update waits on the copies of its gradients (made right after they were written, so
+  // earlier in the list).
+  for (size_t k = 0; k < n; ++k) {
+    if (host_op[k] == 0) continue;
+    for (TensorId t : g.op(planned.instructions[k].op).inputs) {
+      if (swap_out_of[static_cast<size_t>(t)] >= 0) waited_by[k].push_back(swap_out_of[static_cast<size_t>(t)]);
+    }
+  }
+
   // Emit: old ids renumbered, new instructions in place; within one point swap_outs, frees, then
   // swap_ins (the order they were added per kind, which is by tensor order of their queues).
   auto kind_rank = [&](int32_t idx) {
@@ -252,6 +317,11 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   out.host_state = planned.host_state;
   out.host_state.insert(out.host_state.end(), state.begin(), state.end());
   std::sort(out.host_state.begin(), out.host_state.end());
+  out.host_stream = planned.host_stream;
+  if (on_host) {
+    if (planned.host_stream != profiles::kNoStream) host_stream = planned.host_stream;
+    out.host_stream = host_stream;
+  }
   out.instructions.reserve(n + news.size());
   std::vector<InstrId> new_id_of_old(n, profiles::kNoId);
   std::vector<InstrId> new_id_of_new(news.size(), profiles::kNoId);
@@ -273,6 +343,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   for (size_t k = 0; k < n; ++k) {
     Instruction in = planned.instructions[k];
     in.id = static_cast<InstrId>(out.instructions.size());
+    if (host_op[k] != 0) in.stream = host_stream;
     for (InstrId& w : in.waits) w = new_id_of_old[static_cast<size_t>(w)];
     for (int32_t idx : waited_by[k]) in.waits.push_back(new_id_of_new[static_cast<size_t>(idx)]);
     std::sort(in.waits.begin(), in.waits.end());
@@ -285,7 +356,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   return out;
 }
 
-PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInput& input) {
+PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInput& input, OptimizerPlace place) {
   check_policy_input(input, policy.name());
   const Schedule& base = *input.base;
   const std::vector<TensorId> state = offloadable_state(base);
@@ -304,7 +375,27 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
     window_bytes = 0;
     for (size_t i = 0; i + 1 < per.size(); ++i) window_bytes = std::max(window_bytes, per[i] + per[i + 1]);
   }
-  const std::string suffix = " + model state on the host";
+  auto better = [](const PolicyResult& a, const PolicyResult& b) {  // a better than b
+    return (a.feasible && !b.feasible) || (a.feasible && b.feasible && a.step_time_ns < b.step_time_ns) ||
+           (!a.feasible && !b.feasible && a.peak_bytes < b.peak_bytes);
+  };
+  // The activation plan offloaded with the optimizer at `at`; nullopt when the host cannot run it.
+  auto offload = [&](const PolicyResult& planned, OptimizerPlace at) -> std::optional<PolicyResult> {
+    Schedule offloaded;
+    try {
+      offloaded = offload_model_state(planned.schedule, *input.cost, {}, at);
+    } catch (const Error&) {
+      if (at == OptimizerPlace::host && place == OptimizerPlace::best) return std::nullopt;  // e.g. amp_unscale
+      throw;
+    }
+    offloaded.policy = std::string(policy.name()) + "+offload";
+    PolicyResult r = evaluate_schedule(std::move(offloaded), input, "");
+    r.note = fmt::format("{}; model state on the host ({:.2f} GB in, {:.2f} GB out), optimizer on the {}",
+                         planned.note, static_cast<double>(r.prediction.state_bytes_swapped_in) / 1e9,
+                         static_cast<double>(r.prediction.state_bytes_swapped_out) / 1e9,
+                         optimizer_place_name(at));
+    return r;
+  };
   PolicyInput inner = input;
   int64_t raise_bytes = state_bytes - window_bytes;
   std::optional<PolicyResult> best;
@@ -312,16 +403,15 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
   constexpr int kRounds = 3;
   for (int round = 0; round < kRounds; ++round) {
     inner.memory_limit_bytes = input.memory_limit_bytes + std::max<int64_t>(raise_bytes, 0);
-    PolicyResult planned = policy.plan(inner);
-    Schedule offloaded = offload_model_state(planned.schedule, *input.cost);
-    offloaded.policy = std::string(policy.name()) + "+offload";
-    PolicyResult r = evaluate_schedule(std::move(offloaded), input, "");
-    r.note = fmt::format("{}; model state on the host ({:.2f} GB in, {:.2f} GB out)", planned.note,
-                         static_cast<double>(r.prediction.state_bytes_swapped_in) / 1e9,
-                         static_cast<double>(r.prediction.state_bytes_swapped_out) / 1e9);
-    const bool improves = !best || (r.feasible && !best->feasible) ||
-                          (r.feasible && best->feasible && r.step_time_ns < best->step_time_ns) ||
-                          (!r.feasible && !best->feasible && r.peak_bytes < best->peak_bytes);
+    const PolicyResult planned = policy.plan(inner);
+    std::optional<PolicyResult> round_best;
+    for (OptimizerPlace at : {OptimizerPlace::device, OptimizerPlace::host}) {
+      if (place != OptimizerPlace::best && at != place) continue;
+      std::optional<PolicyResult> r = offload(planned, at);
+      if (r && (!round_best || better(*r, *round_best))) round_best = std::move(r);
+    }
+    PolicyResult r = std::move(*round_best);
+    const bool improves = !best || better(r, *best);
     const int64_t peak = r.peak_bytes;
     const bool fits = r.feasible;
     if (improves) best = std::move(r);

@@ -51,7 +51,8 @@ RunFigures run_figures(const sim::Prediction& p) {
     (profiles::is_compute_stream(static_cast<int32_t>(stream)) ? f.compute_ns : f.swap_ns) +=
         p.busy_ns[stream];
   }
-  f.compute_ns -= p.recompute_ns;
+  f.host_optimizer_ns = p.host_optimizer_ns;  // its stream is no device compute stream
+  f.compute_ns -= p.recompute_ns + p.host_optimizer_ns;
   return f;
 }
 
@@ -87,6 +88,7 @@ SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_
     row.compute_stall_ns += r.compute_stall_ns;
     row.compute_ns += r.compute_ns;
     row.swap_ns += r.swap_ns;
+    row.host_optimizer_ns += r.host_optimizer_ns;
   }
   if (!row.feasible) {
     row.step_time_ns = 0;

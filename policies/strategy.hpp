@@ -45,6 +45,7 @@ struct RunFigures {
   int64_t compute_stall_ns = 0;
   int64_t compute_ns = 0;  // compute streams' busy time less recomputation: the step's own ops
   int64_t swap_ns = 0;     // copy streams' busy time (swap transfers)
+  int64_t host_optimizer_ns = 0;  // optimizer updates on the host CPU (not in compute_ns)
 };
 
 // The figures of one simulation (feasible = no OOM).

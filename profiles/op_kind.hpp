@@ -145,6 +145,10 @@ inline constexpr int kOpKindCount = 0
     ;
 
 std::string_view kind_name(OpKind kind);
+// The per-parameter optimizer updates (sgd_step, adam_step, adamw_step): what a host optimizer runs.
+inline constexpr bool is_optimizer_update(OpKind kind) {
+  return kind == OpKind::sgd_step || kind == OpKind::adam_step || kind == OpKind::adamw_step;
+}
 Phase kind_phase(OpKind kind);
 KindCategory kind_category(OpKind kind);
 // Throws UnknownNameError listing every valid kind.

@@ -13,8 +13,8 @@
 
 namespace mutwo::profiles {
 
-// Version 2 added host_state; version 1 files (no host_state) still load.
-inline constexpr int kScheduleVersion = 2;
+// Version 2 added host_state, version 3 host_stream; older files still load.
+inline constexpr int kScheduleVersion = 3;
 
 // A Schedule that breaks a residency, ordering or stream rule; names the first offending instruction.
 class ScheduleError : public Error {
@@ -32,6 +32,7 @@ inline constexpr int32_t kComputeStream = 0;
 inline constexpr int32_t kDeviceToHostStream = 1;
 inline constexpr int32_t kHostToDeviceStream = 2;
 inline constexpr int32_t kFirstExtraComputeStream = 3;
+inline constexpr int32_t kNoStream = -1;
 
 // compute and recompute run an op; the others move or release one tensor.
 inline constexpr bool runs_op(InstrKind kind) {
@@ -72,7 +73,18 @@ struct Schedule {
   // same way (swapped out after their last update, then freed); gradients listed here start with
   // no copy at all (backward writes them) and must be freed by the end. Ascending, no repeats.
   std::vector<TensorId> host_state;
+  // The stream whose instructions run on the host CPU (ZeRO-Offload's CPU optimizer, Ren et al.,
+  // ATC 2021), or kNoStream. An id from kFirstExtraComputeStream on, carrying only compute
+  // instructions of optimizer updates (is_optimizer_update); each reads and updates the host copies
+  // of its inputs (a gradient swapped out, weights and optimizer state kept on the host), never
+  // device memory.
+  int32_t host_stream = kNoStream;
 };
+
+// Whether instruction `in` of `schedule` runs on the host CPU rather than the device.
+inline bool runs_on_host(const Schedule& schedule, const Instruction& in) {
+  return schedule.host_stream != kNoStream && in.stream == schedule.host_stream;
+}
 
 // Concatenates sub-array graphs into one Graph with disjoint ids (tensor and op names prefixed
 // "s<i>/" when there is more than one), recording each part's op range. The parts run one after

@@ -35,6 +35,10 @@ class ScheduleChecker {
   void run() {
     check_sub_arrays();
     check_host_state();
+    if (s_.host_stream != kNoStream && s_.host_stream < kFirstExtraComputeStream) {
+      throw ScheduleError(fmt::format("schedule: field 'host_stream' = {} must be {} (no host stream) or >= {}",
+                                      s_.host_stream, kNoStream, kFirstExtraComputeStream));
+    }
     for (size_t i = 0; i < s_.instructions.size(); ++i) check(s_.instructions[i], static_cast<InstrId>(i));
     for (const Op& op : g_.ops) {
       if (computed_[static_cast<size_t>(op.id)] == kNoId) {
@@ -52,6 +56,7 @@ class ScheduleChecker {
     InstrId host_maker = kNoId;    // swap_out that made the host copy
     InstrId freed_by = kNoId;      // free that released the last device copy
     std::vector<InstrId> readers;  // read the device copy since `maker`
+    std::vector<InstrId> host_readers;  // swap_ins that read the host copy since `host_maker`
   };
 
   std::string tensor_label(TensorId id) const {
@@ -160,6 +165,12 @@ class ScheduleChecker {
       if (in.op < 0 || static_cast<size_t>(in.op) >= g_.ops.size()) {
         fail(in, index, fmt::format("field 'op' = {} refers to no op ({} ops)", in.op, g_.ops.size()));
       }
+      if (runs_on_host(s_, in) && (in.kind != InstrKind::compute || !is_optimizer_update(g_.op(in.op).kind))) {
+        fail(in, index,
+             fmt::format("runs on the host stream {} (field 'host_stream'), which takes only compute "
+                         "instructions of optimizer updates (sgd_step, adam_step, adamw_step), not {} of a {} op",
+                         in.stream, instr_kind_name(in.kind), kind_name(g_.op(in.op).kind)));
+      }
       if (in.tensor != kNoId) fail(in, index, fmt::format("field 'tensor' = {} must be unset", in.tensor));
       if (!is_compute_stream(in.stream)) {
         fail(in, index,
@@ -176,6 +187,12 @@ class ScheduleChecker {
       const int32_t expected = in.kind == InstrKind::swap_out  ? kDeviceToHostStream
                                : in.kind == InstrKind::swap_in ? kHostToDeviceStream
                                                                : kComputeStream;
+      if (runs_on_host(s_, in)) {
+        fail(in, index,
+             fmt::format("field 'stream' = {} is the host stream (field 'host_stream'), which takes only "
+                         "optimizer updates",
+                         in.stream));
+      }
       if (in.kind == InstrKind::free ? !is_compute_stream(in.stream) : in.stream != expected) {
         fail(in, index,
              in.kind == InstrKind::free
@@ -220,9 +237,45 @@ class ScheduleChecker {
     if (st.readers.empty() || st.readers.back() != index) st.readers.push_back(index);
   }
 
+  // A host optimizer update reads the host copies of its inputs and rewrites those of its weight
+  // and state, whose device copies must be gone (they would be stale).
+  void check_host_update(const Instruction& in, InstrId index) {
+    const Op& op = g_.op(in.op);
+    if (computed_[static_cast<size_t>(op.id)] != kNoId) {
+      fail(in, index, fmt::format("op is already computed by instruction {}", computed_[static_cast<size_t>(op.id)]));
+    }
+    for (TensorId id : op.inputs) {
+      TensorState& st = state_[static_cast<size_t>(id)];
+      if (!st.host_copy) {
+        fail(in, index, fmt::format("runs on the host and reads {}, which has no host copy (swap it out first)",
+                                    tensor_label(id)));
+      }
+      require_ordered(in, index, st.host_maker, fmt::format("reads the host copy of {} made by", tensor_label(id)));
+    }
+    for (TensorId id : op.inputs) {
+      const TensorRole role = g_.tensor(id).role;
+      if (role != TensorRole::weight && role != TensorRole::optimizer_state) continue;
+      TensorState& st = state_[static_cast<size_t>(id)];
+      if (st.resident) {
+        fail(in, index,
+             fmt::format("updates {} on the host while its device copy is resident (free it first)", tensor_label(id)));
+      }
+      for (InstrId r : st.host_readers) {
+        require_ordered(in, index, r, fmt::format("updates the host copy of {} still read by", tensor_label(id)));
+      }
+      st.host_maker = index;
+      st.host_readers.clear();
+    }
+    computed_[static_cast<size_t>(op.id)] = index;
+  }
+
   void check(const Instruction& in, InstrId index) {
     check_fields(in, index);
     tick(in, index);
+    if (runs_on_host(s_, in)) {
+      check_host_update(in, index);
+      return;
+    }
     switch (in.kind) {
       case InstrKind::compute:
       case InstrKind::recompute: {
@@ -268,6 +321,7 @@ class ScheduleChecker {
         TensorState& st = state_[static_cast<size_t>(in.tensor)];
         st.host_copy = true;
         st.host_maker = index;
+        st.host_readers.clear();
         break;
       }
       case InstrKind::swap_in: {
@@ -277,6 +331,7 @@ class ScheduleChecker {
         if (st.resident) fail(in, index, fmt::format("{} is already resident", tensor_label(in.tensor)));
         require_ordered(in, index, st.host_maker, "copies the host copy made by");
         require_ordered(in, index, st.freed_by, "reloads a tensor freed by");
+        st.host_readers.push_back(index);
         st.resident = true;
         st.maker = index;
         st.readers.clear();

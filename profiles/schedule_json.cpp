@@ -90,6 +90,7 @@ std::string schedule_to_json(const Schedule& schedule) {
   }
   out << (schedule.instructions.empty() ? "" : "\n  ") << "]";
   if (!schedule.host_state.empty()) out << ",\n  \"host_state\": " << OrderedJson(schedule.host_state).dump();
+  if (schedule.host_stream != kNoStream) out << ",\n  \"host_stream\": " << schedule.host_stream;
   out << "\n}\n";
   return out.str();
 }
@@ -108,7 +109,7 @@ Schedule schedule_from_json(const std::string& text) {
       throw FormatError(fmt::format("schedule: field 'format' = '{}', expected '{}'", format, kFormatName));
     }
   }
-  r.expect_only({"format", "version", "policy", "graph", "sub_arrays", "instructions", "host_state"});
+  r.expect_only({"format", "version", "policy", "graph", "sub_arrays", "instructions", "host_state", "host_stream"});
   r.string("format");  // present and a string
   const int64_t version = r.integer("version");
   if (version < 1 || version > kScheduleVersion) {
@@ -117,6 +118,9 @@ Schedule schedule_from_json(const std::string& text) {
   }
   if (version < 2 && r.has("host_state")) {
     throw FormatError("schedule: field 'host_state' needs version 2 (the file says version 1)");
+  }
+  if (version < 3 && r.has("host_stream")) {
+    throw FormatError(fmt::format("schedule: field 'host_stream' needs version 3 (the file says version {})", version));
   }
   Schedule s;
   s.policy = r.string("policy");
@@ -154,6 +158,7 @@ Schedule schedule_from_json(const std::string& text) {
       s.host_state.push_back(static_cast<TensorId>(id));
     }
   }
+  if (r.has("host_stream")) s.host_stream = r.int32("host_stream");
   validate_schedule(s);
   return s;
 }

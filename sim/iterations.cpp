@@ -40,6 +40,7 @@ UnrolledSchedule unroll_iterations(const profiles::Schedule& schedule, int32_t i
   out.schedule.sub_arrays = schedule.sub_arrays;
   out.schedule.policy = schedule.policy;
   out.schedule.host_state = schedule.host_state;
+  out.schedule.host_stream = schedule.host_stream;
   const size_t n = schedule.instructions.size();
   out.schedule.instructions.reserve(n * static_cast<size_t>(iterations));
   out.iteration_of.reserve(n * static_cast<size_t>(iterations));

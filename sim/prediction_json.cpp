@@ -35,6 +35,7 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
   j["stall_ns"] = per_stream(p.stall_ns);
   j["compute_stall_ns"] = p.compute_stall_ns;
   j["host_busy_ns"] = p.host_busy_ns;
+  j["host_optimizer_ns"] = p.host_optimizer_ns;
   j["host_bound_idle_ns"] = p.host_bound_idle_ns;
   j["recompute_ns"] = p.recompute_ns;
   j["bytes_swapped_out"] = p.bytes_swapped_out;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "costmodel/host_optimizer.hpp"
+
 namespace mutwo::sim {
 
 using profiles::InstrId;
@@ -42,6 +44,7 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
   const costmodel::DeviceSpec& device = model.device();
   const size_t n = s.instructions.size();
   ReplayPlan p;
+  p.host_stream = s.host_stream;
   for (const Instruction& in : s.instructions) p.num_streams = std::max(p.num_streams, in.stream + 1);
   const auto streams = static_cast<size_t>(p.num_streams);
   p.engine_of_stream.resize(streams);
@@ -74,6 +77,11 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
       case InstrKind::compute:
       case InstrKind::recompute: {
         const profiles::Op& op = g.ops[static_cast<size_t>(in.op)];
+        if (profiles::runs_on_host(s, in)) {  // reads and writes host copies: no device tensor touched
+          p.target[idx] = in.op;
+          p.duration_ns[idx] = costmodel::host_optimizer_ns(device, op);
+          break;
+        }
         const int64_t d = model.op_duration_ns(g, op);
         if (d < 0) {
           throw Error(fmt::format("cost model '{}' gives op {} '{}' a negative duration {} ns", model.name(),

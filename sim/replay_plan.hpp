@@ -11,6 +11,7 @@ namespace mutwo::sim {
 // Everything the event loop reads per instruction, laid out flat and computed once per run.
 struct ReplayPlan {
   int32_t num_streams = 3;
+  int32_t host_stream = profiles::kNoStream;  // Schedule::host_stream: its ops run on the host CPU
   std::vector<int32_t> engine_of_stream;  // half duplex maps both copy streams to one engine
   std::vector<profiles::InstrKind> kind;
   std::vector<int32_t> stream;
@@ -25,8 +26,8 @@ struct ReplayPlan {
 // wait is out of range or a wait does not point backwards.
 void check_references(const profiles::Schedule& schedule);
 
-// Builds the plan: durations from the cost model (ops) and costmodel::transfer_duration_ns
-// (swaps); dependencies: for each instruction the previous instruction of its stream, its waits,
+// Builds the plan: durations from the cost model (device ops), costmodel::host_optimizer_ns (ops
+// on the schedule's host stream) and costmodel::transfer_duration_ns (swaps); dependencies: for each instruction the previous instruction of its stream, its waits,
 // and for free(t) the last instruction of every stream that touched t since t's previous free
 // (earlier touchers on a stream finish before the last one, streams being FIFO).
 // Expects check_references to have passed.

@@ -192,7 +192,7 @@ class Replay {
       return;
     }
     const auto idx = static_cast<size_t>(e.instruction);
-    if (profiles::runs_op(p_.kind[idx])) memory_.end_op(p_.target[idx], now);
+    if (on_device_op(idx)) memory_.end_op(p_.target[idx], now);
     release_dependents(e.instruction, now);
   }
 
@@ -262,7 +262,7 @@ class Replay {
     const auto idx = static_cast<size_t>(i);
     const InstrKind kind = p_.kind[idx];
     bool ok = true;
-    if (profiles::runs_op(kind)) {
+    if (on_device_op(idx)) {
       ok = memory_.start_op(p_.target[idx], now, i);
     } else if (kind == InstrKind::swap_in) {
       ok = memory_.start_swap_in(p_.target[idx], now, i);
@@ -276,7 +276,7 @@ class Replay {
       }
       if (!continue_past_limit_) return false;
       memory_.lift_limit();
-      if (profiles::runs_op(kind)) {
+      if (on_device_op(idx)) {
         memory_.start_op(p_.target[idx], now, i);
       } else {
         memory_.start_swap_in(p_.target[idx], now, i);
@@ -293,6 +293,11 @@ class Replay {
     std::push_heap(heap_.begin(), heap_.end(), later);
     busy_[engine] = 1;
     return true;
+  }
+
+  // An op the device runs (not one on the host stream, which allocates no device memory).
+  bool on_device_op(size_t idx) const {
+    return profiles::runs_op(p_.kind[idx]) && p_.stream[idx] != p_.host_stream;
   }
 
   size_t compute_engine() const {
@@ -434,7 +439,8 @@ HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, H
   bool any = false;
   for (size_t i = 0; i < n; ++i) {
     const Instruction& in = s.instructions[i];
-    if (in.kind == InstrKind::free) continue;
+    // A host optimizer update runs on its own host thread (ZeRO-Offload's CPU Adam), not issued.
+    if (in.kind == InstrKind::free || profiles::runs_on_host(s, in)) continue;
     int64_t ns = 0;
     if (mode == HostMode::cuda_graph) {
       ns = d.graph_kernel_ns;
@@ -566,6 +572,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
     const int64_t d = x.duration_ns;
     const int64_t end = x.start_ns + d;
     pred.busy_ns[st] += d;
+    if (x.stream == schedule.host_stream) pred.host_optimizer_ns += d;
     pred.stall_ns[st] += x.start_ns - stream_free_at[st];
     stream_free_at[st] = end;
     pred.step_time_ns = std::max(pred.step_time_ns, end);
@@ -602,7 +609,8 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
     std::vector<int64_t> free_at(streams, 0);
     for (const ExecutedInstruction& x : executed) {
       const auto st = static_cast<size_t>(x.stream);
-      if (profiles::is_compute_stream(x.stream) && x.original != kNoId && x.kind != InstrKind::free) {
+      if (profiles::is_compute_stream(x.stream) && x.stream != schedule.host_stream && x.original != kNoId &&
+          x.kind != InstrKind::free) {
         const auto i = static_cast<size_t>(x.original);
         const int64_t ready = std::max(free_at[st], replay.dep_ready_ns()[i]);
         const int64_t waited = std::min(x.start_ns, replay.launched_ns()[i]) - ready;
@@ -613,7 +621,8 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   }
   if (pred.oom && !completed) pred.step_time_ns = replay.now_ns();
   for (size_t st = 0; st < streams; ++st) {
-    if (profiles::is_compute_stream(static_cast<int32_t>(st))) pred.compute_stall_ns += pred.stall_ns[st];
+    const auto id = static_cast<int32_t>(st);
+    if (profiles::is_compute_stream(id) && id != schedule.host_stream) pred.compute_stall_ns += pred.stall_ns[st];
   }
   pred.peak_bytes = memory.peak_bytes();
   pred.peak_instruction = memory.peak_instruction();

@@ -26,12 +26,17 @@ mutwo_cli_test(run_cpu_json
                DEFINES "JSON_CHECKS=run_id=1\;device=cpu\;gpu=a100-40gb\;schedule|samples_per_step=4\;schedule|multiplexed=ON\;schedule|policy=none\;measurement|iterations=2\;measurement|warmup_iterations=1\;measurement|peak_source=accounted\;measurement|oom=OFF\;measurement|peak_bytes=1784320\;prediction|peak_bytes=1784320"
                PROPERTIES FIXTURES_SETUP cli_exec_run_db FIXTURES_REQUIRED cli_exec_clean)
 # The same kind of array with every model's state on the host between uses (4 bert-mini as 2+2,
-# multiplexed, no activation policy): the executor's accounted peak equals the prediction, 1,297,920 B
-# against 2,297,344 B with the state resident (weights, gradients and Adam moments of the idle
-# sub-array off the device).
+# multiplexed, no activation policy), the optimizer on the device: the executor's accounted peak
+# equals the prediction, 1,297,920 B against 2,297,344 B with the state resident (weights,
+# gradients and Adam moments of the idle sub-array off the device).
 mutwo_cli_test(run_cpu_state_offload
+               ARGS run --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --optimizer-on device --device cpu --iters 1 --warmup 1 --no-db --json
+               DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|multiplexed=ON\;schedule|model_state=host\;schedule|optimizer=device\;measurement|oom=OFF\;measurement|peak_bytes=1297920\;prediction|peak_bytes=1297920")
+# With the optimizer on the host (the default picks it: the faster plan), the Adam moments never
+# reach the device and gradients leave as backward writes them: 509,440 B, predicted = accounted.
+mutwo_cli_test(run_cpu_host_optimizer
                ARGS run --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --device cpu --iters 1 --warmup 1 --no-db --json
-               DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|multiplexed=ON\;measurement|oom=OFF\;measurement|peak_bytes=1297920\;prediction|peak_bytes=1297920")
+               DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|model_state=host\;schedule|optimizer=host\;measurement|oom=OFF\;measurement|peak_bytes=509440\;prediction|peak_bytes=509440")
 mutwo_cli_test(run_compare_reads_it ARGS compare --db exec-run.db
                DEFINES "STDOUT_REGEX=resnet-mini x2 [[]1,1[]] none on cpu +[0-9.]+ [mu]s +[0-9.]+ [mu]s .* 1.7 MiB +1.7 MiB +[+]0.0 %  ok"
                PROPERTIES FIXTURES_REQUIRED cli_exec_run_db)

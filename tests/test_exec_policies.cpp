@@ -154,16 +154,18 @@ TEST_CASE("every policy x partition x order gives bit-identical state to the non
 }
 
 TEST_CASE("model state kept on the host gives bit-identical state and losses to the resident none schedule") {
-  // Every family, 1+2 multiplexed, planned with state offload at a limit below the resident state:
-  // weights and optimizer state go to the host and back every step, gradients live only in the
-  // step. Weights and optimizer state after two steps (read from their host homes) and the losses
-  // equal the resident none schedule's bit for bit.
+  // Every family, 1+2 multiplexed, planned with state offload at a limit below the resident state,
+  // the optimizer on the device (weights and optimizer state go to the host and back every step,
+  // gradients live only in the step) and on the host (gradients copied out, the update run on the
+  // host copies, weights back in; ZeRO-Offload). Weights and optimizer state after two steps (read
+  // from their host homes) and the losses equal the resident none schedule's bit for bit.
   const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
   const std::vector<Family> families = {
       {"bert-mini", profiles::OptimizerKind::adam},        {"gpt2-mini", profiles::OptimizerKind::adamw},
       {"vit-mini", profiles::OptimizerKind::adam},         {"resnet-mini", profiles::OptimizerKind::sgd},
       {"mobilenetv3-mini", profiles::OptimizerKind::adam}, {"dlrm-mini", profiles::OptimizerKind::sgd}};
   int state_swaps = 0;
+  int host_updates = 0;
   for (const Family& family : families) {
     policies::ModelArray array;
     array.model = family.model;
@@ -177,23 +179,32 @@ TEST_CASE("model state kept on the host gives bit-identical state and losses to 
     const Outcome reference = run(reference_plan.result.schedule);
     const sim::Prediction unlimited = sim::simulate(reference_plan.result.schedule, *cost, sim_options(-1));
     for (const std::string name : {"none", "capuchin"}) {
-      const auto policy = policies::builtin_policies().create(name);
-      policies::PolicyInput input;
-      input.base = &reference_plan.result.schedule;
-      input.cost = cost.get();
-      input.memory_limit_bytes = unlimited.peak_bytes;
-      const policies::PolicyResult r = policies::plan_with_state_offload(*policy, input);
-      CAPTURE(family.model);
-      CAPTURE(name);
-      REQUIRE(r.feasible);
-      REQUIRE_FALSE(r.schedule.host_state.empty());
-      CHECK(r.prediction.resident_bytes < unlimited.resident_bytes);
-      for (const profiles::Instruction& i : r.schedule.instructions) {
-        if (i.kind == profiles::InstrKind::swap_in && profiles::is_persistent(r.schedule.graph.tensor(i.tensor).role))
-          ++state_swaps;
+      for (const policies::OptimizerPlace place : {policies::OptimizerPlace::device, policies::OptimizerPlace::host}) {
+        const auto policy = policies::builtin_policies().create(name);
+        policies::PolicyInput input;
+        input.base = &reference_plan.result.schedule;
+        input.cost = cost.get();
+        input.memory_limit_bytes = unlimited.peak_bytes;
+        const policies::PolicyResult r = policies::plan_with_state_offload(*policy, input, place);
+        CAPTURE(family.model);
+        CAPTURE(name);
+        CAPTURE(policies::optimizer_place_name(place));
+        REQUIRE(r.feasible);
+        REQUIRE_FALSE(r.schedule.host_state.empty());
+        CHECK((r.schedule.host_stream != profiles::kNoStream) == (place == policies::OptimizerPlace::host));
+        CHECK(r.prediction.resident_bytes < unlimited.resident_bytes);
+        for (const profiles::Instruction& i : r.schedule.instructions) {
+          if (i.kind == profiles::InstrKind::swap_in &&
+              profiles::is_persistent(r.schedule.graph.tensor(i.tensor).role))
+            ++state_swaps;
+          if (profiles::runs_on_host(r.schedule, i)) ++host_updates;
+        }
+        check_identical(r.schedule, reference, run(r.schedule),
+                        fmt::format("{} {}+offload, optimizer on the {}", family.model, name,
+                                    policies::optimizer_place_name(place)));
       }
-      check_identical(r.schedule, reference, run(r.schedule), family.model + " " + name + "+offload");
     }
   }
   CHECK(state_swaps > 100);
+  CHECK(host_updates > 100);
 }

@@ -10,6 +10,7 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/host_optimizer.hpp"
 #include "policies/model_array.hpp"
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
@@ -181,13 +182,13 @@ TEST_CASE("host_state rules: what a step starts from, it must end with") {
 TEST_CASE("a version-1 schedule still loads; host_state needs version 2") {
   const Schedule base = policies::build_plain_schedule({tiny_step()});
   std::string text = schedule_to_json(base);
-  const auto v = text.find("\"version\": 2");
+  const auto v = text.find("\"version\": 3");
   REQUIRE(v != std::string::npos);
   text.replace(v, 12, "\"version\": 1");
   CHECK(schedule_to_json(schedule_from_json(text)) == schedule_to_json(base));
   const FixedCostModel cost = two_part_costs();
   std::string offloaded = schedule_to_json(policies::offload_model_state(base, cost));
-  offloaded.replace(offloaded.find("\"version\": 2"), 12, "\"version\": 1");
+  offloaded.replace(offloaded.find("\"version\": 3"), 12, "\"version\": 1");
   CHECK_THROWS_WITH_AS(schedule_from_json(offloaded),
                        "schedule: field 'host_state' needs version 2 (the file says version 1)", FormatError);
 }
@@ -215,8 +216,9 @@ TEST_CASE("a malformed host_state in a schedule file names the field and the ent
 
 TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
   // 4 x bert-mini (Adam), multiplexed as 1+1+1+1 at a limit below the array's resident state:
-  // no resident plan can fit, the offloaded plans do, with every byte of state moved both ways
-  // accounted (weights and moments in and out; gradients never move).
+  // no resident plan can fit, the offloaded plans do, with every byte of state moved accounted:
+  // the optimizer on the device moves weights and moments both ways (gradients never move); on
+  // the host, weights in and gradients out only. The wrapper keeps the faster of the two.
   const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
   policies::ModelArray array;
   array.model = "bert-mini";
@@ -224,13 +226,18 @@ TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
   const std::vector<Graph> parts = policies::sub_array_steps(array, {1, 1, 1, 1});
   const Schedule base = policies::build_multiplexed_schedule(parts, *cost);
   const sim::Prediction whole = sim::simulate(base, *cost, unlimited());
-  int64_t state_bytes = 0;  // weights + gradients + moments of the 4 models
-  int64_t moved_bytes = 0;  // weights + moments (what crosses the link each way)
+  int64_t state_bytes = 0;    // weights + gradients + moments of the 4 models
+  int64_t moved_bytes = 0;    // weights + moments (what crosses the link each way, device optimizer)
+  int64_t weight_bytes = 0;   // weights (in, host optimizer)
+  int64_t gradient_bytes = 0;  // gradients (out, host optimizer)
   for (const Tensor& t : base.graph.tensors) {
     if (!is_persistent(t.role)) continue;
     state_bytes += allocation_bytes(t.bytes);
     if (t.role != TensorRole::gradient) moved_bytes += t.bytes;
+    if (t.role == TensorRole::weight) weight_bytes += t.bytes;
+    if (t.role == TensorRole::gradient) gradient_bytes += t.bytes;
   }
+  CHECK(moved_bytes == 3 * weight_bytes);
   const int64_t limit = state_bytes * 9 / 10;
   REQUIRE(whole.resident_bytes > limit);
   for (const std::string name : {"none", "mutwo", "capuchin"}) {
@@ -240,14 +247,26 @@ TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
     input.base = &base;
     input.cost = cost.get();
     input.memory_limit_bytes = limit;
-    const policies::PolicyResult r = policies::plan_with_state_offload(*policy, input);
-    CHECK(r.feasible);
-    CHECK(r.peak_bytes <= limit);
-    CHECK(r.schedule.policy == name + "+offload");
-    CHECK(r.prediction.state_bytes_swapped_in == moved_bytes);
-    CHECK(r.prediction.state_bytes_swapped_out == moved_bytes);
-    CHECK(r.note.find("model state on the host") != std::string::npos);
-    CHECK_NOTHROW(validate_schedule(r.schedule));
+    const policies::PolicyResult device = policies::plan_with_state_offload(*policy, input, policies::OptimizerPlace::device);
+    const policies::PolicyResult host = policies::plan_with_state_offload(*policy, input, policies::OptimizerPlace::host);
+    const policies::PolicyResult best = policies::plan_with_state_offload(*policy, input);
+    for (const policies::PolicyResult* r : {&device, &host, &best}) {
+      CHECK(r->feasible);
+      CHECK(r->peak_bytes <= limit);
+      CHECK(r->schedule.policy == name + "+offload");
+      CHECK(r->note.find("model state on the host") != std::string::npos);
+      CHECK_NOTHROW(validate_schedule(r->schedule));
+    }
+    CHECK(device.schedule.host_stream == kNoStream);
+    CHECK(device.prediction.state_bytes_swapped_in == moved_bytes);
+    CHECK(device.prediction.state_bytes_swapped_out == moved_bytes);
+    CHECK(device.note.find("optimizer on the device") != std::string::npos);
+    CHECK(host.schedule.host_stream != kNoStream);
+    CHECK(host.prediction.state_bytes_swapped_in == weight_bytes);
+    CHECK(host.prediction.state_bytes_swapped_out == gradient_bytes);
+    CHECK(host.prediction.host_optimizer_ns > 0);
+    CHECK(host.note.find("optimizer on the host") != std::string::npos);
+    CHECK(best.step_time_ns == std::min(device.step_time_ns, host.step_time_ns));
   }
 }
 
@@ -287,4 +306,108 @@ TEST_CASE("three iterations: the steady-state step prefetches the next iteration
 
   o.iterations = 0;
   CHECK_THROWS_WITH_AS(sim::simulate(s, cost, o), "iterations = 0: must be from 1 to 1000", Error);
+}
+
+// The host's optimizer at 378,560 ns per update + 1024 ns per byte: an sgd_step reads weight,
+// gradient and momentum (3 x 512 B) and writes weight and momentum (1024 B): 2560 B, 3 ms in all.
+FixedCostModel host_costs() {
+  FixedCostModel cost = two_part_costs();
+  costmodel::HostOptimizer h;
+  h.per_op_ns = 378'560;
+  h.bytes_per_ns = 1.0 / 1024;
+  h.large_bytes_per_ns = 1.0 / 1024;
+  h.large_from_bytes = int64_t{1} << 40;
+  cost.set_host_optimizer(h);
+  return cost;
+}
+
+TEST_CASE("the optimizer on the host: gradients streamed out, weights in, momenta never on the device") {
+  // The two-sub-array step of the first case with the sgd steps (c6, c13) on the host. The device
+  // timeline loses them: c0 0-1, c1 1-2, c2 2-3, c7 3-4, c3 4-7, c8 7-8, c4 8-9, c5 9-10, c9 10-12,
+  // c10 12-13, c11 13-14, c12 14-15 (ms). Swap-ins as before (w1 at the start, w12 after c1);
+  // the momenta (10, 21) have no device access: they stay on the host. Weights are freed after
+  // their last device reader (fc.backward: f1 after c5, f12 after c12) and never copied back.
+  // Gradients are copied out after the backward op writing them (o9 after c5, o20 after c12) and
+  // freed at the first compute ending after the estimated copy (f9 after c9, ending 12 ms > 10 ms
+  // + 512; f20 right after c12, nothing later); each host update waits on its gradient's copy.
+  const FixedCostModel cost = host_costs();
+  CHECK(costmodel::host_optimizer_ns(cost.device(), tiny_step().ops[6]) == 3 * kMs);
+  const Schedule base = policies::build_multiplexed_schedule({tiny_step(), tiny_step()}, cost);
+  const Schedule s = policies::offload_model_state(base, cost, {}, policies::OptimizerPlace::host);
+  CHECK(s.host_stream == kFirstExtraComputeStream);
+  CHECK(s.host_state == std::vector<TensorId>{1, 9, 10, 12, 20, 21});
+  CHECK(trace(s) == std::vector<std::string>{
+                        "i1",  "c0",  "c1",  "i12", "f3",  "c2",  "f5",  "c7",  "c3",  "f2",  "f6",  "c8",  "f14",
+                        "c4",  "f4",  "f7",  "c5",  "o9",  "f1",  "f0",  "f8",  "c9",  "f9",  "f16", "c6",  "c10",
+                        "f13", "f17", "c11", "f15", "f18", "c12", "o20", "f12", "f20", "f11", "f19", "c13"});
+  const Instruction& c6 = s.instructions[static_cast<size_t>(find(s, "c6"))];
+  CHECK(c6.stream == s.host_stream);
+  CHECK(c6.waits == std::vector<InstrId>{find(s, "o9")});
+  CHECK(s.instructions[static_cast<size_t>(find(s, "c13"))].waits == std::vector<InstrId>{find(s, "o20")});
+  CHECK(s.instructions[static_cast<size_t>(find(s, "f9"))].waits == std::vector<InstrId>{find(s, "o9")});
+
+  // Simulated: c0 waits 512 ns for i1; the device's compute then runs back to back to c12's end at
+  // 15 ms + 512, and f20 waits for o20 (512 ns): compute stall 1024. The host: c6 from o9's end
+  // (10 ms + 1024) to 13 ms + 1024; c13 from o20's end (15 ms + 1024) to 18 ms + 1024, the step's
+  // end. Moved: the two weights in (1024 B), the two gradients out (1024 B): a third of what the
+  // device optimizer moves (weights and momenta both ways, 2048 B each).
+  const sim::Prediction p = sim::simulate(s, cost, unlimited());
+  CHECK(p.step_time_ns == 18 * kMs + 1024);
+  CHECK(p.compute_stall_ns == 1024);
+  CHECK(p.host_optimizer_ns == 6 * kMs);
+  CHECK(p.state_bytes_swapped_in == 2 * 512);
+  CHECK(p.state_bytes_swapped_out == 2 * 512);
+  CHECK(p.resident_bytes == 5120 - 3072);
+  // Three iterations: the next iteration's w1 waits on the host update of it (c6, done 13 ms +
+  // 1024), long before the compute stream is free (18 ms + 1024 is the host's; the device's last
+  // free at 15 ms + 1024), so iteration 2's compute starts at 15 ms + 1024 + its batch upload.
+  sim::SimOptions o = unlimited();
+  o.iterations = 3;
+  const sim::Prediction three = sim::simulate(s, cost, o);
+  CHECK(three.first_step_ns == 18 * kMs + 1024);
+  CHECK(three.iterations == 3);
+  // JSON keeps host_stream (version 3); an older version with it is refused.
+  const std::string text = schedule_to_json(s);
+  CHECK(text.find("\"host_stream\": 3") != std::string::npos);
+  CHECK(schedule_to_json(schedule_from_json(text)) == text);
+  std::string v2 = text;
+  v2.replace(v2.find("\"version\": 3"), 12, "\"version\": 2");
+  CHECK_THROWS_WITH_AS(schedule_from_json(v2), "schedule: field 'host_stream' needs version 3 (the file says version 2)",
+                       FormatError);
+}
+
+TEST_CASE("host stream rules: host copies only, stale device copies refused, only optimizer updates") {
+  const FixedCostModel cost = host_costs();
+  const Schedule base = policies::build_multiplexed_schedule({tiny_step(), tiny_step()}, cost);
+  const Schedule good = policies::offload_model_state(base, cost, {}, policies::OptimizerPlace::host);
+  CHECK_NOTHROW(validate_schedule(good));
+  // Without the gradient's copy, the host update has nothing to read.
+  CHECK_THROWS_WITH_AS(validate_schedule(without(good, find(good, "o9"))),
+                       "instruction 23 (compute op 6 's0/fc.weight.sgd_step'): runs on the host and reads tensor 9 "
+                       "'s0/fc.weight.grad', which has no host copy (swap it out first)",
+                       ScheduleError);
+  // Without the weight's free, its device copy would go stale under the host's update.
+  CHECK_THROWS_WITH_AS(validate_schedule(without(good, find(good, "f1"))),
+                       "instruction 23 (compute op 6 's0/fc.weight.sgd_step'): updates tensor 1 's0/fc.weight' on "
+                       "the host while its device copy is resident (free it first)",
+                       ScheduleError);
+  // A forward op on the host stream; a host stream among the copy engines.
+  Schedule forward_on_host = good;
+  forward_on_host.instructions[static_cast<size_t>(find(good, "c1"))].stream = good.host_stream;
+  CHECK_THROWS_WITH_AS(validate_schedule(forward_on_host),
+                       "instruction 2 (compute op 1 's0/relu'): runs on the host stream 3 (field 'host_stream'), "
+                       "which takes only compute instructions of optimizer updates (sgd_step, adam_step, "
+                       "adamw_step), not compute of a relu op",
+                       ScheduleError);
+  Schedule copy_engine = good;
+  copy_engine.host_stream = kDeviceToHostStream;
+  CHECK_THROWS_WITH_AS(validate_schedule(copy_engine),
+                       "schedule: field 'host_stream' = 1 must be -1 (no host stream) or >= 3", ScheduleError);
+  // The pass refuses the best place (the wrapper's), and a device without host rates is named.
+  CHECK_THROWS_AS(policies::offload_model_state(base, cost, {}, policies::OptimizerPlace::best), Error);
+  const FixedCostModel no_host = two_part_costs();
+  CHECK_THROWS_WITH_AS(sim::simulate(good, no_host, unlimited()),
+                       "device 'test-gpu' has no host optimizer rate (host_optimizer.bytes_per_ns = 0, "
+                       "large_bytes_per_ns = 0): op 6 's0/fc.weight.sgd_step' cannot be priced on the host",
+                       Error);
 }

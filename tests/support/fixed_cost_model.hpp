@@ -28,6 +28,7 @@ class FixedCostModel : public costmodel::OpCostModel {
   void set_memory_bytes(int64_t bytes) { device_.memory_bytes = bytes; }
   // Host dispatch figures (0 by default: the host never limits the GPU).
   void set_host(const costmodel::HostDispatch& host) { device_.host = host; }
+  void set_host_optimizer(const costmodel::HostOptimizer& h) { device_.host_optimizer = h; }
 
  private:
   std::map<profiles::OpId, int64_t> durations_;

@@ -1,0 +1,32 @@
+#include "costmodel/host_optimizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "profiles/error.hpp"
+#include "profiles/op_kind.hpp"
+
+namespace mutwo::costmodel {
+
+int64_t host_optimizer_ns(const DeviceSpec& device, const profiles::Op& op) {
+  if (!profiles::is_optimizer_update(op.kind)) {
+    throw Error(fmt::format("op {} '{}' of kind {} cannot run on the host: only optimizer updates (sgd_step, "
+                            "adam_step, adamw_step) do",
+                            op.id, op.name, profiles::kind_name(op.kind)));
+  }
+  const HostOptimizer& h = device.host_optimizer;
+  if (!(h.bytes_per_ns > 0) || !(h.large_bytes_per_ns > 0)) {
+    throw Error(fmt::format("device '{}' has no host optimizer rate (host_optimizer.bytes_per_ns = {}, "
+                            "large_bytes_per_ns = {}): op {} '{}' cannot be priced on the host",
+                            device.name, h.bytes_per_ns, h.large_bytes_per_ns, op.id, op.name));
+  }
+  const int64_t bytes = op.bytes_read + op.bytes_written;
+  const int64_t small = std::min(bytes, h.large_from_bytes);
+  const int64_t large = bytes - small;
+  auto ns = [](int64_t b, double rate) { return b <= 0 ? int64_t{0} : static_cast<int64_t>(std::ceil(b / rate)); };
+  return h.per_op_ns + ns(small, h.bytes_per_ns) + ns(large, h.large_bytes_per_ns);
+}
+
+}  // namespace mutwo::costmodel
