@@ -36,6 +36,7 @@ struct RunOptions {
   int32_t iterations = 20;
   int32_t warmup = 3;
   bool cuda_graph = false;
+  bool sync_each_step = false;
   std::string db = "results.db";
   bool no_db = false;
   bool allow_oom = false;
@@ -78,6 +79,7 @@ experiments::RunRequest run_request(const RunOptions& opts) {
   r.warmup_iterations = opts.warmup;
   r.timed_iterations = opts.iterations;
   r.cuda_graph = opts.cuda_graph;
+  r.back_to_back = !opts.sync_each_step;
   // The cost setup: --gpu (else the CUDA device's catalog GPU, else a measured trace's) with the
   // device overrides, and --cost-source with its --trace files.
   r.cost = [device = opts.device](const std::optional<std::string>& executed_on) mutable {
@@ -170,7 +172,9 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
                                ? fmt::format(" (min {}, max {})", human_duration(m.step_time_min_ns),
                                              human_duration(m.step_time_max_ns))
                                : "",
-                           m.cuda_graph ? ", CUDA graph replays" : "");
+                           m.cuda_graph     ? ", CUDA graph replays"
+                           : m.back_to_back ? ", back to back: the steady state (predicted: iteration 3 of 3)"
+                                            : ", each timed alone");
   std::cout << fmt::format("peak source  {}\n", m.peak_source);
   std::cout << fmt::format("losses       {}\n", losses_text(m));
   std::cout << t.render();
@@ -221,6 +225,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--warmup", opts->warmup, "Untimed steps first")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--sync-each-step", opts->sync_each_step,
+                "Time each step alone, the device idle before it (default: steps back to back, the steady state, "
+                "predicted as the last of 3 simulated iterations)");
   cmd->add_flag("--cuda-graph", opts->cuda_graph,
                 "Capture one step as a CUDA graph after warm-up and time its replays");
   cmd->add_option("--db", opts->db, "Results database to store the run in")->capture_default_str();

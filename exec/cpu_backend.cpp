@@ -1,6 +1,7 @@
 // The CPU backend: the Schedule's streams run in issue order on the calling thread, so waits are
 // already met; swaps copy into host buffers; timing is wall clock (steady_clock).
 #include <chrono>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
@@ -35,6 +36,12 @@ class CpuBackend final : public DeviceBackend {
 
   void start_step_timer() override { step_start_ns_ = now_ns(); }
   int64_t stop_step_timer_ns() override { return now_ns() - step_start_ns_; }
+  void mark_steps_start() override {
+    steps_start_ns_ = now_ns();
+    step_ends_ns_.clear();
+  }
+  void mark_step_end() override { step_ends_ns_.push_back(now_ns() - steps_start_ns_); }
+  std::vector<int64_t> steps_elapsed_ns() override { return step_ends_ns_; }
   void start_op_timer(profiles::OpId) override { op_start_ns_ = now_ns(); }
   void stop_op_timer(profiles::OpId op) override {
     op_ns_.at(static_cast<size_t>(op)) += now_ns() - op_start_ns_;
@@ -60,6 +67,8 @@ class CpuBackend final : public DeviceBackend {
  private:
   HostBufferPool host_buffers_{false};
   int64_t step_start_ns_ = 0;
+  int64_t steps_start_ns_ = 0;
+  std::vector<int64_t> step_ends_ns_;
   int64_t op_start_ns_ = 0;
   std::vector<int64_t> op_ns_;
 };

@@ -106,6 +106,25 @@ class CudaBackend final : public DeviceBackend {
     return static_cast<int64_t>(static_cast<double>(step_start_.elapsed_time(step_end_)) * 1e6);
   }
 
+  void mark_steps_start() override {
+    steps_start_.record(streams_[profiles::kComputeStream]);
+    marks_ = 0;
+  }
+  // After end_step() the compute stream has joined the copy streams: an event on it marks the
+  // whole step's end. Events are kept across runs and re-recorded.
+  void mark_step_end() override {
+    if (step_marks_.size() <= marks_) step_marks_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+    step_marks_[marks_++]->record(streams_[profiles::kComputeStream]);
+  }
+  std::vector<int64_t> steps_elapsed_ns() override {
+    synchronize();
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < marks_; ++i) {
+      out.push_back(static_cast<int64_t>(static_cast<double>(steps_start_.elapsed_time(*step_marks_[i])) * 1e6));
+    }
+    return out;
+  }
+
   void start_op_timer(profiles::OpId op) override {
     op_events_.at(static_cast<size_t>(op)).first->record(streams_[profiles::kComputeStream]);
   }
@@ -165,6 +184,9 @@ class CudaBackend final : public DeviceBackend {
   std::array<at::cuda::CUDAEvent, 3> tails_;
   at::cuda::CUDAEvent step_start_{cudaEventDefault};
   at::cuda::CUDAEvent step_end_{cudaEventDefault};
+  at::cuda::CUDAEvent steps_start_{cudaEventDefault};
+  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> step_marks_;
+  size_t marks_ = 0;
   std::vector<std::pair<std::unique_ptr<at::cuda::CUDAEvent>, std::unique_ptr<at::cuda::CUDAEvent>>>
       op_events_;
   std::vector<uint8_t> timed_;

@@ -53,6 +53,13 @@ class DeviceBackend {
   // waits for the device and returns the elapsed ns (CUDA events on the compute stream on GPU).
   virtual void start_step_timer() = 0;
   virtual int64_t stop_step_timer_ns() = 0;
+  // Steps issued back to back (RunOptions::back_to_back): mark_steps_start() before the first,
+  // mark_step_end() after each step's end_step() without waiting for the device; steps_elapsed_ns()
+  // waits for the device and returns, per mark, its time since the start (CUDA events on the
+  // compute stream; wall clock on the CPU, whose work is done when issued).
+  virtual void mark_steps_start() = 0;
+  virtual void mark_step_end() = 0;
+  virtual std::vector<int64_t> steps_elapsed_ns() = 0;
   // Per-op timing for the profiler, around one op on the compute stream; op_time_ns() is valid
   // after the step's stop_step_timer_ns().
   virtual void start_op_timer(profiles::OpId op) = 0;

@@ -80,6 +80,9 @@ Measurement measure_schedule(const profiles::Schedule& schedule, const RunOption
     interpreter->finish_captured_step();
     m.cuda_graph = true;
   }
+  const bool back_to_back = options.back_to_back && !m.cuda_graph;
+  m.back_to_back = back_to_back;
+  if (back_to_back) backend->mark_steps_start();
   for (int32_t i = 0; i < options.timed_iterations; ++i) {
     if (m.cuda_graph) {
       backend->start_step_timer();
@@ -88,17 +91,31 @@ Measurement measure_schedule(const profiles::Schedule& schedule, const RunOption
       ++m.iterations;
       continue;
     }
-    const StepResult step = interpreter->step();
-    if (m.first_losses.empty()) m.first_losses = step.losses;
+    const StepResult step = interpreter->step(/*wait=*/!back_to_back);
     m.accounted_peak_bytes = std::max(m.accounted_peak_bytes, step.accounted_peak_bytes);
     m.resident_bytes = step.resident_bytes;
     if (step.oom) {
       fill_oom(m, step);
       break;
     }
-    m.losses = step.losses;
-    m.step_times_ns.push_back(step.step_time_ns);
+    if (!back_to_back) {
+      if (m.first_losses.empty()) m.first_losses = step.losses;
+      m.losses = step.losses;
+      m.step_times_ns.push_back(step.step_time_ns);
+    }
     ++m.iterations;
+  }
+  if (back_to_back && m.iterations > 0) {
+    // Each step's time: from the previous step's end on the device (the first: from the start
+    // mark, issued right after the warm-up's last step had finished) to its own end.
+    const std::vector<int64_t> ends = backend->steps_elapsed_ns();
+    int64_t previous = 0;
+    for (int32_t i = 0; i < m.iterations; ++i) {
+      m.step_times_ns.push_back(ends.at(static_cast<size_t>(i)) - previous);
+      previous = ends[static_cast<size_t>(i)];
+    }
+    if (m.first_losses.empty()) m.first_losses = interpreter->back_to_back_losses(0);
+    m.losses = interpreter->back_to_back_losses(static_cast<size_t>(m.iterations) - 1);
   }
   if (!m.step_times_ns.empty()) {
     m.step_time_ns = median_ns(m.step_times_ns);

@@ -291,15 +291,19 @@ void Interpreter::finish_captured_step() {
   ++step_;
 }
 
-std::vector<double> Interpreter::read_losses() const {
+std::vector<double> Interpreter::back_to_back_losses(size_t k) const {
+  return read_losses(back_to_back_losses_.at(k));
+}
+
+std::vector<double> Interpreter::read_losses(const std::vector<at::Tensor>& loss_values) const {
   std::vector<double> losses(static_cast<size_t>(models_), 0.0);
-  for (size_t i = 0; i < loss_values_.size(); ++i) {
-    if (!loss_values_[i].defined()) continue;
+  for (size_t i = 0; i < loss_values.size(); ++i) {
+    if (!loss_values[i].defined()) continue;
     const profiles::Tensor& t = graph_.tensors[i];
     const int32_t base = (t.producer == profiles::kNoId ? options_.first_model
                                                         : op_model_base_[static_cast<size_t>(t.producer)]) -
                          options_.first_model;
-    const at::Tensor values = loss_values_[i].to(at::kDouble).cpu().reshape({-1});
+    const at::Tensor values = loss_values[i].to(at::kDouble).cpu().reshape({-1});
     for (int64_t j = 0; j < values.numel(); ++j) {
       losses.at(static_cast<size_t>(base + j)) += values[j].item<double>();
     }
@@ -329,7 +333,7 @@ void Interpreter::release_transients() {
   backend_.release_host_buffers();
 }
 
-StepResult Interpreter::step() {
+StepResult Interpreter::step(bool wait) {
   StepResult result;
   profiles::InstrId current = profiles::kNoId;
   if (options_.time_ops) backend_.reset_op_timers(graph_.ops.size());
@@ -337,10 +341,15 @@ StepResult Interpreter::step() {
   try {
     upload_step_inputs();
     result.resident_bytes = in_use_bytes_;
-    backend_.start_step_timer();
+    if (wait) backend_.start_step_timer();
     issue_instructions(&current);
-    result.step_time_ns = backend_.stop_step_timer_ns();
-    result.losses = read_losses();
+    if (wait) {
+      result.step_time_ns = backend_.stop_step_timer_ns();
+      result.losses = read_losses(loss_values_);
+    } else {
+      backend_.mark_step_end();
+      back_to_back_losses_.push_back(loss_values_);
+    }
   } catch (const OutOfMemory& oom) {
     result.oom = true;
     result.oom_instruction = oom.instruction;

@@ -54,7 +54,12 @@ class Interpreter {
   // Runs one training step. An out-of-memory error (accounted limit or the device's allocator) is
   // caught and reported in the result; the step's transient tensors are released either way.
   // Only the OOM is caught: other errors propagate.
-  StepResult step();
+  // wait = false (steps back to back, RunOptions::back_to_back): no step timer and no wait for the
+  // device; the backend marks the step's end (mark_step_end) and its losses are read later by
+  // back_to_back_losses (step_time_ns and losses stay empty here).
+  StepResult step(bool wait = true);
+  // The losses of the k-th step run with wait = false (0-based, in issue order; waits for the device).
+  std::vector<double> back_to_back_losses(size_t k) const;
 
   // Issues one step's instructions without waiting or reading results, drawing random numbers from
   // the default generator: CUDA-graph capture records this once; finish_captured_step() then releases the
@@ -87,7 +92,7 @@ class Interpreter {
   void allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what);
   void release_tensor(profiles::TensorId id);
   void release_transients();
-  std::vector<double> read_losses() const;
+  std::vector<double> read_losses(const std::vector<at::Tensor>& loss_values) const;
 
   const profiles::Schedule& schedule_;
   const profiles::Graph& graph_;
@@ -108,6 +113,7 @@ class Interpreter {
   std::vector<int32_t> alloc_stream_;   // per tensor: stream its device copy was allocated on
   std::vector<int64_t> rounded_bytes_;
   std::vector<at::Tensor> loss_values_;  // loss tensors of this step, by tensor id
+  std::vector<std::vector<at::Tensor>> back_to_back_losses_;  // loss_values_ of each step run with wait = false
   int64_t in_use_bytes_ = 0;
   int64_t peak_bytes_ = 0;
   profiles::InstrId peak_instruction_ = profiles::kNoId;

@@ -157,6 +157,7 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
   j["warmup"] = request.warmup_iterations;
   j["seed"] = request.seed;
   j["cuda_graph"] = request.cuda_graph;
+  if (!request.back_to_back) j["back_to_back"] = false;  // absent: the default (keeps older hashes)
   return j;
 }
 
@@ -176,6 +177,7 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
 
   sim::SimOptions sim_options;
   sim_options.memory_limit_bytes = out.memory_limit_bytes;
+  sim_options.iterations = request.back_to_back && !request.cuda_graph ? 3 : 1;
   out.prediction = sim::simulate(out.schedule, *out.cost.cost, sim_options);
 
   profiles::RunOptions run;
@@ -186,6 +188,7 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   run.memory_limit_bytes = out.target.is_cuda ? 0 : out.memory_limit_bytes;  // the cpu enforces it by accounting
   run.memory_cap_fraction = out.target.cap_fraction;
   run.cuda_graph = request.cuda_graph;
+  run.back_to_back = request.back_to_back;
   out.measurement = executor.measure(out.schedule, run);
 
   const profiles::Measurement& m = out.measurement;
@@ -195,8 +198,10 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   out.record.memory_cap_fraction = out.target.cap_fraction;
   out.record.cost_source = out.cost.cost_source;
   out.record.config_hash = config_hash(run_config(request, out));
-  out.record.notes = fmt::format("{}{}; {}", out.multiplexed ? "multiplexed" : "back to back",
-                                 m.cuda_graph ? ", CUDA graph" : "", out.plan_note);
+  out.record.notes = fmt::format("{}{}{}; {}", out.multiplexed ? "multiplexed" : "back to back",
+                                 m.cuda_graph ? ", CUDA graph" : "",
+                                 m.back_to_back ? ", steady state (steps back to back)" : ", steps timed one by one",
+                                 out.plan_note);
   out.prediction_record = prediction_record(out.prediction, out.samples_per_step);
   out.measurement_record = measurement_record(m, out.samples_per_step);
   if (!request.db.empty()) {

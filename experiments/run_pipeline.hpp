@@ -81,6 +81,9 @@ struct RunRequest {
   int32_t warmup_iterations = 3;
   int32_t timed_iterations = 20;
   bool cuda_graph = false;
+  // Timed steps back to back (profiles::RunOptions::back_to_back), predicted alike: the simulator's
+  // steady state (the last of 3 iterations); false: steps timed one by one, one iteration predicted.
+  bool back_to_back = true;
   RunCostFn cost;  // the prediction's cost setup, called once the device is open
   std::string save_schedule;  // write the executed schedule to this file; empty: not written
   std::string db;             // results database to store the run in; empty: not stored

@@ -35,6 +35,11 @@ struct RunOptions {
   // CUDA: cap the caching allocator at this fraction of the device's memory. 0: none.
   double memory_cap_fraction = 0.0;
   bool cuda_graph = false;  // capture one step as a CUDA graph after warm-up and replay it
+  // Timed steps issued back to back, the host never waiting for the device between them, as a
+  // training loop runs and as the simulator's N iterations model the steady state (sim/iterations.hpp):
+  // each step's time is the interval between its end and the previous step's end on the device. false:
+  // each step timed alone, the device idle before it (synchronised).
+  bool back_to_back = true;
 };
 
 struct Measurement {
@@ -45,6 +50,7 @@ struct Measurement {
   int32_t warmup_iterations = 0;
   int32_t iterations = 0;              // timed steps completed
   std::vector<int64_t> step_times_ns;  // one per timed step
+  bool back_to_back = false;           // timed back to back (RunOptions::back_to_back), else one by one
   // Median of step_times_ns (an even count: the mean of the two middle values, rounded down).
   int64_t step_time_ns = 0;
   int64_t step_time_min_ns = 0;

@@ -65,13 +65,12 @@ UnrolledSchedule unroll_iterations(const profiles::Schedule& schedule, int32_t i
     };
     std::vector<InstrId> upload_of(g.tensors.size(), profiles::kNoId);
     if (k > 0) {
-      // The next batch, copied host->device once the previous one's device copy is released (a
-      // prefetching data loader with pinned memory).
+      // The next batch, copied host->device on the compute stream (see iterations.hpp).
       for (TensorId t : batch) {
         Instruction up;
         up.id = static_cast<InstrId>(out.schedule.instructions.size());
         up.kind = InstrKind::swap_in;
-        up.stream = profiles::kHostToDeviceStream;
+        up.stream = profiles::kComputeStream;
         up.tensor = t;
         add_touch_waits(up, t);
         upload_of[static_cast<size_t>(t)] = up.id;
@@ -98,7 +97,7 @@ UnrolledSchedule unroll_iterations(const profiles::Schedule& schedule, int32_t i
       touched(g, in, [&](TensorId t) {
         InstrId& up = upload_of[static_cast<size_t>(t)];
         if (up != profiles::kNoId) {
-          if (copy.stream != profiles::kHostToDeviceStream) copy.waits.push_back(up);
+          if (copy.stream != profiles::kComputeStream) copy.waits.push_back(up);
           up = profiles::kNoId;
         }
       });

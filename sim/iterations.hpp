@@ -8,9 +8,13 @@
 // Across the boundary, an instruction of iteration k+1 that touches a tensor (reads, writes,
 // swaps or frees it) first in its iteration waits on the last instruction of iteration k that
 // touched it, when that one runs on another stream. Every iteration after the first starts with
-// the upload of its batch: a host->device copy of each input and label tensor, issued as soon as
-// the previous batch's copy of it is freed (a prefetching data loader with pinned memory), which
-// its first reader waits on. The executor uploads the batch outside its step timer instead.
+// the upload of its batch: a host->device copy of each input and label tensor on the compute
+// stream, before the iteration's first instruction there. That is a training loop's
+// `x.to(device, non_blocking=True)` at the top of each iteration (from a data loader's pinned
+// memory, on the current stream), and what the executor's back-to-back steps do
+// (exec/interpreter.cpp): the copy waits for the previous iteration's compute, the next batch never
+// lands on top of the previous step's activations, and the copy engines stay free for the next
+// iteration's prefetched swap-ins.
 #include <cstdint>
 #include <vector>
 

@@ -61,19 +61,22 @@ mutwo_cli_test(measured_tiny_gpu_flag_wins ARGS ${tiny} --gpu v100-16gb --json
 # resnet18 (batch 2, 32 px, Adam): a 202-op training step, every op measured 1,000 ns on an H100.
 # The plain schedule runs the ops one after another on one compute stream, no swaps:
 # 202 x 1,000 = 202,000 ns; two sub-arrays of one model each ("s0/", "s1/" names): 404,000 ns.
+# simulate reports the steady state (iteration 3 of 3), which starts with its batch's upload on the
+# compute stream (sim/iterations.hpp): x, 2 x 3 x 32 x 32 fp32 = 24,576 B over the H100's 50 GB/s
+# link, 10,000 + 492 ns, and the labels, 2 x int64 = 16 B, 10,000 + 1 ns: + 20,493 ns per model.
 mutwo_measured_trace(measured_trace_h100 measured-r18-plain.json measured-r18-h100.json "NVIDIA H100 80GB HBM3" 1000)
 set_tests_properties(cli_measured_trace_h100 PROPERTIES FIXTURES_REQUIRED cli_measured_plain
                                                         FIXTURES_SETUP cli_measured_h100)
 mutwo_cli_test(measured_resnet18_report ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json --host-mode none
-               DEFINES "STDOUT_REGEX=device +h100-sxm-80gb .*cost source +measured [(]202 of 202 ops from 1 trace on NVIDIA H100 80GB HBM3[)].*step time +202.000 us"
+               DEFINES "STDOUT_REGEX=device +h100-sxm-80gb .*cost source +measured [(]202 of 202 ops from 1 trace on NVIDIA H100 80GB HBM3[)].*step time +222.493 us"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 mutwo_cli_test(measured_resnet18_json ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json --json --host-mode none
-               DEFINES "JSON_CHECKS=device|name=h100-sxm-80gb\;device|memory_bytes=85899345920\;prediction|step_time_ns=202000\;prediction|bytes_swapped_out=0"
+               DEFINES "JSON_CHECKS=device|name=h100-sxm-80gb\;device|memory_bytes=85899345920\;prediction|step_time_ns=222493\;prediction|first_step_ns=202000\;prediction|bytes_swapped_out=0"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 mutwo_cli_test(measured_resnet18_two_sub_arrays
                ARGS simulate ${r18} --models 2 --partition 1,1 --cost-source measured --trace measured-r18-h100.json --json
                     --host-mode none
-               DEFINES "JSON_CHECKS=cost_source_detail=measured (404 of 404 ops from 1 trace on NVIDIA H100 80GB HBM3)\;prediction|step_time_ns=404000"
+               DEFINES "JSON_CHECKS=cost_source_detail=measured (404 of 404 ops from 1 trace on NVIDIA H100 80GB HBM3)\;prediction|step_time_ns=444986"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 # Fused width 2 is another kernel: none of its ops was measured, all fall back to analytic.
 mutwo_cli_test(measured_resnet18_fused_falls_back
@@ -86,13 +89,14 @@ mutwo_cli_test(measured_search ARGS search --model resnet18:2 --batch 2 --image-
                DEFINES "STDOUT_REGEX=2 x resnet18 on h100-sxm-80gb.*sequential +resnet18:1[+]1 +none +2 +404.000 us"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 
-# A trace measured on the CPU says nothing of a GPU's memory or link: --gpu's default stays.
+# A trace measured on the CPU says nothing of a GPU's memory or link: --gpu's default stays
+# (202 x 3,000 ns + the batch's upload over the A100's 25 GB/s: 10,000 + 984 ns, 10,000 + 1 ns).
 mutwo_measured_trace(measured_trace_cpu measured-r18-plain.json measured-r18-cpu.json cpu 3000)
 set_tests_properties(cli_measured_trace_cpu PROPERTIES FIXTURES_REQUIRED cli_measured_plain
                                                        FIXTURES_SETUP cli_measured_cpu)
 mutwo_cli_test(measured_cpu_trace_keeps_default_gpu
                ARGS simulate ${r18} --cost-source measured --trace measured-r18-cpu.json --json --host-mode none
-               DEFINES "JSON_CHECKS=device|name=a100-40gb\;prediction|step_time_ns=606000"
+               DEFINES "JSON_CHECKS=device|name=a100-40gb\;prediction|step_time_ns=626985"
                PROPERTIES FIXTURES_REQUIRED cli_measured_cpu)
 mutwo_cli_test(measured_refuses_mixed_devices
                ARGS simulate ${r18} --cost-source measured --trace measured-r18-h100.json --trace measured-r18-cpu.json

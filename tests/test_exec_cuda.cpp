@@ -132,6 +132,24 @@ TEST_CASE("a cap below the step's needs is an OOM result; without it the allocat
   CHECK(m.device.find("cpu") == std::string::npos);
 }
 
+TEST_CASE("back-to-back steps on the GPU: per-step intervals between CUDA events, same losses as synchronised steps") {
+  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, profiles::DType::f32));
+  exec::RunOptions options;
+  options.device = "cuda";
+  options.warmup_iterations = 2;
+  options.timed_iterations = 5;
+  const exec::Measurement steady = exec::measure_schedule(s, options);
+  options.back_to_back = false;
+  const exec::Measurement synced = exec::measure_schedule(s, options);
+  REQUIRE_FALSE(steady.oom);
+  REQUIRE(steady.step_times_ns.size() == 5);
+  for (int64_t t : steady.step_times_ns) CHECK(t > 0);
+  REQUIRE(steady.losses.size() == synced.losses.size());
+  for (size_t i = 0; i < steady.losses.size(); ++i) CHECK(steady.losses[i] == doctest::Approx(synced.losses[i]));
+  // Without the host's wait between steps the interval is no longer than a step timed alone.
+  CHECK(steady.step_time_ns <= synced.step_time_ns * 11 / 10);
+}
+
 TEST_CASE("a captured CUDA graph replays the step") {
   const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, profiles::DType::f32));
   exec::RunOptions options;

@@ -86,6 +86,9 @@ class RecordingBackend final : public exec::DeviceBackend {
   void note_use(const at::Tensor& t, int32_t s) override { inner_->note_use(t, s); }
   void start_step_timer() override { inner_->start_step_timer(); }
   int64_t stop_step_timer_ns() override { return inner_->stop_step_timer_ns(); }
+  void mark_steps_start() override { inner_->mark_steps_start(); }
+  void mark_step_end() override { inner_->mark_step_end(); }
+  std::vector<int64_t> steps_elapsed_ns() override { return inner_->steps_elapsed_ns(); }
   void start_op_timer(profiles::OpId op) override { inner_->start_op_timer(op); }
   void stop_op_timer(profiles::OpId op) override { inner_->stop_op_timer(op); }
   int64_t op_time_ns(profiles::OpId op) override { return inner_->op_time_ns(op); }
@@ -260,6 +263,37 @@ TEST_CASE("measure_schedule: warm-up, timed steps, median, losses; an OOM is a r
   options.timed_iterations = 0;
   CHECK_THROWS_WITH_AS(exec::measure_schedule(s, options), "run: timed iterations 0 must be >= 1",
                        mutwo::Error);
+}
+
+TEST_CASE("back-to-back timed steps (the steady state) train exactly as steps timed one by one") {
+  // RunOptions::back_to_back (the default) times the interval between consecutive step ends, the
+  // host never waiting between steps; the training itself is the same: the same seed gives the
+  // same first and last losses, bit for bit, as the synchronised per-step timing.
+  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}));
+  exec::RunOptions options;
+  options.warmup_iterations = 1;
+  options.timed_iterations = 4;
+  const exec::Measurement steady = exec::measure_schedule(s, options);
+  options.back_to_back = false;
+  const exec::Measurement synced = exec::measure_schedule(s, options);
+  for (const exec::Measurement* m : {&steady, &synced}) {
+    CHECK_FALSE(m->oom);
+    CHECK(m->iterations == 4);
+    REQUIRE(m->step_times_ns.size() == 4);
+    for (int64_t t : m->step_times_ns) CHECK(t > 0);
+    CHECK(m->step_time_ns == exec::median_ns(m->step_times_ns));
+  }
+  CHECK(steady.first_losses == synced.first_losses);
+  CHECK(steady.losses == synced.losses);
+  CHECK(steady.losses != steady.first_losses);
+  CHECK(steady.peak_bytes == synced.peak_bytes);
+  // An OOM in the back-to-back loop is a result too.
+  options.back_to_back = true;
+  options.memory_limit_bytes = steady.resident_bytes + 1024;
+  const exec::Measurement oom = exec::measure_schedule(s, options);
+  CHECK(oom.oom);
+  CHECK(oom.iterations == 0);
+  CHECK(oom.step_times_ns.empty());
 }
 
 TEST_CASE("the profiler's trace has one measured duration per op and replays through the measured source") {

@@ -273,12 +273,12 @@ TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
 TEST_CASE("three iterations: the steady-state step prefetches the next iteration's first weight") {
   // The offloaded two-sub-array step above, simulated 3 times back to back (sim/iterations.hpp).
   // Iteration 1 is the single step: 17 ms + 1536 ns. Iteration 2 starts with its batch's uploads
-  // on the host->device stream, each after iteration 1 freed that tensor: x 0 and labels 2 (128 +
-  // 32 B) after i21 (done 15 ms + 1024), x 11 once freed after c12 (16 ms + 512) until 16 ms +
-  // 640, labels 13 until 16 ms + 672. Then the swap-in of fc.weight (1), which waits on iteration
-  // 1's free of it (after c10): done at 16 ms + 1184, before the compute stream is free (its last
-  // instruction, the free of tensor 21, at 17 ms + 1536). So c0 starts without the 512 ns wait,
-  // and every later iteration takes 17 ms of compute + 1024 ns of the last two swap-outs.
+  // on the compute stream after iteration 1's last instruction there (the free of tensor 21 at
+  // 17 ms + 1536): x 0, labels 2, x 11, labels 13 (128 + 32 + 128 + 32 B at 1 B/ns) until 17 ms +
+  // 1856. The swap-in of fc.weight (1) waits only on iteration 1's free of it (after c10, 14 ms):
+  // on the idle host->device stream it is done long before, so c0 starts at 17 ms + 1856 without
+  // iteration 1's 512 ns wait, and every later iteration takes the 320 ns of uploads + 17 ms of
+  // compute + 1024 ns of the last two swap-outs.
   const FixedCostModel cost = two_part_costs();
   const Schedule base = policies::build_multiplexed_schedule({tiny_step(), tiny_step()}, cost);
   const Schedule s = policies::offload_model_state(base, cost);
@@ -288,8 +288,8 @@ TEST_CASE("three iterations: the steady-state step prefetches the next iteration
   CHECK(p.iterations == 3);
   CHECK(p.first_step_ns == 17 * kMs + 1536);
   CHECK(p.iteration_end_ns ==
-        std::vector<int64_t>{17 * kMs + 1536, 34 * kMs + 2560, 51 * kMs + 3584});
-  CHECK(p.step_time_ns == 17 * kMs + 1024);
+        std::vector<int64_t>{17 * kMs + 1536, 34 * kMs + 2880, 51 * kMs + 4224});
+  CHECK(p.step_time_ns == 17 * kMs + 1344);
   CHECK(p.state_bytes_swapped_in == 3 * 4 * 512);
   CHECK(p.bytes_swapped_in == 3 * 4 * 512);  // the batch uploads of iterations 2 and 3 are not swaps
   CHECK_FALSE(p.oom);
@@ -297,10 +297,10 @@ TEST_CASE("three iterations: the steady-state step prefetches the next iteration
   // prefetched weight arrive while sub-array 1's backward holds less than that.
   CHECK(p.peak_bytes == sim::simulate(s, cost, unlimited()).peak_bytes);
 
-  // Without swaps, back-to-back iterations repeat the step exactly: 17 ms each.
+  // Without swaps, back-to-back iterations repeat the step after the 320 ns of uploads.
   const sim::Prediction plain = sim::simulate(base, cost, o);
-  CHECK(plain.iteration_end_ns == std::vector<int64_t>{17 * kMs, 34 * kMs, 51 * kMs});
-  CHECK(plain.step_time_ns == 17 * kMs);
+  CHECK(plain.iteration_end_ns == std::vector<int64_t>{17 * kMs, 34 * kMs + 320, 51 * kMs + 640});
+  CHECK(plain.step_time_ns == 17 * kMs + 320);
   CHECK(plain.first_step_ns == 17 * kMs);
   CHECK(plain.peak_bytes == sim::simulate(base, cost, unlimited()).peak_bytes);
 
