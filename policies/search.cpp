@@ -116,8 +116,12 @@ class Search {
     outcomes.push_back(run_hfta(ctx));
     if (std::optional<StrategyOutcome> hc = run_hfta_capuchin(ctx)) outcomes.push_back(std::move(*hc));
 
+    std::optional<StrategyOutcome> separate = separate_runs(report.stats);
+    if (config_.prune_below_separate_runs && separate && separate->row.feasible) {
+      separate_runs_ns_ = separate->row.step_time_ns;
+    }
     search_partitions(report.stats);
-    if (std::optional<StrategyOutcome> separate = separate_runs(report.stats)) outcomes.push_back(std::move(*separate));
+    if (separate) outcomes.push_back(std::move(*separate));
     offload_separate_partition(report.stats);
     for (Candidate& c : kept_) {
       if (c.row.pruned) {
@@ -208,6 +212,7 @@ class Search {
   int64_t samples_per_step_ = 0;
   int64_t total_persistent_bytes_ = 0;
   int64_t smallest_peak_ = 0;  // over every whole-step plan of the mutwo strategy
+  int64_t separate_runs_ns_ = -1;  // rule 2's incumbent with prune_below_separate_runs (-1: none)
   int64_t sequence_ = 0;
   StepGraphCache graphs_;
   std::map<std::pair<size_t, int32_t>, int64_t> compute_ns_;
@@ -524,8 +529,9 @@ void Search::search_partitions(SearchStats& stats) {
   for (size_t visit = 0; visit < by_bound.size(); ++visit) {
     const auto [bound, index] = by_bound[visit];
     const Sizes& sizes = partitions[index];
-    if (kept_.size() >= static_cast<size_t>(config_.top) && kept_.back().row.feasible &&
-        kept_.back().row.step_time_ns <= bound) {
+    if ((kept_.size() >= static_cast<size_t>(config_.top) && kept_.back().row.feasible &&
+         kept_.back().row.step_time_ns <= bound) ||
+        (separate_runs_ns_ >= 0 && separate_runs_ns_ < bound)) {
       stats.partitions_pruned_by_bound = static_cast<int64_t>(by_bound.size() - visit);
       break;
     }

@@ -41,7 +41,9 @@
 // 2. Throughput bound: a partition's step time is at least the sum of its sub-arrays' compute
 //    times (one compute stream; swaps and recomputation only add). Partitions are visited by that
 //    bound, ascending; once `top` feasible plans are faster than a partition's bound, it and every
-//    later one are skipped (SearchStats::partitions_pruned_by_bound).
+//    later one are skipped (SearchStats::partitions_pruned_by_bound). With
+//    SearchConfig::prune_below_separate_runs, also once the separate runs' plan (planned first) is
+//    strictly faster than the bound: no later one-run plan can win the mutwo strategy then.
 // 3. Partition shapes: SearchConfig::prune (partition.hpp) limits the partitions enumerated.
 // Deterministic: one thread, fixed enumeration order, ties broken by enumeration order.
 #include <cstdint>
@@ -72,6 +74,9 @@ struct SearchConfig {
   // the state resident does not fit and some policy passes rule 1' (above). 0: never. Each costs a
   // whole-array plan per policy, hence the budget.
   int32_t offload_partitions = 3;
+  // Rule 2 with the separate runs as the incumbent (above): for callers that want the mutwo
+  // strategy's best plan only (experiments), not its best one-run plans.
+  bool prune_below_separate_runs = false;
 };
 
 // One strategy's result (for the mutwo strategy: one partition x policy).

@@ -315,6 +315,27 @@ TEST_CASE("separate runs are part of the mutwo strategy: 2 + 2 beats hfta's 3 + 
   CHECK_FALSE(r.best_schedule_is_whole_step);  // the schedule kept is one run's
 }
 
+TEST_CASE("rule 2 with the separate runs as incumbent: the same best plan, fewer plans made") {
+  // The array above at width 3's peak: the separate runs 2 + 2 (2 x 2,398,943 ns) win the mutwo
+  // strategy. Every one-run partition whose compute bound is above that cannot beat them: with
+  // prune_below_separate_runs they are skipped, and the strategy's best row is the same.
+  const sim::Prediction w3 = plain(resnet18(1), 3);
+  SearchConfig c = config_for({resnet18(4)}, w3.peak_bytes, {"none", "capuchin", "mutwo"});
+  c.top = 1;
+  const SearchReport full = run_search(c);
+  c.prune_below_separate_runs = true;
+  const SearchReport pruned = run_search(c);
+  const SearchRow& a = row_of(full, "mutwo");
+  const SearchRow& b = row_of(pruned, "mutwo");
+  CHECK(a.partition == "resnet18:2+2");
+  CHECK(b.partition == a.partition);
+  CHECK(b.policy == a.policy);
+  CHECK(b.runs == a.runs);
+  CHECK(b.step_time_ns == a.step_time_ns);
+  CHECK(pruned.stats.partitions_pruned_by_bound > full.stats.partitions_pruned_by_bound);
+  CHECK(pruned.stats.plans < full.stats.plans);
+}
+
 TEST_CASE("mutwo is never slower than hfta or sequential, and feasible wherever they are (reduced grid)") {
   const sim::Prediction r1 = plain(resnet18(1), 1);
   const sim::Prediction b1 = plain(bert_small(1), 1);

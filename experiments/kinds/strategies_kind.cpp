@@ -92,6 +92,7 @@ class StrategiesKind final : public ExperimentKind {
 
     policies::SearchConfig config = array_search_config(spec, p, *cost, limit);
     config.top = 1;  // only the best mutwo plan is kept; a smaller top prunes more by throughput
+    config.prune_below_separate_runs = true;  // the series is the strategy's best plan, whatever its kind
     const policies::SearchReport report = policies::run_search(config);
 
     std::vector<ResultRow> rows;
