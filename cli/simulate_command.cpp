@@ -120,7 +120,7 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
   table.add_row({"recompute", human_duration(p.recompute_ns)});
   for (size_t s = 0; s < p.busy_ns.size(); ++s) {
     if (p.busy_ns[s] == 0 && p.stall_ns[s] == 0) continue;
-    table.add_row({sim::stream_track_name(static_cast<int32_t>(s)),
+    table.add_row({sim::stream_track_name(static_cast<int32_t>(s), p.host_stream),
                    fmt::format("busy {} ({}), stalled {}", human_duration(p.busy_ns[s]),
                                percent(p.busy_ns[s], p.step_time_ns), human_duration(p.stall_ns[s]))});
   }

@@ -49,6 +49,7 @@ struct Prediction {
   int64_t compute_stall_ns = 0;   // stall_ns summed over the compute streams
   int64_t host_busy_ns = 0;        // the host issuing instructions (host timeline on)
   int64_t host_optimizer_ns = 0;   // optimizer updates run on the host CPU (Schedule::host_stream)
+  int32_t host_stream = profiles::kNoStream;  // the schedule's host stream (its busy_ns, its track)
   // Compute-stream idle time spent waiting for the host to issue the next instruction (its stream
   // free and its other dependencies met): the GPU waiting for the CPU.
   int64_t host_bound_idle_ns = 0;

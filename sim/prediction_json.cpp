@@ -13,9 +13,9 @@ nlohmann::json instruction_ref(const profiles::Schedule& schedule, profiles::Ins
 }
 
 // {"compute": 123, "d2h copy": 4, ...} over the streams the schedule uses.
-nlohmann::json per_stream(const std::vector<int64_t>& values) {
+nlohmann::json per_stream(const std::vector<int64_t>& values, int32_t host_stream) {
   nlohmann::json out = nlohmann::json::object();
-  for (size_t s = 0; s < values.size(); ++s) out[stream_track_name(static_cast<int32_t>(s))] = values[s];
+  for (size_t s = 0; s < values.size(); ++s) out[stream_track_name(static_cast<int32_t>(s), host_stream)] = values[s];
   return out;
 }
 
@@ -31,8 +31,8 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
     j["iteration_end_ns"] = p.iteration_end_ns;
   }
   j["instructions_total"] = schedule.instructions.size();
-  j["busy_ns"] = per_stream(p.busy_ns);
-  j["stall_ns"] = per_stream(p.stall_ns);
+  j["busy_ns"] = per_stream(p.busy_ns, p.host_stream);
+  j["stall_ns"] = per_stream(p.stall_ns, p.host_stream);
   j["compute_stall_ns"] = p.compute_stall_ns;
   j["host_busy_ns"] = p.host_busy_ns;
   j["host_optimizer_ns"] = p.host_optimizer_ns;

@@ -563,6 +563,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   }
 
   const auto streams = static_cast<size_t>(plan.num_streams);
+  pred.host_stream = schedule.host_stream;
   pred.busy_ns.assign(streams, 0);
   pred.stall_ns.assign(streams, 0);
   std::vector<int64_t> stream_free_at(streams, 0);

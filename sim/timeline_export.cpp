@@ -33,7 +33,8 @@ nlohmann::json metadata(const char* name, int tid, nlohmann::json args) {
 
 }  // namespace
 
-std::string stream_track_name(int32_t stream) {
+std::string stream_track_name(int32_t stream, int32_t host_stream) {
+  if (stream == host_stream && host_stream != profiles::kNoStream) return "host optimizer";
   switch (stream) {
     case kHostTrack:
       return "host";
@@ -64,7 +65,7 @@ std::string chrome_trace_json(const Prediction& prediction, std::string_view tit
   nlohmann::json events = nlohmann::json::array();
   events.push_back(metadata("process_name", 0, {{"name", std::string(title)}}));
   for (int32_t st = min_stream; st <= max_stream; ++st) {
-    events.push_back(metadata("thread_name", track_of(st), {{"name", stream_track_name(st)}}));
+    events.push_back(metadata("thread_name", track_of(st), {{"name", stream_track_name(st, prediction.host_stream)}}));
     events.push_back(metadata("thread_sort_index", track_of(st), {{"sort_index", st}}));
   }
   for (const TimelineEvent& ev : tl.events) {

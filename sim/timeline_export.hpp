@@ -13,8 +13,9 @@
 
 namespace mutwo::sim {
 
-// Name of a stream's track: "compute", "d2h copy", "h2d copy", "compute <k>" for extra compute streams.
-std::string stream_track_name(int32_t stream);
+// Name of a stream's track: "compute", "d2h copy", "h2d copy", "compute <k>" for extra compute
+// streams, "host optimizer" for the schedule's host stream (Prediction::host_stream).
+std::string stream_track_name(int32_t stream, int32_t host_stream = profiles::kNoStream);
 
 // The trace as a JSON text; deterministic (same timeline, same bytes). Needs a recorded timeline
 // (SimOptions::record_timeline); throws mutwo::Error otherwise.

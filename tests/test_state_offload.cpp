@@ -23,6 +23,7 @@
 #include "profiles/schedule_check.hpp"
 #include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
+#include "sim/timeline_export.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/tiny_step.hpp"
 
@@ -355,6 +356,10 @@ TEST_CASE("the optimizer on the host: gradients streamed out, weights in, moment
   CHECK(p.step_time_ns == 18 * kMs + 1024);
   CHECK(p.compute_stall_ns == 1024);
   CHECK(p.host_optimizer_ns == 6 * kMs);
+  CHECK(p.host_stream == kFirstExtraComputeStream);
+  CHECK(p.busy_ns[static_cast<size_t>(p.host_stream)] == 6 * kMs);
+  CHECK(sim::stream_track_name(p.host_stream, p.host_stream) == "host optimizer");
+  CHECK(sim::stream_track_name(p.host_stream) == "compute 2");
   CHECK(p.state_bytes_swapped_in == 2 * 512);
   CHECK(p.state_bytes_swapped_out == 2 * 512);
   CHECK(p.resident_bytes == 5120 - 3072);
