@@ -4,6 +4,7 @@
 
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
+#include "policies/policy_result.hpp"
 #include "policies/state_offload.hpp"
 #include "profiles/error.hpp"
 
@@ -55,13 +56,7 @@ ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy
   if (order == SubArrayOrder::back_to_back) return plan(false);
   ArrayPlan multiplexed = plan(true);
   ArrayPlan back_to_back = plan(false);
-  const bool take_back =
-      back_to_back.result.feasible &&
-      (!multiplexed.result.feasible || back_to_back.result.step_time_ns < multiplexed.result.step_time_ns);
-  if (!multiplexed.result.feasible && !back_to_back.result.feasible) {
-    return back_to_back.result.peak_bytes < multiplexed.result.peak_bytes ? back_to_back : multiplexed;
-  }
-  return take_back ? back_to_back : multiplexed;
+  return better_result(back_to_back.result, multiplexed.result) ? back_to_back : multiplexed;
 }
 
 }  // namespace mutwo::policies

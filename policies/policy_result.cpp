@@ -17,6 +17,11 @@ void check_policy_input(const PolicyInput& input, std::string_view policy) {
   }
 }
 
+bool better_result(const PolicyResult& a, const PolicyResult& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  return a.feasible ? a.step_time_ns < b.step_time_ns : a.peak_bytes < b.peak_bytes;
+}
+
 PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& input, std::string note) {
   profiles::validate_schedule(schedule);
   sim::SimOptions options;

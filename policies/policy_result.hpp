@@ -19,6 +19,10 @@ PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& i
 PolicyResult policy_result(profiles::Schedule schedule, const sim::Prediction& unlimited, const PolicyInput& input,
                            std::string note);
 
+// Whether plan a beats plan b: feasible first, then the faster; of two infeasible plans, the one
+// meeting the smaller limit (peak_bytes). Ties are not better.
+bool better_result(const PolicyResult& a, const PolicyResult& b);
+
 // Throws mutwo::Error naming the field when the input has a null pointer or a limit <= 0.
 void check_policy_input(const PolicyInput& input, std::string_view policy);
 

@@ -612,11 +612,7 @@ void Search::search_partitions(SearchStats& stats) {
         input.base = &*back_to_back;
         PolicyResult alt = policies_[p]->plan(input);
         ++stats.plans;
-        const bool better = alt.feasible != result.feasible
-                                ? alt.feasible
-                                : (alt.feasible ? alt.step_time_ns < result.step_time_ns
-                                                : alt.peak_bytes < result.peak_bytes);
-        if (better) {
+        if (better_result(alt, result)) {
           result = std::move(alt);
           result.note += " (sub-arrays back to back: better than multiplexed here)";
         }

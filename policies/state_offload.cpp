@@ -375,19 +375,14 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
     window_bytes = 0;
     for (size_t i = 0; i + 1 < per.size(); ++i) window_bytes = std::max(window_bytes, per[i] + per[i + 1]);
   }
-  auto better = [](const PolicyResult& a, const PolicyResult& b) {  // a better than b
-    return (a.feasible && !b.feasible) || (a.feasible && b.feasible && a.step_time_ns < b.step_time_ns) ||
-           (!a.feasible && !b.feasible && a.peak_bytes < b.peak_bytes);
-  };
-  // The activation plan offloaded with the optimizer at `at`; nullopt when the host cannot run it.
-  auto offload = [&](const PolicyResult& planned, OptimizerPlace at) -> std::optional<PolicyResult> {
-    Schedule offloaded;
-    try {
-      offloaded = offload_model_state(planned.schedule, *input.cost, {}, at);
-    } catch (const Error&) {
-      if (at == OptimizerPlace::host && place == OptimizerPlace::best) return std::nullopt;  // e.g. amp_unscale
-      throw;
-    }
+  // With `best`, the host is tried only where it runs every optimizer op (not amp_unscale).
+  bool host_runs_all = true;
+  for (const profiles::Op& op : base.graph.ops) {
+    if (op.phase == profiles::Phase::optimizer && !profiles::is_optimizer_update(op.kind)) host_runs_all = false;
+  }
+  // The activation plan offloaded with the optimizer at `at`.
+  auto offload = [&](const PolicyResult& planned, OptimizerPlace at) {
+    Schedule offloaded = offload_model_state(planned.schedule, *input.cost, {}, at);
     offloaded.policy = std::string(policy.name()) + "+offload";
     PolicyResult r = evaluate_schedule(std::move(offloaded), input, "");
     r.note = fmt::format("{}; model state on the host ({:.2f} GB in, {:.2f} GB out), optimizer on the {}",
@@ -406,12 +401,12 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
     const PolicyResult planned = policy.plan(inner);
     std::optional<PolicyResult> round_best;
     for (OptimizerPlace at : {OptimizerPlace::device, OptimizerPlace::host}) {
-      if (place != OptimizerPlace::best && at != place) continue;
-      std::optional<PolicyResult> r = offload(planned, at);
-      if (r && (!round_best || better(*r, *round_best))) round_best = std::move(r);
+      if (place == OptimizerPlace::best ? at == OptimizerPlace::host && !host_runs_all : at != place) continue;
+      PolicyResult r = offload(planned, at);
+      if (!round_best || better_result(r, *round_best)) round_best = std::move(r);
     }
     PolicyResult r = std::move(*round_best);
-    const bool improves = !best || better(r, *best);
+    const bool improves = !best || better_result(r, *best);
     const int64_t peak = r.peak_bytes;
     const bool fits = r.feasible;
     if (improves) best = std::move(r);
