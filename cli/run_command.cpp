@@ -37,6 +37,7 @@ struct RunOptions {
   int32_t warmup = 3;
   bool cuda_graph = false;
   bool sync_each_step = false;
+  bool wrap = false;
   std::string db = "results.db";
   bool no_db = false;
   bool allow_oom = false;
@@ -80,6 +81,7 @@ experiments::RunRequest run_request(const RunOptions& opts) {
   r.timed_iterations = opts.iterations;
   r.cuda_graph = opts.cuda_graph;
   r.back_to_back = !opts.sync_each_step;
+  r.wrap = opts.wrap;
   // The cost setup: --gpu (else the CUDA device's catalog GPU, else a measured trace's) with the
   // device overrides, and --cost-source with its --trace files.
   r.cost = [device = opts.device](const std::optional<std::string>& executed_on) mutable {
@@ -121,6 +123,7 @@ void print_json(const RunOptions& opts, const experiments::RunOutcome& out) {
                       {"peak_source", m.peak_source},
                       {"accounted_peak_bytes", m.accounted_peak_bytes},
                       {"iterations", m.iterations},
+                      {"wrapped", m.wrapped},
                       {"warmup_iterations", m.warmup_iterations},
                       {"oom", m.oom},
                       {"oom_message", m.oom_message},
@@ -173,6 +176,8 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
                                              human_duration(m.step_time_max_ns))
                                : "",
                            m.cuda_graph     ? ", CUDA graph replays"
+                           : m.wrapped      ? ", back to back with wrapped boundaries: the steady state (predicted: "
+                                              "iteration 3 of 3, wrapped)"
                            : m.back_to_back ? ", back to back: the steady state (predicted: iteration 3 of 3)"
                                             : ", each timed alone");
   std::cout << fmt::format("peak source  {}\n", m.peak_source);
@@ -228,6 +233,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--sync-each-step", opts->sync_each_step,
                 "Time each step alone, the device idle before it (default: steps back to back, the steady state, "
                 "predicted as the last of 3 simulated iterations)");
+  cmd->add_flag("--wrap", opts->wrap,
+                "Run (and predict) the timed steps with wrapped boundaries, μ-TWO's steady state: the last "
+                "sub-array's backward merged with the first sub-array's next forward (a multiplexed plan of two or "
+                "more sub-arrays)");
   cmd->add_flag("--cuda-graph", opts->cuda_graph,
                 "Capture one step as a CUDA graph after warm-up and time its replays");
   cmd->add_option("--db", opts->db, "Results database to store the run in")->capture_default_str();

@@ -43,6 +43,7 @@ struct SimulateOptions {
   bool strict = false;
   std::string host_mode;  // empty: eager, except none for a replayed trace without measured host times
   int32_t iterations = 0;  // 0: 3, except 1 for a replayed trace (compared with its one profiled step)
+  bool wrap = false;
 };
 
 // Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step
@@ -83,10 +84,11 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
     table.add_row({"step time", human_duration(p.step_time_ns)});
     table.add_row({"throughput", "- (batch size unknown)"});
   } else {
-    table.add_row({"step time", p.iterations > 1 ? fmt::format("{} (steady state: iteration {} of {}; the first "
+    table.add_row({"step time", p.iterations > 1 ? fmt::format("{} (steady state: iteration {} of {}{}; the first "
                                                                "took {})",
                                                                human_duration(p.step_time_ns), p.iterations,
-                                                               p.iterations, human_duration(p.first_step_ns))
+                                                               p.iterations, p.wrapped ? ", boundaries wrapped" : "",
+                                                               human_duration(p.first_step_ns))
                                                  : human_duration(p.step_time_ns)});
     table.add_row(
         {"throughput",
@@ -163,6 +165,11 @@ void run_simulate(const SimulateOptions& opts) {
       !opts.host_mode.empty() ? opts.host_mode : (replaying_without_host ? "none" : "eager");
   sim_options.host_mode = sim::parse_host_mode(host_mode);
   sim_options.iterations = opts.iterations > 0 ? opts.iterations : (replay_cost != nullptr ? 1 : 3);
+  if (opts.wrap && sim_options.iterations < 2) {
+    throw Error(fmt::format("--wrap merges iteration boundaries: it needs --iterations 2 or more, not {}",
+                            sim_options.iterations));
+  }
+  sim_options.wrap_iterations = opts.wrap;
   const sim::Prediction p = sim::simulate(schedule, model, sim_options);
   if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
 
@@ -231,6 +238,10 @@ void add_simulate_command(CLI::App& app) {
                   "next iteration's swap-ins and batch upload overlap this one's end) beside the first; busy, "
                   "swap and stall figures cover all of them. Default: 3, except 1 when replaying a trace")
       ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--wrap", opts->wrap,
+                "Wrap the iteration boundaries as μ-TWO's steady state: the last sub-array's backward runs merged "
+                "with the first sub-array's next forward (needs a multiplexed schedule of two or more sub-arrays "
+                "and --iterations 2 or more)");
   cmd->add_option("--format", opts->device.trace_format,
                   "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log); default: "
                   "detected from the content")

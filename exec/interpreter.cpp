@@ -212,7 +212,7 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
     device_[id] = std::move(outputs[i]);
     alloc_stream_[id] = instruction.stream;
     if (!recompute) host_[id].reset();  // a host copy of an older value is stale
-    if (graph_.tensors[id].role == TensorRole::loss) loss_values_[id] = device_[id];
+    if (graph_.tensors[id].role == TensorRole::loss) (*loss_sink_)[id] = device_[id];
   }
   if (op.phase == profiles::Phase::optimizer) {
     for (profiles::TensorId id : op.inputs) host_[static_cast<size_t>(id)].reset();  // updated in place
@@ -333,6 +333,126 @@ void Interpreter::release_transients() {
   backend_.release_host_buffers();
 }
 
+// A later iteration's batch upload (profiles/unrolled_schedule.hpp), accounted as the simulator
+// does: a tensor still resident is overwritten in place (no bytes), else allocated.
+void Interpreter::upload_input(const profiles::Instruction& upload) {
+  const auto id = static_cast<size_t>(upload.tensor);
+  if (device_[id].defined()) {
+    device_[id].copy_(step_input_[id], /*non_blocking=*/true);
+    return;
+  }
+  const int64_t bytes = rounded_bytes_[id];
+  if (options_.memory_limit_bytes > 0 && in_use_bytes_ + bytes > options_.memory_limit_bytes) {
+    throw OutOfMemory{profiles::kNoId,
+                      fmt::format("out of memory uploading the next batch's tensor {} '{}': {} B with {} B in use "
+                                  "would exceed the {} B limit",
+                                  upload.tensor, graph_.tensors[id].name, bytes, in_use_bytes_,
+                                  options_.memory_limit_bytes)};
+  }
+  in_use_bytes_ += bytes;
+  if (in_use_bytes_ > peak_bytes_) {
+    peak_bytes_ = in_use_bytes_;
+    peak_instruction_ = profiles::kNoId;
+  }
+  device_[id] = step_input_[id].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
+  alloc_stream_[id] = upload.stream;
+}
+
+StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program) {
+  const std::vector<profiles::Instruction>& list = program.schedule.instructions;
+  if (program.schedule.graph.ops.size() != graph_.ops.size() || list.size() != program.iteration_of.size() ||
+      list.size() != program.original_of.size() || program.iterations < 1) {
+    throw Error(fmt::format("run_iterations: the unrolled program ({} instructions, {} iterations) is not of this "
+                            "schedule's graph '{}'",
+                            list.size(), program.iterations, graph_.name));
+  }
+  const auto iterations = static_cast<size_t>(program.iterations);
+  std::vector<size_t> last_of(iterations, 0);  // per iteration: its last instruction in the program
+  for (size_t u = 0; u < list.size(); ++u) {
+    const auto k = static_cast<size_t>(program.iteration_of[u]);
+    if (k < iterations) last_of[k] = u;
+    const profiles::InstrId original = program.original_of[u];
+    if (original != profiles::kNoId && static_cast<size_t>(original) >= schedule_.instructions.size()) {
+      throw Error(fmt::format("run_iterations: program instruction {} repeats instruction {}, which the schedule "
+                              "has not",
+                              u, original));
+    }
+  }
+  std::vector<std::vector<at::Tensor>> losses(iterations + 1, std::vector<at::Tensor>(graph_.tensors.size()));
+  StepResult result;
+  profiles::InstrId current = profiles::kNoId;
+  try {
+    upload_step_inputs();
+    result.resident_bytes = in_use_bytes_;
+    for (size_t u = 0; u < list.size(); ++u) {
+      const profiles::Instruction& issued = list[u];
+      const profiles::InstrId original = program.original_of[u];
+      const auto k = static_cast<size_t>(program.iteration_of[u]);
+      current = original;
+      loss_sink_ = &losses[std::min(k, iterations)];
+      if (profiles::runs_on_host(schedule_, issued)) {
+        backend_.before_host(issued);
+      } else {
+        backend_.before(issued);
+      }
+      if (original == profiles::kNoId) {
+        upload_input(issued);
+      } else {
+        const profiles::Instruction& instruction = schedule_.instructions[static_cast<size_t>(original)];
+        if (profiles::runs_op(instruction.kind)) {
+          runtime_[static_cast<size_t>(instruction.op)].optimizer_step = step_ + static_cast<int64_t>(k);
+        }
+        execute(instruction);
+      }
+      backend_.after(issued);
+      if (k < iterations && u == last_of[k]) {
+        backend_.end_step();
+        backend_.mark_step_end();
+      }
+    }
+    loss_sink_ = &loss_values_;
+    for (size_t k = 0; k < iterations; ++k) back_to_back_losses_.push_back(std::move(losses[k]));
+  } catch (const OutOfMemory& oom) {
+    loss_sink_ = &loss_values_;
+    result.oom = true;
+    result.oom_instruction = oom.instruction;
+    result.oom_message = oom.message;
+  } catch (const std::exception& error) {
+    loss_sink_ = &loss_values_;
+    if (!backend_.is_out_of_memory(error)) {
+      backend_.end_step();
+      backend_.synchronize();
+      release_transients();
+      throw;
+    }
+    const int64_t resident = result.resident_bytes;
+    result = caught_oom(error, current);
+    result.resident_bytes = resident;
+  }
+  if (result.oom) {
+    backend_.end_step();
+    backend_.synchronize();
+  }
+  result.accounted_peak_bytes = peak_bytes_;
+  result.peak_instruction = peak_instruction_;
+  release_transients();
+  step_ += static_cast<int64_t>(iterations);
+  return result;
+}
+
+StepResult Interpreter::caught_oom(const std::exception& error, profiles::InstrId current) {
+  StepResult result;
+  result.oom = true;
+  result.oom_instruction = current;
+  result.oom_message =
+      fmt::format("out of memory at {}: {}",
+                  current == profiles::kNoId
+                      ? std::string("the step's start")
+                      : describe(schedule_, schedule_.instructions[static_cast<size_t>(current)]),
+                  std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
+  return result;
+}
+
 StepResult Interpreter::step(bool wait) {
   StepResult result;
   profiles::InstrId current = profiles::kNoId;
@@ -361,14 +481,9 @@ StepResult Interpreter::step(bool wait) {
       release_transients();
       throw;
     }
-    result.oom = true;
-    result.oom_instruction = current;
-    result.oom_message =
-        fmt::format("out of memory at {}: {}",
-                    current == profiles::kNoId
-                        ? std::string("the step's start")
-                        : describe(schedule_, schedule_.instructions[static_cast<size_t>(current)]),
-                    std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
+    const int64_t resident = result.resident_bytes;
+    result = caught_oom(error, current);
+    result.resident_bytes = resident;
   }
   if (result.oom) {
     backend_.end_step();

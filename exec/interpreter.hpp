@@ -21,6 +21,7 @@
 #include "exec/device_backend.hpp"
 #include "exec/kernel.hpp"
 #include "profiles/schedule.hpp"
+#include "profiles/unrolled_schedule.hpp"
 
 namespace mutwo::exec {
 
@@ -61,6 +62,16 @@ class Interpreter {
   // The losses of the k-th step run with wait = false (0-based, in issue order; waits for the device).
   std::vector<double> back_to_back_losses(size_t k) const;
 
+  // Runs unrolled iterations of this schedule (profiles/unrolled_schedule.hpp: the order the
+  // simulator replays, wrapped boundaries included) without waiting: as program.iterations steps
+  // run with wait = false, except that the iterations overlap as listed. The batch uploads are its
+  // instructions; the backend marks each iteration's end (end_step, mark_step_end) after that
+  // iteration's last instruction; each iteration's losses are read by back_to_back_losses. A wrapped
+  // program's last partner (the head of one more iteration) runs too and is dropped. The result
+  // carries the peak and OOM of the whole run. Throws mutwo::Error when the program is not this
+  // schedule's.
+  StepResult run_iterations(const profiles::UnrolledSchedule& program);
+
   // Issues one step's instructions without waiting or reading results, drawing random numbers from
   // the default generator: CUDA-graph capture records this once; finish_captured_step() then releases the
   // step's host-side handles (the graph keeps its memory) and advances the step count.
@@ -85,6 +96,8 @@ class Interpreter {
   };
 
   void upload_step_inputs();
+  void upload_input(const profiles::Instruction& upload);
+  StepResult caught_oom(const std::exception& error, profiles::InstrId current);
   void issue_instructions(profiles::InstrId* current);
   void execute(const profiles::Instruction& instruction);
   void run_host_op(const profiles::Instruction& instruction);
@@ -113,6 +126,7 @@ class Interpreter {
   std::vector<int32_t> alloc_stream_;   // per tensor: stream its device copy was allocated on
   std::vector<int64_t> rounded_bytes_;
   std::vector<at::Tensor> loss_values_;  // loss tensors of this step, by tensor id
+  std::vector<at::Tensor>* loss_sink_ = &loss_values_;  // where run_op keeps a loss it computes
   std::vector<std::vector<at::Tensor>> back_to_back_losses_;  // loss_values_ of each step run with wait = false
   int64_t in_use_bytes_ = 0;
   int64_t peak_bytes_ = 0;

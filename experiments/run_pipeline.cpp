@@ -1,6 +1,7 @@
 #include "experiments/run_pipeline.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "profiles/dtype.hpp"
 #include "profiles/precision.hpp"
 #include "profiles/schedule_json.hpp"
+#include "profiles/unrolled_schedule.hpp"
 #include "sim/simulator.hpp"
 
 namespace mutwo::experiments {
@@ -158,6 +160,7 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
   j["seed"] = request.seed;
   j["cuda_graph"] = request.cuda_graph;
   if (!request.back_to_back) j["back_to_back"] = false;  // absent: the default (keeps older hashes)
+  if (request.wrap) j["wrap"] = true;
   return j;
 }
 
@@ -178,6 +181,16 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   sim::SimOptions sim_options;
   sim_options.memory_limit_bytes = out.memory_limit_bytes;
   sim_options.iterations = request.back_to_back && !request.cuda_graph ? 3 : 1;
+  std::optional<profiles::BoundaryMerge> wrap;
+  if (request.wrap) {
+    if (!request.back_to_back || request.cuda_graph) {
+      throw Error(fmt::format("--wrap merges the boundaries of steps run back to back: not with {}",
+                              request.cuda_graph ? "--cuda-graph" : "--sync-each-step"));
+    }
+    // The same merge for both back ends: weighed by the prediction's cost model.
+    wrap = profiles::boundary_merge(out.schedule, costmodel::op_durations_ns(*out.cost.cost, out.schedule.graph));
+    sim_options.wrap_iterations = true;
+  }
   out.prediction = sim::simulate(out.schedule, *out.cost.cost, sim_options);
 
   profiles::RunOptions run;
@@ -189,6 +202,7 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   run.memory_cap_fraction = out.target.cap_fraction;
   run.cuda_graph = request.cuda_graph;
   run.back_to_back = request.back_to_back;
+  run.wrap = std::move(wrap);
   out.measurement = executor.measure(out.schedule, run);
 
   const profiles::Measurement& m = out.measurement;
@@ -200,7 +214,9 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   out.record.config_hash = config_hash(run_config(request, out));
   out.record.notes = fmt::format("{}{}{}; {}", out.multiplexed ? "multiplexed" : "back to back",
                                  m.cuda_graph ? ", CUDA graph" : "",
-                                 m.back_to_back ? ", steady state (steps back to back)" : ", steps timed one by one",
+                                 m.wrapped        ? ", steady state (steps back to back, boundaries wrapped)"
+                                 : m.back_to_back ? ", steady state (steps back to back)"
+                                                  : ", steps timed one by one",
                                  out.plan_note);
   out.prediction_record = prediction_record(out.prediction, out.samples_per_step);
   out.measurement_record = measurement_record(m, out.samples_per_step);

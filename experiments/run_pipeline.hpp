@@ -84,6 +84,11 @@ struct RunRequest {
   // Timed steps back to back (profiles::RunOptions::back_to_back), predicted alike: the simulator's
   // steady state (the last of 3 iterations); false: steps timed one by one, one iteration predicted.
   bool back_to_back = true;
+  // With back_to_back and a multiplexed plan of two or more sub-arrays: wrap the iteration
+  // boundaries (profiles/unrolled_schedule.hpp) in both the prediction and the timed program, the
+  // merge weighed by the prediction's cost model. Throws mutwo::Error where the plan has one
+  // sub-array, with --sync-each-step or --cuda-graph.
+  bool wrap = false;
   RunCostFn cost;  // the prediction's cost setup, called once the device is open
   std::string save_schedule;  // write the executed schedule to this file; empty: not written
   std::string db;             // results database to store the run in; empty: not stored

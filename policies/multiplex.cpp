@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "policies/plain_schedule.hpp"
+#include "profiles/merge_by_progress.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::policies {
@@ -17,38 +18,6 @@ using profiles::Graph;
 using profiles::OpId;
 
 namespace {
-
-void check_list(const char* name, const std::vector<OpId>& ops, const std::vector<int64_t>& ns) {
-  if (ops.size() != ns.size()) {
-    throw Error(
-        fmt::format("merge_by_progress: list {} has {} ops but {} durations", name, ops.size(), ns.size()));
-  }
-  for (size_t k = 0; k < ns.size(); ++k) {
-    if (ns[k] < 0)
-      throw Error(
-          fmt::format("merge_by_progress: list {} op {} has duration {} ns < 0", name, ops[k], ns[k]));
-  }
-}
-
-// Progress of one list: the midpoint of its next op as a share of the list's total time.
-struct Progress {
-  const std::vector<int64_t>& ns;
-  int64_t total = 0;
-  size_t next = 0;
-  int64_t start = 0;  // sum of ns[0, next)
-
-  explicit Progress(const std::vector<int64_t>& durations) : ns(durations) {
-    for (int64_t d : ns) total += d;
-  }
-  bool done() const { return next == ns.size(); }
-  // Compared by cross-multiplying in long double: totals of ~1e10 ns squared overflow int64.
-  long double midpoint_num() const {
-    if (total == 0) return static_cast<long double>(2 * next + 1);
-    return static_cast<long double>(2 * start + ns[next]);
-  }
-  long double denom() const { return total == 0 ? static_cast<long double>(2 * ns.size()) : 2.0L * total; }
-  void advance() { start += ns[next++]; }
-};
 
 std::vector<int64_t> durations(const Graph& g, const std::vector<OpId>& ops,
                                const costmodel::OpCostModel& cost) {
@@ -78,29 +47,6 @@ std::vector<int32_t> multiplex_order(const std::vector<int64_t>& step_time_ns) {
     return step_time_ns[static_cast<size_t>(a)] < step_time_ns[static_cast<size_t>(b)];
   });
   return order;
-}
-
-std::vector<OpId> merge_by_progress(const std::vector<OpId>& a, const std::vector<int64_t>& a_ns,
-                                    const std::vector<OpId>& b, const std::vector<int64_t>& b_ns) {
-  check_list("a", a, a_ns);
-  check_list("b", b, b_ns);
-  std::vector<OpId> out;
-  out.reserve(a.size() + b.size());
-  Progress pa(a_ns);
-  Progress pb(b_ns);
-  while (!pa.done() || !pb.done()) {
-    // a's midpoint share <= b's: mid_a / den_a <= mid_b / den_b, denominators > 0.
-    const bool take_a =
-        pb.done() || (!pa.done() && pa.midpoint_num() * pb.denom() <= pb.midpoint_num() * pa.denom());
-    if (take_a) {
-      out.push_back(a[pa.next]);
-      pa.advance();
-    } else {
-      out.push_back(b[pb.next]);
-      pb.advance();
-    }
-  }
-  return out;
 }
 
 std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<profiles::SubArray>& sub_arrays,
@@ -144,7 +90,7 @@ std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<profile
   order.insert(order.end(), fw[0].begin(), fw[0].end());
   for (size_t i = 0; i + 1 < n; ++i) {
     const std::vector<OpId> merged =
-        merge_by_progress(bw[i], durations(g, bw[i], cost), fw[i + 1], durations(g, fw[i + 1], cost));
+        profiles::merge_by_progress(bw[i], durations(g, bw[i], cost), fw[i + 1], durations(g, fw[i + 1], cost));
     order.insert(order.end(), merged.begin(), merged.end());
   }
   order.insert(order.end(), bw[n - 1].begin(), bw[n - 1].end());

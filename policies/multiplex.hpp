@@ -6,11 +6,11 @@
 //
 // Compute order for sub-arrays 1..n: FW_1, [BW_1 ‖ FW_2], [BW_2 ‖ FW_3], ..., [BW_{n-1} ‖ FW_n],
 // BW_n, where BW_i is sub-array i's backward ops followed by its optimizer ops, and "‖" merges two
-// op lists in proportion to their estimated progress (merge_by_progress). One step is scheduled,
-// so FW_1 and BW_n run un-overlapped on the compute stream: conservative against μ-TWO's steady
-// state, where the step wraps around ([BW_n ‖ FW_1] of the next iteration) and every phase has a
-// partner. Simulating several iterations (sim/iterations.hpp) overlaps only the copies and the
-// host across the boundary, not the compute order.
+// op lists in proportion to their estimated progress (profiles/merge_by_progress.hpp). One step is
+// scheduled, so FW_1 and BW_n run un-overlapped on the compute stream within it. μ-TWO's steady
+// state wraps the step around ([BW_n ‖ FW_1] of the next iteration, every phase with a partner):
+// that is how iterations are unrolled with a boundary merge (profiles/unrolled_schedule.hpp,
+// `--wrap`), which both back ends run.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,18 +28,6 @@ int64_t estimated_step_ns(const profiles::Graph& graph, const costmodel::OpCostM
 // neighbours (which the schedule pairs) have the closest step times. Apply it to the parts
 // before build_multiplexed_schedule. Throws mutwo::Error on a negative time.
 std::vector<int32_t> multiplex_order(const std::vector<int64_t>& step_time_ns);
-
-// Merges two op lists, keeping each list's order, by the midpoint of each op's share of its own
-// list's total time: the next op of a is taken while (start_a + d_a / 2) / total_a <=
-// (start_b + d_b / 2) / total_b, so both lists span the whole window (a list of zero total time
-// uses (k + 1/2) / size instead). Ties go to a. Spreading the forward over the whole backward (not
-// running it as fast as it would alone) keeps the forward's activations growing while the
-// backward frees its own. Throws mutwo::Error when a list and its durations differ in size or a
-// duration is negative.
-std::vector<profiles::OpId> merge_by_progress(const std::vector<profiles::OpId>& a,
-                                              const std::vector<int64_t>& a_ns,
-                                              const std::vector<profiles::OpId>& b,
-                                              const std::vector<int64_t>& b_ns);
 
 // The multiplexed compute order over the concatenated graph's op ids (profiles::concat_graphs of
 // parts, in the given order), durations from `cost` on that graph. Forward-phase ops form FW_i,

@@ -6,6 +6,7 @@
 // execute never load LibTorch.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "profiles/bench_ops.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/trace_file.hpp"
+#include "profiles/unrolled_schedule.hpp"
 
 namespace mutwo::profiles {
 
@@ -36,10 +38,14 @@ struct RunOptions {
   double memory_cap_fraction = 0.0;
   bool cuda_graph = false;  // capture one step as a CUDA graph after warm-up and replay it
   // Timed steps issued back to back, the host never waiting for the device between them, as a
-  // training loop runs and as the simulator's N iterations model the steady state (sim/iterations.hpp):
+  // training loop runs and as the simulator's N iterations model the steady state (profiles/unrolled_schedule.hpp):
   // each step's time is the interval between its end and the previous step's end on the device. false:
   // each step timed alone, the device idle before it (synchronised).
   bool back_to_back = true;
+  // With back_to_back: the timed steps run as one unrolled program whose iteration boundaries are
+  // merged so (profiles/unrolled_schedule.hpp), the order the simulator replays with
+  // SimOptions::wrap_iterations. Not with cuda_graph.
+  std::optional<BoundaryMerge> wrap;
 };
 
 struct Measurement {
@@ -51,6 +57,7 @@ struct Measurement {
   int32_t iterations = 0;              // timed steps completed
   std::vector<int64_t> step_times_ns;  // one per timed step
   bool back_to_back = false;           // timed back to back (RunOptions::back_to_back), else one by one
+  bool wrapped = false;                // timed as one program with merged boundaries (RunOptions::wrap)
   // Median of step_times_ns (an even count: the mean of the two middle values, rounded down).
   int64_t step_time_ns = 0;
   int64_t step_time_min_ns = 0;

@@ -79,6 +79,7 @@ struct Prediction {
   int32_t iterations = 1;
   std::vector<int64_t> iteration_end_ns;
   int64_t first_step_ns = 0;
+  bool wrapped = false;  // the iterations' boundaries were merged (SimOptions::wrap_iterations)
 
   // With dynamic eviction (SimOptions::eviction): tensors the heuristic evicted, recompute
   // instructions inserted.

@@ -28,6 +28,7 @@ nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule&
   if (p.iterations > 1) {
     j["iterations"] = p.iterations;
     j["first_step_ns"] = p.first_step_ns;
+    j["wrapped"] = p.wrapped;
     j["iteration_end_ns"] = p.iteration_end_ns;
   }
   j["instructions_total"] = schedule.instructions.size();

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "profiles/memory_rule.hpp"
+#include "profiles/unrolled_schedule.hpp"
 #include "sim/dynamic_eviction.hpp"
 #include "sim/executed_instruction.hpp"
-#include "sim/iterations.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/replay_plan.hpp"
 
@@ -24,6 +24,7 @@ using profiles::Instruction;
 using profiles::kNoId;
 using profiles::Schedule;
 using profiles::TensorId;
+using profiles::UnrolledSchedule;
 
 namespace {
 
@@ -461,7 +462,7 @@ HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, H
 }
 
 
-// One replay of `schedule`; with `unrolled` (whose schedule it is, sim/iterations.hpp), the
+// One replay of `schedule`; with `unrolled` (whose schedule it is, profiles/unrolled_schedule.hpp), the
 // iterations' ends and the steady-state step too.
 Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
                              const SimOptions& options, const UnrolledSchedule* unrolled) {
@@ -589,7 +590,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
       }
       case InstrKind::swap_in: {
         const profiles::Tensor& t = tensors[static_cast<size_t>(x.target)];
-        // A later iteration's batch upload (sim/iterations.hpp) is data loading, not a swap.
+        // A later iteration's batch upload (profiles/unrolled_schedule.hpp) is data loading, not a swap.
         if (unrolled != nullptr && x.original != kNoId &&
             unrolled->original_of[static_cast<size_t>(x.original)] == kNoId) {
           break;
@@ -635,19 +636,21 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   }
   if (options.record_executed) pred.executed = executed_instructions(schedule, executed);
   if (iteration_of != nullptr && !iteration_of->empty()) {
-    const auto iterations = static_cast<size_t>(iteration_of->back()) + 1;
+    const auto iterations = static_cast<size_t>(unrolled->iterations);
     pred.iterations = static_cast<int32_t>(iterations);
     pred.iteration_end_ns.assign(iterations, 0);
     for (const ExecutedInstruction& x : executed) {
       if (x.original == kNoId) continue;
-      int64_t& end = pred.iteration_end_ns[static_cast<size_t>((*iteration_of)[static_cast<size_t>(x.original)])];
-      end = std::max(end, x.start_ns + x.duration_ns);
+      const auto k = static_cast<size_t>((*iteration_of)[static_cast<size_t>(x.original)]);
+      if (k >= iterations) continue;  // wrapped: the next iteration's head, the last one's partner
+      pred.iteration_end_ns[k] = std::max(pred.iteration_end_ns[k], x.start_ns + x.duration_ns);
     }
-    // An iteration ends no earlier than the one before it; the last when the host is done too.
+    // An iteration ends no earlier than the one before it; the last when the host is done too
+    // (wrapped, the host goes on with the next iteration's head).
     for (size_t k = 1; k < iterations; ++k) {
       pred.iteration_end_ns[k] = std::max(pred.iteration_end_ns[k], pred.iteration_end_ns[k - 1]);
     }
-    pred.iteration_end_ns.back() = std::max(pred.iteration_end_ns.back(), pred.step_time_ns);
+    if (!unrolled->wrapped) pred.iteration_end_ns.back() = std::max(pred.iteration_end_ns.back(), pred.step_time_ns);
     pred.first_step_ns = pred.iteration_end_ns.front();
     if (!pred.oom && iterations > 1) {
       pred.step_time_ns = pred.iteration_end_ns[iterations - 1] - pred.iteration_end_ns[iterations - 2];
@@ -665,7 +668,10 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
     throw Error(fmt::format("simulate: dynamic eviction runs one iteration, not {} (SimOptions::iterations)",
                             options.iterations));
   }
-  const UnrolledSchedule unrolled = unroll_iterations(schedule, options.iterations);
+  std::optional<profiles::BoundaryMerge> wrap;
+  if (options.wrap_iterations) wrap = profiles::boundary_merge(schedule, costmodel::op_durations_ns(cost_model, schedule.graph));
+  const UnrolledSchedule unrolled =
+      profiles::unroll_iterations(schedule, options.iterations, wrap.has_value() ? &*wrap : nullptr);
   SimOptions one = options;
   one.iterations = 1;
   Prediction pred = simulate_schedule(unrolled.schedule, cost_model, one, &unrolled);
@@ -673,6 +679,7 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
   auto original = [&](InstrId id) { return id == kNoId ? id : unrolled.original_of[static_cast<size_t>(id)]; };
   pred.peak_instruction = original(pred.peak_instruction);
   pred.oom_instruction = original(pred.oom_instruction);
+  pred.wrapped = unrolled.wrapped;
   return pred;
 }
 

@@ -56,12 +56,17 @@ struct SimOptions {
   // With eviction: the run fails once recomputation passes (limit - 1) x the schedule's compute time
   // (DTR's thrashing limit, 2.0 in the paper); 0: none.
   double remat_overhead_limit = 0;
-  // Training steps simulated back to back (sim/iterations.hpp), 1 to 1000. With more than one the
+  // Training steps simulated back to back (profiles/unrolled_schedule.hpp), 1 to 1000. With more than one the
   // Prediction's step_time_ns is the last step's (end of the last iteration - end of the one
   // before: the steady state), first_step_ns the first's; busy, stall, swap and recompute figures
   // and the timeline cover every iteration (batch uploads busy the host->device stream but are not
   // counted as bytes swapped), the peak is the highest of any. Not with eviction.
   int32_t iterations = 1;
+  // With iterations > 1: wrap each iteration boundary (profiles/unrolled_schedule.hpp): the last
+  // sub-array's backward merged with the first one's next forward, as μ-TWO's steady state runs.
+  // Needs two or more sub-arrays (profiles::boundary_merge throws mutwo::Error otherwise); the merge
+  // weighs ops by this simulation's cost model.
+  bool wrap_iterations = false;
 };
 
 // Replays the schedule. Expects a schedule that passed profiles::validate_schedule (residency is

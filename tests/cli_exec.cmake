@@ -37,6 +37,16 @@ mutwo_cli_test(run_cpu_state_offload
 mutwo_cli_test(run_cpu_host_optimizer
                ARGS run --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --device cpu --iters 1 --warmup 1 --no-db --json
                DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|model_state=host\;schedule|optimizer=host\;measurement|oom=OFF\;measurement|peak_bytes=509440\;prediction|peak_bytes=509440")
+# Wrapped boundaries (--wrap, profiles/unrolled_schedule.hpp): the executor runs the timed steps as
+# the simulator's merged program; with no swaps the accounting equals the prediction, 2,300,416 B,
+# 3,072 B over the unwrapped 2,297,344 B (sub-array 1's next forward meets sub-array 2's backward).
+mutwo_cli_test(run_cpu_wrap
+               ARGS run --model bert-mini --models 4 --partition 2,2 --order multiplexed --device cpu --iters 3 --warmup 1 --no-db --json --wrap
+               DEFINES "JSON_CHECKS=schedule|multiplexed=ON\;measurement|wrapped=ON\;measurement|iterations=3\;measurement|oom=OFF\;measurement|peak_bytes=2300416\;prediction|peak_bytes=2300416")
+mutwo_cli_test(run_wrap_one_sub_array ARGS run --model bert-mini --models 4 --device cpu --no-db --wrap
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: wrap: the schedule has 1 sub-array[(]s[)]; merging")
+mutwo_cli_test(run_wrap_sync_each_step ARGS run --model bert-mini --models 4 --partition 2,2 --device cpu --no-db --wrap --sync-each-step
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --wrap merges the boundaries of steps run back to back: not with --sync-each-step")
 mutwo_cli_test(run_compare_reads_it ARGS compare --db exec-run.db
                DEFINES "STDOUT_REGEX=resnet-mini x2 [[]1,1[]] none on cpu +[0-9.]+ [mu]s +[0-9.]+ [mu]s .* 1.7 MiB +1.7 MiB +[+]0.0 %  ok"
                PROPERTIES FIXTURES_REQUIRED cli_exec_run_db)

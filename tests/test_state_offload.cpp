@@ -272,7 +272,7 @@ TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
 }
 
 TEST_CASE("three iterations: the steady-state step prefetches the next iteration's first weight") {
-  // The offloaded two-sub-array step above, simulated 3 times back to back (sim/iterations.hpp).
+  // The offloaded two-sub-array step above, simulated 3 times back to back (profiles/unrolled_schedule.hpp).
   // Iteration 1 is the single step: 17 ms + 1536 ns. Iteration 2 starts with its batch's uploads
   // on the compute stream after iteration 1's last instruction there (the free of tensor 21 at
   // 17 ms + 1536): x 0, labels 2, x 11, labels 13 (128 + 32 + 128 + 32 B at 1 B/ns) until 17 ms +
