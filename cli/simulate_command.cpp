@@ -18,9 +18,13 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "policies/array_plan.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/state_offload.hpp"
 #include "policies/trace_replay.hpp"
+#include "policies/wrapped_plan.hpp"
 #include "profiles/error.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/schedule_json.hpp"
@@ -44,7 +48,35 @@ struct SimulateOptions {
   std::string host_mode;  // empty: eager, except none for a replayed trace without measured host times
   int32_t iterations = 0;  // 0: 3, except 1 for a replayed trace (compared with its one profiled step)
   bool wrap = false;
+  // Planning the array as `mutwo run` does (empty policy and no state offload: the plain schedule).
+  std::string policy;
+  std::string order = "best";
+  bool state_offload = false;
+  std::string optimizer_on = "best";
 };
+
+// The array planned by --policy (and --state-offload) at the device's memory, as `mutwo run` plans
+// it (policies/array_plan.hpp); infeasible plans are simulated too (the report shows the OOM).
+Schedule planned_schedule(const SimulateOptions& opts, const costmodel::OpCostModel& cost,
+                          const costmodel::DeviceSpec& device) {
+  if (!opts.array.schedule.empty()) {
+    throw Error("--policy and --state-offload plan a model array (--model), not a --schedule file");
+  }
+  if (device.memory_bytes <= 0) throw Error(fmt::format("--policy needs a memory limit; device '{}' has none", device.name));
+  const std::string policy_name = opts.policy.empty() ? "none" : opts.policy;
+  const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(policy_name);
+  if (opts.wrap) {  // planned so that the wrapped steady state fits (policies/wrapped_plan.hpp)
+    return policies::plan_sub_arrays_wrapped(
+               policies::sub_array_steps(model_array(opts.array), partition_of(opts.array)), *policy, cost,
+               device.memory_bytes, policies::parse_order(opts.order), opts.state_offload,
+               policies::parse_optimizer_place(opts.optimizer_on))
+        .plan.result.schedule;
+  }
+  return policies::plan_sub_arrays(policies::sub_array_steps(model_array(opts.array), partition_of(opts.array)),
+                                   *policy, cost, device.memory_bytes, policies::parse_order(opts.order),
+                                   opts.state_offload, policies::parse_optimizer_place(opts.optimizer_on))
+      .result.schedule;
+}
 
 // Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step
 // the trace measured, to print beside the prediction.
@@ -150,6 +182,8 @@ void run_simulate(const SimulateOptions& opts) {
     inputs.traces = {replay.trace};
     replay_cost = costmodel::make_cost_model(cost_setup(opts.device), inputs, device);
     schedule = std::move(replay.schedule);
+  } else if (!opts.policy.empty() || opts.state_offload) {
+    schedule = planned_schedule(opts, *cost, device);
   } else {
     schedule = plain_schedule(opts.array);
   }
@@ -238,6 +272,18 @@ void add_simulate_command(CLI::App& app) {
                   "next iteration's swap-ins and batch upload overlap this one's end) beside the first; busy, "
                   "swap and stall figures cover all of them. Default: 3, except 1 when replaying a trace")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--policy", opts->policy,
+                  "Plan the array with this swap/recompute policy at the device's memory, as `mutwo run` does: " +
+                      joined(policies::builtin_policies().names()) + " (default: the plain schedule, no plan)");
+  cmd->add_option("--order", opts->order,
+                  "With --policy: sub-arrays multiplexed, back-to-back, or best (plan both, keep the faster)")
+      ->capture_default_str();
+  cmd->add_flag("--state-offload", opts->state_offload,
+                "Plan with every model's weights, gradients and optimizer state in pinned host memory between uses");
+  cmd->add_option("--optimizer-on", opts->optimizer_on,
+                  "With --state-offload, where the optimizer step runs: device, host or best")
+      ->check(CLI::IsMember({"best", "device", "host"}))
+      ->capture_default_str();
   cmd->add_flag("--wrap", opts->wrap,
                 "Wrap the iteration boundaries as μ-TWO's steady state: the last sub-array's backward runs merged "
                 "with the first sub-array's next forward (needs a multiplexed schedule of two or more sub-arrays "

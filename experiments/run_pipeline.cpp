@@ -12,6 +12,7 @@
 #include "policies/array_plan.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
+#include "policies/wrapped_plan.hpp"
 #include "profiles/dtype.hpp"
 #include "profiles/precision.hpp"
 #include "profiles/schedule_json.hpp"
@@ -38,14 +39,30 @@ Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int6
   const policies::ModelArray array = source.array.model_array();
   const std::vector<int32_t> partition = source.array.sub_arrays();
   const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(request.policy);
-  policies::ArrayPlan planned = policies::plan_sub_arrays(policies::sub_array_steps(array, partition), *policy,
-                                                          cost, limit_bytes, policies::parse_order(request.order),
-                                                          request.state_offload,
-                                                          policies::parse_optimizer_place(request.optimizer_on));
+  const std::string array_text =
+      fmt::format("{} x {} [{}]", array.count, array.model, policies::partition_text(partition));
+  policies::ArrayPlan planned;
+  if (request.wrap) {
+    // Planned so that the wrapped steady state fits (policies/wrapped_plan.hpp).
+    policies::WrappedArrayPlan wrapped = policies::plan_sub_arrays_wrapped(
+        policies::sub_array_steps(array, partition), *policy, cost, limit_bytes, policies::parse_order(request.order),
+        request.state_offload, policies::parse_optimizer_place(request.optimizer_on));
+    if (wrapped.plan.result.feasible && !wrapped.fits && !request.allow_oom) {
+      throw InfeasiblePlanError(request.policy, array_text + " with wrapped iterations", limit_bytes,
+                                wrapped.wrapped_peak_bytes);
+    }
+    planned = std::move(wrapped.plan);
+    if (wrapped.planned_at_bytes != limit_bytes) {
+      planned.result.note += fmt::format("; planned at {} B to leave room for the wrapped boundary",
+                                         wrapped.planned_at_bytes);
+    }
+  } else {
+    planned = policies::plan_sub_arrays(policies::sub_array_steps(array, partition), *policy, cost, limit_bytes,
+                                        policies::parse_order(request.order), request.state_offload,
+                                        policies::parse_optimizer_place(request.optimizer_on));
+  }
   if (!planned.result.feasible && !request.allow_oom) {
-    throw InfeasiblePlanError(request.policy,
-                              fmt::format("{} x {} [{}]", array.count, array.model, policies::partition_text(partition)),
-                              limit_bytes, planned.result.peak_bytes);
+    throw InfeasiblePlanError(request.policy, array_text, limit_bytes, planned.result.peak_bytes);
   }
   p.schedule = std::move(planned.result.schedule);
   p.multiplexed = planned.multiplexed;

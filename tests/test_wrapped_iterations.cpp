@@ -7,7 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "policies/array_plan.hpp"
+#include "policies/model_array.hpp"
 #include "policies/multiplex.hpp"
+#include "policies/policy_registry.hpp"
+#include "policies/wrapped_plan.hpp"
 #include "policies/state_offload.hpp"
 #include "profiles/error.hpp"
 #include "profiles/unrolled_schedule.hpp"
@@ -171,3 +177,38 @@ TEST_CASE("wrapped boundaries: errors name what is missing") {
   CHECK_THROWS_AS(sim::simulate(one, cost, o), Error);
 }
 
+
+TEST_CASE("planning for the wrapped steady state lowers the plan's limit by the overshoot until it fits") {
+  // 4 bert-mini as 2+2, multiplexed, capuchin at 60 % of the activations above the resident state:
+  // the one-step plan fits, its wrapped steady state does not (sub-array 1's forward meets sub-array
+  // 2's backward); planned again at the limit minus the overshoot, it fits.
+  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  policies::ModelArray array;
+  array.model = "bert-mini";
+  array.count = 4;
+  const std::vector<Graph> parts = policies::sub_array_steps(array, {2, 2});
+  const sim::Prediction unlimited_step =
+      sim::simulate(policies::build_multiplexed_schedule(parts, *cost), *cost, unlimited(1, false));
+  const auto policy = policies::builtin_policies().create("capuchin");
+  const int64_t limit =
+      unlimited_step.resident_bytes + (unlimited_step.peak_bytes - unlimited_step.resident_bytes) * 6 / 10;
+  const policies::ArrayPlan once =
+      policies::plan_sub_arrays(parts, *policy, *cost, limit, policies::SubArrayOrder::multiplexed);
+  REQUIRE(once.result.feasible);
+  sim::SimOptions o = unlimited(3, true);
+  o.memory_limit_bytes = limit;
+  o.continue_past_limit = true;
+  const sim::Prediction steady = sim::simulate(once.result.schedule, *cost, o);
+  CHECK(steady.oom);
+  const int64_t overshoot = steady.peak_bytes - limit;
+  CHECK(overshoot > 0);
+
+  const policies::WrappedArrayPlan w =
+      policies::plan_sub_arrays_wrapped(parts, *policy, *cost, limit, policies::SubArrayOrder::multiplexed);
+  CHECK(w.fits);
+  CHECK(w.planned_at_bytes == limit - overshoot);  // one more plan sufficed
+  CHECK(w.wrapped_peak_bytes <= limit);
+  CHECK(w.wrapped_peak_bytes > w.planned_at_bytes);  // the room it left is used by the merged window
+  o.continue_past_limit = false;
+  CHECK_FALSE(sim::simulate(w.plan.result.schedule, *cost, o).oom);
+}
