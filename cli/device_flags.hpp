@@ -27,7 +27,7 @@ struct DeviceFlags {
   std::string cost_source = "analytic";
   bool cost_source_given = false;
   std::vector<std::string> traces;  // --trace FILE (repeatable): measured traces for `measured`
-  std::string trace_format;         // --format (simulate): mutwo, kineto, dtr; empty: by content
+  std::string trace_format;         // --format (simulate): mutwo, kineto, et, dtr; empty: by content
   std::vector<std::string> profiles;  // --profile FILE (repeatable): calibration profiles
   // The --trace files, imported once (costmodel::read_cost_inputs), their warnings printed to stderr.
   mutable std::optional<costmodel::CostInputs> loaded_inputs;

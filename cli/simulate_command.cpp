@@ -173,6 +173,10 @@ void run_simulate(const SimulateOptions& opts) {
   std::unique_ptr<costmodel::OpCostModel> replay_cost;
   Schedule schedule;
   if (trace_mode) {
+    if (measured_traces(opts.device).size() != 1) {
+      throw Error("simulate: a single --trace is simulated itself (or an execution trace followed by the profiler "
+                  "trace of the same step); with several, give --model or --schedule");
+    }
     policies::TraceReplay replay = policies::build_trace_replay(measured_traces(opts.device).front());
     traced.profiled_step_ns = replay.trace.profiled_step_ns;
     for (int64_t ns : replay.trace.op_duration_ns) traced.gpu_time_ns += ns;
@@ -289,13 +293,14 @@ void add_simulate_command(CLI::App& app) {
                 "with the first sub-array's next forward (needs a multiplexed schedule of two or more sub-arrays "
                 "and --iterations 2 or more)");
   cmd->add_option("--format", opts->device.trace_format,
-                  "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log); default: "
-                  "detected from the content")
-      ->check(CLI::IsMember({"mutwo", "kineto", "dtr"}));
+                  "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log), et (PyTorch "
+                  "execution trace, followed by the profiler trace of its step); default: detected from the content")
+      ->check(CLI::IsMember({"mutwo", "kineto", "dtr", "et"}));
   cmd->callback([opts] {
     if (opts->array.model_option->count() == 0 && opts->array.schedule_option->count() == 0) {
       // Without --model or --schedule, one --trace is simulated itself, at its measured durations.
-      if (opts->device.traces.size() != 1) {
+      // (two files: an execution trace and the profiler trace of its step, joined into one)
+      if (opts->device.traces.empty() || opts->device.traces.size() > 2) {
         throw CLI::RequiredError("simulate: one of --model, --schedule or a single --trace");
       }
       if (!opts->device.cost_source_given) opts->device.cost_source = "measured";

@@ -129,7 +129,9 @@ enum class KindCategory : uint8_t {
   X(adamw_step, "adamw_step", optimizer, optimizer)                                                        \
   /* GradScaler.unscale_ of one fp16-autocast gradient, in place (input grad; attr scale), before the    \
      optimizer steps (torch/cuda/amp/grad_scaler.py, _amp_foreach_non_finite_check_and_unscale_) */       \
-  X(amp_unscale, "amp_unscale", optimizer, elementwise)
+  X(amp_unscale, "amp_unscale", optimizer, elementwise)                                                    \
+  /* an imported optimizer-phase op whose semantics mutwo does not know (execution traces) */             \
+  X(opaque_optimizer, "opaque_optimizer", optimizer, opaque)
 // clang-format on
 
 enum class OpKind : uint16_t {

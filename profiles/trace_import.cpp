@@ -6,6 +6,7 @@
 
 #include "profiles/dtr_log.hpp"
 #include "profiles/error.hpp"
+#include "profiles/execution_trace.hpp"
 #include "profiles/kineto_trace.hpp"
 #include "profiles/text_file.hpp"
 #include "profiles/trace_file.hpp"
@@ -37,6 +38,16 @@ void register_trace_formats(TraceFormatRegistry& registry) {
                 },
                 [](std::string_view, const nlohmann::json& doc, const std::filesystem::path& path) {
                   return import_kineto_trace(doc, path.filename().string());
+                }});
+  registry.add({"et",
+                "a PyTorch execution trace (torch.profiler.ExecutionTraceObserver / ExecutionGraphObserver JSON "
+                "with \"schema\" and \"nodes\", .json or .json.gz)",
+                TraceFormat::et,
+                [](std::string_view, const nlohmann::json& doc) {
+                  return !doc.is_discarded() && is_execution_trace_document(doc);
+                },
+                [](std::string_view, const nlohmann::json& doc, const std::filesystem::path& path) {
+                  return import_execution_trace(doc, path.filename().string());
                 }});
   registry.add({"dtr", "a DTR operator log (JSON Lines, one {\"INSTRUCTION\": ...} object per line)",
                 TraceFormat::dtr, [](std::string_view text, const nlohmann::json&) { return looks_like_dtr_log(text); },

@@ -18,6 +18,7 @@ enum class TraceFormat : uint8_t {
   mutwo,   // JSON with "format": "mutwo-trace" (profiles/trace_file)
   kineto,  // torch.profiler's Chrome-trace JSON, or the legacy event array (profiles/kineto_trace)
   dtr,     // JSON Lines operator log of the DTR prototype (profiles/dtr_log)
+  et,      // PyTorch execution trace (profiles/execution_trace)
 };
 
 // One entry per format, registered in trace_import.cpp: how its text is recognised and imported.
@@ -33,7 +34,7 @@ struct TraceFormatInfo {
       import;
 };
 
-// find throws UnknownNameError "unknown trace format 'x'; valid: mutwo, kineto, dtr".
+// find throws UnknownNameError "unknown trace format 'x'; valid: mutwo, kineto, et, dtr".
 class TraceFormatRegistry : public Registry<TraceFormatInfo> {
  public:
   TraceFormatRegistry() : Registry("trace format") {}
@@ -41,13 +42,13 @@ class TraceFormatRegistry : public Registry<TraceFormatInfo> {
   using Registry::find;
 };
 
-// mutwo, kineto, dtr, built once.
+// mutwo, kineto, et, dtr, built once.
 const TraceFormatRegistry& trace_formats();
 
-std::string_view trace_format_name(TraceFormat format);  // "mutwo", "kineto", "dtr"
+std::string_view trace_format_name(TraceFormat format);  // "mutwo", "kineto", "et", "dtr"
 // One line per format for help texts and messages.
 std::string_view trace_format_description(TraceFormat format);
-// Throws UnknownNameError "unknown trace format 'x'; valid: mutwo, kineto, dtr".
+// Throws UnknownNameError "unknown trace format 'x'; valid: mutwo, kineto, et, dtr".
 TraceFormat parse_trace_format(std::string_view name);
 
 // What the text is, by content; nullopt when it is none of them.

@@ -341,5 +341,5 @@ TEST_CASE("trace formats are told apart by content") {
   CHECK_FALSE(profiles::detect_trace_format("not json").has_value());
   CHECK(profiles::parse_trace_format("kineto") == TraceFormat::kineto);
   CHECK_THROWS_WITH_AS(profiles::parse_trace_format("chrome"),
-                       "unknown trace format 'chrome'; valid: mutwo, kineto, dtr", UnknownNameError);
+                       "unknown trace format 'chrome'; valid: mutwo, kineto, et, dtr", UnknownNameError);
 }

@@ -1,0 +1,173 @@
+// PyTorch execution traces (profiles/execution_trace.hpp) and their join with a profiler trace of
+// the same step (profiles/execution_trace_join.hpp), on real traces: a training step of a small MLP
+// (Linear(8,16), ReLU, Linear(16,4), cross entropy, Adam; batch 4) written by Debian's PyTorch 1.13
+// on the CPU (scripts/make-execution-traces.py: ExecutionGraphObserver and the legacy profiler), and
+// HTA's CUDA sample (../shared/execution_trace, Kineto with record-function ids). Expected sizes
+// are derived by hand from the model's shapes.
+#include "profiles/execution_trace.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiles/error.hpp"
+#include "profiles/execution_trace_join.hpp"
+#include "profiles/graph.hpp"
+#include "profiles/memory_rule.hpp"
+#include "profiles/text_file.hpp"
+#include "profiles/trace_import.hpp"
+
+using namespace mutwo;
+using namespace mutwo::profiles;
+
+namespace {
+
+const std::string kDir = std::string(MUTWO_TEST_FIXTURES) + "/execution_trace/";
+
+std::vector<int64_t> bytes_of_role(const Graph& g, TensorRole role) {
+  std::vector<int64_t> out;
+  for (const Tensor& t : g.tensors) {
+    if (t.role == role) out.push_back(t.bytes);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const Op& op_named(const Graph& g, const std::string& name, int occurrence = 0) {
+  for (const Op& op : g.ops) {
+    if (op.name == name && occurrence-- == 0) return op;
+  }
+  FAIL("no op " << name);
+  return g.ops.front();
+}
+
+}  // namespace
+
+TEST_CASE("an MLP training step's execution trace: dataflow through storages, sizes and roles") {
+  const TraceImport imported =
+      import_execution_trace_pair(kDir + "mlp_et.json.gz", kDir + "mlp_profile.json.gz");
+  const Graph& g = imported.trace.graph;
+  // Weights (fp32): fc1 16x8 = 512 B, its bias 16 = 64 B, fc2 4x16 = 256 B, its bias 4 = 16 B. The
+  // expanded bias views (4x16, stride 0) must not count: the storage is the bias.
+  CHECK(bytes_of_role(g, TensorRole::weight) == std::vector<int64_t>{16, 64, 256, 512});
+  // Adam state per parameter: exp_avg and exp_avg_sq of its size, and a 4-byte float step.
+  CHECK(bytes_of_role(g, TensorRole::optimizer_state) ==
+        std::vector<int64_t>{4, 4, 4, 4, 16, 16, 64, 64, 256, 256, 512, 512});
+  // The batch: x 4x8 fp32 = 128 B, labels 4 int64 = 32 B.
+  CHECK(bytes_of_role(g, TensorRole::input) == std::vector<int64_t>{32, 128});
+
+  // The forward: fc1 reads x, its weight and bias, writes 4x16 fp32 = 256 B; relu 256 B; fc2 64 B.
+  const Op& fc1 = op_named(g, "aten::linear", 0);
+  CHECK(fc1.phase == Phase::forward);
+  CHECK(fc1.kind == OpKind::opaque);
+  CHECK(fc1.inputs.size() == 3);
+  CHECK(fc1.bytes_read == 128 + 512 + 64);
+  REQUIRE(fc1.outputs.size() == 1);
+  CHECK(g.tensor(fc1.outputs[0]).bytes == 256);
+  CHECK(g.tensor(fc1.outputs[0]).role == TensorRole::activation);
+  const Op& relu = op_named(g, "aten::relu");
+  CHECK(relu.inputs == fc1.outputs);
+  const Op& fc2 = op_named(g, "aten::linear", 1);
+  CHECK(fc2.inputs.front() == relu.outputs.front());
+  CHECK(g.tensor(fc2.outputs[0]).bytes == 64);
+
+  // Backward: autograd functions paired with the forward op holding their sequence number.
+  const Op& fc2_backward = op_named(g, "autograd::engine::evaluate_function: AddmmBackward0", 0);
+  CHECK(fc2_backward.phase == Phase::backward);
+  CHECK(fc2_backward.kind == OpKind::opaque_backward);
+  CHECK(fc2_backward.forward_of == fc2.id);
+  // It reads relu's output (saved for dW2) and writes the input gradient 4x16, dW2 4x16 and db2 4.
+  CHECK(std::find(fc2_backward.inputs.begin(), fc2_backward.inputs.end(), relu.outputs.front()) !=
+        fc2_backward.inputs.end());
+  std::vector<int64_t> written;
+  for (TensorId t : fc2_backward.outputs) written.push_back(g.tensor(t).bytes);
+  CHECK(written == std::vector<int64_t>{256, 256, 16});
+  CHECK(op_named(g, "autograd::engine::evaluate_function: AddmmBackward0", 1).forward_of == fc1.id);
+  CHECK(op_named(g, "autograd::engine::evaluate_function: ReluBackward0").forward_of == relu.id);
+
+  // Adam updates in place: the optimizer phase's ops read the gradients made in backward.
+  const auto optimizer_ops =
+      std::count_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.phase == Phase::optimizer; });
+  CHECK(optimizer_ops == 41);
+  CHECK(std::all_of(g.ops.begin(), g.ops.end(), [](const Op& op) {
+    return op.phase != Phase::optimizer || op.kind == OpKind::opaque_optimizer;
+  }));
+  // Resident at the start: 18 tensors of one 512-B block each (4 weights, 12 states, x, labels).
+  int64_t resident = 0;
+  for (const Tensor& t : g.tensors) {
+    if (resident_at_start(t.role)) resident += allocation_bytes(t.bytes);
+  }
+  CHECK(resident == 18 * 512);
+
+  // Joined with the legacy profiler trace by name and occurrence: every op timed on the CPU, fc1
+  // by the profiler's first aten::linear event.
+  CHECK(imported.trace.device == "cpu");
+  REQUIRE(imported.trace.op_duration_ns.size() == g.ops.size());
+  CHECK(std::all_of(imported.trace.op_duration_ns.begin(), imported.trace.op_duration_ns.end(),
+                    [](int64_t ns) { return ns > 0; }));
+  const nlohmann::json profile = nlohmann::json::parse(read_text_file(kDir + "mlp_profile.json.gz"));
+  double first_linear_us = -1;
+  double first_ts = 1e300;
+  for (const nlohmann::json& e : profile) {
+    if (e["name"] == "aten::linear" && e["ts"].get<double>() < first_ts) {
+      first_ts = e["ts"].get<double>();
+      first_linear_us = e["dur"].get<double>();
+    }
+  }
+  CHECK(imported.trace.op_duration_ns[static_cast<size_t>(fc1.id)] ==
+        static_cast<int64_t>(first_linear_us * 1000));
+}
+
+TEST_CASE("HTA's CUDA sample: Kineto joined by record-function id, GPU time through launches") {
+  // 2 x rand(256, 256) on cuda (256 KiB each), then per iteration a host zeros/to/mul (CPU tensors,
+  // left out of a GPU trace) and add of the two on the GPU. Kernel times: each rand's
+  // distribution kernel 5 us, each add's elementwise kernel 3 us (the Kineto trace's durations).
+  const TraceImport imported =
+      import_execution_trace_pair(kDir + "simple_add_et.json.gz", kDir + "simple_add_kineto.json.gz");
+  const Graph& g = imported.trace.graph;
+  CHECK(imported.trace.device == "NVIDIA A100-PG509-200");  // the Kineto trace's deviceProperties
+  const Op& rand = op_named(g, "aten::rand");
+  REQUIRE(rand.outputs.size() == 1);
+  CHECK(g.tensor(rand.outputs[0]).bytes == 256 * 256 * 4);
+  CHECK(imported.trace.op_duration_ns[static_cast<size_t>(rand.id)] == 5000);
+  const Op& add = op_named(g, "aten::add");
+  CHECK(add.inputs.size() == 2);
+  CHECK(imported.trace.op_duration_ns[static_cast<size_t>(add.id)] == 3000);
+  CHECK(imported.trace.op_duration_ns[static_cast<size_t>(op_named(g, "aten::mul").id)] == 0);
+  CHECK(imported.trace.op_host_ns.size() == g.ops.size());
+  CHECK(std::any_of(imported.warnings.begin(), imported.warnings.end(), [](const std::string& w) {
+    return w.find("8 host tensor(s) left out of a GPU trace") != std::string::npos;
+  }));
+}
+
+TEST_CASE("execution traces: detected by content; mismatched pairs and malformed nodes refused") {
+  CHECK(detect_trace_format(read_text_file(kDir + "mlp_et.json.gz")) == TraceFormat::et);
+  // The MLP's execution trace with the CNN's profiler trace: not the same step.
+  CHECK_THROWS_WITH_AS(import_execution_trace_pair(kDir + "mlp_et.json.gz", kDir + "cnn_profile.json.gz"),
+                       doctest::Contains("mlp_et.json.gz and cnn_profile.json.gz are not traces of the same step"),
+                       FormatError);
+  nlohmann::json doc = nlohmann::json::parse(read_text_file(kDir + "mlp_et.json.gz"));
+  for (nlohmann::json& n : doc["nodes"]) {
+    if (n["name"] == "aten::relu") n["inputs"][0] = nlohmann::json::array({1, 2, 3});
+  }
+  CHECK_THROWS_WITH_AS(import_execution_trace(doc, "bad.json"),
+                       doctest::Contains("bad.json: execution trace node"), FormatError);
+  CHECK_THROWS_WITH_AS(import_execution_trace(doc, "bad.json"),
+                       doctest::Contains("field 'inputs[0]' must be a tensor [tensor_id, storage_id, offset, numel, "
+                                         "element_size, device], not [1,2,3]"),
+                       FormatError);
+  // A size whose bytes overflow 64 bits names the node and the field.
+  doc = nlohmann::json::parse(read_text_file(kDir + "mlp_et.json.gz"));
+  for (nlohmann::json& n : doc["nodes"]) {
+    if (n["name"] == "aten::relu") n["inputs"][0][3] = int64_t{1} << 62;
+  }
+  CHECK_THROWS_WITH_AS(import_execution_trace(doc, "big.json"),
+                       doctest::Contains("x element_size 4 overflows 64-bit bytes"), FormatError);
+  const nlohmann::json empty = {{"schema", "1.0.1"}, {"nodes", nlohmann::json::array()}};
+  CHECK_THROWS_WITH_AS(import_execution_trace(empty, "empty.json"),
+                       "empty.json: execution trace has no operator nodes (0 nodes)", FormatError);
+}
