@@ -186,6 +186,16 @@ void run_simulate(const SimulateOptions& opts) {
     inputs.traces = {replay.trace};
     replay_cost = costmodel::make_cost_model(cost_setup(opts.device), inputs, device);
     schedule = std::move(replay.schedule);
+    if (!opts.policy.empty()) {
+      // A policy plans the replayed step itself (its ops' own durations) at the device's memory.
+      if (opts.state_offload) throw Error("--state-offload plans a model array (--model), not a replayed --trace");
+      const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(opts.policy);
+      policies::PolicyInput input;
+      input.base = &schedule;
+      input.cost = replay_cost.get();
+      input.memory_limit_bytes = device.memory_bytes;
+      schedule = policy->plan(input).schedule;
+    }
   } else if (!opts.policy.empty() || opts.state_offload) {
     schedule = planned_schedule(opts, *cost, device);
   } else {
@@ -277,7 +287,8 @@ void add_simulate_command(CLI::App& app) {
                   "swap and stall figures cover all of them. Default: 3, except 1 when replaying a trace")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--policy", opts->policy,
-                  "Plan the array with this swap/recompute policy at the device's memory, as `mutwo run` does: " +
+                  "Plan the array (or the replayed --trace) with this swap/recompute policy at the device's "
+                  "memory, as `mutwo run` does: " +
                       joined(policies::builtin_policies().names()) + " (default: the plain schedule, no plan)");
   cmd->add_option("--order", opts->order,
                   "With --policy: sub-arrays multiplexed, back-to-back, or best (plan both, keep the faster)")
