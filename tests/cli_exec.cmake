@@ -47,6 +47,11 @@ mutwo_cli_test(run_wrap_one_sub_array ARGS run --model bert-mini --models 4 --de
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: wrap: the schedule has 1 sub-array[(]s[)]; merging")
 mutwo_cli_test(run_wrap_sync_each_step ARGS run --model bert-mini --models 4 --partition 2,2 --device cpu --no-db --wrap --sync-each-step
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --wrap merges the boundaries of steps run back to back: not with --sync-each-step")
+# An exported user model (scripts/export_model.py, tests/fixtures/exported/) trains on LibTorch's
+# CPU kernels, 3 copies fused: the accounted peak equals the prediction (1,680,384 B, no swaps).
+mutwo_cli_test(run_cpu_exported_model
+               ARGS run --model exported/tiny_resnet.json --models 3 --device cpu --iters 2 --warmup 1 --no-db --json
+               DEFINES WORKDIR=${MUTWO_TEST_FIXTURES} "JSON_CHECKS=measurement|oom=OFF\;measurement|peak_bytes=1680384\;prediction|peak_bytes=1680384")
 mutwo_cli_test(run_compare_reads_it ARGS compare --db exec-run.db
                DEFINES "STDOUT_REGEX=resnet-mini x2 [[]1,1[]] none on cpu +[0-9.]+ [mu]s +[0-9.]+ [mu]s .* 1.7 MiB +1.7 MiB +[+]0.0 %  ok"
                PROPERTIES FIXTURES_REQUIRED cli_exec_run_db)

@@ -4,6 +4,7 @@
 
 #include "profiles/autocast.hpp"
 #include "profiles/error.hpp"
+#include "profiles/models/exported_model.hpp"
 #include "profiles/models/family_builders.hpp"
 
 namespace mutwo::profiles {
@@ -40,6 +41,7 @@ const ModelRegistry& mini_models() {
 }
 
 const ModelInfo& find_model(std::string_view name) {
+  if (is_model_file(name)) return exported_model(name);
   for (const ModelRegistry* registry : {&builtin_models(), &mini_models()}) {
     if (const ModelInfo* m = registry->lookup(name)) return *m;
   }

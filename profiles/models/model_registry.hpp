@@ -54,7 +54,8 @@ void register_mini_models(ModelRegistry& registry);
 // A registry with the test-scale variants, built once.
 const ModelRegistry& mini_models();
 
-// Looks a name up in the zoo, then among the test-scale variants. Throws UnknownNameError:
+// Looks a name up in the zoo, then among the test-scale variants; a name ending in .json or
+// .json.gz is an exported model file (exported_model.hpp). Throws UnknownNameError:
 // "unknown model 'x'; valid: bert-base, ...; test-scale: bert-mini, ...".
 const ModelInfo& find_model(std::string_view name);
 

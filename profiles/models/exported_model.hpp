@@ -1,0 +1,24 @@
+#pragma once
+// A user's model exported as a mutwo forward graph (scripts/export_model.py: torch.fx with shape
+// propagation, a width-1 forward Graph of typed op kinds ending in the loss, "format":
+// "mutwo-trace"), taking a zoo model's place wherever a --model name goes: a name that ends in
+// ".json" or ".json.gz" is such a file. Its shapes are fixed at export (batch, image or sequence
+// size); mutwo's autodiff and optimizer build the training step, horizontal fusion (fusion.hpp)
+// fuses k copies, and its FLOPs and bytes are re-derived from the kinds' rules (the file's are not
+// trusted).
+#include <string_view>
+
+#include "profiles/models/model_registry.hpp"
+
+namespace mutwo::profiles {
+
+bool is_model_file(std::string_view name);
+
+// The file's model, read once per process: name (the file's stem), family "exported", default batch
+// size the exported one; its build checks that the config asks for the exported shapes (batch size
+// 0 or the exported one, no sequence length or image size) and fuses config.width copies. Throws
+// FormatError / GraphError naming the file for a graph that is not a width-1 forward graph of known
+// (not opaque) kinds.
+const ModelInfo& exported_model(std::string_view path);
+
+}  // namespace mutwo::profiles

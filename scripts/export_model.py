@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+"""Export a PyTorch model as a mutwo forward graph: any model mutwo's --model then takes.
+
+    /usr/bin/python3 scripts/export_model.py MODULE:FACTORY --input-shape 8,3,32,32 -o my_model.json
+    mutwo simulate --model my_model.json --models 4 --partition 2,2
+    mutwo search --model my_model.json:8
+
+MODULE is an importable module or a .py file, FACTORY a callable in it returning an nn.Module
+(e.g. torchvision.models:resnet18). The model is traced with torch.fx (symbolic_trace) and its
+shapes propagated on a random input of --input-shape (ShapeProp: real tensors on the CPU; the
+batch and image size are fixed in the graph); a cross-entropy loss over its [batch, classes]
+output is appended, with int64 labels [batch]. Each node maps to one mutwo op kind
+(profiles/op_kind.hpp) with its inputs, attributes and extra outputs as mutwo's kinds define them
+(batch norm's saved mean and inverse std, max pooling's indices, dropout's mask, the loss's
+log-probabilities); FLOPs and bytes are left 0 and re-derived by mutwo from the kinds' rules. A
+node without a mutwo kind (or an attribute mutwo does not model: dilation, groups, ceil_mode, a
+non-1x1 adaptive pool) stops the export naming the node, so a graph is never silently wrong.
+
+Works with Debian's python3-torch (1.13) and PyTorch 2.x (torch.fx and ShapeProp are in both).
+"""
+import argparse
+import importlib
+import importlib.util
+import json
+import operator
+import sys
+
+import torch
+import torch.fx
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.fx.passes.shape_prop import ShapeProp
+
+DTYPES = {torch.float32: ("fp32", 4), torch.int64: ("int64", 8), torch.bool: ("bool", 1)}
+
+
+class Unsupported(Exception):
+    pass
+
+
+class Exporter:
+    def __init__(self, gm, name, batch):
+        self.gm = gm
+        self.name = name
+        self.batch = batch
+        self.tensors = []
+        self.ops = []
+        self.env = {}  # fx node -> tensor id
+
+    def tensor(self, name, shape, role, dtype=torch.float32):
+        if dtype not in DTYPES:
+            raise Unsupported(f"tensor '{name}' has dtype {dtype}; mutwo's kinds take fp32, int64 and bool")
+        dtype_name, size = DTYPES[dtype]
+        shape = [int(d) for d in shape]
+        count = 1
+        for d in shape:
+            count *= d
+        self.tensors.append({"id": len(self.tensors), "name": name, "shape": shape, "dtype": dtype_name,
+                             "role": role, "bytes": count * size, "width": 1})
+        return len(self.tensors) - 1
+
+    def op(self, name, kind, inputs, outputs, attrs=None):
+        self.ops.append({"id": len(self.ops), "name": name, "kind": kind, "phase": "forward", "inputs": inputs,
+                         "outputs": outputs, "attrs": attrs or {}, "flops": 0, "bytes_read": 0,
+                         "bytes_written": 0, "workspace_bytes": 0, "forward_of": -1, "recomputable": True,
+                         "width": 1})
+
+    def out(self, node, suffix="", shape=None, dtype=torch.float32, role="activation"):
+        meta = node.meta.get("tensor_meta")
+        if shape is None:
+            if meta is None or not hasattr(meta, "shape"):
+                raise Unsupported(f"node '{node.name}' has no single tensor output")
+            shape = meta.shape
+        return self.tensor(node.name + suffix, shape, role, dtype)
+
+    def weight(self, node, param_name, param):
+        return self.tensor(f"{node.target}.{param_name}", param.shape, "weight")
+
+    def arg(self, node, i=0):
+        a = node.args[i]
+        if not isinstance(a, torch.fx.Node) or a not in self.env:
+            raise Unsupported(f"node '{node.name}': argument {i} ({a!r}) is not a tensor of the graph")
+        return self.env[a]
+
+    @staticmethod
+    def pair(v):
+        return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
+
+    def module(self, node):
+        m = self.gm.get_submodule(node.target)
+        x = self.arg(node)
+        if isinstance(m, nn.Linear):
+            ins = [x, self.weight(node, "weight", m.weight)]
+            if m.bias is not None:
+                ins.append(self.weight(node, "bias", m.bias))
+            self.env[node] = self.out(node)
+            self.op(node.name, "linear", ins, [self.env[node]])
+        elif isinstance(m, nn.Conv2d):
+            if self.pair(m.dilation) != [1, 1] or m.groups != 1 or m.padding_mode != "zeros" or \
+                    isinstance(m.padding, str):
+                raise Unsupported(f"conv '{node.target}': dilation {m.dilation}, groups {m.groups}, padding "
+                                  f"{m.padding!r} ({m.padding_mode}); mutwo's conv2d takes dilation 1, groups 1, "
+                                  "numeric zero padding")
+            ins = [x, self.weight(node, "weight", m.weight)]
+            if m.bias is not None:
+                ins.append(self.weight(node, "bias", m.bias))
+            self.env[node] = self.out(node)
+            self.op(node.name, "conv2d", ins, [self.env[node]],
+                    {"stride": self.pair(m.stride), "padding": self.pair(m.padding)})
+        elif isinstance(m, nn.BatchNorm2d):
+            if not m.affine:
+                raise Unsupported(f"batch norm '{node.target}' without affine parameters")
+            ins = [x, self.weight(node, "weight", m.weight), self.weight(node, "bias", m.bias)]
+            c = m.num_features
+            outs = [self.out(node), self.out(node, ".save_mean", [c]), self.out(node, ".save_invstd", [c])]
+            self.env[node] = outs[0]
+            self.op(node.name, "batchnorm2d", ins, outs, {"eps": float(m.eps)})
+        elif isinstance(m, nn.LayerNorm):
+            if len(m.normalized_shape) != 1 or not m.elementwise_affine:
+                raise Unsupported(f"layer norm '{node.target}': mutwo's normalises the last dim with affine "
+                                  "parameters")
+            ins = [x, self.weight(node, "weight", m.weight), self.weight(node, "bias", m.bias)]
+            rows = list(node.meta["tensor_meta"].shape[:-1]) + [1]  # keepdim, as aten::native_layer_norm
+            outs = [self.out(node), self.out(node, ".mean", rows), self.out(node, ".rstd", rows)]
+            self.env[node] = outs[0]
+            self.op(node.name, "layernorm", ins, outs, {"eps": float(m.eps)})
+        elif isinstance(m, (nn.ReLU, nn.ReLU6, nn.GELU, nn.Tanh, nn.Sigmoid, nn.Hardswish, nn.Hardsigmoid)):
+            kind = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.GELU: "gelu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
+                    nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid"}[type(m)]
+            attrs = {"approximate": 1 if getattr(m, "approximate", "none") == "tanh" else 0} if kind == "gelu" else {}
+            self.env[node] = self.out(node)
+            self.op(node.name, kind, [x], [self.env[node]], attrs)
+        elif isinstance(m, nn.Dropout):
+            self.env[node] = self.out(node)
+            mask = self.out(node, ".mask", dtype=torch.bool)
+            self.op(node.name, "dropout", [x], [self.env[node], mask], {"p": float(m.p)})
+        elif isinstance(m, nn.MaxPool2d):
+            if m.ceil_mode or self.pair(m.dilation) != [1, 1]:
+                raise Unsupported(f"max pool '{node.target}': ceil_mode and dilation are not modelled")
+            self.env[node] = self.out(node)
+            indices = self.out(node, ".indices", dtype=torch.int64)
+            self.op(node.name, "max_pool2d", [x], [self.env[node], indices],
+                    {"kernel": self.pair(m.kernel_size), "stride": self.pair(m.stride or m.kernel_size),
+                     "padding": self.pair(m.padding)})
+        elif isinstance(m, nn.AdaptiveAvgPool2d):
+            if self.pair(m.output_size) != [1, 1]:
+                raise Unsupported(f"adaptive pool '{node.target}' to {m.output_size}: mutwo's pools to 1x1")
+            self.env[node] = self.out(node)
+            self.op(node.name, "adaptive_avg_pool2d", [x], [self.env[node]])
+        elif isinstance(m, nn.Flatten):
+            self.flatten(node, x)
+        elif isinstance(m, nn.Identity):
+            self.env[node] = x
+        else:
+            raise Unsupported(f"module '{node.target}' ({type(m).__name__}) has no mutwo op kind")
+
+    def flatten(self, node, x):
+        shape = self.tensors[x]["shape"]
+        if len(shape) != 4 or shape[2:] != [1, 1]:
+            raise Unsupported(f"flatten '{node.name}' of {shape}: mutwo's flatten takes [B, C, 1, 1]")
+        self.env[node] = self.out(node)
+        self.op(node.name, "flatten", [x], [self.env[node]])
+
+    def function(self, node):
+        t = node.target
+        if t in (operator.add, torch.add, "add"):
+            a, b = node.args[0], node.args[1]
+            if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
+                raise Unsupported(f"add '{node.name}' of a constant")
+            self.env[node] = self.out(node)
+            self.op(node.name, "add", [self.env[a], self.env[b]], [self.env[node]])
+        elif t in (operator.mul, torch.mul, "mul") and all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
+            self.env[node] = self.out(node)
+            self.op(node.name, "mul", [self.env[node.args[0]], self.env[node.args[1]]], [self.env[node]])
+        elif t in (torch.relu, F.relu, "relu"):
+            self.env[node] = self.out(node)
+            self.op(node.name, "relu", [self.arg(node)], [self.env[node]])
+        elif t in (torch.flatten, "flatten"):
+            self.flatten(node, self.arg(node))
+        else:
+            raise Unsupported(f"{node.op} '{node.name}' ({getattr(t, '__name__', t)}) has no mutwo op kind")
+
+    def run(self):
+        logits = None
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                self.env[node] = self.out(node, role="input")
+            elif node.op == "call_module":
+                self.module(node)
+            elif node.op in ("call_function", "call_method"):
+                self.function(node)
+            elif node.op == "output":
+                logits = self.arg(node)
+            else:
+                raise Unsupported(f"{node.op} '{node.name}' (parameters are read through modules only)")
+        shape = self.tensors[logits]["shape"]
+        if len(shape) != 2 or shape[0] != self.batch:
+            raise Unsupported(f"the model's output is {shape}; the appended cross entropy needs [batch, classes]")
+        labels = self.tensor("labels", [self.batch], "label", torch.int64)
+        loss = self.tensor("loss", [], "loss")
+        log_probs = self.tensor("loss.log_probs", shape, "activation")
+        self.op("loss", "cross_entropy", [logits, labels], [loss, log_probs])
+        return {"format": "mutwo-trace", "version": 1,
+                "graph": {"name": self.name, "width": 1, "batch_size": self.batch, "tensors": self.tensors,
+                          "ops": self.ops}}
+
+
+def load_factory(spec):
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr:
+        raise SystemExit(f"error: factory '{spec}' must be MODULE:CALLABLE (e.g. torchvision.models:resnet18)")
+    if module_name.endswith(".py"):
+        loader = importlib.util.spec_from_file_location("exported_model_source", module_name)
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    return getattr(module, attr)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("factory", help="MODULE:CALLABLE or FILE.py:CALLABLE returning an nn.Module")
+    parser.add_argument("--input-shape", required=True, help="comma-separated, batch first (e.g. 8,3,32,32)")
+    parser.add_argument("--name", help="the graph's name (default: the callable's)")
+    parser.add_argument("-o", "--output", required=True, help="the mutwo forward graph to write (.json)")
+    args = parser.parse_args()
+    shape = [int(d) for d in args.input_shape.split(",")]
+    torch.manual_seed(0)
+    model = load_factory(args.factory)()
+    model.train()
+    gm = torch.fx.symbolic_trace(model)
+    ShapeProp(gm).propagate(torch.randn(*shape))
+    try:
+        doc = Exporter(gm, args.name or args.factory.rpartition(":")[2], shape[0]).run()
+    except Unsupported as e:
+        raise SystemExit(f"error: {e}")
+    with open(args.output, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"{args.output}: {len(doc['graph']['ops'])} ops, {len(doc['graph']['tensors'])} tensors "
+          f"(torch {torch.__version__})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+// User models exported by scripts/export_model.py (torch.fx, PyTorch 1.13) in place of a zoo model
+// (profiles/models/exported_model.hpp): parameter counts against PyTorch's, FLOPs re-derived from
+// the kinds' rules (hand-derived below), fusion of k copies, the training step, and the errors.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "profiles/autodiff.hpp"
+#include "profiles/error.hpp"
+#include "profiles/graph.hpp"
+#include "profiles/models/exported_model.hpp"
+#include "profiles/models/model_registry.hpp"
+#include "profiles/trace_file.hpp"
+
+using namespace mutwo;
+using namespace mutwo::profiles;
+
+namespace {
+const std::string kDir = std::string(MUTWO_TEST_FIXTURES) + "/exported/";
+}
+
+TEST_CASE("an exported ResNet-style model: parameters as PyTorch counts them, FLOPs from mutwo's rules") {
+  const std::string path = kDir + "tiny_resnet.json";
+  CHECK(is_model_file(path));
+  const ModelInfo& info = find_model(path);
+  CHECK(info.name == "tiny_resnet");
+  CHECK(info.family == "exported");
+  CHECK(info.default_batch_size == 4);
+  ModelConfig config;
+  const Graph g = build_model(path, config);
+  // PyTorch: stem 16x3x3x3 = 432, its batch norm 32, two blocks of 2 x (16x16x3x3 + 32) = 4,672,
+  // fc 16x10 + 10 = 170: 9,978 (tests/fixtures/exported/README.md).
+  CHECK(parameter_count(g) == 9978);
+  CHECK(g.ops.size() == 22);
+  // The file says 0 FLOPs; the stem conv's are re-derived: 2 x (3 x 3 x 3 MACs) x output 4x16x16x16.
+  CHECK(g.ops[0].kind == OpKind::conv2d);
+  CHECK(g.ops[0].flops == 2 * 27 * 4 * 16 * 16 * 16);
+  CHECK(g.ops.back().kind == OpKind::cross_entropy);
+
+  // Three copies fused (HFTA): three times the parameters, one graph; and the training step.
+  config.width = 3;
+  const Graph fused = build_model(path, config);
+  CHECK(fused.width == 3);
+  CHECK(fused.name == "tiny_resnet x3");
+  CHECK(parameter_count(fused) == 3 * 9978);
+  const Graph step = build_training_step(fused, OptimizerConfig{});
+  CHECK(step.ops.size() > fused.ops.size());
+
+  CHECK(parameter_count(build_model(kDir + "mlp.json", {})) == 2890);  // PyTorch's count
+}
+
+TEST_CASE("an exported model's shapes are fixed at export; other files are refused naming them") {
+  const std::string path = kDir + "tiny_resnet.json";
+  ModelConfig config;
+  config.batch_size = 8;
+  CHECK_THROWS_WITH_AS(build_model(path, config),
+                       doctest::Contains("tiny_resnet.json' was exported at batch size 4, not 8"), Error);
+  config = {};
+  config.image_size = 64;
+  CHECK_THROWS_WITH_AS(build_model(path, config), doctest::Contains("its shapes are fixed at export"), Error);
+  // A training-step trace (backward and optimizer included) is not a forward graph.
+  const std::filesystem::path step_file = std::filesystem::temp_directory_path() / "mutwo_step_not_a_model.json";
+  Trace step;
+  step.graph = build_training_step(build_model("resnet-mini", {}), OptimizerConfig{});
+  write_trace(step, step_file);
+  CHECK_THROWS_WITH_AS(find_model(step_file.string()),
+                       doctest::Contains("is a backward op; an exported model is its forward graph"), GraphError);
+  std::filesystem::remove(step_file);
+  CHECK_THROWS_AS(find_model(kDir + "missing.json"), FormatError);
+}
