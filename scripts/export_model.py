@@ -205,6 +205,27 @@ class Exporter:
                           "ops": self.ops}}
 
 
+def write_reference(model, gm, doc, shape, path):
+    """PyTorch's step on the exported weights: loss and gradients (float64 lists, flattened)."""
+    torch.manual_seed(1)
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    x = torch.randn(*shape)
+    classes = doc["graph"]["tensors"][doc["graph"]["ops"][-1]["inputs"][0]]["shape"][1]
+    labels = torch.randint(0, classes, (shape[0],))
+    model.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), labels)
+    loss.backward()
+    params = dict(model.named_parameters())
+    flat = lambda t: [float(f"{v:.9g}") for v in t.detach().double().reshape(-1).tolist()]  # fp32 exactly
+    ref = {"inputs": {placeholders[0]: flat(x), "labels": [int(v) for v in labels]},
+           "weights": {name: flat(p) for name, p in params.items()},
+           "loss": float(loss),
+           "grads": {name: flat(p.grad) for name, p in params.items()}}
+    with open(path, "w") as f:
+        json.dump(ref, f)
+    print(f"{path}: loss {float(loss):.6f}, {len(params)} parameters' gradients")
+
+
 def load_factory(spec):
     module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr:
@@ -224,6 +245,9 @@ def main():
     parser.add_argument("--input-shape", required=True, help="comma-separated, batch first (e.g. 8,3,32,32)")
     parser.add_argument("--name", help="the graph's name (default: the callable's)")
     parser.add_argument("-o", "--output", required=True, help="the mutwo forward graph to write (.json)")
+    parser.add_argument("--reference", help="also write PyTorch's own training step of the model (its "
+                        "initial weights, a seeded batch, the loss and every weight's gradient) to this JSON "
+                        "file, for checking mutwo's numerics against PyTorch autograd")
     args = parser.parse_args()
     shape = [int(d) for d in args.input_shape.split(",")]
     torch.manual_seed(0)
@@ -238,6 +262,8 @@ def main():
     with open(args.output, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
+    if args.reference:
+        write_reference(model, gm, doc, shape, args.reference)
     print(f"{args.output}: {len(doc['graph']['ops'])} ops, {len(doc['graph']['tensors'])} tensors "
           f"(torch {torch.__version__})")
 

@@ -1,6 +1,7 @@
 # Executor runtime suites (LibTorch, CPU): the interpreter's residency, memory accounting and
 # OOM, the executor and profiler, and the policy x partition bit-identity property.
 mutwo_test(test_exec_interpreter mutwo::exec_internal mutwo::policies mutwo::sim mutwo::costmodel)
+mutwo_test(test_exec_exported mutwo::exec_internal mutwo::policies)
 mutwo_test(test_exec_policies mutwo::exec_internal mutwo::policies mutwo::sim)
 # `mutwo bench-ops`' kernel timings on the CPU.
 mutwo_test(test_exec_bench_ops mutwo::exec_internal)
