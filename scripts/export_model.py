@@ -96,17 +96,18 @@ class Exporter:
             self.env[node] = self.out(node)
             self.op(node.name, "linear", ins, [self.env[node]])
         elif isinstance(m, nn.Conv2d):
-            if self.pair(m.dilation) != [1, 1] or m.groups != 1 or m.padding_mode != "zeros" or \
+            if self.pair(m.dilation) != [1, 1] or m.padding_mode != "zeros" or \
                     isinstance(m.padding, str):
-                raise Unsupported(f"conv '{node.target}': dilation {m.dilation}, groups {m.groups}, padding "
-                                  f"{m.padding!r} ({m.padding_mode}); mutwo's conv2d takes dilation 1, groups 1, "
-                                  "numeric zero padding")
+                raise Unsupported(f"conv '{node.target}': dilation {m.dilation}, padding {m.padding!r} "
+                                  f"({m.padding_mode}); mutwo's conv2d takes dilation 1 and numeric zero padding")
             ins = [x, self.weight(node, "weight", m.weight)]
             if m.bias is not None:
                 ins.append(self.weight(node, "bias", m.bias))
             self.env[node] = self.out(node)
-            self.op(node.name, "conv2d", ins, [self.env[node]],
-                    {"stride": self.pair(m.stride), "padding": self.pair(m.padding)})
+            attrs = {"stride": self.pair(m.stride), "padding": self.pair(m.padding)}
+            if m.groups != 1:
+                attrs["groups"] = int(m.groups)  # depthwise and grouped convolutions
+            self.op(node.name, "conv2d", ins, [self.env[node]], attrs)
         elif isinstance(m, nn.BatchNorm2d):
             if not m.affine:
                 raise Unsupported(f"batch norm '{node.target}' without affine parameters")
@@ -161,6 +162,12 @@ class Exporter:
         self.env[node] = self.out(node)
         self.op(node.name, "flatten", [x], [self.env[node]])
 
+    def commutative(self, node):
+        """The two tensor operands of add/mul, the one broadcast second (mutwo's add and mul broadcast b)."""
+        a, b = self.env[node.args[0]], self.env[node.args[1]]
+        size = lambda t: self.tensors[t]["bytes"]
+        return [a, b] if size(a) >= size(b) else [b, a]
+
     def function(self, node):
         t = node.target
         if t in (operator.add, torch.add, "add"):
@@ -168,15 +175,24 @@ class Exporter:
             if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
                 raise Unsupported(f"add '{node.name}' of a constant")
             self.env[node] = self.out(node)
-            self.op(node.name, "add", [self.env[a], self.env[b]], [self.env[node]])
+            self.op(node.name, "add", self.commutative(node), [self.env[node]])
         elif t in (operator.mul, torch.mul, "mul") and all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
             self.env[node] = self.out(node)
-            self.op(node.name, "mul", [self.env[node.args[0]], self.env[node.args[1]]], [self.env[node]])
+            self.op(node.name, "mul", self.commutative(node), [self.env[node]])
         elif t in (torch.relu, F.relu, "relu"):
             self.env[node] = self.out(node)
             self.op(node.name, "relu", [self.arg(node)], [self.env[node]])
         elif t in (torch.flatten, "flatten"):
             self.flatten(node, self.arg(node))
+        elif t in (F.adaptive_avg_pool2d,) and self.pair(node.args[1] if len(node.args) > 1 else
+                                                         node.kwargs["output_size"]) == [1, 1]:
+            self.env[node] = self.out(node)
+            self.op(node.name, "adaptive_avg_pool2d", [self.arg(node)], [self.env[node]])
+        elif t in (F.hardsigmoid, F.hardswish, F.relu6, torch.sigmoid, torch.tanh):
+            kind = {F.hardsigmoid: "hardsigmoid", F.hardswish: "hardswish", F.relu6: "relu6",
+                    torch.sigmoid: "sigmoid", torch.tanh: "tanh"}[t]
+            self.env[node] = self.out(node)
+            self.op(node.name, kind, [self.arg(node)], [self.env[node]])
         else:
             raise Unsupported(f"{node.op} '{node.name}' ({getattr(t, '__name__', t)}) has no mutwo op kind")
 

@@ -9,9 +9,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "profiles/error.hpp"
@@ -170,4 +172,64 @@ TEST_CASE("execution traces: detected by content; mismatched pairs and malformed
   const nlohmann::json empty = {{"schema", "1.0.1"}, {"nodes", nlohmann::json::array()}};
   CHECK_THROWS_WITH_AS(import_execution_trace(empty, "empty.json"),
                        "empty.json: execution trace has no operator nodes (0 nodes)", FormatError);
+}
+
+TEST_CASE("execution traces and their profiler traces: eight more malformed inputs, each named") {
+  const nlohmann::json good = nlohmann::json::parse(read_text_file(kDir + "mlp_et.json.gz"));
+  auto with = [&](auto&& edit) {
+    nlohmann::json doc = good;
+    edit(doc);
+    return doc;
+  };
+  auto relu = [](nlohmann::json& doc) -> nlohmann::json& {
+    for (nlohmann::json& n : doc["nodes"]) {
+      if (n["name"] == "aten::relu") return n;
+    }
+    throw std::runtime_error("no relu");
+  };
+  const int64_t relu_id = relu(const_cast<nlohmann::json&>(good))["id"].get<int64_t>();
+  CHECK_THROWS_WITH_AS(import_execution_trace(with([&](nlohmann::json& d) { relu(d).erase("id"); }), "t.json"),
+                       "t.json: execution trace node -1: field 'id' is missing", FormatError);
+  CHECK_THROWS_WITH_AS(
+      import_execution_trace(with([&](nlohmann::json& d) { d["nodes"].push_back(relu(d)); }), "t.json"),
+      fmt::format("t.json: execution trace node {}: field 'id' appears twice", relu_id).c_str(), FormatError);
+  CHECK_THROWS_WITH_AS(import_execution_trace(with([&](nlohmann::json& d) { relu(d)["name"] = 7; }), "t.json"),
+                       fmt::format("t.json: execution trace node {}: field 'name' must be a string", relu_id).c_str(),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(
+      import_execution_trace(with([&](nlohmann::json& d) { relu(d)["input_types"].push_back("Int"); }), "t.json"),
+      fmt::format("t.json: execution trace node {}: field 'input_types' has 2 entries for 1 values", relu_id).c_str(),
+      FormatError);
+  CHECK_THROWS_WITH_AS(
+      import_execution_trace(with([&](nlohmann::json& d) { relu(d)["inputs"][0][3] = -5; }), "t.json"),
+      doctest::Contains(fmt::format("node {}: field 'inputs[0]' has offset 0, numel -5, element_size 4: sizes must "
+                                    "be >= 0",
+                                    relu_id)
+                            .c_str()),
+      FormatError);
+
+  TraceImport et = import_execution_trace(good, "mlp_et.json");
+  CHECK_THROWS_WITH_AS(join_profiler_trace(et, nlohmann::json{{"events", 1}}, "mlp_et.json", "p.json"),
+                       "p.json: not a profiler trace (no \"traceEvents\" array)", FormatError);
+  nlohmann::json profile = nlohmann::json::parse(read_text_file(kDir + "mlp_profile.json.gz"));
+  profile[3]["dur"] = -1;
+  CHECK_THROWS_WITH_AS(join_profiler_trace(et, profile, "mlp_et.json", "p.json"),
+                       doctest::Contains("' has 'dur' = -1 < 0"), FormatError);
+  profile[3].erase("ts");
+  CHECK_THROWS_WITH_AS(join_profiler_trace(et, profile, "mlp_et.json", "p.json"),
+                       doctest::Contains("needs numeric 'ts' and 'dur'"), FormatError);
+  // A Kineto trace missing one op's cpu_op: the record-function id names what is missing.
+  nlohmann::json kineto = nlohmann::json::parse(read_text_file(kDir + "simple_add_kineto.json.gz"));
+  auto& events = kineto["traceEvents"];
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const nlohmann::json& e) {
+                                return e.value("cat", "") == "cpu_op" && e.value("name", "") == "aten::add";
+                              }),
+               events.end());
+  TraceImport add = import_execution_trace(nlohmann::json::parse(read_text_file(kDir + "simple_add_et.json.gz")),
+                                           "simple_add_et.json");
+  CHECK_THROWS_WITH_AS(join_profiler_trace(add, kineto, "simple_add_et.json", "k.json"),
+                       doctest::Contains("op 5 'aten::add' (execution trace node 36) has rf_id 22, which no cpu_op's "
+                                         "External id is"),
+                       FormatError);
 }

@@ -10,6 +10,7 @@
 #include "profiles/error.hpp"
 #include "profiles/fusion.hpp"
 #include "profiles/op_kind.hpp"
+#include "profiles/text_file.hpp"
 #include "profiles/trace_file.hpp"
 
 namespace mutwo::profiles {
@@ -22,7 +23,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 ModelInfo load(const std::string& path) {
   Graph forward;
   try {
-    forward = read_trace(path).graph;
+    forward = trace_from_json(read_text_file(path, "model file")).graph;  // .json.gz too
   } catch (const Error& e) {
     throw FormatError(fmt::format("model file '{}': {}", path, e.what()));
   }
