@@ -321,13 +321,6 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
     }
   }
 
-  // Per node: how many nodes of its name started before it (the legacy profiler join's key).
-  std::vector<int64_t> occurrence(nodes.size(), 0);
-  {
-    std::map<std::string, int64_t, std::less<>> seen;
-    for (size_t i = 0; i < nodes.size(); ++i) occurrence[i] = seen[nodes[i].name]++;
-  }
-
   // Left out of the graph: on a GPU trace, host tensors (they take no device memory); and scalar
   // arguments: one-element tensors that existed before the step and that the step never updates
   // (Python numbers wrapped as tensors, CPU-resident even on a GPU).
@@ -398,7 +391,6 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
     op.attrs["source_op"] = n.name;
     op.attrs["et_node"] = n.id;
     if (n.rf_id >= 0) op.attrs["rf_id"] = n.rf_id;
-    op.attrs["et_occurrence"] = occurrence[units[u].node];
     std::vector<int64_t> rf_ids;  // its nodes' record-function ids: what launched its kernels
     std::vector<size_t> subtree{units[u].node};
     for (size_t k = 0; k < subtree.size(); ++k) {

@@ -24,9 +24,8 @@
 //   its sequence number (seq_id).
 // Ops are opaque (op_kind "opaque", "opaque_backward", "opaque_optimizer") with the bytes they read
 // and write, the aten name in attrs "source_op", the node's rf_id in "rf_id" (how a Kineto trace of
-// the same step names it: its cpu_op's "External id"), its nodes' in "rf_ids", and in
-// "et_occurrence" how many nodes of its name came before it. The trace has no durations:
-// op_duration_ns is empty until joined with a profiler trace of the same step
+// the same step names it: its cpu_op's "External id") and its nodes' in "rf_ids". The trace has no
+// durations: op_duration_ns is empty until joined with a profiler trace of the same step
 // (profiles/execution_trace_join.hpp).
 #include <string>
 #include <string_view>

@@ -159,21 +159,39 @@ void join_profiler_trace(TraceImport& et, const nlohmann::json& profile, std::st
     return;
   }
 
-  // The legacy profiler: by name and occurrence.
+  // The legacy profiler: by name and occurrence among outermost operators, as the execution trace's
+  // ops are: events with "::" in their name not inside another such event on their thread, nor
+  // inside Optimizer.zero_grad (which the import leaves out).
+  std::map<std::string, std::vector<const Span*>> by_thread;
+  for (const Span& s : spans) by_thread[s.thread].push_back(&s);
   std::map<std::string, std::vector<const Span*>, std::less<>> by_name;
-  for (const Span& s : spans) by_name[s.name].push_back(&s);
-  std::map<std::string, int64_t, std::less<>> et_count;  // per op name: the largest occurrence + 1
-  for (const Op& op : g.ops) {
-    int64_t& c = et_count[op.name];
-    c = std::max(c, attr<int64_t>(op, "et_occurrence", 0) + 1);
+  for (auto& [thread, list] : by_thread) {
+    std::stable_sort(list.begin(), list.end(), [](const Span* a, const Span* b) {
+      return a->ts_us != b->ts_us ? a->ts_us < b->ts_us : a->dur_us > b->dur_us;
+    });
+    std::vector<const Span*> open;
+    for (const Span* x : list) {
+      while (!open.empty() && open.back()->ts_us + open.back()->dur_us <= x->ts_us) open.pop_back();
+      const bool inside = std::any_of(open.begin(), open.end(), [](const Span* o) {
+        return o->name.find("::") != std::string::npos || o->name.rfind("Optimizer.zero_grad", 0) == 0;
+      });
+      if (!inside && x->name.find("::") != std::string::npos) by_name[x->name].push_back(x);
+      open.push_back(x);
+    }
   }
+  for (auto& [name, list] : by_name) {
+    std::stable_sort(list.begin(), list.end(), [](const Span* a, const Span* b) { return a->ts_us < b->ts_us; });
+  }
+  std::map<std::string, size_t, std::less<>> seen;
+  std::map<std::string, size_t, std::less<>> ops_of_name;
+  for (const Op& op : g.ops) ++ops_of_name[op.name];
   for (const Op& op : g.ops) {
-    const auto k = static_cast<size_t>(attr<int64_t>(op, "et_occurrence", 0));
+    const size_t k = seen[op.name]++;
     const auto it = by_name.find(op.name);
     const size_t events_of_name = it == by_name.end() ? 0 : it->second.size();
-    if (k >= events_of_name) {
-      throw mismatch(op, fmt::format("is occurrence {} of its name; the profiler trace has {} event(s) of that name",
-                                     k + 1, events_of_name));
+    if (events_of_name != ops_of_name[op.name]) {
+      throw mismatch(op, fmt::format("is one of {} outermost '{}' ops; the profiler trace has {}", ops_of_name[op.name],
+                                     op.name, events_of_name));
     }
     trace.op_duration_ns[static_cast<size_t>(op.id)] = to_ns(it->second[k]->dur_us);
   }

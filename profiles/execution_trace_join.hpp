@@ -7,8 +7,9 @@
 //   nodes launched (each found through its launch's correlation id and the innermost cpu_op around
 //   that launch), its host time the cpu_op's span; on a CPU trace, its duration is the cpu_op's span.
 // - The legacy profiler's event array (PyTorch built without Kineto, as Debian's 1.13 is) has no
-//   ids: the k-th node of a name matches the k-th event of that name in start order, and every
-//   op's name must occur as often in both.
+//   ids: the k-th op of a name matches the k-th outermost event of that name in start order (an
+//   event with "::" in its name inside no other such event, nor inside Optimizer.zero_grad), and
+//   every op's name must occur as often in both.
 // An op the profiler trace does not have is refused, as is a pair whose counts differ: they are
 // not the same step.
 #include <filesystem>

@@ -4,7 +4,8 @@ model, one training step recorded by PyTorch's execution trace observer (Executi
 PyTorch 1.13, ExecutionTraceObserver in 2.x) and, around the same step, by the profiler (Kineto, or
 the legacy profiler's event array where PyTorch was built without Kineto, as Debian's 1.13 is).
 
-Run with Debian's python3-torch (CPU): /usr/bin/python3 scripts/make-execution-traces.py OUT_DIR
+Run with Debian's python3-torch and python3-torchvision (CPU):
+    /usr/bin/python3 scripts/make-execution-traces.py tests/fixtures/execution_trace
 Writes OUT_DIR/<model>_et.json.gz and OUT_DIR/<model>_profile.json.gz. The step recorded is the
 second (the first creates Adam's state), seeded, batch and shapes as below.
 """
@@ -31,6 +32,12 @@ def cnn():
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(8 * 4 * 4, 10))
     return model, torch.randn(2, 3, 8, 8), torch.randint(0, 10, (2,))
+
+
+def resnet18():
+    # torchvision's resnet18 (the zoo's resnet18), batch 2 of 224x224 images, 1000 classes.
+    import torchvision
+    return torchvision.models.resnet18(), torch.randn(2, 3, 224, 224), torch.randint(0, 1000, (2,))
 
 
 def record(name, make, out_dir):
@@ -68,3 +75,4 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     record("mlp", mlp, out)
     record("cnn", cnn, out)
+    record("resnet18", resnet18, out)  # needs python3-torchvision

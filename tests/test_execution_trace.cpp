@@ -233,3 +233,34 @@ TEST_CASE("execution traces and their profiler traces: eight more malformed inpu
                                          "External id is"),
                        FormatError);
 }
+
+TEST_CASE("torchvision's resnet18 trained one step: the execution trace holds the zoo's parameters") {
+  // scripts/make-execution-traces.py (torchvision 0.14, batch 2 of 224x224, Adam): the weights are
+  // the 62 parameters (20 convolutions, 20 batch norms x 2, fc weight and bias) and the 20 batch
+  // norms' num_batches_tracked (int64, updated in place by the forward); their fp32 elements are
+  // resnet18's 11,689,512 parameters. Adam keeps exp_avg, exp_avg_sq and step per parameter:
+  // 186 optimizer states. Inputs: the images, the labels and the 40 running means and variances
+  // (batch norm updates them inside native_batch_norm, not by an in-place op).
+  const TraceImport imported =
+      import_execution_trace_pair(kDir + "resnet18_et.json.gz", kDir + "resnet18_profile.json.gz");
+  const Graph& g = imported.trace.graph;
+  int64_t parameter_bytes = 0, counters = 0, weights = 0;
+  for (const Tensor& t : g.tensors) {
+    if (t.role != TensorRole::weight) continue;
+    ++weights;
+    if (t.bytes == 8) {
+      ++counters;
+    } else {
+      parameter_bytes += t.bytes;
+    }
+  }
+  CHECK(weights == 82);
+  CHECK(counters == 20);
+  CHECK(parameter_bytes / 4 == 11'689'512);
+  CHECK(bytes_of_role(g, TensorRole::optimizer_state).size() == 186);
+  const std::vector<int64_t> inputs = bytes_of_role(g, TensorRole::input);
+  CHECK(inputs.size() == 42);
+  CHECK(inputs.back() == 2 * 3 * 224 * 224 * 4);  // the images
+  CHECK(std::count_if(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.phase == Phase::forward; }) > 0);
+  CHECK(imported.trace.op_duration_ns.size() == g.ops.size());
+}
