@@ -206,11 +206,21 @@ ResultsDb ResultsDb::open(const std::filesystem::path& path, OpenMode mode) {
     // Switching needs the file to itself: while another connection is creating the schema the pragma
     // returns the old mode at once (SQLite does not wait for it), so it is retried within the busy
     // timeout.
-    std::string journal = connection.query_text("PRAGMA journal_mode = WAL", "cannot switch to WAL");
+    // The pragma may also fail at once as locked (SQLite does not call the busy handler for it):
+    // retried the same way, the last failure reported once the timeout has passed.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kResultsBusyTimeoutMs);
+    auto switch_to_wal = [&] {
+      try {
+        return connection.query_text("PRAGMA journal_mode = WAL", "cannot switch to WAL");
+      } catch (const ResultsDbBusyError&) {
+        if (std::chrono::steady_clock::now() >= give_up) throw;
+        return std::string();
+      }
+    };
+    std::string journal = switch_to_wal();
     while (journal != "wal" && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      journal = connection.query_text("PRAGMA journal_mode = WAL", "cannot switch to WAL");
+      journal = switch_to_wal();
     }
     if (journal != "wal") {
       throw ResultsDbError(fmt::format("results database '{}' cannot use WAL mode (journal mode stays '{}')",

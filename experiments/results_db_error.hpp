@@ -12,4 +12,10 @@ class ResultsDbError : public Error {
   using Error::Error;
 };
 
+// The database stayed locked by another connection past the busy timeout (SQLITE_BUSY / LOCKED).
+class ResultsDbBusyError : public ResultsDbError {
+ public:
+  using ResultsDbError::ResultsDbError;
+};
+
 }  // namespace mutwo::experiments

@@ -71,7 +71,7 @@ void Connection::fail(std::string_view context) const {
       throw ResultsDbError(fmt::format("results database {} cannot be opened ({})", quoted(path_), message));
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      throw ResultsDbError(fmt::format("results database {}: {}: {} (another connection kept it locked)",
+      throw ResultsDbBusyError(fmt::format("results database {}: {}: {} (another connection kept it locked)",
                                        quoted(path_), context, message));
     default:
       throw ResultsDbError(fmt::format("results database {}: {}: {}", quoted(path_), context, message));
