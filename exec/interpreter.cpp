@@ -1,5 +1,7 @@
 #include "exec/interpreter.hpp"
 
+#include <functional>
+
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
@@ -379,41 +381,49 @@ StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program
     }
   }
   std::vector<std::vector<at::Tensor>> losses(iterations + 1, std::vector<at::Tensor>(graph_.tensors.size()));
-  StepResult result;
   profiles::InstrId current = profiles::kNoId;
-  try {
-    upload_step_inputs();
-    result.resident_bytes = in_use_bytes_;
-    for (size_t u = 0; u < list.size(); ++u) {
-      const profiles::Instruction& issued = list[u];
-      const profiles::InstrId original = program.original_of[u];
-      const auto k = static_cast<size_t>(program.iteration_of[u]);
-      current = original;
-      loss_sink_ = &losses[std::min(k, iterations)];
-      if (profiles::runs_on_host(schedule_, issued)) {
-        backend_.before_host(issued);
-      } else {
-        backend_.before(issued);
-      }
-      if (original == profiles::kNoId) {
-        upload_input(issued);
-      } else {
-        const profiles::Instruction& instruction = schedule_.instructions[static_cast<size_t>(original)];
-        if (profiles::runs_op(instruction.kind)) {
-          runtime_[static_cast<size_t>(instruction.op)].optimizer_step = step_ + static_cast<int64_t>(k);
+  StepResult result = guarded(
+      [&](StepResult& r) {
+        upload_step_inputs();
+        r.resident_bytes = in_use_bytes_;
+        for (size_t u = 0; u < list.size(); ++u) {
+          const profiles::Instruction& issued = list[u];
+          const profiles::InstrId original = program.original_of[u];
+          const auto k = static_cast<size_t>(program.iteration_of[u]);
+          current = original;
+          loss_sink_ = &losses[std::min(k, iterations)];
+          if (profiles::runs_on_host(schedule_, issued)) {
+            backend_.before_host(issued);
+          } else {
+            backend_.before(issued);
+          }
+          if (original == profiles::kNoId) {
+            upload_input(issued);
+          } else {
+            const profiles::Instruction& instruction = schedule_.instructions[static_cast<size_t>(original)];
+            if (profiles::runs_op(instruction.kind)) {
+              runtime_[static_cast<size_t>(instruction.op)].optimizer_step = step_ + static_cast<int64_t>(k);
+            }
+            execute(instruction);
+          }
+          backend_.after(issued);
+          if (k < iterations && u == last_of[k]) {
+            backend_.end_step();
+            backend_.mark_step_end();
+          }
         }
-        execute(instruction);
-      }
-      backend_.after(issued);
-      if (k < iterations && u == last_of[k]) {
-        backend_.end_step();
-        backend_.mark_step_end();
-      }
-    }
-    loss_sink_ = &loss_values_;
-    for (size_t k = 0; k < iterations; ++k) back_to_back_losses_.push_back(std::move(losses[k]));
+        for (size_t k = 0; k < iterations; ++k) back_to_back_losses_.push_back(std::move(losses[k]));
+      },
+      &current);
+  step_ += static_cast<int64_t>(iterations);
+  return result;
+}
+
+StepResult Interpreter::guarded(const std::function<void(StepResult&)>& issue, const profiles::InstrId* current) {
+  StepResult result;
+  try {
+    issue(result);
   } catch (const OutOfMemory& oom) {
-    loss_sink_ = &loss_values_;
     result.oom = true;
     result.oom_instruction = oom.instruction;
     result.oom_message = oom.message;
@@ -426,9 +436,10 @@ StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program
       throw;
     }
     const int64_t resident = result.resident_bytes;
-    result = caught_oom(error, current);
+    result = caught_oom(error, *current);
     result.resident_bytes = resident;
   }
+  loss_sink_ = &loss_values_;
   if (result.oom) {
     backend_.end_step();
     backend_.synchronize();
@@ -436,7 +447,6 @@ StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program
   result.accounted_peak_bytes = peak_bytes_;
   result.peak_instruction = peak_instruction_;
   release_transients();
-  step_ += static_cast<int64_t>(iterations);
   return result;
 }
 
@@ -454,44 +464,24 @@ StepResult Interpreter::caught_oom(const std::exception& error, profiles::InstrI
 }
 
 StepResult Interpreter::step(bool wait) {
-  StepResult result;
   profiles::InstrId current = profiles::kNoId;
   if (options_.time_ops) backend_.reset_op_timers(graph_.ops.size());
   for (OpRuntime& r : runtime_) r.optimizer_step = step_;
-  try {
-    upload_step_inputs();
-    result.resident_bytes = in_use_bytes_;
-    if (wait) backend_.start_step_timer();
-    issue_instructions(&current);
-    if (wait) {
-      result.step_time_ns = backend_.stop_step_timer_ns();
-      result.losses = read_losses(loss_values_);
-    } else {
-      backend_.mark_step_end();
-      back_to_back_losses_.push_back(loss_values_);
-    }
-  } catch (const OutOfMemory& oom) {
-    result.oom = true;
-    result.oom_instruction = oom.instruction;
-    result.oom_message = oom.message;
-  } catch (const std::exception& error) {
-    if (!backend_.is_out_of_memory(error)) {
-      backend_.end_step();
-      backend_.synchronize();
-      release_transients();
-      throw;
-    }
-    const int64_t resident = result.resident_bytes;
-    result = caught_oom(error, current);
-    result.resident_bytes = resident;
-  }
-  if (result.oom) {
-    backend_.end_step();
-    backend_.synchronize();
-  }
-  result.accounted_peak_bytes = peak_bytes_;
-  result.peak_instruction = peak_instruction_;
-  release_transients();
+  StepResult result = guarded(
+      [&](StepResult& r) {
+        upload_step_inputs();
+        r.resident_bytes = in_use_bytes_;
+        if (wait) backend_.start_step_timer();
+        issue_instructions(&current);
+        if (wait) {
+          r.step_time_ns = backend_.stop_step_timer_ns();
+          r.losses = read_losses(loss_values_);
+        } else {
+          backend_.mark_step_end();
+          back_to_back_losses_.push_back(loss_values_);
+        }
+      },
+      &current);
   ++step_;
   return result;
 }

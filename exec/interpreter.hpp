@@ -13,6 +13,7 @@
 // allocator never holds two copies). With a limit, an allocation that would take the accounted
 // bytes over it stops the step as out of memory — how a smaller device is emulated on the CPU.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,10 @@ class Interpreter {
   void upload_step_inputs();
   void upload_input(const profiles::Instruction& upload);
   StepResult caught_oom(const std::exception& error, profiles::InstrId current);
+  // Runs `issue` (one step's or several iterations' instructions) with the handling both share: an
+  // out-of-memory stops it and is reported (at *current); any other error propagates after the
+  // device is drained and the transients released. Then the peak, and the transients released.
+  StepResult guarded(const std::function<void(StepResult&)>& issue, const profiles::InstrId* current);
   void issue_instructions(profiles::InstrId* current);
   void execute(const profiles::Instruction& instruction);
   void run_host_op(const profiles::Instruction& instruction);
