@@ -1,6 +1,8 @@
 #include "profiles/execution_trace.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -32,8 +34,72 @@ struct EtNode {
   std::string name;
   std::vector<EtTensor> inputs;
   std::vector<EtTensor> outputs;
+  std::vector<std::vector<int64_t>> input_shapes;  // per argument; empty for a non-tensor one
+  std::vector<std::vector<int64_t>> output_shapes;
   std::vector<size_t> children;  // indices into the node list, by id
 };
+
+// An argument's shape when it is a list of integers (a tensor's), else empty.
+std::vector<std::vector<int64_t>> shapes(const json& n, const char* field) {
+  std::vector<std::vector<int64_t>> out;
+  const auto it = n.find(field);
+  if (it == n.end() || !it->is_array()) return out;
+  for (const json& s : *it) {
+    std::vector<int64_t> shape;
+    if (s.is_array() && std::all_of(s.begin(), s.end(), [](const json& d) { return d.is_number_integer(); })) {
+      for (const json& d : s) shape.push_back(d.get<int64_t>());
+    }
+    out.push_back(std::move(shape));
+  }
+  return out;
+}
+
+int64_t elements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > INT64_MAX / d)) return 0;  // not a size mutwo can use
+    n *= d;
+  }
+  return n;
+}
+
+bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// FLOPs of an aten operator from its argument shapes, as mutwo's kinds count them (a multiply-add is
+// 2; bias and pointwise ops 1 per element); 0 where the operator is not one of these.
+int64_t aten_flops(const EtNode& n) {
+  const auto& in = n.input_shapes;
+  const std::vector<int64_t> out = n.output_shapes.empty() ? std::vector<int64_t>{} : n.output_shapes[0];
+  const std::string_view name = n.name;
+  const auto arg = [&](size_t i) { return i < in.size() ? in[i] : std::vector<int64_t>{}; };
+  if (name == "aten::linear" && arg(0).size() >= 1 && arg(1).size() == 2) {
+    const int64_t rows = elements(arg(0)) / std::max<int64_t>(arg(0).back(), 1);
+    return 2 * rows * arg(0).back() * arg(1)[0] + (arg(2).empty() ? 0 : rows * arg(1)[0]);
+  }
+  if (name == "aten::addmm" && arg(1).size() == 2 && arg(2).size() == 2) {
+    return 2 * arg(1)[0] * arg(1)[1] * arg(2)[1] + arg(1)[0] * arg(2)[1];
+  }
+  if (name == "aten::mm" && arg(0).size() == 2 && arg(1).size() == 2) return 2 * arg(0)[0] * arg(0)[1] * arg(1)[1];
+  if ((name == "aten::bmm" || name == "aten::matmul") && arg(0).size() >= 2 && arg(1).size() >= 2) {
+    return 2 * elements(arg(0)) * arg(1).back();  // [..., M, K] x [..., K, N]
+  }
+  if (one_of(name, {"aten::conv2d", "aten::convolution", "aten::_convolution"}) && arg(1).size() == 4 && !out.empty()) {
+    return 2 * elements(out) * arg(1)[1] * arg(1)[2] * arg(1)[3] + (arg(2).empty() ? 0 : elements(out));
+  }
+  if (name == "aten::convolution_backward" && arg(0).size() == 4 && arg(2).size() == 4) {
+    // grad_output, input, weight: the input's and the weight's gradient, each the forward's MACs
+    // (output_mask is not read: the first layer's input gradient is counted too).
+    return 2 * (2 * elements(arg(0)) * arg(2)[1] * arg(2)[2] * arg(2)[3]);
+  }
+  if (one_of(name, {"aten::relu", "aten::relu_", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::add",
+                    "aten::add_", "aten::mul", "aten::mul_", "aten::div", "aten::div_", "aten::sub", "aten::sub_",
+                    "aten::hardswish", "aten::hardsigmoid", "aten::hardtanh", "aten::clamp_min"})) {
+    return elements(out);
+  }
+  return 0;
+}
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -132,6 +198,8 @@ class Reader {
       e.name = name->get<std::string>();
       e.inputs = tensors(n, e.id, "inputs", "input_types");
       e.outputs = tensors(n, e.id, "outputs", "output_types");
+      e.input_shapes = shapes(n, "input_shapes");
+      e.output_shapes = shapes(n, "output_shapes");
       out.push_back(std::move(e));
     }
     std::sort(out.begin(), out.end(), [](const EtNode& a, const EtNode& b) { return a.id < b.id; });
@@ -399,6 +467,7 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
     }
     std::sort(rf_ids.begin(), rf_ids.end());
     op.attrs["rf_ids"] = rf_ids;
+    op.flops = aten_flops(n);
     if (op.phase == Phase::backward) {
       // The autograd function's node carries the sequence number of the forward op it differentiates.
       for (size_t c : n.children) {
@@ -406,6 +475,16 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
         if (nodes[c].seq_id >= 0 && fwd != forward_by_seq.end()) {
           op.forward_of = fwd->second;
           break;
+        }
+      }
+      // Its own aten calls where they are known GEMMs, convolutions or pointwise ops.
+      std::vector<size_t> subtree(n.children.begin(), n.children.end());
+      for (size_t k = 0; k < subtree.size(); ++k) {
+        const int64_t f = aten_flops(nodes[subtree[k]]);
+        if (f > 0) {
+          op.flops += f;  // callees of a known op are its own implementation: not counted again
+        } else {
+          for (size_t c : nodes[subtree[k]].children) subtree.push_back(c);
         }
       }
     }
@@ -437,6 +516,13 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
     out.warnings.push_back(
         fmt::format("{}: {} host tensor(s) left out of a GPU trace (they take no device memory)", source, host_tensors));
   }
+  const std::vector<Op>& ops = out.trace.graph.ops;
+  const auto typed = std::count_if(ops.begin(), ops.end(), [](const Op& op) { return op.flops > 0; });
+  out.warnings.push_back(fmt::format(
+      "{}: FLOPs from argument shapes for {} of {} ops (GEMMs, convolutions, pointwise ops; backward from the aten "
+      "calls inside each autograd function); the other ops carry bytes only; all stay opaque (not recomputable, "
+      "not fusable)",
+      source, typed, ops.size()));
   if (zero_grad_nodes > 0) {
     out.warnings.push_back(fmt::format("{}: Optimizer.zero_grad left out (it runs before the forward)", source));
   }

@@ -23,7 +23,8 @@
 //   Optimizer.step; forward_of pairs an autograd function with the forward op holding the node of
 //   its sequence number (seq_id).
 // Ops are opaque (op_kind "opaque", "opaque_backward", "opaque_optimizer") with the bytes they read
-// and write, the aten name in attrs "source_op", the node's rf_id in "rf_id" (how a Kineto trace of
+// and write, FLOPs from the argument shapes where the aten call is a GEMM, a convolution (or its
+// backward) or a pointwise op (an autograd function: the sum over the known calls inside it), the aten name in attrs "source_op", the node's rf_id in "rf_id" (how a Kineto trace of
 // the same step names it: its cpu_op's "External id") and its nodes' in "rf_ids". The trace has no
 // durations: op_duration_ns is empty until joined with a profiler trace of the same step
 // (profiles/execution_trace_join.hpp).
