@@ -65,16 +65,16 @@ Schedule planned_schedule(const SimulateOptions& opts, const costmodel::OpCostMo
   if (device.memory_bytes <= 0) throw Error(fmt::format("--policy needs a memory limit; device '{}' has none", device.name));
   const std::string policy_name = opts.policy.empty() ? "none" : opts.policy;
   const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(policy_name);
+  std::vector<profiles::Graph> parts = policies::sub_array_steps(model_array(opts.array), partition_of(opts.array));
+  const policies::SubArrayOrder order = policies::parse_order(opts.order);
+  const policies::OptimizerPlace place = policies::parse_optimizer_place(opts.optimizer_on);
   if (opts.wrap) {  // planned so that the wrapped steady state fits (policies/wrapped_plan.hpp)
-    return policies::plan_sub_arrays_wrapped(
-               policies::sub_array_steps(model_array(opts.array), partition_of(opts.array)), *policy, cost,
-               device.memory_bytes, policies::parse_order(opts.order), opts.state_offload,
-               policies::parse_optimizer_place(opts.optimizer_on))
+    return policies::plan_sub_arrays_wrapped(parts, *policy, cost, device.memory_bytes, order, opts.state_offload,
+                                             place)
         .plan.result.schedule;
   }
-  return policies::plan_sub_arrays(policies::sub_array_steps(model_array(opts.array), partition_of(opts.array)),
-                                   *policy, cost, device.memory_bytes, policies::parse_order(opts.order),
-                                   opts.state_offload, policies::parse_optimizer_place(opts.optimizer_on))
+  return policies::plan_sub_arrays(std::move(parts), *policy, cost, device.memory_bytes, order, opts.state_offload,
+                                   place)
       .result.schedule;
 }
 

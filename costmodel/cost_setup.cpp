@@ -4,15 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
-#include <optional>
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
 #include "profiles/error.hpp"
 #include "profiles/execution_trace_join.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/trace_import.hpp"
 
 namespace mutwo::costmodel {
 
@@ -28,32 +25,20 @@ void check_cost_setup(const CostSetup& setup) {
   }
 }
 
-namespace {
-
-bool is_execution_trace_file(const std::string& file, std::optional<profiles::TraceFormat> format) {
-  if (format) return *format == profiles::TraceFormat::et;
-  if (!std::filesystem::is_regular_file(file)) return false;  // import_trace names the missing file
-  return profiles::detect_trace_format(profiles::read_text_file(file)) == profiles::TraceFormat::et;
-}
-
-}  // namespace
-
 CostInputs read_cost_inputs(const CostSetup& setup) {
   CostInputs inputs;
   for (size_t k = 0; k < setup.trace_files.size(); ++k) {
     const std::string& file = setup.trace_files[k];
-    profiles::TraceImport imported;
-    if (is_execution_trace_file(file, setup.trace_format)) {
+    profiles::TraceImport imported = profiles::import_trace(file, setup.trace_format);
+    if (imported.needs_profile) {
       // An execution trace takes its durations from the profiler trace given after it.
       if (k + 1 == setup.trace_files.size()) {
         throw Error(fmt::format("{}: an execution trace has no durations; give the profiler trace of the same step "
                                 "after it ({} {} {} PROFILE.json)",
                                 file, setup.traces_name, file, setup.traces_name));
       }
-      imported = profiles::import_execution_trace_pair(file, setup.trace_files[k + 1]);
-      ++k;
-    } else {
-      imported = profiles::import_trace(file, setup.trace_format);
+      profiles::join_profiler_file(imported, setup.trace_files[++k],
+                                   std::filesystem::path(file).filename().string());
     }
     inputs.warnings.insert(inputs.warnings.end(), imported.warnings.begin(), imported.warnings.end());
     try {

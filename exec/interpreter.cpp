@@ -139,19 +139,22 @@ void Interpreter::upload_step_inputs() {
   peak_instruction_ = profiles::kNoId;
 }
 
-void Interpreter::allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what) {
+template <typename Where>
+void Interpreter::reserve(int64_t bytes, profiles::InstrId instruction, const Where& where, std::string_view what) {
   if (options_.memory_limit_bytes > 0 && in_use_bytes_ + bytes > options_.memory_limit_bytes) {
-    throw OutOfMemory{
-        instruction.id,
-        fmt::format("out of memory at {}: {} B for {} with {} B in use would exceed the {} B limit",
-                    describe(schedule_, instruction), bytes, what, in_use_bytes_,
-                    options_.memory_limit_bytes)};
+    throw OutOfMemory{instruction,
+                      fmt::format("out of memory {}: {} B for {} with {} B in use would exceed the {} B limit",
+                                  where(), bytes, what, in_use_bytes_, options_.memory_limit_bytes)};
   }
   in_use_bytes_ += bytes;
   if (in_use_bytes_ > peak_bytes_) {
     peak_bytes_ = in_use_bytes_;
-    peak_instruction_ = instruction.id;
+    peak_instruction_ = instruction;
   }
+}
+
+void Interpreter::allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what) {
+  reserve(bytes, instruction.id, [&] { return fmt::format("at {}", describe(schedule_, instruction)); }, what);
 }
 
 void Interpreter::release_tensor(profiles::TensorId id) {
@@ -343,19 +346,10 @@ void Interpreter::upload_input(const profiles::Instruction& upload) {
     device_[id].copy_(step_input_[id], /*non_blocking=*/true);
     return;
   }
-  const int64_t bytes = rounded_bytes_[id];
-  if (options_.memory_limit_bytes > 0 && in_use_bytes_ + bytes > options_.memory_limit_bytes) {
-    throw OutOfMemory{profiles::kNoId,
-                      fmt::format("out of memory uploading the next batch's tensor {} '{}': {} B with {} B in use "
-                                  "would exceed the {} B limit",
-                                  upload.tensor, graph_.tensors[id].name, bytes, in_use_bytes_,
-                                  options_.memory_limit_bytes)};
-  }
-  in_use_bytes_ += bytes;
-  if (in_use_bytes_ > peak_bytes_) {
-    peak_bytes_ = in_use_bytes_;
-    peak_instruction_ = profiles::kNoId;
-  }
+  // An upload is no instruction of the step: the OOM and peak name none.
+  reserve(
+      rounded_bytes_[id], profiles::kNoId, [] { return std::string("uploading the next batch"); },
+      fmt::format("tensor {} '{}'", upload.tensor, graph_.tensors[id].name));
   device_[id] = step_input_[id].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
   alloc_stream_[id] = upload.stream;
 }

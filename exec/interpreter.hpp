@@ -108,6 +108,10 @@ class Interpreter {
   void run_host_op(const profiles::Instruction& instruction);
   void run_op(const profiles::Instruction& instruction, bool recompute);
   void allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what);
+  // Accounts bytes against the limit (OutOfMemory at `instruction`, the message "out of memory
+  // <where()>: ..." built only then) and the peak. Defined and used in interpreter.cpp only.
+  template <typename Where>
+  void reserve(int64_t bytes, profiles::InstrId instruction, const Where& where, std::string_view what);
   void release_tensor(profiles::TensorId id);
   void release_transients();
   std::vector<double> read_losses(const std::vector<at::Tensor>& loss_values) const;

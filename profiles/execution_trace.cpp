@@ -39,6 +39,16 @@ struct EtNode {
   std::vector<size_t> children;  // indices into the node list, by id
 };
 
+// A node and all its callees, in start (node id) order.
+std::vector<size_t> subtree(const std::vector<EtNode>& nodes, size_t root) {
+  std::vector<size_t> out{root};
+  for (size_t k = 0; k < out.size(); ++k) {
+    for (size_t c : nodes[out[k]].children) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // An argument's shape when it is a list of integers (a tensor's), else empty.
 std::vector<std::vector<int64_t>> shapes(const json& n, const char* field) {
   std::vector<std::vector<int64_t>> out;
@@ -335,12 +345,7 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
     const auto op = static_cast<OpId>(u);
     OpFlow& f = flows[u];
     std::set<size_t> made;
-    std::vector<size_t> subtree{units[u].node};
-    for (size_t k = 0; k < subtree.size(); ++k) {
-      for (size_t c : nodes[subtree[k]].children) subtree.push_back(c);
-    }
-    std::sort(subtree.begin(), subtree.end());
-    for (size_t i : subtree) {
+    for (size_t i : subtree(nodes, units[u].node)) {
       const EtNode& n = nodes[i];
       std::set<int64_t> input_storages;
       for (const EtTensor& t : n.inputs) {
@@ -381,11 +386,8 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
   std::map<int64_t, OpId> forward_by_seq;
   for (size_t u = 0; u < units.size(); ++u) {
     if (units[u].phase != UnitPhase::forward) continue;
-    std::vector<size_t> subtree{units[u].node};
-    for (size_t k = 0; k < subtree.size(); ++k) {
-      const EtNode& n = nodes[subtree[k]];
-      if (n.seq_id >= 0) forward_by_seq.emplace(n.seq_id, static_cast<OpId>(u));
-      for (size_t c : n.children) subtree.push_back(c);
+    for (size_t i : subtree(nodes, units[u].node)) {
+      if (nodes[i].seq_id >= 0) forward_by_seq.emplace(nodes[i].seq_id, static_cast<OpId>(u));
     }
   }
 
@@ -460,10 +462,8 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
     op.attrs["et_node"] = n.id;
     if (n.rf_id >= 0) op.attrs["rf_id"] = n.rf_id;
     std::vector<int64_t> rf_ids;  // its nodes' record-function ids: what launched its kernels
-    std::vector<size_t> subtree{units[u].node};
-    for (size_t k = 0; k < subtree.size(); ++k) {
-      if (nodes[subtree[k]].rf_id >= 0) rf_ids.push_back(nodes[subtree[k]].rf_id);
-      for (size_t c : nodes[subtree[k]].children) subtree.push_back(c);
+    for (size_t i : subtree(nodes, units[u].node)) {
+      if (nodes[i].rf_id >= 0) rf_ids.push_back(nodes[i].rf_id);
     }
     std::sort(rf_ids.begin(), rf_ids.end());
     op.attrs["rf_ids"] = rf_ids;
@@ -478,13 +478,13 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
         }
       }
       // Its own aten calls where they are known GEMMs, convolutions or pointwise ops.
-      std::vector<size_t> subtree(n.children.begin(), n.children.end());
-      for (size_t k = 0; k < subtree.size(); ++k) {
-        const int64_t f = aten_flops(nodes[subtree[k]]);
+      std::vector<size_t> calls(n.children.begin(), n.children.end());
+      for (size_t k = 0; k < calls.size(); ++k) {
+        const int64_t f = aten_flops(nodes[calls[k]]);
         if (f > 0) {
           op.flops += f;  // callees of a known op are its own implementation: not counted again
         } else {
-          for (size_t c : nodes[subtree[k]].children) subtree.push_back(c);
+          for (size_t c : nodes[calls[k]].children) calls.push_back(c);
         }
       }
     }
@@ -495,6 +495,7 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
 
   TraceImport out;
   out.trace.graph = std::move(g);
+  out.needs_profile = true;
   out.warnings.push_back(fmt::format(
       "{}: an execution trace has no durations: each op's time needs a measured trace of the same step "
       "(its Kineto trace) or a cost source that prices opaque ops",

@@ -202,6 +202,15 @@ void join_profiler_trace(TraceImport& et, const nlohmann::json& profile, std::st
       et_source, profile_source));
 }
 
+void join_profiler_file(TraceImport& et, const std::filesystem::path& profile_path, std::string_view et_source) {
+  const json profile = json::parse(read_text_file(profile_path, "profiler trace"), nullptr, false);
+  if (profile.is_discarded()) throw FormatError(fmt::format("{}: not JSON", profile_path.string()));
+  join_profiler_trace(et, profile, et_source, profile_path.filename().string());
+  // The execution trace's "no durations" note no longer applies.
+  std::erase_if(et.warnings, [](const std::string& w) { return w.find("has no durations") != std::string::npos; });
+  et.needs_profile = false;
+}
+
 TraceImport import_execution_trace_pair(const std::filesystem::path& et_path,
                                         const std::filesystem::path& profile_path) {
   const json et_doc = json::parse(read_text_file(et_path, "execution trace"), nullptr, false);
@@ -209,12 +218,8 @@ TraceImport import_execution_trace_pair(const std::filesystem::path& et_path,
     throw FormatError(fmt::format("{}: not a PyTorch execution trace (an object with \"schema\" and \"nodes\")",
                                   et_path.string()));
   }
-  const json profile = json::parse(read_text_file(profile_path, "profiler trace"), nullptr, false);
-  if (profile.is_discarded()) throw FormatError(fmt::format("{}: not JSON", profile_path.string()));
   TraceImport out = import_execution_trace(et_doc, et_path.filename().string());
-  join_profiler_trace(out, profile, et_path.filename().string(), profile_path.filename().string());
-  // The execution trace's "no durations" note no longer applies.
-  std::erase_if(out.warnings, [](const std::string& w) { return w.find("has no durations") != std::string::npos; });
+  join_profiler_file(out, profile_path, et_path.filename().string());
   return out;
 }
 

@@ -27,6 +27,10 @@ namespace mutwo::profiles {
 void join_profiler_trace(TraceImport& et, const nlohmann::json& profile, std::string_view et_source,
                          std::string_view profile_source);
 
+// join_profiler_trace with the profiler trace read from a file (gzipped or not); clears
+// et.needs_profile.
+void join_profiler_file(TraceImport& et, const std::filesystem::path& profile_path, std::string_view et_source);
+
 // Reads both files (gzipped or not) and joins them; the first must be an execution trace.
 TraceImport import_execution_trace_pair(const std::filesystem::path& et_path,
                                         const std::filesystem::path& profile_path);

@@ -12,6 +12,9 @@ namespace mutwo::profiles {
 struct TraceImport {
   Trace trace;                        // validated graph; op_duration_ns has one entry per op
   std::vector<std::string> warnings;  // each names the source; the caller decides how to show them
+  // An execution trace: no durations until joined with the profiler trace of its step
+  // (profiles/execution_trace_join.hpp).
+  bool needs_profile = false;
 };
 
 }  // namespace mutwo::profiles
