@@ -44,6 +44,7 @@ struct RunOptions {
   bool state_offload = false;
   std::string optimizer_on = "best";
   std::string save_schedule;
+  std::string host_mode;  // the prediction's; empty: the run's own (experiments::RunRequest::host_mode)
   bool json = false;
 };
 
@@ -82,6 +83,7 @@ experiments::RunRequest run_request(const RunOptions& opts) {
   r.cuda_graph = opts.cuda_graph;
   r.back_to_back = !opts.sync_each_step;
   r.wrap = opts.wrap;
+  r.host_mode = opts.host_mode;
   // The cost setup: --gpu (else the CUDA device's catalog GPU, else a measured trace's) with the
   // device overrides, and --cost-source with its --trace files.
   r.cost = [device = opts.device](const std::optional<std::string>& executed_on) mutable {
@@ -116,7 +118,10 @@ void print_json(const RunOptions& opts, const experiments::RunOutcome& out) {
   j["memory_limit_bytes"] = out.memory_limit_bytes;
   j["prediction"] = {{"step_time_ns", prediction.step_time_ns},
                      {"peak_bytes", prediction.peak_bytes},
-                     {"oom", prediction.oom}};
+                     {"oom", prediction.oom},
+                     {"host_mode", sim::host_mode_name(out.host_mode)},
+                     {"host_busy_ns", prediction.host_busy_ns},
+                     {"host_bound_idle_ns", prediction.host_bound_idle_ns}};
   j["measurement"] = {{"step_time_ns", m.step_time_ns},
                       {"step_times_ns", m.step_times_ns},
                       {"peak_bytes", m.peak_bytes},
@@ -162,8 +167,8 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
                            : schedule.host_stream == profiles::kNoStream ? ", model state on the host"
                                                                           : ", model state and optimizer on the host",
                            samples);
-  std::cout << fmt::format("device       {}; prediction for {} ({})\n", target.label, out.cost.gpu.name,
-                           describe_cost_source(*out.cost.cost, schedule.graph));
+  std::cout << fmt::format("device       {}; prediction for {} ({}; host {})\n", target.label, out.cost.gpu.name,
+                           describe_cost_source(*out.cost.cost, schedule.graph), sim::host_mode_name(out.host_mode));
   std::cout << fmt::format(
       "memory limit {}{}\n", human_bytes(out.memory_limit_bytes),
       target.cap_fraction > 0
@@ -239,6 +244,11 @@ void add_run_command(CLI::App& app) {
                 "more sub-arrays)");
   cmd->add_flag("--cuda-graph", opts->cuda_graph,
                 "Capture one step as a CUDA graph after warm-up and time its replays");
+  cmd->add_option("--host-mode", opts->host_mode,
+                  "The prediction's host timeline: eager (PyTorch's dispatch and a launch per kernel, as the "
+                  "executor issues the step), cuda-graph (one captured graph replayed), none (GPU time alone); "
+                  "default: cuda-graph with --cuda-graph, else eager")
+      ->check(CLI::IsMember({"eager", "cuda-graph", "none"}));
   cmd->add_option("--db", opts->db, "Results database to store the run in")->capture_default_str();
   cmd->add_flag("--no-db", opts->no_db, "Do not store the run");
   cmd->add_flag("--state-offload", opts->state_offload,

@@ -17,6 +17,7 @@
 #include "profiles/precision.hpp"
 #include "profiles/schedule_json.hpp"
 #include "profiles/unrolled_schedule.hpp"
+#include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
 
 namespace mutwo::experiments {
@@ -68,6 +69,12 @@ Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int6
   p.multiplexed = planned.multiplexed;
   p.note = planned.result.note;
   return p;
+}
+
+// The host timeline the prediction puts in front of the GPU: the one the executor runs.
+sim::HostMode run_host_mode(const RunRequest& request) {
+  if (!request.host_mode.empty()) return sim::parse_host_mode(request.host_mode);
+  return request.cuda_graph ? sim::HostMode::cuda_graph : sim::HostMode::eager;
 }
 
 }  // namespace
@@ -176,6 +183,7 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
   j["warmup"] = request.warmup_iterations;
   j["seed"] = request.seed;
   j["cuda_graph"] = request.cuda_graph;
+  j["host_mode"] = sim::host_mode_name(run_host_mode(request));
   if (!request.back_to_back) j["back_to_back"] = false;  // absent: the default (keeps older hashes)
   if (request.wrap) j["wrap"] = true;
   return j;
@@ -197,6 +205,8 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
 
   sim::SimOptions sim_options;
   sim_options.memory_limit_bytes = out.memory_limit_bytes;
+  out.host_mode = run_host_mode(request);
+  sim_options.host_mode = out.host_mode;
   sim_options.iterations = request.back_to_back && !request.cuda_graph ? 3 : 1;
   std::optional<profiles::BoundaryMerge> wrap;
   if (request.wrap) {

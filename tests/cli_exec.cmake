@@ -25,6 +25,17 @@ mutwo_cli_test(run_cpu_json
                ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 2 --warmup 1 --db exec-run.db --json
                DEFINES "JSON_CHECKS=run_id=1\;device=cpu\;gpu=a100-40gb\;schedule|samples_per_step=4\;schedule|multiplexed=ON\;schedule|policy=none\;measurement|iterations=2\;measurement|warmup_iterations=1\;measurement|peak_source=accounted\;measurement|oom=OFF\;measurement|peak_bytes=1784320\;prediction|peak_bytes=1784320"
                PROPERTIES FIXTURES_SETUP cli_exec_run_db FIXTURES_REQUIRED cli_exec_clean)
+# The prediction beside a run puts the host in front of the GPU as the executor issues the step:
+# PyTorch eager (a dispatch and a launch per kernel, the catalog's host figures) unless --cuda-graph
+# or --host-mode says otherwise. 2 resnet-mini on the A100: 10,365,200 ns eager (the host busy
+# 31.1 ms over 3 iterations, the GPU waiting on it 22.0 ms), exactly what `mutwo simulate --schedule`
+# of the saved plan predicts (host eager, iteration 3 of 3); 3,060,672 ns of GPU time alone.
+mutwo_cli_test(run_cpu_prediction_host_eager
+               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json
+               DEFINES "JSON_CHECKS=prediction|host_mode=eager\;prediction|step_time_ns=10365200\;prediction|host_busy_ns=31077200\;prediction|host_bound_idle_ns=21964291")
+mutwo_cli_test(run_cpu_prediction_host_none
+               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode none
+               DEFINES "JSON_CHECKS=prediction|host_mode=none\;prediction|step_time_ns=3060672\;prediction|host_busy_ns=0")
 # The same kind of array with every model's state on the host between uses (4 bert-mini as 2+2,
 # multiplexed, no activation policy), the optimizer on the device: the executor's accounted peak
 # equals the prediction, 1,297,920 B against 2,297,344 B with the state resident (weights,

@@ -103,6 +103,7 @@ class MeasuredKind final : public ExperimentKind {
     request.device = c.at("device").get<std::string>();
     request.timed_iterations = c.at("iterations").get<int32_t>();
     request.warmup_iterations = c.at("warmup").get<int32_t>();
+    request.host_mode = p.host_mode;  // the prediction's host timeline (sweep.host_mode)
     // The one cost setup of an array point (its GPU, cost source and the source's traces).
     request.cost = [&spec, p](const std::optional<std::string>&) {
       RunCost setup;
