@@ -4,12 +4,14 @@
 # ../shared when present), and runs every target for RUNS executions (default 2000: the smoke run
 # .ci/run does; pass 1000000 for the full run). A crash, leak, sanitizer report or an input slower
 # than 1 s stops it non-zero; libFuzzer writes the input as crash-*/leak-*/timeout-* in build-fuzz/.
-#   bash scripts/fuzz.sh [RUNS]
+# Naming targets after RUNS runs only those.
+#   bash scripts/fuzz.sh [RUNS [TARGET...]]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs=${1:-2000}
 build=build-fuzz
 targets=(fuzz_trace_json fuzz_schedule_json fuzz_kineto fuzz_execution_trace fuzz_dtr_log fuzz_spec_toml fuzz_results_db)
+if [ "$#" -gt 1 ]; then targets=("${@:2}"); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DMUTWO_FUZZ=ON \
   -DMUTWO_SANITIZE=address,undefined -DMUTWO_WITH_TORCH=OFF -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF >/dev/null
