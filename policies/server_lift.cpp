@@ -72,8 +72,13 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
         break;
       }
       case InstrKind::free: {
+        // On its own stream, as the single-GPU engine runs it (sim/simulator.hpp): what follows on
+        // that stream waits for it, and it waits for every earlier toucher of its tensor (a compute
+        // stream stalls behind the free of a tensor still being swapped out).
         t.kind = ServerTaskKind::compute;
-        t.stream = profiles::kServerMarkerStream;
+        t.stream = in.stream == profiles::kDeviceToHostStream   ? profiles::kServerToHostStream
+                   : in.stream == profiles::kHostToDeviceStream ? profiles::kServerFromHostStream
+                                                                : profiles::kServerComputeStream;
         t.label = fmt::format("free {}", g.tensor(in.tensor).name);
         auto& readers = touched[static_cast<size_t>(in.tensor)];
         t.waits.insert(t.waits.end(), readers.begin(), readers.end());

@@ -1,7 +1,8 @@
 #pragma once
 // A single-GPU Schedule placed on one GPU of a server: each instruction becomes a server task
 // (compute and recompute with the cost model's duration, swaps as copies to or from the host over
-// that GPU's links, frees as 0 ns markers after every earlier reader of their tensor), so that
+// that GPU's links, frees as 0 ns markers on their own stream after every earlier toucher of their
+// tensor, as the single-GPU engine runs them), so that
 // several GPUs' plans run together and their swaps share the server's links (μ-TWO arrays spread
 // over a server, each GPU's part planned by the single-GPU search). Memory stays the single-GPU
 // simulator's business: lifted tasks allocate nothing.

@@ -32,7 +32,8 @@ std::string_view payload_name(Payload payload);
 inline constexpr int32_t kPayloadCount = 8;
 
 // Per-GPU streams: compute, copies to the host, copies from the host, copies to peers, and a
-// bookkeeping stream whose tasks take 0 ns (a lifted Schedule's frees).
+// bookkeeping stream whose tasks take 0 ns and order no other stream. A 0 ns compute task (a marker,
+// as a lifted Schedule's frees are) may also sit on any other stream, ordering it.
 inline constexpr int32_t kServerComputeStream = 0;
 inline constexpr int32_t kServerToHostStream = 1;
 inline constexpr int32_t kServerFromHostStream = 2;
@@ -75,8 +76,8 @@ class ServerScheduleError : public Error {
   using Error::Error;
 };
 
-// Checks ids, GPUs (0 <= gpu < gpu_count), streams (compute tasks on the compute or marker stream,
-// the marker's with 0 ns; a copy from the host on its receiver's from-host stream, to the host on
+// Checks ids, GPUs (0 <= gpu < gpu_count), streams (compute tasks of > 0 ns on the compute stream,
+// 0 ns markers on any; a copy from the host on its receiver's from-host stream, to the host on
 // its sender's to-host stream, between GPUs on the sender's peer stream), endpoints (distinct, -1 or
 // a GPU), non-negative durations, bytes and memory, waits pointing backwards, initial_bytes one per
 // GPU. Throws ServerScheduleError naming the first offending task and field.

@@ -1,0 +1,106 @@
+// The search over a server's GPUs (policies/server_search.hpp) and what each GPU runs alone: a model
+// array's placement is a single-GPU plan per GPU, lifted onto the server (policies/server_lift.hpp)
+// so that its swaps share the links. The parts must be what the single-GPU simulator priced.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "costmodel/analytic_cost_model.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/server_catalog.hpp"
+#include "policies/server_lift.hpp"
+#include "policies/server_search.hpp"
+#include "profiles/models/model_registry.hpp"
+#include "profiles/schedule_check.hpp"
+#include "sim/server_simulator.hpp"
+#include "sim/simulator.hpp"
+
+using namespace mutwo;
+
+namespace {
+
+policies::ServerSearchConfig gpt2_mini_array(int32_t models, const costmodel::OpCostModel& cost) {
+  policies::ServerSearchConfig c;
+  policies::ArchitectureCount a;
+  a.model = "gpt2-mini";
+  a.count = models;
+  c.architectures = {a};
+  c.optimizer.kind = profiles::OptimizerKind::adam;
+  c.cost = &cost;
+  c.server = costmodel::find_server("4x-gtx1080ti");
+  c.memory_limit_bytes = 1 << 20;  // 1 MiB per GPU: two fused gpt2-mini swap and recompute
+  return c;
+}
+
+int64_t task_count(const profiles::ServerSchedule& s, int32_t gpu) {
+  int64_t n = 0;
+  for (const profiles::ServerTask& t : s.tasks) n += t.gpu == gpu ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an array spread over a server: each GPU's part is the single-GPU plan the search priced") {
+  const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
+  const policies::ServerSearchReport report = policies::run_server_search(gpt2_mini_array(7, cost));
+  REQUIRE(report.any_feasible());
+  const policies::ServerSearchRow& winner = report.rows.front();
+  CHECK(winner.placement == "4 GPUs: gpt2-mini:2 | gpt2-mini:2 | gpt2-mini:2 | gpt2-mini:1");
+  REQUIRE(report.best_parts.size() == 4);
+  int32_t models = 0;
+  int64_t swapped_alone = 0;
+  int64_t slowest_alone_ns = 0;
+  for (size_t g = 0; g < report.best_parts.size(); ++g) {
+    const policies::ServerGpuPart& part = report.best_parts[g];
+    CAPTURE(g);
+    CHECK(part.gpu == static_cast<int32_t>(g));
+    REQUIRE(part.architectures.size() == 1);
+    models += part.architectures.front().count;
+    REQUIRE(part.schedule.has_value());
+    profiles::validate_schedule(*part.schedule);
+    // Alone, on its own host link, the part is exactly what the search priced.
+    sim::SimOptions alone;
+    alone.memory_limit_bytes = report.memory_limit_bytes;
+    const sim::Prediction p = sim::simulate(*part.schedule, cost, alone);
+    CHECK_FALSE(p.oom);
+    CHECK(p.peak_bytes == part.peak_bytes);
+    CHECK(p.step_time_ns == part.step_time_ns);
+    swapped_alone += p.bytes_swapped_out + p.bytes_swapped_in;
+    slowest_alone_ns = std::max(slowest_alone_ns, p.step_time_ns);
+    CHECK(part.peak_bytes <= report.memory_limit_bytes);
+    // The server schedule holds the part's instructions on that GPU, one task each.
+    CHECK(task_count(report.best, part.gpu) == static_cast<int64_t>(part.schedule->instructions.size()));
+  }
+  CHECK(models == 7);
+  // Together the three swapping GPUs share the one x16 root link: every byte each swaps alone
+  // crosses it, and the step is no shorter than the slowest part alone (1,115,176 ns).
+  CHECK(winner.swap_bytes == swapped_alone);
+  CHECK(swapped_alone == 3 * 262'144);
+  CHECK(winner.step_time_ns >= slowest_alone_ns);
+  CHECK(slowest_alone_ns == 1'115'176);
+  CHECK(winner.busiest_link == "switch0-host (up)");
+  // Two fused models swap and recompute under 1 MiB (capuchin-style mutwo plan); one alone fits plainly.
+  CHECK(report.best_parts[0].partition == "gpt2-mini:2");
+  CHECK(report.best_parts[0].policy == "mutwo");
+  CHECK(report.best_parts[3].strategy == "sequential");
+  CHECK(report.best_parts[3].policy == "none");
+}
+
+TEST_CASE("a single-GPU plan lifted onto one GPU of a server, alone, takes the single-GPU simulator's time") {
+  const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
+  const policies::ServerSearchReport report = policies::run_server_search(gpt2_mini_array(7, cost));
+  REQUIRE(report.best_parts.size() == 4);
+  const profiles::Schedule& s = *report.best_parts.front().schedule;
+  profiles::ServerSchedule lifted;
+  lifted.server = "4x-gtx1080ti";
+  lifted.gpu_count = 1;
+  lifted.initial_bytes = {0};
+  policies::lift_schedule(s, cost, 0, lifted);
+  const sim::ServerPrediction server = sim::simulate_server(lifted, costmodel::find_server("4x-gtx1080ti"),
+                                                            {.memory_limit_bytes = -1});
+  const sim::Prediction single = sim::simulate(s, cost, sim::SimOptions{});
+  // Frees stay on their stream (a compute stream waits behind the free of a tensor still being
+  // swapped out), so the two engines agree to the nanosecond.
+  CHECK(server.step_time_ns == single.step_time_ns);
+}
