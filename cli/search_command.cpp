@@ -3,6 +3,7 @@
 // throughput; optionally writes the winner's schedule and timeline.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -63,6 +64,7 @@ struct SearchOptions {
   std::vector<std::string> schemes;
   std::vector<int32_t> micro_batches{1, 2, 4, 8};
   std::vector<int32_t> packs{8, 16, 32};
+  std::string parts_dir;  // --parts: each GPU's single-GPU schedule of an array placement
 };
 
 // "bert-base:8" -> {bert-base, 8}; "bert-base" -> {bert-base, 1}. Throws naming the value.
@@ -271,6 +273,33 @@ nlohmann::json server_report_json(const policies::ServerSearchReport& report, co
   return j;
 }
 
+// --parts: every GPU's schedule written (each file atomically) only once every part has one.
+void write_gpu_parts(const policies::ServerSearchReport& report, const policies::ServerSearchConfig& config,
+                     const std::string& dir) {
+  const policies::ServerSearchRow& winner = report.rows.front();
+  if (report.best_parts.empty()) {
+    throw Error(fmt::format("--parts: the winner is scheme '{}' of one model, whose GPUs run layer packs, not "
+                            "single-GPU schedules; --parts takes a model array (--model NAME:COUNT)",
+                            winner.strategy));
+  }
+  for (const policies::ServerGpuPart& part : report.best_parts) {
+    if (!part.schedule) {
+      throw Error(fmt::format("--parts: GPU {}'s plan is {} ({} runs one after another), several schedules, not "
+                              "one; nothing written",
+                              part.gpu, part.strategy, part.partition));
+    }
+  }
+  std::filesystem::create_directories(dir);
+  for (const policies::ServerGpuPart& part : report.best_parts) {
+    const std::string path = (std::filesystem::path(dir) / fmt::format("gpu{}.json", part.gpu)).string();
+    profiles::write_schedule(*part.schedule, path);
+    std::cout << fmt::format(
+        "GPU {}: {} {} {}, alone {} at peak {}: mutwo run --schedule {} --gpu {} --memory {} --host-mode {}\n", part.gpu,
+        part.strategy, part.partition, part.policy, human_duration(part.step_time_ns), human_bytes(part.peak_bytes), path,
+        config.server.gpu, report.memory_limit_bytes, sim::host_mode_name(config.host_mode));
+  }
+}
+
 void run_server_search_command(SearchOptions opts, policies::ServerSearchConfig config) {
   const auto start = std::chrono::steady_clock::now();
   const policies::ServerSearchReport report = policies::run_server_search(config);
@@ -291,9 +320,13 @@ void run_server_search_command(SearchOptions opts, policies::ServerSearchConfig 
     }
     profiles::write_server_schedule(report.best, opts.schedule_out);
   }
+  if (!opts.parts_dir.empty()) write_gpu_parts(report, config, opts.parts_dir);
 }
 
 void run_search_command(SearchOptions opts) {
+  if (!opts.parts_dir.empty() && opts.server.empty()) {
+    throw Error("--parts writes each GPU's part of a --server search; give --server NAME");
+  }
   std::optional<costmodel::ServerSpec> server;
   if (!opts.server.empty()) {
     server = costmodel::find_server(opts.server);
@@ -451,6 +484,9 @@ void add_search_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  cmd->add_option("--parts", opts->parts_dir,
+                  "With --server and a model array: write each GPU's part of the winner (its single-GPU schedule) "
+                  "to DIR/gpuN.json, to run alone with `mutwo run --schedule`");
   cmd->add_option("-k,--models", opts->trace_models,
                   "Copies of the model a --trace file holds (a forward graph from scripts/export_model.py; "
                   "default 1): `--trace my_model.json --models 4` is `--model my_model.json:4`")

@@ -52,6 +52,7 @@ bool better(const ServerSearchRow& a, const ServerSearchRow& b) {
 struct Candidate {
   ServerSearchRow row;
   ServerSchedule schedule;
+  std::vector<ServerGpuPart> parts;  // array placements
 };
 
 // One model: every scheme x GPU count x micro-batch count.
@@ -200,6 +201,19 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<C
         continue;
       }
       const SearchRow& best = r.rows.front();
+      ServerGpuPart& part = cand.parts.emplace_back();
+      part.gpu = g;
+      for (size_t i = 0; i < archs.size(); ++i) {
+        if (share[i] == 0) continue;
+        part.architectures.push_back(archs[i]);
+        part.architectures.back().count = share[i];
+      }
+      part.strategy = best.strategy;
+      part.partition = best.partition;
+      part.policy = best.policy;
+      part.step_time_ns = best.step_time_ns;
+      part.peak_bytes = best.peak_bytes;
+      if (r.best_schedule_is_whole_step) part.schedule = r.best_schedule;
       row.samples_per_step += r.samples_per_step;
       row.peak_bytes = std::max(row.peak_bytes, best.peak_bytes);
       alone_ns = std::max(alone_ns, best.step_time_ns);
@@ -269,7 +283,10 @@ ServerSearchReport run_server_search(const ServerSearchConfig& c) {
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return better(a.row, b.row); });
-  if (!candidates.empty() && candidates.front().row.feasible) report.best = std::move(candidates.front().schedule);
+  if (!candidates.empty() && candidates.front().row.feasible) {
+    report.best = std::move(candidates.front().schedule);
+    report.best_parts = std::move(candidates.front().parts);
+  }
   for (size_t i = 0; i < candidates.size() && i < static_cast<size_t>(c.top); ++i) {
     report.rows.push_back(std::move(candidates[i].row));
   }

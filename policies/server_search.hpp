@@ -14,6 +14,7 @@
 // A candidate is feasible when no GPU's memory exceeds the limit. Rows: feasible by throughput,
 // descending, then the rest. Deterministic.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "costmodel/server_spec.hpp"
 #include "policies/model_array.hpp"
 #include "profiles/autodiff.hpp"
+#include "profiles/schedule.hpp"
 #include "profiles/server_schedule.hpp"
 #include "sim/host_mode.hpp"
 
@@ -59,6 +61,23 @@ struct ServerSearchRow {
   std::string note;
 };
 
+// What one GPU of an array placement runs, alone: its share of the models and the single-GPU plan
+// the search made for it. The executor stays single-GPU (issue 21): a server plan is checked on
+// real hardware one GPU's part at a time (`mutwo search --server ... --parts DIR`, then `mutwo run
+// --schedule DIR/gpuN.json`), and the simulator prices the part alone exactly as the search did.
+struct ServerGpuPart {
+  int32_t gpu = 0;
+  std::vector<ArchitectureCount> architectures;  // this GPU's share
+  std::string strategy;   // the share's best plan: sequential, hfta, hfta+capuchin, mutwo
+  std::string partition;
+  std::string policy;
+  int64_t step_time_ns = 0;  // predicted alone, on a private host link
+  int64_t peak_bytes = 0;    // predicted
+  // The plan's schedule; absent for separate runs one after another (sequential, hfta groups), which
+  // are several schedules, not one.
+  std::optional<profiles::Schedule> schedule;
+};
+
 struct ServerSearchStats {
   int64_t candidates = 0;            // server schedules simulated
   int64_t gpu_searches = 0;          // single-GPU searches run (arrays)
@@ -69,6 +88,9 @@ struct ServerSearchReport {
   int64_t memory_limit_bytes = 0;
   std::vector<ServerSearchRow> rows;
   profiles::ServerSchedule best;  // the first row's schedule (empty when none is feasible)
+  // The first row's GPUs, each part alone, when it is a feasible model-array placement (empty for a
+  // scheme of one model: its GPUs run layer packs, not single-GPU schedules).
+  std::vector<ServerGpuPart> best_parts;
   ServerSearchStats stats;
   bool any_feasible() const { return !rows.empty() && rows.front().feasible; }
 };

@@ -3,6 +3,8 @@
 mutwo_test(test_exec_interpreter mutwo::exec_internal mutwo::policies mutwo::sim mutwo::costmodel)
 mutwo_test(test_exec_exported mutwo::exec_internal mutwo::policies)
 mutwo_test(test_exec_policies mutwo::exec_internal mutwo::policies mutwo::sim)
+# Each GPU's part of a server plan run alone (issue 21, item 5).
+mutwo_test(test_exec_server_parts mutwo::exec_internal mutwo::policies mutwo::sim mutwo::costmodel)
 # `mutwo bench-ops`' kernel timings on the CPU.
 mutwo_test(test_exec_bench_ops mutwo::exec_internal)
 # The CUDA suite is compiled in every LibTorch build (so it cannot rot) and run only where the CUDA
