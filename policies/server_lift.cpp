@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "profiles/error.hpp"
+#include "sim/host_plan.hpp"
 
 namespace mutwo::policies {
 
@@ -29,7 +30,7 @@ Payload payload_of(TensorRole role) {
 }  // namespace
 
 void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost, int32_t gpu,
-                   profiles::ServerSchedule& into) {
+                   profiles::ServerSchedule& into, sim::HostMode host_mode) {
   if (gpu < 0 || gpu >= into.gpu_count) {
     throw Error(fmt::format("lift_schedule: gpu = {} must be in [0, {})", gpu, into.gpu_count));
   }
@@ -38,12 +39,18 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
   }
   const profiles::Graph& g = schedule.graph;
   const auto base = static_cast<int32_t>(into.tasks.size());
+  const sim::HostPlan host = sim::make_host_plan(schedule, cost, host_mode);
+  if (host.on) into.launch_queue_depth = host.queue_depth;
   // Per tensor, the instructions that touched it since its last free: a free follows all of them.
   std::vector<std::vector<int32_t>> touched(g.tensors.size());
   for (const Instruction& in : schedule.instructions) {
     ServerTask t;
     t.id = base + in.id;
     t.gpu = gpu;
+    if (host.on) {
+      t.issue_ns = host.issue_ns[static_cast<size_t>(in.id)];
+      t.host_sync = host.sync[static_cast<size_t>(in.id)] != 0;
+    }
     for (const profiles::InstrId w : in.waits) t.waits.push_back(base + w);
     switch (in.kind) {
       case InstrKind::compute:

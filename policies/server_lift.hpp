@@ -11,13 +11,16 @@
 #include "costmodel/op_cost_model.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/server_schedule.hpp"
+#include "sim/host_mode.hpp"
 
 namespace mutwo::policies {
 
 // Appends `schedule`'s instructions to `into` as tasks of GPU `gpu` (< into.gpu_count). Extra
 // compute streams of the schedule run on the GPU's compute stream after it, in list order; a host
 // stream (a host-placed optimizer) is refused. Throws Error naming the instruction.
+// With a host mode other than none the tasks carry the host timeline the single-GPU simulator
+// replays for that mode (sim/host_plan.hpp): each GPU's host issues its part.
 void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost, int32_t gpu,
-                   profiles::ServerSchedule& into);
+                   profiles::ServerSchedule& into, sim::HostMode host_mode = sim::HostMode::none);
 
 }  // namespace mutwo::policies

@@ -220,7 +220,7 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<C
       // Separate runs (one run's schedule kept) and a host-placed optimizer (no host CPU in a
       // ServerSchedule yet) are priced per GPU alone.
       if (!r.best_schedule_is_whole_step || r.best_schedule->host_stream != profiles::kNoStream) lifted = false;
-      if (lifted) lift_schedule(*r.best_schedule, *c.cost, g, s);
+      if (lifted) lift_schedule(*r.best_schedule, *c.cost, g, s, c.host_mode);
     }
     std::string loads;
     for (const auto& share : pl.share) loads += fmt::format("{}{}", loads.empty() ? "" : " | ", share_text(archs, share));

@@ -24,6 +24,9 @@ void validate_server_schedule(const ServerSchedule& s) {
       throw ServerScheduleError(fmt::format("server schedule: initial_bytes[{}] = {} must be >= 0", g, s.initial_bytes[g]));
     }
   }
+  if (s.launch_queue_depth < 0) {
+    throw ServerScheduleError(fmt::format("server schedule: launch_queue_depth = {} must be >= 0", s.launch_queue_depth));
+  }
   for (size_t i = 0; i < s.tasks.size(); ++i) {
     const ServerTask& t = s.tasks[i];
     auto fail = [&](std::string_view field, auto value, std::string_view rule) {
@@ -34,6 +37,8 @@ void validate_server_schedule(const ServerSchedule& s) {
     if (t.gpu < 0 || t.gpu >= s.gpu_count) fail("gpu", t.gpu, fmt::format("in [0, {})", s.gpu_count));
     if (t.stream < 0 || t.stream >= kServerStreams) fail("stream", t.stream, fmt::format("in [0, {})", kServerStreams));
     if (t.alloc_bytes < 0) fail("alloc_bytes", t.alloc_bytes, ">= 0");
+    if (t.issue_ns < -1) fail("issue_ns", t.issue_ns, ">= 0, or -1 (not issued by the host)");
+    if (t.host_sync && t.issue_ns < 0) fail("host_sync", "true", "false on a task the host does not issue (issue_ns -1)");
     if (t.free_bytes < 0) fail("free_bytes", t.free_bytes, ">= 0");
     for (const int32_t w : t.waits) {
       if (w < 0 || w >= t.id) fail("waits", w, "an earlier task");

@@ -58,6 +58,12 @@ struct ServerTask {
   int64_t free_bytes = 0;
   std::vector<int32_t> waits;  // earlier tasks that must finish first
   std::string label;           // "fwd pack 3 mb 1", for reports and errors
+  // The host that drives this task's GPU (one process per GPU; sim/host_plan.hpp's rule): it issues
+  // its GPU's tasks with issue_ns >= 0 in list order, issue_ns each, and a task starts no earlier
+  // than its issue; after a host_sync task it waits for the task to finish. -1: not issued (the
+  // host is not modelled for it).
+  int64_t issue_ns = -1;
+  bool host_sync = false;
 };
 
 struct ServerSchedule {
@@ -68,6 +74,9 @@ struct ServerSchedule {
   int64_t samples_per_step = 0;
   std::vector<int64_t> initial_bytes;  // per GPU: device memory held at the start (resident state)
   std::vector<ServerTask> tasks;       // tasks[i].id == i
+  // Per GPU's host: issued tasks not yet started it may have outstanding before it waits (the
+  // launch queue); 0: unbounded.
+  int32_t launch_queue_depth = 0;
 };
 
 // A task a server simulator or a back end cannot run: names the task and the field.
@@ -79,8 +88,8 @@ class ServerScheduleError : public Error {
 // Checks ids, GPUs (0 <= gpu < gpu_count), streams (compute tasks of > 0 ns on the compute stream,
 // 0 ns markers on any; a copy from the host on its receiver's from-host stream, to the host on
 // its sender's to-host stream, between GPUs on the sender's peer stream), endpoints (distinct, -1 or
-// a GPU), non-negative durations, bytes and memory, waits pointing backwards, initial_bytes one per
-// GPU. Throws ServerScheduleError naming the first offending task and field.
+// a GPU), non-negative durations, bytes and memory, waits pointing backwards, issue_ns >= -1 (host_sync
+// only on an issued task), launch_queue_depth >= 0, initial_bytes one per GPU. Throws ServerScheduleError naming the first offending task and field.
 void validate_server_schedule(const ServerSchedule& schedule);
 
 }  // namespace mutwo::profiles

@@ -48,9 +48,11 @@ std::string server_schedule_to_json(const ServerSchedule& s) {
     }
     if (t.alloc_bytes != 0) j["alloc_bytes"] = t.alloc_bytes;
     if (t.free_bytes != 0) j["free_bytes"] = t.free_bytes;
+    if (t.issue_ns >= 0) j["issue_ns"] = t.issue_ns;
+    if (t.host_sync) j["host_sync"] = true;
     tasks.push_back(std::move(j));
   }
-  const Json root = {{"format", kFormatName},
+  Json root = {{"format", kFormatName},
                      {"version", kServerScheduleVersion},
                      {"server", s.server},
                      {"gpu_count", s.gpu_count},
@@ -59,6 +61,7 @@ std::string server_schedule_to_json(const ServerSchedule& s) {
                      {"samples_per_step", s.samples_per_step},
                      {"initial_bytes", s.initial_bytes},
                      {"tasks", tasks}};
+  if (s.launch_queue_depth != 0) root["launch_queue_depth"] = s.launch_queue_depth;
   return root.dump(1) + "\n";
 }
 
@@ -71,7 +74,7 @@ ServerSchedule server_schedule_from_json(const std::string& text) {
     }
   }
   r.expect_only({"format", "version", "server", "gpu_count", "scheme", "micro_batches", "samples_per_step",
-                 "initial_bytes", "tasks"});
+                 "initial_bytes", "tasks", "launch_queue_depth"});
   r.string("format");
   const int64_t version = r.integer("version");
   if (version != kServerScheduleVersion) {
@@ -85,16 +88,18 @@ ServerSchedule server_schedule_from_json(const std::string& text) {
   s.micro_batches = r.int32("micro_batches");
   s.samples_per_step = r.integer("samples_per_step");
   s.initial_bytes = r.int_list("initial_bytes");
+  if (r.has("launch_queue_depth")) s.launch_queue_depth = r.int32("launch_queue_depth");
   const Json& tasks = r.array("tasks");
   s.tasks.reserve(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
     JsonReader t(tasks[i], fmt::format("task {}", i));
     const ServerTaskKind kind = t.name("kind", parse_task_kind);
     if (kind == ServerTaskKind::compute) {
-      t.expect_only({"id", "kind", "gpu", "stream", "label", "waits", "duration_ns", "alloc_bytes", "free_bytes"});
+      t.expect_only({"id", "kind", "gpu", "stream", "label", "waits", "duration_ns", "alloc_bytes", "free_bytes",
+                     "issue_ns", "host_sync"});
     } else {
       t.expect_only({"id", "kind", "gpu", "stream", "label", "waits", "bytes", "from", "to", "payload", "alloc_bytes",
-                     "free_bytes"});
+                     "free_bytes", "issue_ns", "host_sync"});
     }
     ServerTask task;
     task.id = t.int32("id");
@@ -113,6 +118,8 @@ ServerSchedule server_schedule_from_json(const std::string& text) {
     }
     if (t.has("alloc_bytes")) task.alloc_bytes = t.integer("alloc_bytes");
     if (t.has("free_bytes")) task.free_bytes = t.integer("free_bytes");
+    if (t.has("issue_ns")) task.issue_ns = t.integer("issue_ns");
+    if (t.has("host_sync")) task.host_sync = t.boolean("host_sync");
     s.tasks.push_back(std::move(task));
   }
   validate_server_schedule(s);

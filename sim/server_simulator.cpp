@@ -31,8 +31,20 @@ struct Flow {
   const std::vector<int32_t>* route = nullptr;
 };
 
-// (time, task): a compute finishing, or a copy whose latency has passed (its bytes start moving).
-using Event = std::tuple<int64_t, int32_t>;
+// (time, host, task): a compute finishing, a copy whose latency has passed (its bytes start moving),
+// or (host = 1) a GPU's host finishing the issue of a task.
+using Event = std::tuple<int64_t, int32_t, int32_t>;
+
+// One GPU's host (sim/host_plan.hpp's rule): issues its tasks in list order, at most the launch
+// queue's depth issued but not started, waiting after a host_sync task for it to finish.
+struct Host {
+  std::vector<int32_t> issued;  // task ids with issue_ns >= 0, in list order
+  size_t next = 0;
+  int64_t free_at = 0;
+  bool issuing = false;
+  int32_t sync_on = -1;
+  int32_t outstanding = 0;  // issued, not started
+};
 
 class ServerReplay {
  public:
@@ -46,9 +58,14 @@ class ServerReplay {
     last_end_.assign(queues_.size(), 0);
     pending_.assign(n_, 0);
     dependents_.assign(n_, {});
+    hosts_.assign(gpus, {});
     for (const ServerTask& t : s.tasks) {
       pending_[static_cast<size_t>(t.id)] = static_cast<int32_t>(t.waits.size());
       for (const int32_t w : t.waits) dependents_[static_cast<size_t>(w)].push_back(t.id);
+      if (t.issue_ns >= 0) {
+        ++pending_[static_cast<size_t>(t.id)];  // waits for its issue as for a dependency
+        hosts_[static_cast<size_t>(t.gpu)].issued.push_back(t.id);
+      }
     }
     start_.assign(n_, -1);
     end_.assign(n_, -1);
@@ -69,6 +86,7 @@ class ServerReplay {
   }
 
   ServerPrediction run(bool record_spans) {
+    for (size_t g = 0; g < hosts_.size(); ++g) host_advance(static_cast<int32_t>(g), 0);
     start_ready(0);
     int64_t now = 0;
     while (!events_.empty() || !flows_.empty()) {
@@ -98,9 +116,11 @@ class ServerReplay {
         rates_dirty_ = true;
       }
       while (!events_.empty() && std::get<0>(events_.top()) == now) {
-        const int32_t t = std::get<1>(events_.top());
+        const auto [at, host, t] = events_.top();
         events_.pop();
-        if (s_.tasks[static_cast<size_t>(t)].kind == ServerTaskKind::transfer && !moving_[t]) {
+        if (host != 0) {
+          host_issued(t, now);
+        } else if (s_.tasks[static_cast<size_t>(t)].kind == ServerTaskKind::transfer && !moving_[t]) {
           begin_flow(t);
         } else {
           finish(t, now);
@@ -162,10 +182,44 @@ class ServerReplay {
     }
   }
 
+  // Issues the GPU's next task in list order unless its host is issuing, waits on a sync, or has a
+  // full launch queue (resumed by a start).
+  void host_advance(int32_t gpu, int64_t now) {
+    Host& h = hosts_[static_cast<size_t>(gpu)];
+    if (h.issuing || h.sync_on >= 0 || h.next >= h.issued.size()) return;
+    if (s_.launch_queue_depth > 0 && h.outstanding >= s_.launch_queue_depth) return;
+    const int32_t id = h.issued[h.next++];
+    const int64_t issue_ns = s_.tasks[static_cast<size_t>(id)].issue_ns;
+    const int64_t start = std::max(now, h.free_at);
+    h.free_at = start + issue_ns;
+    h.issuing = true;
+    ServerGpuFigures& g = p_.gpus[static_cast<size_t>(gpu)];
+    g.host_busy_ns += issue_ns;
+    events_.emplace(h.free_at, 1, id);
+  }
+
+  // The host finished issuing `id`: it may start; the host goes on unless it syncs on it.
+  void host_issued(int32_t id, int64_t now) {
+    const ServerTask& t = s_.tasks[static_cast<size_t>(id)];
+    Host& h = hosts_[static_cast<size_t>(t.gpu)];
+    h.issuing = false;
+    ++h.outstanding;
+    if (t.host_sync) h.sync_on = id;
+    ServerGpuFigures& g = p_.gpus[static_cast<size_t>(t.gpu)];
+    g.host_end_ns = std::max(g.host_end_ns, now);
+    p_.step_time_ns = std::max(p_.step_time_ns, now);  // the step ends when the hosts are done too
+    --pending_[static_cast<size_t>(id)];
+    host_advance(t.gpu, now);
+  }
+
   void start(int32_t id, size_t queue, int64_t now) {
     const ServerTask& t = s_.tasks[static_cast<size_t>(id)];
     start_[static_cast<size_t>(id)] = now;
     busy_[queue] = 1;
+    if (t.issue_ns >= 0) {
+      --hosts_[static_cast<size_t>(t.gpu)].outstanding;
+      host_advance(t.gpu, now);  // a host blocked on a full launch queue goes on
+    }
     const int32_t owner = t.kind == ServerTaskKind::compute ? t.gpu : t.to;
     if (owner != kHostSide && t.alloc_bytes > 0) {
       in_use_[static_cast<size_t>(owner)] += t.alloc_bytes;
@@ -180,14 +234,14 @@ class ServerReplay {
       if (t.duration_ns == 0) {
         finish(id, now);
       } else {
-        events_.emplace(now + t.duration_ns, id);
+        events_.emplace(now + t.duration_ns, 0, id);
       }
       return;
     }
     if (t.bytes == 0) {
       finish(id, now);
     } else if (server_.copy_latency_ns > 0) {
-      events_.emplace(now + server_.copy_latency_ns, id);
+      events_.emplace(now + server_.copy_latency_ns, 0, id);
     } else {
       begin_flow(id);
     }
@@ -230,6 +284,12 @@ class ServerReplay {
     if (releaser != kHostSide && t.free_bytes > 0) in_use_[static_cast<size_t>(releaser)] -= t.free_bytes;
     if (t.kind == ServerTaskKind::transfer) account_copy(t);
     for (const int32_t d : dependents_[idx]) --pending_[static_cast<size_t>(d)];
+    Host& h = hosts_[static_cast<size_t>(t.gpu)];
+    if (h.sync_on == id) {  // the host waited for this one
+      h.sync_on = -1;
+      p_.gpus[static_cast<size_t>(t.gpu)].host_end_ns = std::max(p_.gpus[static_cast<size_t>(t.gpu)].host_end_ns, now);
+      host_advance(t.gpu, now);
+    }
   }
 
   void account_copy(const ServerTask& t) {
@@ -269,6 +329,7 @@ class ServerReplay {
   std::vector<double> capacity_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<Flow> flows_;
+  std::vector<Host> hosts_;  // per GPU
   std::vector<uint8_t> moving_ = std::vector<uint8_t>(n_, 0);
   bool rates_dirty_ = false;
   ServerPrediction p_;

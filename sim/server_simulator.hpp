@@ -11,6 +11,10 @@
 //   Two copies that cross one link alone each take twice as long as one of them alone would.
 // - Memory per GPU: initial_bytes at t = 0, a task's alloc_bytes when it starts, its free_bytes when
 //   it ends (no allocator rounding at this granularity). Over the limit is recorded, not fatal.
+// - Host per GPU (tasks with issue_ns >= 0; sim/host_plan.hpp's rule, as the single-GPU engine):
+//   the GPU's host issues them in list order, issue_ns each; a task starts no earlier than its
+//   issue; at most launch_queue_depth issued tasks wait to start; after a host_sync task the host
+//   waits for it to finish. The step ends when the tasks and the hosts are done.
 // - At one instant: copies and compute that end are finished first (memory released), then every
 //   stream starts what is ready, GPUs and streams in index order. Deterministic.
 #include <array>
@@ -33,6 +37,8 @@ struct ServerGpuFigures {
   int64_t bytes_to_peers = 0;
   int64_t bytes_from_peers = 0;
   bool oom = false;  // peak_bytes over the limit
+  int64_t host_busy_ns = 0;  // its host issuing tasks (tasks with issue_ns >= 0)
+  int64_t host_end_ns = 0;   // when its host last finished issuing or waiting
 };
 
 struct ServerTaskSpan {

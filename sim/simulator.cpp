@@ -12,6 +12,7 @@
 #include "profiles/memory_rule.hpp"
 #include "profiles/unrolled_schedule.hpp"
 #include "sim/dynamic_eviction.hpp"
+#include "sim/host_plan.hpp"
 #include "sim/executed_instruction.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/replay_plan.hpp"
@@ -32,17 +33,6 @@ namespace {
 constexpr InstrId kInsertedOp = -2;
 // The engine slot of a host event: the host finished issuing an instruction.
 constexpr size_t kHostEngine = static_cast<size_t>(-1);
-
-// The host timeline (DESIGN.md "Simulation"): the CPU issues the schedule's GPU instructions in list
-// order, each taking its issue time; an instruction may start on the GPU only once issued; the host
-// runs ahead of the GPU by at most `queue_depth` issued-but-unstarted instructions; after a
-// host_sync op it waits for that op to finish. Frees are allocator bookkeeping, not issued work.
-struct HostPlan {
-  bool on = false;
-  std::vector<int64_t> issue_ns;  // per instruction; -1: not issued by the host (free)
-  std::vector<uint8_t> sync;      // per instruction: the host waits for it to finish
-  int32_t queue_depth = 0;        // 0: unbounded
-};
 
 // The event loop: one clock, a (time, sequence) heap of instruction finishes, one engine per
 // stream (or shared copy engine), the memory simulator and, with a heuristic, dynamic eviction.
@@ -426,40 +416,6 @@ std::vector<Instruction> executed_instructions(const Schedule& s,
   return out;
 }
 
-// The host's issue time per instruction in `mode` (off when no instruction costs host time, as with
-// a device whose host figures are 0, and with dynamic eviction, whose runtime DTR defines without a
-// host).
-HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, HostMode mode, bool evicting) {
-  HostPlan h;
-  if (mode == HostMode::none || evicting) return h;
-  const costmodel::HostDispatch& d = cost.device().host;
-  const size_t n = s.instructions.size();
-  h.issue_ns.assign(n, -1);
-  h.sync.assign(n, 0);
-  h.queue_depth = d.launch_queue_depth;
-  bool any = false;
-  for (size_t i = 0; i < n; ++i) {
-    const Instruction& in = s.instructions[i];
-    // A host optimizer update runs on its own host thread (ZeRO-Offload's CPU Adam), not issued.
-    if (in.kind == InstrKind::free || profiles::runs_on_host(s, in)) continue;
-    int64_t ns = 0;
-    if (mode == HostMode::cuda_graph) {
-      ns = d.graph_kernel_ns;
-    } else if (profiles::runs_op(in.kind)) {
-      ns = cost.op_host_ns(s.graph, s.graph.op(in.op));
-    } else {
-      ns = d.copy_issue_ns;
-    }
-    if (profiles::runs_op(in.kind)) {
-      const profiles::Op& op = s.graph.op(in.op);
-      h.sync[i] = op.attrs.contains("host_sync") ? 1 : 0;
-    }
-    h.issue_ns[i] = ns;
-    any = any || ns > 0 || h.sync[i] != 0;
-  }
-  h.on = any;
-  return h;
-}
 
 
 // One replay of `schedule`; with `unrolled` (whose schedule it is, profiles/unrolled_schedule.hpp), the

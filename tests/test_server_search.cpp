@@ -91,16 +91,29 @@ TEST_CASE("a single-GPU plan lifted onto one GPU of a server, alone, takes the s
   const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
   const policies::ServerSearchReport report = policies::run_server_search(gpt2_mini_array(7, cost));
   REQUIRE(report.best_parts.size() == 4);
-  const profiles::Schedule& s = *report.best_parts.front().schedule;
-  profiles::ServerSchedule lifted;
-  lifted.server = "4x-gtx1080ti";
-  lifted.gpu_count = 1;
-  lifted.initial_bytes = {0};
-  policies::lift_schedule(s, cost, 0, lifted);
-  const sim::ServerPrediction server = sim::simulate_server(lifted, costmodel::find_server("4x-gtx1080ti"),
-                                                            {.memory_limit_bytes = -1});
-  const sim::Prediction single = sim::simulate(s, cost, sim::SimOptions{});
-  // Frees stay on their stream (a compute stream waits behind the free of a tensor still being
-  // swapped out), so the two engines agree to the nanosecond.
-  CHECK(server.step_time_ns == single.step_time_ns);
+  const costmodel::ServerSpec server = costmodel::find_server("4x-gtx1080ti");
+  // GPU 0's plan swaps and recomputes; GPU 3's runs one model plainly. Frees stay on their stream
+  // (a compute stream waits behind the free of a tensor still being swapped out) and, with a host
+  // mode, each task carries its issue cost and the launch queue's depth, so the two engines agree
+  // to the nanosecond: GPU time alone, PyTorch eager (the GTX 1080 Ti's host figures) and CUDA graphs.
+  for (const int gpu : {0, 3}) {
+    const profiles::Schedule& s = *report.best_parts[static_cast<size_t>(gpu)].schedule;
+    for (const sim::HostMode mode : {sim::HostMode::none, sim::HostMode::eager, sim::HostMode::cuda_graph}) {
+      CAPTURE(gpu);
+      CAPTURE(sim::host_mode_name(mode));
+      profiles::ServerSchedule lifted;
+      lifted.server = server.name;
+      lifted.gpu_count = 1;
+      lifted.initial_bytes = {0};
+      policies::lift_schedule(s, cost, 0, lifted, mode);
+      const sim::ServerPrediction on_server = sim::simulate_server(lifted, server, {.memory_limit_bytes = -1});
+      sim::SimOptions options;
+      options.host_mode = mode;
+      const sim::Prediction single = sim::simulate(s, cost, options);
+      CHECK(on_server.step_time_ns == single.step_time_ns);
+      CHECK(on_server.gpus[0].host_busy_ns == single.host_busy_ns);
+      if (mode == sim::HostMode::none) CHECK(single.host_busy_ns == 0);
+      if (mode == sim::HostMode::eager) CHECK(single.host_bound_idle_ns > 0);  // the GPU waits for the host
+    }
+  }
 }

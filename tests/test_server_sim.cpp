@@ -197,6 +197,45 @@ TEST_CASE("compute waits on copies; memory is counted per GPU") {
   CHECK(tight.oom_message == "GPU 0: task 0 ('copy 0') takes it to 125001000 bytes, over the limit 125000000");
 }
 
+TEST_CASE("each GPU's host issues its tasks: issue costs, a sync, the launch queue") {
+  // GPU 0: A (10 ns) issued in 4 ns, B (10 ns, the host waits for it) in 4, C (3 ns) in 2. GPU 1: D
+  // (1 ns) issued in 20 by its own host. By hand: A issued [0, 4], runs [4, 14]; B issued [4, 8],
+  // runs after A [14, 24], the host waits to 24; C issued [24, 26], runs [26, 29]. D runs [20, 21].
+  auto issued = [](ServerTask t, int64_t ns, bool sync = false) {
+    t.issue_ns = ns;
+    t.host_sync = sync;
+    return t;
+  };
+  ServerSchedule s = schedule_of(2, {issued(compute(0, 0, 10), 4), issued(compute(1, 0, 10), 4, true),
+                                     issued(compute(2, 0, 3), 2), issued(compute(3, 1, 1), 20)});
+  auto p = sim::simulate_server(s, no_latency("4x-gtx1080ti"), {.record_spans = true});
+  CHECK(p.spans[0].start_ns == 4);
+  CHECK(p.spans[1].start_ns == 14);
+  CHECK(p.spans[2].start_ns == 26);
+  CHECK(p.spans[3].start_ns == 20);
+  CHECK(p.step_time_ns == 29);
+  CHECK(p.gpus[0].host_busy_ns == 10);
+  CHECK(p.gpus[0].host_end_ns == 26);
+  CHECK(p.gpus[1].host_busy_ns == 20);
+  CHECK(p.gpus[0].compute_stall_ns == 4 + 2);  // waiting for A's issue, then for C's
+
+  // A launch queue of depth 1: X, Y, Z (10 ns each, issued in 1 ns). X issued [0, 1], runs [1, 11];
+  // Y issued [1, 2] waits to start until 11, and the host, one launch outstanding, waits with it:
+  // Z issued [11, 12], runs [21, 31]. Unbounded, the host is done at 3; the GPU's times are the same.
+  s = schedule_of(1, {issued(compute(0, 0, 10), 1), issued(compute(1, 0, 10), 1), issued(compute(2, 0, 10), 1)});
+  p = sim::simulate_server(s, no_latency("4x-gtx1080ti"));
+  CHECK(p.step_time_ns == 31);
+  CHECK(p.gpus[0].host_end_ns == 3);
+  s.launch_queue_depth = 1;
+  p = sim::simulate_server(s, no_latency("4x-gtx1080ti"));
+  CHECK(p.step_time_ns == 31);
+  CHECK(p.gpus[0].host_end_ns == 12);
+
+  // A host slower than the GPU sets the step: 3 tasks of 1 ns issued in 10 ns each end at 31.
+  s = schedule_of(1, {issued(compute(0, 0, 1), 10), issued(compute(1, 0, 1), 10), issued(compute(2, 0, 1), 10)});
+  CHECK(sim::simulate_server(s, no_latency("4x-gtx1080ti")).step_time_ns == 31);
+}
+
 TEST_CASE("a bad server schedule names the task and the field") {
   ServerTask wrong_stream = copy(0, 0, profiles::kHostSide, 10);
   wrong_stream.stream = profiles::kServerFromHostStream;
@@ -214,6 +253,27 @@ TEST_CASE("a bad server schedule names the task and the field") {
                        "server schedule uses 8 GPUs; server '4x-gtx1080ti' has 4", profiles::ServerScheduleError);
   CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {compute(0, 0, -1)}), no_latency("4x-gtx1080ti")),
                        "task 0 ('compute 0'): field 'duration_ns' = -1 must be >= 0", profiles::ServerScheduleError);
+  ServerTask bad_issue = compute(0, 0, 1);
+  bad_issue.issue_ns = -2;
+  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {bad_issue}), no_latency("4x-gtx1080ti")),
+                       "task 0 ('compute 0'): field 'issue_ns' = -2 must be >= 0, or -1 (not issued by the host)",
+                       profiles::ServerScheduleError);
+  ServerTask sync_unissued = compute(0, 0, 1);
+  sync_unissued.host_sync = true;
+  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {sync_unissued}), no_latency("4x-gtx1080ti")),
+                       "task 0 ('compute 0'): field 'host_sync' = true must be false on a task the host does not "
+                       "issue (issue_ns -1)",
+                       profiles::ServerScheduleError);
+  ServerSchedule deep = schedule_of(1, {compute(0, 0, 1)});
+  deep.launch_queue_depth = -1;
+  CHECK_THROWS_WITH_AS(sim::simulate_server(deep, no_latency("4x-gtx1080ti")),
+                       "server schedule: launch_queue_depth = -1 must be >= 0", profiles::ServerScheduleError);
+  ServerTask long_marker = compute(0, 0, 5);
+  long_marker.stream = profiles::kServerToHostStream;
+  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {long_marker}), no_latency("4x-gtx1080ti")),
+                       "task 0 ('compute 0'): field 'stream' = 1 must be the compute stream (0) for a compute task of "
+                       "> 0 ns (0 ns markers may sit on any stream)",
+                       profiles::ServerScheduleError);
 }
 
 TEST_CASE("server schedule files round-trip; a bad one names the task and the field") {
@@ -222,14 +282,21 @@ TEST_CASE("server schedule files round-trip; a bad one names the task and the fi
   ServerTask c = compute(1, 1, 3'000'000);
   c.waits = {0};
   c.free_bytes = kBytes;
+  c.issue_ns = 7;
+  c.host_sync = true;
   ServerSchedule s = schedule_of(2, {in, c});
   s.scheme = "test";
   s.samples_per_step = 8;
+  s.launch_queue_depth = 16;
   const std::string text = profiles::server_schedule_to_json(s);
   const ServerSchedule back = profiles::server_schedule_from_json(text);
   CHECK(profiles::server_schedule_to_json(back) == text);
   CHECK(back.tasks[0].payload == Payload::weights);
   CHECK(back.tasks[1].waits == std::vector<int32_t>{0});
+  CHECK(back.tasks[1].issue_ns == 7);
+  CHECK(back.tasks[1].host_sync);
+  CHECK(back.tasks[0].issue_ns == -1);
+  CHECK(back.launch_queue_depth == 16);
   CHECK(sim::simulate_server(back, no_latency("4x-gtx1080ti")).step_time_ns == 13'000'000);
   auto with = [&](const std::string& from, const std::string& to) {
     std::string t = text;
