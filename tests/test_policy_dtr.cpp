@@ -366,3 +366,34 @@ TEST_CASE("dtr on real training steps validates and the simulator stays within t
     }
   }
 }
+
+TEST_CASE("with a host mode, dtr's recorded program is priced with the host, as every static plan") {
+  // DTR's runtime has no host; the executor issues what it recorded like any schedule, so in a
+  // search with PyTorch eager's host the plan costs what the simulator gives its program with that
+  // host, not the runtime's GPU-only clock. Same program, same memory.
+  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  const Schedule base = real_base("bert-base", 4, 64, 0);
+  sim::SimOptions unlimited;
+  unlimited.memory_limit_bytes = -1;
+  const sim::Prediction p0 = sim::simulate(base, *cost, unlimited);
+  const int64_t budget = p0.peak_bytes - (p0.peak_bytes - p0.resident_bytes) / 4;  // a quarter of the activations off
+  PolicyInput in;
+  in.base = &base;
+  in.cost = cost.get();
+  in.memory_limit_bytes = budget;
+  const PolicyResult gpu_only = policies::builtin_policies().create("dtr")->plan(in);
+  in.host_mode = sim::HostMode::eager;
+  const PolicyResult eager = policies::builtin_policies().create("dtr")->plan(in);
+  REQUIRE(gpu_only.feasible);
+  REQUIRE(eager.feasible);
+  CHECK(eager.schedule.instructions == gpu_only.schedule.instructions);
+  CHECK(eager.peak_bytes == gpu_only.peak_bytes);
+  sim::SimOptions with_host;
+  with_host.host_mode = sim::HostMode::eager;
+  with_host.memory_limit_bytes = budget;
+  const sim::Prediction p = sim::simulate(eager.schedule, *cost, with_host);
+  CHECK(eager.step_time_ns == p.step_time_ns);
+  CHECK(p.host_busy_ns > 0);
+  CHECK(eager.step_time_ns > gpu_only.step_time_ns);  // bert-base at batch 4 waits for its host
+  CHECK(gpu_only.step_time_ns == sim::simulate(gpu_only.schedule, *cost, unlimited).step_time_ns);
+}

@@ -38,7 +38,11 @@ class DtrPolicy : public MemoryPolicy {
     if (!failure.empty()) {
       note = fmt::format("infeasible: {}; plan shown fits {} B: {}", failure, run.peak_bytes, note);
     }
-    // The run's own figures: the engine already simulated what it recorded (no second simulation).
+    // The run's own figures: the engine already simulated what it recorded. DTR's runtime has no
+    // host, but the executor issues the recorded program as it issues any static plan, so with a
+    // host mode it is priced again with the host in front of the GPU (one stream of computes and
+    // frees: the same memory, in the same order).
+    if (input.host_mode != sim::HostMode::none) return evaluate_schedule(std::move(run.schedule), input, std::move(note));
     return policy_result(std::move(run.schedule), run.prediction, input, std::move(note));
   }
 
