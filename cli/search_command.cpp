@@ -316,7 +316,7 @@ void run_server_search_command(SearchOptions opts, policies::ServerSearchConfig 
   if (!opts.timeline.empty()) throw Error("--timeline draws a single-GPU schedule; with --server it is not available yet");
   if (!opts.schedule_out.empty()) {
     if (report.best.tasks.empty()) {
-      throw Error("--output: the winner was priced per GPU alone (separate runs or a host-CPU optimizer), no server schedule");
+      throw Error("--output: the winner was priced per GPU alone (a GPU runs separate runs), no server schedule");
     }
     profiles::write_server_schedule(report.best, opts.schedule_out);
   }

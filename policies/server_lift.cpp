@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/host_optimizer.hpp"
 #include "profiles/error.hpp"
 #include "sim/host_plan.hpp"
 
@@ -34,9 +35,6 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
   if (gpu < 0 || gpu >= into.gpu_count) {
     throw Error(fmt::format("lift_schedule: gpu = {} must be in [0, {})", gpu, into.gpu_count));
   }
-  if (schedule.host_stream != profiles::kNoStream) {
-    throw Error("lift_schedule: a schedule with a host stream (optimizer on the host CPU) is not placed on a server yet");
-  }
   const profiles::Graph& g = schedule.graph;
   const auto base = static_cast<int32_t>(into.tasks.size());
   const sim::HostPlan host = sim::make_host_plan(schedule, cost, host_mode);
@@ -57,8 +55,13 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
       case InstrKind::recompute: {
         const profiles::Op& op = g.op(in.op);
         t.kind = ServerTaskKind::compute;
-        t.stream = profiles::kServerComputeStream;
-        t.duration_ns = cost.op_duration_ns(g, op);
+        if (profiles::runs_on_host(schedule, in)) {  // a host-placed optimizer's update, on the host CPU
+          t.stream = profiles::kServerHostCpuStream;
+          t.duration_ns = costmodel::host_optimizer_ns(cost.device(), op);
+        } else {
+          t.stream = profiles::kServerComputeStream;
+          t.duration_ns = cost.op_duration_ns(g, op);
+        }
         t.label = fmt::format("{} {}", in.kind == InstrKind::compute ? "compute" : "recompute", op.name);
         for (const auto id : op.inputs) touched[static_cast<size_t>(id)].push_back(t.id);
         for (const auto id : op.outputs) touched[static_cast<size_t>(id)].push_back(t.id);

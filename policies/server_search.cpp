@@ -217,9 +217,8 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<C
       row.samples_per_step += r.samples_per_step;
       row.peak_bytes = std::max(row.peak_bytes, best.peak_bytes);
       alone_ns = std::max(alone_ns, best.step_time_ns);
-      // Separate runs (one run's schedule kept) and a host-placed optimizer (no host CPU in a
-      // ServerSchedule yet) are priced per GPU alone.
-      if (!r.best_schedule_is_whole_step || r.best_schedule->host_stream != profiles::kNoStream) lifted = false;
+      // Separate runs (one run's schedule kept of several) are priced per GPU alone.
+      if (!r.best_schedule_is_whole_step) lifted = false;
       if (lifted) lift_schedule(*r.best_schedule, *c.cost, g, s, c.host_mode);
     }
     std::string loads;
@@ -245,7 +244,7 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<C
       // Priced per GPU alone: no link sharing.
       row.step_time_ns = alone_ns;
       row.samples_per_s = static_cast<double>(row.samples_per_step) * 1e9 / static_cast<double>(alone_ns);
-      row.note = "a GPU's plan is separate runs or a host-CPU optimizer: step priced per GPU alone, links not shared";
+      row.note = "a GPU's plan is separate runs: step priced per GPU alone, links not shared";
       s.tasks.clear();
     }
     if (feasible && (best_ns == 0 || row.step_time_ns < best_ns)) best_ns = row.step_time_ns;

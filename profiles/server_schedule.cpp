@@ -46,8 +46,15 @@ void validate_server_schedule(const ServerSchedule& s) {
     if (t.kind == ServerTaskKind::compute) {
       if (t.duration_ns < 0) fail("duration_ns", t.duration_ns, ">= 0");
       // A 0 ns task is a marker (a lifted free): it may order any stream.
-      if (t.duration_ns > 0 && t.stream != kServerComputeStream) {
-        fail("stream", t.stream, "the compute stream (0) for a compute task of > 0 ns (0 ns markers may sit on any stream)");
+      if (t.duration_ns > 0 && t.stream != kServerComputeStream && t.stream != kServerHostCpuStream) {
+        fail("stream", t.stream,
+             "the compute (0) or host CPU (5) stream for a compute task of > 0 ns (0 ns markers may sit on any stream)");
+      }
+      if (t.stream == kServerHostCpuStream && t.alloc_bytes != 0) {
+        fail("alloc_bytes", t.alloc_bytes, "0 on the host CPU stream (its work holds no device memory)");
+      }
+      if (t.stream == kServerHostCpuStream && t.free_bytes != 0) {
+        fail("free_bytes", t.free_bytes, "0 on the host CPU stream (its work holds no device memory)");
       }
       if (t.bytes != 0) fail("bytes", t.bytes, "0 for a compute task");
       continue;

@@ -31,15 +31,18 @@ enum class Payload : uint8_t {
 std::string_view payload_name(Payload payload);
 inline constexpr int32_t kPayloadCount = 8;
 
-// Per-GPU streams: compute, copies to the host, copies from the host, copies to peers, and a
-// bookkeeping stream whose tasks take 0 ns and order no other stream. A 0 ns compute task (a marker,
-// as a lifted Schedule's frees are) may also sit on any other stream, ordering it.
+// Per-GPU streams: compute, copies to the host, copies from the host, copies to peers, a
+// bookkeeping stream whose tasks take 0 ns and order no other stream, and the host CPU work of the
+// GPU's process (a host-placed optimizer's updates: ZeRO-Offload's CPU Adam, on cores of its own).
+// A 0 ns compute task (a marker, as a lifted Schedule's frees are) may also sit on any other
+// stream, ordering it.
 inline constexpr int32_t kServerComputeStream = 0;
 inline constexpr int32_t kServerToHostStream = 1;
 inline constexpr int32_t kServerFromHostStream = 2;
 inline constexpr int32_t kServerPeerStream = 3;
 inline constexpr int32_t kServerMarkerStream = 4;
-inline constexpr int32_t kServerStreams = 5;
+inline constexpr int32_t kServerHostCpuStream = 5;
+inline constexpr int32_t kServerStreams = 6;
 inline constexpr int32_t kHostSide = -1;  // a copy's endpoint: the host, or a GPU index
 
 struct ServerTask {
@@ -85,8 +88,8 @@ class ServerScheduleError : public Error {
   using Error::Error;
 };
 
-// Checks ids, GPUs (0 <= gpu < gpu_count), streams (compute tasks of > 0 ns on the compute stream,
-// 0 ns markers on any; a copy from the host on its receiver's from-host stream, to the host on
+// Checks ids, GPUs (0 <= gpu < gpu_count), streams (compute tasks of > 0 ns on the compute or host
+// CPU stream, 0 ns markers on any; a copy from the host on its receiver's from-host stream, to the host on
 // its sender's to-host stream, between GPUs on the sender's peer stream), endpoints (distinct, -1 or
 // a GPU), non-negative durations, bytes and memory, waits pointing backwards, issue_ns >= -1 (host_sync
 // only on an issued task), launch_queue_depth >= 0, initial_bytes one per GPU. Throws ServerScheduleError naming the first offending task and field.

@@ -9,6 +9,7 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/server_catalog.hpp"
+#include "policies/search.hpp"
 #include "policies/server_lift.hpp"
 #include "policies/server_search.hpp"
 #include "profiles/models/model_registry.hpp"
@@ -115,5 +116,44 @@ TEST_CASE("a single-GPU plan lifted onto one GPU of a server, alone, takes the s
       if (mode == sim::HostMode::none) CHECK(single.host_busy_ns == 0);
       if (mode == sim::HostMode::eager) CHECK(single.host_bound_idle_ns > 0);  // the GPU waits for the host
     }
+  }
+}
+
+TEST_CASE("a plan with the optimizer on the host CPU lifts too, its updates on the GPU's host CPU stream") {
+  // 2 fused bert-mini under 500 KiB on a 1080 Ti: the best plan keeps the model state on the host and
+  // runs Adam there (ZeRO-Offload); lifted alone it takes the single-GPU simulator's time.
+  const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
+  policies::SearchConfig sc;
+  policies::ArchitectureCount a;
+  a.model = "bert-mini";
+  a.count = 2;
+  sc.architectures = {a};
+  sc.optimizer.kind = profiles::OptimizerKind::adam;
+  sc.cost = &cost;
+  sc.memory_limit_bytes = 500 * 1024;
+  sc.top = 1;
+  const policies::SearchReport r = policies::run_search(sc);
+  REQUIRE(r.any_feasible());
+  REQUIRE(r.best_schedule.has_value());
+  const profiles::Schedule& s = *r.best_schedule;
+  REQUIRE(s.host_stream != profiles::kNoStream);
+  const costmodel::ServerSpec server = costmodel::find_server("4x-gtx1080ti");
+  for (const sim::HostMode mode : {sim::HostMode::none, sim::HostMode::eager}) {
+    CAPTURE(sim::host_mode_name(mode));
+    profiles::ServerSchedule lifted;
+    lifted.server = server.name;
+    lifted.gpu_count = 1;
+    lifted.initial_bytes = {0};
+    policies::lift_schedule(s, cost, 0, lifted, mode);
+    int64_t host_cpu_ns = 0;
+    for (const profiles::ServerTask& t : lifted.tasks) {
+      if (t.stream == profiles::kServerHostCpuStream) host_cpu_ns += t.duration_ns;
+    }
+    sim::SimOptions options;
+    options.host_mode = mode;
+    const sim::Prediction single = sim::simulate(s, cost, options);
+    CHECK(host_cpu_ns == single.host_optimizer_ns);
+    CHECK(host_cpu_ns > 0);
+    CHECK(sim::simulate_server(lifted, server, {.memory_limit_bytes = -1}).step_time_ns == single.step_time_ns);
   }
 }

@@ -271,8 +271,8 @@ TEST_CASE("a bad server schedule names the task and the field") {
   ServerTask long_marker = compute(0, 0, 5);
   long_marker.stream = profiles::kServerToHostStream;
   CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {long_marker}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('compute 0'): field 'stream' = 1 must be the compute stream (0) for a compute task of "
-                       "> 0 ns (0 ns markers may sit on any stream)",
+                       "task 0 ('compute 0'): field 'stream' = 1 must be the compute (0) or host CPU (5) stream for a "
+                       "compute task of > 0 ns (0 ns markers may sit on any stream)",
                        profiles::ServerScheduleError);
 }
 
