@@ -12,21 +12,13 @@
 #include "exec/interpreter.hpp"
 #include "policies/server_search.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/server_arrays.hpp"
 
 using namespace mutwo;
 
 TEST_CASE("every GPU's part of 7 gpt2-mini over Harmony's server trains alone at the predicted peak") {
   const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
-  policies::ServerSearchConfig c;
-  policies::ArchitectureCount a;
-  a.model = "gpt2-mini";
-  a.count = 7;
-  c.architectures = {a};
-  c.optimizer.kind = profiles::OptimizerKind::adam;
-  c.cost = &cost;
-  c.server = costmodel::find_server("4x-gtx1080ti");
-  c.memory_limit_bytes = 1 << 20;
-  const policies::ServerSearchReport report = policies::run_server_search(c);
+  const policies::ServerSearchReport report = policies::run_server_search(test::gpt2_mini_array(7, cost));
   REQUIRE(report.best_parts.size() == 4);
   int32_t first_model = 0;
   for (const policies::ServerGpuPart& part : report.best_parts) {

@@ -12,6 +12,7 @@
 #include "policies/search.hpp"
 #include "policies/server_lift.hpp"
 #include "policies/server_search.hpp"
+#include "tests/support/server_arrays.hpp"
 #include "profiles/models/model_registry.hpp"
 #include "profiles/schedule_check.hpp"
 #include "sim/server_simulator.hpp"
@@ -21,17 +22,16 @@ using namespace mutwo;
 
 namespace {
 
-policies::ServerSearchConfig gpt2_mini_array(int32_t models, const costmodel::OpCostModel& cost) {
-  policies::ServerSearchConfig c;
-  policies::ArchitectureCount a;
-  a.model = "gpt2-mini";
-  a.count = models;
-  c.architectures = {a};
-  c.optimizer.kind = profiles::OptimizerKind::adam;
-  c.cost = &cost;
-  c.server = costmodel::find_server("4x-gtx1080ti");
-  c.memory_limit_bytes = 1 << 20;  // 1 MiB per GPU: two fused gpt2-mini swap and recompute
-  return c;
+
+// `s` lifted onto GPU 0 of Harmony's server, alone.
+profiles::ServerSchedule lifted_alone(const profiles::Schedule& s, const costmodel::OpCostModel& cost,
+                                      sim::HostMode mode) {
+  profiles::ServerSchedule lifted;
+  lifted.server = "4x-gtx1080ti";
+  lifted.gpu_count = 1;
+  lifted.initial_bytes = {0};
+  policies::lift_schedule(s, cost, 0, lifted, mode);
+  return lifted;
 }
 
 int64_t task_count(const profiles::ServerSchedule& s, int32_t gpu) {
@@ -44,7 +44,7 @@ int64_t task_count(const profiles::ServerSchedule& s, int32_t gpu) {
 
 TEST_CASE("an array spread over a server: each GPU's part is the single-GPU plan the search priced") {
   const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
-  const policies::ServerSearchReport report = policies::run_server_search(gpt2_mini_array(7, cost));
+  const policies::ServerSearchReport report = policies::run_server_search(test::gpt2_mini_array(7, cost));
   REQUIRE(report.any_feasible());
   const policies::ServerSearchRow& winner = report.rows.front();
   CHECK(winner.placement == "4 GPUs: gpt2-mini:2 | gpt2-mini:2 | gpt2-mini:2 | gpt2-mini:1");
@@ -90,7 +90,7 @@ TEST_CASE("an array spread over a server: each GPU's part is the single-GPU plan
 
 TEST_CASE("a single-GPU plan lifted onto one GPU of a server, alone, takes the single-GPU simulator's time") {
   const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
-  const policies::ServerSearchReport report = policies::run_server_search(gpt2_mini_array(7, cost));
+  const policies::ServerSearchReport report = policies::run_server_search(test::gpt2_mini_array(7, cost));
   REQUIRE(report.best_parts.size() == 4);
   const costmodel::ServerSpec server = costmodel::find_server("4x-gtx1080ti");
   // GPU 0's plan swaps and recomputes; GPU 3's runs one model plainly. Frees stay on their stream
@@ -102,11 +102,7 @@ TEST_CASE("a single-GPU plan lifted onto one GPU of a server, alone, takes the s
     for (const sim::HostMode mode : {sim::HostMode::none, sim::HostMode::eager, sim::HostMode::cuda_graph}) {
       CAPTURE(gpu);
       CAPTURE(sim::host_mode_name(mode));
-      profiles::ServerSchedule lifted;
-      lifted.server = server.name;
-      lifted.gpu_count = 1;
-      lifted.initial_bytes = {0};
-      policies::lift_schedule(s, cost, 0, lifted, mode);
+      const profiles::ServerSchedule lifted = lifted_alone(s, cost, mode);
       const sim::ServerPrediction on_server = sim::simulate_server(lifted, server, {.memory_limit_bytes = -1});
       sim::SimOptions options;
       options.host_mode = mode;
@@ -140,11 +136,7 @@ TEST_CASE("a plan with the optimizer on the host CPU lifts too, its updates on t
   const costmodel::ServerSpec server = costmodel::find_server("4x-gtx1080ti");
   for (const sim::HostMode mode : {sim::HostMode::none, sim::HostMode::eager}) {
     CAPTURE(sim::host_mode_name(mode));
-    profiles::ServerSchedule lifted;
-    lifted.server = server.name;
-    lifted.gpu_count = 1;
-    lifted.initial_bytes = {0};
-    policies::lift_schedule(s, cost, 0, lifted, mode);
+    const profiles::ServerSchedule lifted = lifted_alone(s, cost, mode);
     int64_t host_cpu_ns = 0;
     for (const profiles::ServerTask& t : lifted.tasks) {
       if (t.stream == profiles::kServerHostCpuStream) host_cpu_ns += t.duration_ns;
