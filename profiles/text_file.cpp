@@ -78,9 +78,12 @@ std::string read_file_bytes(const std::filesystem::path& path, std::string_view 
   return std::move(buffer).str();
 }
 
+std::string text_of_bytes(std::string bytes, const std::filesystem::path& source, int64_t max_bytes) {
+  return is_gzip(bytes) ? gunzip(bytes, source, max_bytes) : bytes;
+}
+
 std::string read_text_file(const std::filesystem::path& path, std::string_view what, int64_t max_bytes) {
-  std::string bytes = read_file_bytes(path, what, max_bytes);
-  return is_gzip(bytes) ? gunzip(bytes, path, max_bytes) : bytes;
+  return text_of_bytes(read_file_bytes(path, what, max_bytes), path, max_bytes);
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view text, std::string_view what) {

@@ -28,6 +28,10 @@ std::string read_file_bytes(const std::filesystem::path& path, std::string_view 
 std::string read_text_file(const std::filesystem::path& path, std::string_view what = {},
                            int64_t max_bytes = kMaxInputBytes);
 
+// Bytes read from `source` (a path, for messages) as text: gunzipped when they start with the gzip
+// magic, as read_text_file does; FormatError on a corrupt or truncated stream or past max_bytes.
+std::string text_of_bytes(std::string bytes, const std::filesystem::path& source, int64_t max_bytes = kMaxInputBytes);
+
 // Writes `text` to a temporary file beside `path` (same file system, name unique to this process),
 // then renames it over `path`: readers see the old file or the new one, never half of one. Throws
 // Error "cannot write <what> '<path>': <reason>" (the temporary file removed).

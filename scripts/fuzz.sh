@@ -33,6 +33,10 @@ shared=../shared
 seed fuzz_trace_json tests/fixtures/traces/*.json tests/fixtures/malformed/*.json tests/fixtures/exported/*.json tests/fixtures/fuzz/trace_json-*
 seed fuzz_schedule_json tests/fixtures/*/*schedule*.json tests/fixtures/fuzz/schedule_json-*
 seed fuzz_kineto tests/fixtures/kineto/*.json* "$shared"/kineto/*.json
+# ... and two gzip streams as they are (the target gunzips what starts with the magic).
+for f in tests/fixtures/kineto/cpu_cnn_adam_legacy.json.gz tests/fixtures/kineto/mi250_minitoy_train.json.gz; do
+  cp "$f" "$build/corpus/fuzz_kineto/$(basename "$f")"
+done
 seed fuzz_execution_trace tests/fixtures/execution_trace/{mlp,cnn,simple_add}_et.json.gz "$shared"/execution_trace/*.json
 seed fuzz_dtr_log tests/fixtures/dtr/*.log* tests/fixtures/fuzz/dtr_log-*
 seed fuzz_spec_toml experiments/*.toml tests/fixtures/experiments/*.toml
