@@ -88,6 +88,7 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
         t.kind = ServerTaskKind::compute;
         t.stream = in.stream == profiles::kDeviceToHostStream   ? profiles::kServerToHostStream
                    : in.stream == profiles::kHostToDeviceStream ? profiles::kServerFromHostStream
+                   : in.stream == schedule.host_stream          ? profiles::kServerHostCpuStream
                                                                 : profiles::kServerComputeStream;
         t.label = fmt::format("free {}", g.tensor(in.tensor).name);
         auto& readers = touched[static_cast<size_t>(in.tensor)];
