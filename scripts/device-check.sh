@@ -8,6 +8,9 @@
 #   4. profiles and runs two small model arrays (4 x resnet18 at batch 32, 4 x bert-base at
 #      batch 16): plain, sub-arrays predicted from their measured traces, and swap/recompute plans
 #      under a memory cap (an allocator fraction emulating a smaller GPU), one run as a CUDA graph;
+#   4b. trains the same models with plain PyTorch eager (scripts/eager-baseline.py: 1 and 4 models
+#      one after another, fp32 and amp-bf16; parameter counts checked against the zoo) -> eager-*.csv,
+#      the baseline the executor's steps and HFTA's fusion gain are compared with;
 #   5. times the kernels of `mutwo bench-ops` on its default grid (ops.csv) and fits a calibration
 #      profile from them (ops-profile.json);
 #   6. prints `mutwo compare` of everything it ran and leaves results.db, the traces and the logs
@@ -115,6 +118,14 @@ array_runs() {
   return $failed
 }
 
+# The same arrays trained by PyTorch eager itself (issue 22, item 2), with the device's torch.
+eager_baseline() {
+  python3 scripts/eager-baseline.py --models resnet18 --batch 32 --copies 1,4 --precision fp32,amp-bf16 \
+    --device "$device" --mutwo "$build/cli/mutwo" -o "$out/eager-resnet18.csv" || return 1
+  python3 scripts/eager-baseline.py --models bert-base --batch 16 --copies 1,4 --precision fp32,amp-bf16 \
+    --device "$device" --mutwo "$build/cli/mutwo" -o "$out/eager-bert-base.csv"
+}
+
 # `mutwo bench-ops` on the default grid (every kernel, every precision the GPU runs) -> ops.csv, and
 # a profile fitted from it (the rows are all one catalog device: no --device needed).
 bench_ops() {
@@ -142,6 +153,7 @@ if [[ $stage == all || $stage == runs ]]; then
   rm -f "$out/results.db" "$out/results.db-wal" "$out/results.db-shm"
   step resnet18 array_runs resnet18 --model resnet18 --batch 32
   step bert-base array_runs bert-base --model bert-base --batch 16
+  step eager eager_baseline
   step bench-ops bench_ops
   step compare compare
   cat "$out/logs/compare.log" 2>/dev/null
