@@ -61,6 +61,10 @@ class Parser {
       ++number;
       while (!raw.empty() && (raw.back() == '\r' || raw.back() == ' ' || raw.back() == '\t'))
         raw.remove_suffix(1);
+      if (static_cast<int64_t>(raw.size()) > kMaxDtrLineBytes) {
+        throw FormatError(fmt::format("{}:{}: a line of {} bytes, more than the {} a DTR log line may have", source_,
+                                      number, raw.size(), kMaxDtrLineBytes));
+      }
       Line line;
       line.number = number;
       try {
@@ -448,6 +452,10 @@ TraceImport dtr_log_to_trace(const DtrLog& log, const std::string& source_name) 
 
 bool looks_like_dtr_log(std::string_view text) {
   const size_t end = text.find('\n');
+  if (static_cast<int64_t>(std::min(end, text.size())) > kMaxDtrLineBytes) {
+    const std::string_view head = text.substr(0, 4096);
+    return head.starts_with('{') && head.find("\"INSTRUCTION\"") != std::string_view::npos;
+  }
   try {
     const Json first = Json::parse(text.substr(0, end));
     return first.is_object() && first.contains("INSTRUCTION");

@@ -93,8 +93,13 @@ struct DtrParseOptions {
   bool skip_to_start = true;
 };
 
+// The longest line a DTR log may have: its lines are single instructions of a few hundred bytes
+// (the longest of the 9 logs in ../shared/dtr is 306 bytes); a longer one is refused before it is parsed,
+// whose JSON tree would take several times its bytes.
+inline constexpr int64_t kMaxDtrLineBytes = int64_t{1} << 20;
+
 // Throws FormatError naming the source, the line, the instruction and the field at fault: a line
-// that is not a JSON object, an unknown instruction (PIN included: simrd rejects it), a missing or
+// longer than kMaxDtrLineBytes, a line that is not a JSON object, an unknown instruction (PIN included: simrd rejects it), a missing or
 // mistyped field, a number that is not a non-negative integer, a CONSTANT without its MEMORY, a
 // CALL without its MEMORY/ALIAS pair per result, a name used before it is bound or bound twice, an
 // ALIAS or MUTATE index out of range, a missing START.
@@ -107,7 +112,8 @@ DtrLog parse_dtr_log(std::string_view text, std::string_view source, const DtrPa
 // simrd's full semantics.
 TraceImport dtr_log_to_trace(const DtrLog& log, const std::string& source_name);
 
-// Content check: the first line is a JSON object with an "INSTRUCTION" key.
+// Content check: the first line is a JSON object with an "INSTRUCTION" key (a first line past
+// kMaxDtrLineBytes is judged by its first 4 KiB, so that the parser refuses it by its length).
 bool looks_like_dtr_log(std::string_view text);
 
 }  // namespace mutwo::profiles

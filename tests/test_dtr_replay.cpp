@@ -143,6 +143,14 @@ TEST_CASE("malformed DTR logs are refused with the line and field") {
   CHECK(message(kStart + R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"w"})"
                          "\n")
             .find("bad.log:2: MEMORY is only valid") != std::string::npos);
+  // A line past 1 MiB (DTR's own logs: at most 306 bytes) is refused before its JSON is parsed, by
+  // its length; a first line that long is still told apart as a DTR log by its first 4 KiB.
+  const std::string padded = R"({"INSTRUCTION":"CONSTANT","NAME":")" + std::string(1 << 20, 'x') + "\"}\n";
+  CHECK(message(kStart + padded) ==
+        "bad.log:2: a line of 1048612 bytes, more than the 1048576 a DTR log line may have");  // 34 + 2^20 + 2
+  CHECK(profiles::looks_like_dtr_log(padded));
+  CHECK_FALSE(profiles::looks_like_dtr_log("[" + std::string(1 << 20, ' ') + "]\n"));
+  CHECK(message(padded, {.skip_to_start = false}).find("bad.log:1: a line of") == 0);
 }
 
 TEST_CASE("replay under a budget, traced by hand (LRU)") {
