@@ -52,8 +52,12 @@ bool better(const ServerSearchRow& a, const ServerSearchRow& b) {
 struct Candidate {
   ServerSearchRow row;
   ServerSchedule schedule;
-  std::vector<ServerGpuPart> parts;  // array placements
+  std::vector<ServerGpuPart> parts;  // array placements, without their schedules (set for the winner)
+  std::vector<const SearchReport*> part_reports;  // per part: its share's single-GPU search (the memo's)
 };
+
+// The single-GPU searches of an array's shares, by share (one per distinct share).
+using ShareMemo = std::map<std::vector<int32_t>, SearchReport>;
 
 // One model: every scheme x GPU count x micro-batch count.
 void search_schemes(const ServerSearchConfig& c, int64_t limit, std::vector<Candidate>& out, ServerSearchStats& stats) {
@@ -128,7 +132,8 @@ std::string share_text(const std::vector<ArchitectureCount>& archs, const std::v
 }
 
 // A model array spread over 1 .. N GPUs.
-void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<Candidate>& out, ServerSearchStats& stats) {
+void search_placements(const ServerSearchConfig& c, int64_t limit, ShareMemo& memo, std::vector<Candidate>& out,
+                       ServerSearchStats& stats) {
   const costmodel::ServerRoutes routes(c.server);
   const auto& archs = c.architectures;
   std::vector<int64_t> compute_ns;
@@ -151,7 +156,6 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<C
   }
   std::stable_sort(placements.begin(), placements.end(),
                    [](const Placement& x, const Placement& y) { return x.bound_ns < y.bound_ns; });
-  std::map<std::vector<int32_t>, SearchReport> memo;
   int64_t best_ns = 0;
   for (const Placement& pl : placements) {
     if (best_ns > 0 && best_ns < pl.bound_ns) {
@@ -213,7 +217,7 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, std::vector<C
       part.policy = best.policy;
       part.step_time_ns = best.step_time_ns;
       part.peak_bytes = best.peak_bytes;
-      if (r.best_schedule_is_whole_step) part.schedule = r.best_schedule;
+      cand.part_reports.push_back(&r);
       row.samples_per_step += r.samples_per_step;
       row.peak_bytes = std::max(row.peak_bytes, best.peak_bytes);
       alone_ns = std::max(alone_ns, best.step_time_ns);
@@ -274,17 +278,23 @@ ServerSearchReport run_server_search(const ServerSearchConfig& c) {
   const int64_t limit = c.memory_limit_bytes > 0 ? c.memory_limit_bytes : c.cost->device().memory_bytes;
   report.memory_limit_bytes = limit;
   std::vector<Candidate> candidates;
+  ShareMemo memo;  // outlives the candidates' pointers into it
   const bool one_model = c.architectures.size() == 1 && c.architectures.front().count == 1;
   if (one_model) {
     search_schemes(c, limit, candidates, report.stats);
   } else {
-    search_placements(c, limit, candidates, report.stats);
+    search_placements(c, limit, memo, candidates, report.stats);
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return better(a.row, b.row); });
   if (!candidates.empty() && candidates.front().row.feasible) {
     report.best = std::move(candidates.front().schedule);
     report.best_parts = std::move(candidates.front().parts);
+    // Only the winner's parts carry their schedules (a copy each): separate runs have none.
+    for (size_t i = 0; i < report.best_parts.size(); ++i) {
+      const SearchReport& r = *candidates.front().part_reports[i];
+      if (r.best_schedule_is_whole_step) report.best_parts[i].schedule = r.best_schedule;
+    }
   }
   for (size_t i = 0; i < candidates.size() && i < static_cast<size_t>(c.top); ++i) {
     report.rows.push_back(std::move(candidates[i].row));
