@@ -20,6 +20,7 @@
 #include "experiments/run_pipeline.hpp"
 #include "policies/policy_registry.hpp"
 #include "profiles/error.hpp"
+#include "sim/host_mode.hpp"
 #include "profiles/executor.hpp"
 
 namespace mutwo::cli {
@@ -245,10 +246,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--cuda-graph", opts->cuda_graph,
                 "Capture one step as a CUDA graph after warm-up and time its replays");
   cmd->add_option("--host-mode", opts->host_mode,
-                  "The prediction's host timeline: eager (PyTorch's dispatch and a launch per kernel, as the "
-                  "executor issues the step), cuda-graph (one captured graph replayed), none (GPU time alone); "
-                  "default: cuda-graph with --cuda-graph, else eager")
-      ->check(CLI::IsMember({"eager", "cuda-graph", "none"}));
+                  "The prediction's host timeline: libtorch (PyTorch's dispatch and a launch per kernel issued "
+                  "from C++, as the executor issues the step), eager (the same from a Python training loop), "
+                  "cuda-graph (one captured graph replayed), none (GPU time alone); default: cuda-graph with "
+                  "--cuda-graph, else libtorch")
+      ->check(CLI::IsMember(sim::host_mode_names()));
   cmd->add_option("--db", opts->db, "Results database to store the run in")->capture_default_str();
   cmd->add_flag("--no-db", opts->no_db, "Do not store the run");
   cmd->add_flag("--state-offload", opts->state_offload,

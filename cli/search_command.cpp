@@ -456,8 +456,9 @@ void add_search_command(CLI::App& app) {
                   lean_ops_help() + "; both: every partition and policy with and without tempo's")
       ->capture_default_str();
   cmd->add_option("--host-mode", opts->host_mode,
-                  "How the host issues work: eager (PyTorch eager dispatch and launches, the device catalog's "
-                  "figures), cuda-graph (each plan captured and replayed), none (GPU time alone)")
+                  "How the host issues work: eager (PyTorch eager dispatch and launches from a Python training "
+                  "loop, the device catalog's figures), libtorch (the same from C++, as mutwo's executor runs a "
+                  "plan), cuda-graph (each plan captured and replayed), none (GPU time alone)")
       ->capture_default_str();
   cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
   add_device_flags(cmd, opts->device);

@@ -279,11 +279,12 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "Print the prediction as JSON");
   cmd->add_flag("--strict", opts->strict, "Exit non-zero when the step runs out of memory");
   cmd->add_option("--host-mode", opts->host_mode,
-                  "How the host issues work: eager (PyTorch eager: each op's dispatch and launches; a "
-                  "trace's measured host times), cuda-graph (one captured graph replayed), none (the host "
+                  "How the host issues work: eager (PyTorch eager from a Python training loop: each op's "
+                  "dispatch and launches; a trace's measured host times), libtorch (the same issued from C++, "
+                  "as mutwo's executor issues a step), cuda-graph (one captured graph replayed), none (the host "
                   "never limits the GPU); default: eager, except none when replaying a trace that measured no "
                   "host side (a DTR log, a CPU profile)")
-      ->check(CLI::IsMember({"eager", "cuda-graph", "none"}));
+      ->check(CLI::IsMember(sim::host_mode_names()));
   cmd->add_option("--iterations", opts->iterations,
                   "Training steps simulated back to back; the step reported is the last (the steady state: the "
                   "next iteration's swap-ins and batch upload overlap this one's end) beside the first; busy, "

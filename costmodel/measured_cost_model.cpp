@@ -170,11 +170,12 @@ int64_t MeasuredCostModel::op_duration_ns(const profiles::Graph& graph, const pr
   return fallback_->op_duration_ns(graph, op);
 }
 
-int64_t MeasuredCostModel::op_host_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+int64_t MeasuredCostModel::op_host_ns(const profiles::Graph& graph, const profiles::Op& op,
+                                      HostIssuer issuer) const {
   if (!median_host_ns_.empty()) {
     if (const auto it = median_host_ns_.find(op_signature(graph, op)); it != median_host_ns_.end()) return it->second;
   }
-  return fallback_->op_host_ns(graph, op);
+  return fallback_->op_host_ns(graph, op, issuer);
 }
 
 MeasuredCoverage measured_coverage(const MeasuredCostModel& model, const profiles::Graph& graph) {

@@ -75,8 +75,11 @@ class MeasuredCostModel final : public OpCostModel {
   // The look-up rule above.
   int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
   // The median measured host time (Trace::op_host_ns) of ops with this op's signature, from the
-  // traces that carry host times (same median rule); the fallback's op_host_ns otherwise.
-  int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  // traces that carry host times (same median rule), whoever issues: a measured host time is what
+  // its issuer measured (a Kineto trace: Python; `mutwo profile` on a GPU: the executor, C++); the
+  // fallback's op_host_ns otherwise.
+  int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op,
+                     HostIssuer issuer = HostIssuer::python) const override;
   // The fallback's device: memory, host link and fallback pricing come from it.
   const DeviceSpec& device() const override { return fallback_->device(); }
   // "measured (1180 of 1256 ops from 1 trace on NVIDIA H100 80GB HBM3; rest analytic)": the

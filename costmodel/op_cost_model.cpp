@@ -12,8 +12,9 @@ std::string OpCostModel::describe(const profiles::Graph&) const {
   return std::string(name());
 }
 
-int64_t OpCostModel::op_host_ns(const profiles::Graph&, const profiles::Op& op) const {
+int64_t OpCostModel::op_host_ns(const profiles::Graph&, const profiles::Op& op, HostIssuer issuer) const {
   const HostDispatch& h = device().host;
+  if (issuer == HostIssuer::cpp) return h.backward_op_ns;
   const bool nested = op.kind == profiles::OpKind::cast || op.kind == profiles::OpKind::cast_backward ||
                       op.phase == profiles::Phase::optimizer;
   if (nested) return h.launch_ns;

@@ -14,6 +14,10 @@ namespace mutwo::costmodel {
 
 enum class CopyDirection : uint8_t { device_to_host, host_to_device };
 
+// Who issues a step's ops under PyTorch eager: a Python training loop (forward ops are Python module
+// calls), or C++ through LibTorch, as mutwo's executor does (every op of the schedule one C++ call).
+enum class HostIssuer : uint8_t { python, cpp };
+
 class OpCostModel {
  public:
   virtual ~OpCostModel() = default;
@@ -30,7 +34,12 @@ class OpCostModel {
   // call cost their kernel launch alone (launch_ns): autocast's casts and their backward (inside the
   // parent op's dispatch), the optimizer's per-weight updates and GradScaler's unscale (torch.optim's
   // and GradScaler's foreach kernels, PyTorch's default on CUDA since 2.0, update many tensors per call).
-  virtual int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op) const;
+  // Issued from C++ (HostIssuer::cpp, the executor's interpreter): every op is one C++ call that
+  // dispatches its ATen ops and launches their kernels, priced at the C++ figure (backward_op_ns),
+  // the only per-op dispatch cost measured from C++ (the catalog says where); casts and updates too,
+  // as the interpreter issues each as an instruction of its own.
+  virtual int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op,
+                             HostIssuer issuer = HostIssuer::python) const;
 };
 
 // latency + bytes / link bandwidth, rounded up to whole ns (documented rounding rule).

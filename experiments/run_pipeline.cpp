@@ -74,7 +74,7 @@ Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int6
 // The host timeline the prediction puts in front of the GPU: the one the executor runs.
 sim::HostMode run_host_mode(const RunRequest& request) {
   if (!request.host_mode.empty()) return sim::parse_host_mode(request.host_mode);
-  return request.cuda_graph ? sim::HostMode::cuda_graph : sim::HostMode::eager;
+  return request.cuda_graph ? sim::HostMode::cuda_graph : sim::HostMode::libtorch;
 }
 
 }  // namespace

@@ -90,9 +90,9 @@ struct RunRequest {
   // merge weighed by the prediction's cost model. Throws mutwo::Error where the plan has one
   // sub-array, with --sync-each-step or --cuda-graph.
   bool wrap = false;
-  // The prediction's host timeline (sim/host_mode.hpp: eager, cuda-graph, none). Empty: cuda-graph
-  // with cuda_graph, else eager, as the executor issues the step (PyTorch's dispatch and a launch per
-  // kernel in front of the GPU).
+  // The prediction's host timeline (sim/host_mode.hpp). Empty: cuda-graph with cuda_graph, else
+  // libtorch, as the executor issues the step (PyTorch's dispatch and a launch per kernel in front of
+  // the GPU, every op issued from C++).
   std::string host_mode;
   RunCostFn cost;  // the prediction's cost setup, called once the device is open
   std::string save_schedule;  // write the executed schedule to this file; empty: not written
@@ -108,7 +108,7 @@ struct RunOutcome {
   std::string plan_note;  // the policy's one-line summary, or "schedule file"
   int64_t samples_per_step = 0;
   sim::Prediction prediction;
-  sim::HostMode host_mode = sim::HostMode::eager;  // the prediction's host timeline
+  sim::HostMode host_mode = sim::HostMode::libtorch;  // the prediction's host timeline
   profiles::Measurement measurement;
   // The rows as stored (or as they would be): the run (config_hash of the run's configuration),
   // its prediction and its measurement.

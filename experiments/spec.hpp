@@ -34,7 +34,9 @@ struct Sweep {
   std::string dtype = "fp32";
   std::string precision = "fp32";  // profiles/precision.hpp: fp32, tf32, amp-fp16, amp-bf16, bf16
   std::vector<std::string> lean_ops;  // Tempo's lean layers to sweep (profiles/lean_ops.hpp); empty: none
-  std::string host_mode = "eager";  // sim/host_mode.hpp: eager, cuda-graph, none
+  // sim/host_mode.hpp: eager, libtorch, cuda-graph, none; empty: the kind's default (eager; the
+  // measured kind: libtorch, as the executor issues its steps)
+  std::string host_mode;
   std::string optimizer = "adam";
   std::string cost_source = "analytic";
   std::vector<std::string> traces;  // the cost source's measured traces; relative paths: from the spec's folder
@@ -47,7 +49,7 @@ struct Sweep {
   int32_t warmup = 3;                   // measured sweeps: untimed steps first
   std::string published;                // published kind: CSV of published throughputs; relative: from the spec's folder
   std::vector<std::string> cost_sources;  // published kind: each row priced by each (default: analytic)
-  std::vector<std::string> host_modes;    // published kind: eager, cuda-graph, none (default: eager)
+  std::vector<std::string> host_modes;    // published kind: sim/host_mode.hpp's names (default: eager)
   std::vector<std::string> servers;       // server kinds: server catalog names (costmodel/server_catalog.hpp)
   std::vector<std::string> schemes;       // server_schemes kind: policies/server_schemes.hpp names
   std::vector<int32_t> gpu_counts;        // server_schemes kind: GPUs used (N)

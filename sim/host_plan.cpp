@@ -23,7 +23,8 @@ HostPlan make_host_plan(const Schedule& s, const costmodel::OpCostModel& cost, H
     if (mode == HostMode::cuda_graph) {
       ns = d.graph_kernel_ns;
     } else if (profiles::runs_op(in.kind)) {
-      ns = cost.op_host_ns(s.graph, s.graph.op(in.op));
+      const auto issuer = mode == HostMode::libtorch ? costmodel::HostIssuer::cpp : costmodel::HostIssuer::python;
+      ns = cost.op_host_ns(s.graph, s.graph.op(in.op), issuer);
     } else {
       ns = d.copy_issue_ns;
     }

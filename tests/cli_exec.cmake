@@ -26,12 +26,17 @@ mutwo_cli_test(run_cpu_json
                DEFINES "JSON_CHECKS=run_id=1\;device=cpu\;gpu=a100-40gb\;schedule|samples_per_step=4\;schedule|multiplexed=ON\;schedule|policy=none\;measurement|iterations=2\;measurement|warmup_iterations=1\;measurement|peak_source=accounted\;measurement|oom=OFF\;measurement|peak_bytes=1784320\;prediction|peak_bytes=1784320"
                PROPERTIES FIXTURES_SETUP cli_exec_run_db FIXTURES_REQUIRED cli_exec_clean)
 # The prediction beside a run puts the host in front of the GPU as the executor issues the step:
-# PyTorch eager (a dispatch and a launch per kernel, the catalog's host figures) unless --cuda-graph
-# or --host-mode says otherwise. 2 resnet-mini on the A100: 10,365,200 ns eager (the host busy
-# 31.1 ms over 3 iterations, the GPU waiting on it 22.0 ms), exactly what `mutwo simulate --schedule`
-# of the saved plan predicts (host eager, iteration 3 of 3); 3,060,672 ns of GPU time alone.
-mutwo_cli_test(run_cpu_prediction_host_eager
+# PyTorch's dispatch and a launch per kernel, every op issued from C++ (libtorch: the catalog's C++
+# figure, 14.1 us an op) unless --cuda-graph or --host-mode says otherwise. 2 resnet-mini on the A100,
+# host-bound: iteration 3 issues 404 ops x 14,100 ns + 4 batch copies x 4,600 ns = 5,714,800 ns, the
+# step; the host busy 3 x 404 x 14,100 + 8 x 4,600 = 17,126,000 ns over 3 iterations; exactly what
+# `mutwo simulate --schedule --host-mode libtorch` of the saved plan predicts. From a Python loop
+# (eager: forward ops 55.2 us) 10,365,200 ns; 3,060,672 ns of GPU time alone.
+mutwo_cli_test(run_cpu_prediction_host_libtorch
                ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json
+               DEFINES "JSON_CHECKS=prediction|host_mode=libtorch\;prediction|step_time_ns=5714800\;prediction|host_busy_ns=17126000\;prediction|host_bound_idle_ns=7991377")
+mutwo_cli_test(run_cpu_prediction_host_eager
+               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode eager
                DEFINES "JSON_CHECKS=prediction|host_mode=eager\;prediction|step_time_ns=10365200\;prediction|host_busy_ns=31077200\;prediction|host_bound_idle_ns=21964291")
 mutwo_cli_test(run_cpu_prediction_host_none
                ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode none

@@ -426,7 +426,7 @@ namespace {
 constexpr int64_t kUs = 1'000;  // ns
 
 // Three forward ops in a chain, x -> A -> a -> B -> b -> C -> c, each gpu_ns on the GPU; the host
-// issues each in host_ns (forward_op_ns).
+// issues each in host_ns (forward_op_ns) from Python, in 20 us (the C++ figure) from C++.
 struct HostChain {
   Schedule s;
   FixedCostModel cost{{}};
@@ -448,6 +448,7 @@ struct HostChain {
     cost = FixedCostModel({{A, gpu_ns}, {B, gpu_ns}, {C, gpu_ns}});
     mutwo::costmodel::HostDispatch h;
     h.forward_op_ns = host_ns;
+    h.backward_op_ns = 20 * kUs;
     h.graph_kernel_ns = 1 * kUs;
     cost.set_host(h);
   }
@@ -487,6 +488,12 @@ TEST_CASE("a host-bound step: kernels wait for their launch, the GPU idles betwe
   const Prediction g = simulate(ch.s, ch.cost, host(mutwo::sim::HostMode::cuda_graph));
   CHECK(g.step_time_ns == 31 * kUs);
   CHECK(g.host_bound_idle_ns == 1 * kUs);
+  // Issued from C++ (libtorch, as mutwo's executor issues): 20 us per op, issued at 20, 40, 60 us;
+  // A runs 20..30, B 40..50, C 60..70 us; the GPU waits 20 + 10 + 10 us.
+  const Prediction l = simulate(ch.s, ch.cost, host(mutwo::sim::HostMode::libtorch));
+  CHECK(l.step_time_ns == 70 * kUs);
+  CHECK(l.host_busy_ns == 60 * kUs);
+  CHECK(l.host_bound_idle_ns == 40 * kUs);
 }
 
 TEST_CASE("a GPU-bound step runs ahead on the host; a sync makes the host wait") {

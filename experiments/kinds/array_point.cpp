@@ -69,7 +69,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
               info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
           p.dtype = s.dtype;
           p.precision = s.precision;
-          p.host_mode = s.host_mode;
+          p.host_mode = s.host_mode.empty() ? "eager" : s.host_mode;
           p.optimizer = s.optimizer;
           p.gpu = gpu;
           p.cost_source = s.cost_source;
@@ -224,7 +224,7 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
   named("precision", s.precision, [&] { profiles::parse_precision(s.precision); });
   for (const std::string& l : s.lean_ops) named("lean_ops", l, [&] { profiles::parse_lean_ops(l); });
-  named("host_mode", s.host_mode, [&] { sim::parse_host_mode(s.host_mode); });
+  if (!s.host_mode.empty()) named("host_mode", s.host_mode, [&] { sim::parse_host_mode(s.host_mode); });
   named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
   // The source and the inputs its entry declares.
   named("cost_source", s.cost_source, [&] {
