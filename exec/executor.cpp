@@ -150,10 +150,13 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
   InterpreterOptions interpreter_options;
   interpreter_options.seed = options.seed;
   interpreter_options.time_ops = true;
+  // The host side only where the host issues work to a device: on the cpu an op's issue is its work.
+  interpreter_options.time_host = backend->is_cuda() || options.time_host;
   Interpreter interpreter(schedule, *backend, interpreter_options);
 
   const size_t op_count = schedule.graph.ops.size();
   std::vector<std::vector<int64_t>> samples(op_count);
+  std::vector<std::vector<int64_t>> host_samples(interpreter_options.time_host ? op_count : 0);
   for (int32_t i = 0; i < options.warmup_iterations + options.measured_iterations; ++i) {
     const StepResult step = interpreter.step();
     if (step.oom)
@@ -162,6 +165,8 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
     if (i < options.warmup_iterations) continue;
     for (size_t k = 0; k < op_count; ++k)
       samples[k].push_back(backend->op_time_ns(static_cast<profiles::OpId>(k)));
+    for (size_t k = 0; k < host_samples.size(); ++k)
+      host_samples[k].push_back(interpreter.op_host_ns(static_cast<profiles::OpId>(k)));
   }
   profiles::Trace trace;
   trace.graph = schedule.graph;
@@ -169,6 +174,8 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
   trace.op_duration_ns.reserve(op_count);
   for (std::vector<int64_t>& s : samples)
     trace.op_duration_ns.push_back(profiles::median(std::move(s), profiles::EvenMedian::lower_middle));
+  for (std::vector<int64_t>& s : host_samples)
+    trace.op_host_ns.push_back(profiles::median(std::move(s), profiles::EvenMedian::lower_middle));
   return trace;
 }
 

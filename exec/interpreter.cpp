@@ -1,5 +1,7 @@
 #include "exec/interpreter.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
 
 #include <ATen/ATen.h>
@@ -19,6 +21,10 @@ using profiles::TensorRole;
 
 bool is_step_input(TensorRole role) {
   return role == TensorRole::input || role == TensorRole::label;
+}
+
+int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count();
 }
 
 std::string describe(const profiles::Schedule& schedule, const profiles::Instruction& instruction) {
@@ -206,9 +212,17 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
   }
   const KernelContext context{graph_, op, inputs, runtime_[static_cast<size_t>(op.id)]};
   const bool timed = options_.time_ops && !recompute;
-  if (timed) backend_.start_op_timer(op.id);
+  if (timed) {
+    const auto t0 = std::chrono::steady_clock::now();
+    backend_.start_op_timer(op.id);
+    timer_ns_ += elapsed_ns(t0);
+  }
   std::vector<at::Tensor> outputs = run_kernel(context);
-  if (timed) backend_.stop_op_timer(op.id);
+  if (timed) {
+    const auto t0 = std::chrono::steady_clock::now();
+    backend_.stop_op_timer(op.id);
+    timer_ns_ += elapsed_ns(t0);
+  }
   in_use_bytes_ -= profiles::allocation_bytes(op.workspace_bytes);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -267,15 +281,21 @@ void Interpreter::execute(const profiles::Instruction& instruction) {
 }
 
 void Interpreter::issue_instructions(profiles::InstrId* current) {
+  if (options_.time_host) op_host_ns_.assign(graph_.ops.size(), 0);
   for (const profiles::Instruction& instruction : schedule_.instructions) {
     *current = instruction.id;
-    if (profiles::runs_on_host(schedule_, instruction)) {
+    const bool on_host = profiles::runs_on_host(schedule_, instruction);
+    const bool host_timed = options_.time_host && instruction.kind == InstrKind::compute && !on_host;
+    const auto t0 = std::chrono::steady_clock::now();
+    timer_ns_ = 0;
+    if (on_host) {
       backend_.before_host(instruction);
     } else {
       backend_.before(instruction);
     }
     execute(instruction);
     backend_.after(instruction);
+    if (host_timed) op_host_ns_[static_cast<size_t>(instruction.op)] = std::max<int64_t>(0, elapsed_ns(t0) - timer_ns_);
   }
   backend_.end_step();
 }

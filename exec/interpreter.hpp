@@ -29,7 +29,11 @@ namespace mutwo::exec {
 struct InterpreterOptions {
   uint64_t seed = 0;               // leaf values and dropout masks (leaf_init.hpp, kernel.hpp)
   int64_t memory_limit_bytes = 0;  // accounted cap; <= 0: none
-  bool time_ops = false;           // time every compute (the profiler); adds a sync per op on CUDA
+  bool time_ops = false;           // time every compute on the device (the profiler's op timers)
+  // Time each compute's issue on the host (steady_clock from before() to after(), the op timers'
+  // own calls taken out): the dispatch of its ATen ops and the launch of their kernels, what the
+  // simulator's host timeline charges an op (the profiler on a GPU; on the cpu issue is the work).
+  bool time_host = false;
   // Global index of the schedule's first model in the model array: seeds leaves and dropout, so a
   // schedule of model m alone starts and draws as model m of a larger array does.
   int32_t first_model = 0;
@@ -89,6 +93,9 @@ class Interpreter {
   void set_tensor(profiles::TensorId id, const at::Tensor& value);
   const profiles::Schedule& schedule() const { return schedule_; }
   DeviceBackend& backend() { return backend_; }
+  // With time_host: the host time of op `op`'s compute in the last step (0 when it was not computed
+  // in it, or computed only as a recompute).
+  int64_t op_host_ns(profiles::OpId op) const { return op_host_ns_.at(static_cast<size_t>(op)); }
 
  private:
   struct OutOfMemory {
@@ -141,6 +148,8 @@ class Interpreter {
   int64_t peak_bytes_ = 0;
   profiles::InstrId peak_instruction_ = profiles::kNoId;
   int64_t step_ = 1;
+  std::vector<int64_t> op_host_ns_;  // per op: host issue time in the last step (time_host)
+  int64_t timer_ns_ = 0;             // host time inside the op timers' calls of the current instruction
 };
 
 }  // namespace mutwo::exec

@@ -174,6 +174,12 @@ TEST_CASE("the profiler times every op with CUDA events") {
   for (int64_t d : trace.op_duration_ns) positive += d > 0 ? 1 : 0;
   CHECK(positive == static_cast<int64_t>(s.graph.ops.size()));  // every kernel takes > 0 ns
   CHECK(costmodel::match_device(trace.device).has_value());
+  // The host side: each op's issue (dispatch and launches) measured, > 0 ns, and far below a second.
+  REQUIRE(trace.op_host_ns.size() == s.graph.ops.size());
+  for (int64_t h : trace.op_host_ns) {
+    CHECK(h > 0);
+    CHECK(h < 1'000'000'000);
+  }
 }
 
 TEST_CASE("bench-ops times every kernel at every precision the GPU runs, and restores PyTorch's TF32 flags") {

@@ -404,3 +404,32 @@ TEST_CASE("the profiler's trace has one measured duration per op and replays thr
   // Identical layers share the median of their times, so the replay is close to, not equal to, the sum.
   CHECK(p.step_time_ns == doctest::Approx(static_cast<double>(sum)).epsilon(0.25));
 }
+
+TEST_CASE("the profiler records each op's host issue time where asked (always on a GPU)") {
+  const Schedule s = policies::build_plain_schedule(steps("bert-mini", {2}));
+  exec::ProfileOptions options;
+  options.warmup_iterations = 1;
+  options.measured_iterations = 3;
+  // On the cpu by default none: an op's issue there is its work, not a host in front of a device.
+  CHECK(exec::profile_schedule(s, options).op_host_ns.empty());
+  options.time_host = true;
+  const profiles::Trace trace = exec::profile_schedule(s, options);
+  REQUIRE(trace.op_host_ns.size() == s.graph.ops.size());
+  // Every op of a plain schedule is computed once a step; its issue (from before() to after(), the op
+  // timers' calls taken out) holds its kernel, which on the cpu runs inside the call: per step the
+  // host time is at least the timed kernel up to the timers' own clock reads, and so are the medians.
+  for (size_t k = 0; k < trace.op_host_ns.size(); ++k) {
+    CAPTURE(s.graph.ops[k].name);
+    CHECK(trace.op_host_ns[k] > 0);
+    CHECK(trace.op_host_ns[k] + 1'000 >= trace.op_duration_ns[k]);
+  }
+  // The measured source charges the host timeline these medians (op signatures match).
+  const profiles::Trace back = profiles::trace_from_json(profiles::trace_to_json(trace));
+  CHECK(back.op_host_ns == trace.op_host_ns);
+  const auto measured = costmodel::builtin_cost_sources().create(
+      "measured", costmodel::find_device("a100-40gb"), costmodel::CostSourceInputs{{back}});
+  const profiles::Op& first = s.graph.ops.front();
+  const int64_t host = measured->op_host_ns(s.graph, first, costmodel::HostIssuer::cpp);
+  CHECK(host > 0);
+  CHECK(host != 14'100);  // not the catalog's C++ figure
+}
