@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Writes the validation report (docs/VALIDATION.md, issue 22) from what scripts/device-check.sh
+measured: its work folder (results.db, runs.tsv, schedules/, traces/, eager-*.csv, ops.csv,
+ops-profile.json, logs/), unpacked from the device's device-check.tar.gz. Needs no GPU.
+
+Each executed schedule of runs.tsv is priced again by every cost source, the same schedule the
+executor ran (`mutwo simulate --schedule S --gpu G --host-mode H`, steady state as `mutwo run`
+predicts it): analytic (the catalog), calibrated (ops-profile.json, fitted by `mutwo calibrate` on
+the same GPU's bench-ops kernels; the shipped profiles where none was measured) and measured (the
+run's own profiled traces, which must reproduce the prediction stored beside the measurement). The
+measurement is results.db's (`mutwo compare --json`). Item 2 joins the executor's runs with
+scripts/eager-baseline.py's CSVs. With ops.csv of a GPU, `mutwo calibrate --kfold 5 --fidelity`
+adds the kernel-level section.
+
+  python3 scripts/validation-report.py WORK --mutwo build/cli/mutwo -o docs/VALIDATION.md
+
+Nothing in the report is fitted to the measurements it is compared with: the calibrated profile
+is fitted on single kernels (bench-ops), the measured source replays op times of profiled steps,
+and the step times it is compared with are separate runs.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_section import write_section  # noqa: E402
+
+MANIFEST_FIELDS = ["label", "run_id", "group", "schedule", "traces", "gpu", "memory_limit_bytes", "host_mode", "device"]
+TARGETS = {"analytic": None, "calibrated": 0.10, "measured": 0.05}  # median |step error| (issue 22)
+PEAK_TARGET = 0.03
+
+
+def read_manifest(work):
+    rows = []
+    with open(os.path.join(work, "runs.tsv")) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < len(MANIFEST_FIELDS):
+                parts += [""] * (len(MANIFEST_FIELDS) - len(parts))
+            rows.append(dict(zip(MANIFEST_FIELDS, parts)))
+    return rows
+
+
+def compare_rows(mutwo, work):
+    out = subprocess.run([mutwo, "compare", "--db", os.path.join(work, "results.db"), "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    return {r["run_id"]: r for r in json.loads(out)["rows"]}
+
+
+def simulate(mutwo, work, row, source, profile):
+    """The step the source predicts for the run's schedule, or None where the source has no input."""
+    cmd = [mutwo, "simulate", "--schedule", os.path.join(work, row["schedule"]), "--gpu", row["gpu"],
+           "--memory", "1TiB", "--host-mode", row["host_mode"] or "libtorch", "--json"]
+    if source == "calibrated":
+        cmd += ["--cost-source", "calibrated"] + (["--profile", profile] if profile else [])
+    elif source == "measured":
+        if row["traces"] in ("", "-"):
+            return None
+        cmd += ["--cost-source", "measured"]
+        for t in row["traces"].split(","):
+            cmd += ["--trace", os.path.join(work, t)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"validation-report: {row['label']}: {source}: {done.stderr.strip()}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout)["prediction"]["step_time_ns"]
+
+
+def rel(pred, meas):
+    return None if pred is None or not meas else (pred - meas) / meas
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:+.1f} %"
+
+
+def ms(ns):
+    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def mib(b):
+    return "-" if b is None else f"{b / 2**20:.1f} MiB"
+
+
+def summary(errors):
+    a = [abs(e) for e in errors if e is not None]
+    if not a:
+        return 0, None, None
+    return len(a), statistics.median(a), max(a)
+
+
+def environment(work):
+    path = os.path.join(work, "logs", "environment.log")
+    return open(path).read().strip().splitlines() if os.path.exists(path) else []
+
+
+def eager_rows(work):
+    rows = []
+    for name in ("eager-x1.csv", "eager-fused.csv"):
+        path = os.path.join(work, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                rows += list(csv.DictReader(f))
+    return rows
+
+
+def speed_key(label):
+    """speed-<model>-x<k>-<precision>[-cuda-graph] -> (model, k, precision, graph)."""
+    body = label[len("speed-"):]
+    graph = body.endswith("-cuda-graph")
+    if graph:
+        body = body[: -len("-cuda-graph")]
+    head, precision = (body.rsplit("-x", 1)[0], body.rsplit("-x", 1)[1])
+    k, precision = precision.split("-", 1)
+    return head, int(k), precision, graph
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("work", help="device-check's work folder (unpacked)")
+    ap.add_argument("--mutwo", default="build/cli/mutwo")
+    ap.add_argument("-o", "--output", default="docs/VALIDATION.md")
+    ap.add_argument("--source-note", default="", help="where the work folder comes from (a sentence)")
+    args = ap.parse_args()
+    work = args.work
+    manifest = read_manifest(work)
+    measured_rows = compare_rows(args.mutwo, work)
+    profile = os.path.join(work, "ops-profile.json")
+    profile = profile if os.path.exists(profile) else None
+    on_cpu = bool(manifest) and all(r["device"] in ("cpu", "") for r in manifest)
+    sources = ["measured"] if on_cpu else ["analytic", "calibrated", "measured"]
+
+    lines = []
+    env = environment(work)
+    lines.append("## Where and what")
+    lines.append("")
+    if on_cpu:
+        lines.append("**A dry run on the CPU executor, not a GPU validation**: the same scripts, stages and "
+                     "comparisons with the zoo's test-scale models on LibTorch's CPU kernels. Only the measured "
+                     "source is compared (no catalog device is a CPU); it checks the profile -> plan -> run -> "
+                     "replay pipeline against a real device, the CPU.")
+        lines.append("")
+    if args.source_note:
+        lines.append(args.source_note)
+        lines.append("")
+    if env:
+        lines.append("```")
+        lines += env
+        lines.append("```")
+        lines.append("")
+
+    # Item 4: every source against the measurement, per run.
+    table = []
+    mismatches = []
+    errors = {s: [] for s in sources}
+    peak_errors = []
+    for row in manifest:
+        if row["group"] != "matrix":
+            continue
+        c = measured_rows.get(int(row["run_id"]))
+        if c is None:
+            continue
+        meas = c.get("measured_step_ns") if c["status"] == "ok" else None
+        preds = {}
+        for s in sources:
+            preds[s] = simulate(args.mutwo, work, row, s, profile) if meas else None
+        stored = c.get("predicted_step_ns")
+        if preds.get("measured") is not None and stored is not None and preds["measured"] != stored:
+            # One schedule, one source, one device: the two must agree to the ns.
+            mismatches.append(f"{row['label']}: the measured source re-predicts {preds['measured']} ns, "
+                              f"the run stored {stored} ns")
+        for s in sources:
+            errors[s].append(rel(preds[s], meas))
+        if c["status"] == "ok":
+            peak_errors.append(c.get("peak_rel_error"))
+        cells = [c["label"], c["status"], ms(meas)]
+        for s in sources:
+            cells.append(f"{ms(preds[s])} ({pct(rel(preds[s], meas))})" if preds[s] is not None else "-")
+        cells += [mib(c.get("predicted_peak_bytes")), mib(c.get("measured_peak_bytes")), pct(c.get("peak_rel_error"))]
+        table.append(cells)
+    lines.append("## Predicted vs measured step time and peak memory")
+    lines.append("")
+    lines.append("Each run's schedule, executed (`mutwo run`, steps back to back, median of the timed steps) and "
+                 "priced by each cost source on the run's catalog GPU with the executor's host (`libtorch`, or "
+                 "`cuda-graph` for graph replays). Peak: the simulator's accounted peak against the executor's "
+                 "(`torch.cuda.max_memory_allocated` on a GPU, the accounted sum on the CPU). A run that ran out of "
+                 "memory on either side is listed, not compared.")
+    lines.append("")
+    header = ["run", "status", "measured step"] + [f"{s}" for s in sources] + ["predicted peak", "measured peak",
+                                                                              "peak error"]
+    lines.append("| " + " | ".join(header) + " |")
+    lines.append("|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|")
+    for cells in table:
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("| figure | source | runs | median abs. error | worst abs. error | target |")
+    lines.append("|---|---|---:|---:|---:|---|")
+    for s in sources:
+        n, med, worst = summary(errors[s])
+        target = TARGETS[s]
+        verdict = "-" if target is None or med is None else (f"<= {100 * target:.0f} %: " +
+                                                             ("met" if med <= target else "not met"))
+        lines.append(f"| step time | {s} | {n} | {pct(med)} | {pct(worst)} | {verdict} |".replace("+", ""))
+    n, med, worst = summary(peak_errors)
+    verdict = "-" if med is None else f"<= {100 * PEAK_TARGET:.0f} %: " + ("met" if med <= PEAK_TARGET else "not met")
+    lines.append(f"| peak memory | accounted | {n} | {pct(med)} | {pct(worst)} | {verdict} |".replace("+", ""))
+    lines.append("")
+
+    # Item 2: the executor against PyTorch eager.
+    eager = eager_rows(work)
+    speed = [r for r in manifest if r["group"] == "speed"]
+    if speed:
+        lines.append("## The executor against PyTorch eager")
+        lines.append("")
+        lines.append("mutwo's executor (`mutwo run`, one model or k fused) against the same model trained by "
+                     "`scripts/eager-baseline.py` with the device's torch (k models one after another per step), "
+                     "both timed back to back; ratio = executor / eager (target: <= 1.05, below 1 with CUDA graphs). "
+                     "Predicted: the analytic source's step for the executed schedule.")
+        lines.append("")
+        lines.append("| model | models | precision | CUDA graph | executor | eager | executor / eager | predicted (error) |")
+        lines.append("|---|---:|---|---|---:|---:|---:|---:|")
+        for r in speed:
+            c = measured_rows.get(int(r["run_id"]))
+            if c is None:
+                continue
+            model, k, precision, graph = speed_key(r["label"])
+            meas = c.get("measured_step_ns") if c["status"] == "ok" else None
+            match = [e for e in eager if e["model"] == model and int(e["copies"]) == k and e["precision"] == precision]
+            eager_ns = float(match[0]["step_ms_median"]) * 1e6 if match else None
+            ratio = f"{meas / eager_ns:.3f}" if meas and eager_ns else "-"
+            pred = c.get("predicted_step_ns")
+            lines.append(f"| {model} | {k} | {precision} | {'yes' if graph else 'no'} | {ms(meas)} | "
+                         f"{ms(eager_ns)} | {ratio} | {ms(pred)} ({pct(rel(pred, meas))}) |")
+        lines.append("")
+
+    if not os.path.exists(args.output):
+        with open(args.output, "w") as f:
+            f.write("# mutwo validation: predicted against measured on a device\n")
+    write_section(args.output, "scripts/validation-report.py", lines)
+    # The kernel level, fitted and held out on the GPU's own bench-ops rows.
+    ops = os.path.join(work, "ops.csv")
+    if not on_cpu and os.path.exists(ops):
+        subprocess.run([args.mutwo, "calibrate", ops, "--kfold", "5", "--fidelity", args.output], check=True,
+                       stdout=subprocess.DEVNULL)
+    print(f"validation-report: {len(table)} runs of the matrix, {len(speed)} executor runs -> {args.output}")
+    for m in mismatches:
+        print(f"validation-report: {m}", file=sys.stderr)
+    if mismatches:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
