@@ -94,7 +94,7 @@ step() {
 
 environment() {
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit --format=csv || true
-  python3 -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda,
+  "$python" -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda,
 "cudnn", torch.backends.cudnn.version(), "cxx11 abi", torch._C._GLIBCXX_USE_CXX11_ABI,
 "devices", torch.cuda.device_count(), file=sys.stdout)'
   command -v nvcc && nvcc --version | tail -n 2
