@@ -20,15 +20,6 @@ std::string percent(double fraction) {
   return fmt::format("{:.1f} %", 100.0 * fraction);
 }
 
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[16];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d", &utc);
-  return buffer;
-}
-
 void print_errors(const std::string& title, const std::vector<costmodel::GroupError>& errors) {
   std::cout << title << "\n";
   Table table({{"device", Align::left},

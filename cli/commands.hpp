@@ -19,5 +19,6 @@ void add_calibrate_command(CLI::App& app);   // calibrate_command.cpp
 void add_profile_command(CLI::App& app);  // profile_command.cpp
 void add_run_command(CLI::App& app);      // run_command.cpp
 void add_bench_ops_command(CLI::App& app);  // bench_ops_command.cpp
+void add_bench_host_command(CLI::App& app);  // bench_host_command.cpp
 
 }  // namespace mutwo::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   mutwo::cli::add_db_command(app);
   mutwo::cli::add_calibrate_command(app);
   mutwo::cli::add_bench_ops_command(app);
+  mutwo::cli::add_bench_host_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

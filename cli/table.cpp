@@ -1,6 +1,7 @@
 #include "cli/table.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -88,6 +89,15 @@ std::string gflops(double flops) {
   const double g = flops / 1e9;
   // Small counts (DLRM's MLPs) keep three significant digits instead of rounding to 0.00.
   return g >= 0.1 || g == 0.0 ? fmt::format("{:.2f}", g) : fmt::format("{:.3g}", g);
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[16];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d", &utc);
+  return buffer;
 }
 
 }  // namespace mutwo::cli

@@ -34,6 +34,8 @@ std::string human_count(int64_t count);
 std::string human_bytes(int64_t bytes);
 // Decimal FLOP units: 1'831'770'000'000 -> "1.83 TFLOP", 6 -> "6 FLOP".
 std::string human_flops(int64_t flops);
+// Today's date in UTC, "2026-11-25": the date measured or fitted figures record.
+std::string today_utc();
 // 2500 -> "2.500 us", 12'345'678 -> "12.346 ms".
 std::string human_duration(int64_t ns);
 // FLOPs as GFLOPs with two decimals: 22'500'000'000 -> "22.50"; below 0.1, three digits: "0.00123".

@@ -49,6 +49,14 @@ class CpuBackend final : public DeviceBackend {
   int64_t op_time_ns(profiles::OpId op) override { return op_ns_.at(static_cast<size_t>(op)); }
   void reset_op_timers(size_t op_count) override { op_ns_.assign(op_count, 0); }
 
+  int64_t time_copy_ns(const at::Tensor& h2d_dst, const at::Tensor& h2d_src, const at::Tensor& d2h_dst,
+                       const at::Tensor& d2h_src) override {
+    const int64_t start = now_ns();
+    if (h2d_dst.defined()) h2d_dst.copy_(h2d_src);
+    if (d2h_dst.defined()) d2h_dst.copy_(d2h_src);
+    return now_ns() - start;
+  }
+
   void reset_peak_memory() override {}
   std::optional<int64_t> peak_allocated_bytes() override { return std::nullopt; }
   std::optional<int64_t> total_memory_bytes() override { return std::nullopt; }

@@ -4,6 +4,7 @@
 // buffers from a pool reused across steps; a tensor used on a stream other than the one it was
 // allocated on is recordStream'ed so the caching allocator does not hand its memory out early.
 // Step and op times are CUDA events on the compute stream; the peak is the caching allocator's.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -96,6 +97,31 @@ class CudaBackend final : public DeviceBackend {
     if (tensor.defined() && tensor.is_cuda()) {
       c10::cuda::CUDACachingAllocator::recordStream(tensor.storage().data_ptr(), stream(stream_id));
     }
+  }
+
+  int64_t time_copy_ns(const at::Tensor& h2d_dst, const at::Tensor& h2d_src, const at::Tensor& d2h_dst,
+                       const at::Tensor& d2h_src) override {
+    synchronize();
+    at::cuda::CUDAEvent start(cudaEventDefault);
+    start.record(streams_[profiles::kComputeStream]);
+    // Each copy on its own copy stream, both released by one event: started together.
+    const auto copy = [&](const at::Tensor& dst, const at::Tensor& src, int32_t id, at::cuda::CUDAEvent& end) {
+      const CUDAStream& s = streams_[static_cast<size_t>(id)];
+      start.block(s);
+      c10::cuda::setCurrentCUDAStream(s);
+      dst.copy_(src, /*non_blocking=*/true);
+      end.record(s);
+    };
+    at::cuda::CUDAEvent h2d_end(cudaEventDefault);
+    at::cuda::CUDAEvent d2h_end(cudaEventDefault);
+    if (h2d_dst.defined()) copy(h2d_dst, h2d_src, profiles::kHostToDeviceStream, h2d_end);
+    if (d2h_dst.defined()) copy(d2h_dst, d2h_src, profiles::kDeviceToHostStream, d2h_end);
+    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+    synchronize();
+    float ms = 0;
+    if (h2d_dst.defined()) ms = std::max(ms, start.elapsed_time(h2d_end));
+    if (d2h_dst.defined()) ms = std::max(ms, start.elapsed_time(d2h_end));
+    return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
   }
 
   void start_step_timer() override { step_start_.record(streams_[profiles::kComputeStream]); }

@@ -67,6 +67,13 @@ class DeviceBackend {
   virtual int64_t op_time_ns(profiles::OpId op) = 0;
   virtual void reset_op_timers(size_t op_count) = 0;
 
+  // The host link (`mutwo bench-host`): one copy host->device (h2d_dst.copy_(h2d_src)) and/or one
+  // device->host (d2h_dst.copy_(d2h_src)), each on its copy stream, started together; returns the
+  // ns from their start to the last one's end (CUDA events; the cpu: wall clock, one after the
+  // other). An undefined destination leaves that way out.
+  virtual int64_t time_copy_ns(const at::Tensor& h2d_dst, const at::Tensor& h2d_src, const at::Tensor& d2h_dst,
+                               const at::Tensor& d2h_src) = 0;
+
   // Allocator statistics; nullopt where the device has none (CPU: the interpreter's accounting).
   virtual void reset_peak_memory() = 0;
   virtual std::optional<int64_t> peak_allocated_bytes() = 0;

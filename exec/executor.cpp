@@ -210,6 +210,9 @@ class LibTorchExecutor final : public profiles::Executor {
   std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& options) override {
     return exec::bench_ops(options);
   }
+  profiles::HostBench bench_host(const profiles::BenchHostOptions& options) override {
+    return exec::bench_host(options);
+  }
 };
 
 }  // namespace

@@ -34,6 +34,10 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
 // is profiles::Executor::bench_ops).
 std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& options);
 
+// Times the host link and the host's dispatch (exec/bench_host.cpp; the contract is
+// profiles::Executor::bench_host).
+profiles::HostBench bench_host(const profiles::BenchHostOptions& options);
+
 // The device as the interface reports it (name, product, memory); throws as make_backend.
 profiles::ExecDevice open_device(std::string_view device);
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiles/bench_host.hpp"
 #include "profiles/bench_ops.hpp"
 #include "profiles/schedule.hpp"
 #include "profiles/trace_file.hpp"
@@ -104,6 +105,10 @@ class Executor {
   // device does not run it (the CPU runs fp32 only; bf16 needs a CUDA device of compute
   // capability 8.0 or newer), and on bad iteration counts; an out-of-memory shape throws too.
   virtual std::vector<KernelTiming> bench_ops(const BenchOpsOptions& options) = 0;
+  // Times the host link (every size each way alone and both at once) and the host's dispatch of a
+  // small op (profiles/bench_host.hpp). Throws naming the field on bad options, and naming the copy
+  // when one fails (an out-of-memory size too).
+  virtual HostBench bench_host(const BenchHostOptions& options) = 0;
 };
 
 // The C symbol the module exports: returns a new Executor the caller owns (delete it with the

@@ -19,7 +19,9 @@
 #   speed   the executor against PyTorch eager (item 2): one model per family at its default batch,
 #           fp32, amp-bf16 and a CUDA graph; fused arrays of 2, 4, 8 models; scripts/eager-baseline.py
 #           trains the same with the device's torch (eager-*.csv);
-#   bench   `mutwo bench-ops` on its default grid (ops.csv) and a profile fitted from it
+#   bench   `mutwo bench-host` (host-link.json: pinned copies each way and both at once, 4 KiB to
+#           256 MiB, latency and bandwidth fitted; a small op's dispatch and launch interval), then
+#           `mutwo bench-ops` on its default grid (ops.csv) and a profile fitted from it
 #           (ops-profile.json, the calibrated source of the H100);
 #   compare `mutwo compare` of everything run.
 # Usage: bash scripts/device-check.sh [STAGE...]   (default: all of them in order; each needs the
@@ -244,9 +246,12 @@ eager_baseline() {
 # a profile fitted from it (the rows are all one catalog device: no --device needed).
 bench_ops() {
   if [ "$device" != cuda ]; then  # the full grid would take hours on a CPU, and cpu rows are not fitted
+    mutwo bench-host --device "$device" --sizes 4096,1048576,4194304 --iters 3 -o "$work/host-link.json" || return 1
     mutwo bench-ops --device "$device" --quick -o "$work/ops.csv"
     return
   fi
+  # The host link (pinned copies each way and both at once) and the launch figures (item 3).
+  mutwo bench-host --device "$device" -o "$work/host-link.json" || return 1
   mutwo bench-ops --device "$device" -o "$work/ops.csv" || return 1
   mutwo calibrate "$work/ops.csv" -o "$work/ops-profile.json"
 }

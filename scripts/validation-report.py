@@ -246,6 +246,32 @@ def main():
                          f"{float(e['step_ms_median']):.3f} ms | {e['samples_per_s']} | {e['torch']} | {e['device_name']} |")
         lines.append("")
 
+    link = os.path.join(work, "host-link.json")
+    if os.path.exists(link):
+        h = json.load(open(link))
+        f, d, cat = h["fit"], h["dispatch"], h.get("catalog")
+        lines.append("## Host link and launch")
+        lines.append("")
+        lines.append(f"`mutwo bench-host` on {h['product']} ({h['date']}): {h['method']}.")
+        lines.append("")
+        lines.append("| figure | measured | catalog |")
+        lines.append("|---|---:|---:|")
+        c = cat or {}
+        lines.append(f"| host -> device | {f['h2d']['gbps']:.2f} GB/s + {f['h2d']['latency_ns']} ns "
+                     f"(fit error {100 * f['h2d']['mean_abs_rel_error']:.1f} %) | "
+                     + (f"{c['h2d_gbps']:.2f} GB/s + {c['h2d_latency_ns']} ns" if c else "-") + " |")
+        lines.append(f"| device -> host | {f['d2h']['gbps']:.2f} GB/s + {f['d2h']['latency_ns']} ns "
+                     f"(fit error {100 * f['d2h']['mean_abs_rel_error']:.1f} %) | "
+                     + (f"{c['d2h_gbps']:.2f} GB/s + {c['d2h_latency_ns']} ns" if c else "-") + " |")
+        lines.append(f"| both at once vs one after another | {f['duplex_speedup']:.2f}x "
+                     f"({'full' if f['full_duplex'] else 'half'} duplex) | "
+                     + (("full" if c["full_duplex"] else "half") + " duplex" if c else "-") + " |")
+        lines.append(f"| host time per small op (C++ dispatch and launch) | {d['host_ns_per_op']} ns | "
+                     + (f"{c['host_launch_ns']} ns (a launch alone, from HTA's V100 trace)" if c else "-") + " |")
+        lines.append(f"| device interval per kernel back to back | {d['device_ns_per_kernel']} ns | "
+                     + (f"{c['launch_overhead_ns']} ns (launch overhead)" if c else "-") + " |")
+        lines.append("")
+
     if not os.path.exists(args.output):
         with open(args.output, "w") as f:
             f.write("# mutwo validation: predicted against measured on a device\n")

@@ -22,7 +22,7 @@ MUTWO_CHECK_DEVICE=cpu MUTWO_CHECK_SCALE=mini MUTWO_CHECK_BUILD="$build" MUTWO_C
 # 6 architectures x (plain + 3 capped plans) and 4 executor runs of the speed stage, every one stored.
 [ "$(grep -c $'\tmatrix\t' "$scratch/work/runs.tsv")" -eq 24 ] || fail "expected 24 matrix runs in runs.tsv"
 [ "$(grep -c $'\tspeed\t' "$scratch/work/runs.tsv")" -eq 4 ] || fail "expected 4 speed runs in runs.tsv"
-for f in results.db compare.json ops.csv eager-x1.csv eager-fused.csv; do
+for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv; do
   [ -s "$scratch/work/$f" ] || fail "no $f"
 done
 # The packed folder holds the same files.

@@ -7,6 +7,7 @@ mutwo_test(test_exec_policies mutwo::exec_internal mutwo::policies mutwo::sim)
 mutwo_test(test_exec_server_parts mutwo::exec_internal mutwo::policies mutwo::sim mutwo::costmodel)
 # `mutwo bench-ops`' kernel timings on the CPU.
 mutwo_test(test_exec_bench_ops mutwo::exec_internal)
+mutwo_test(test_exec_bench_host mutwo::exec_internal mutwo::costmodel)
 # The CUDA suite is compiled in every LibTorch build (so it cannot rot) and run only where the CUDA
 # path is built: scripts/device-check.sh runs it on a lent GPU.
 add_executable(test_exec_cuda test_exec_cuda.cpp)

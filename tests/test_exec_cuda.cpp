@@ -11,6 +11,7 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "exec/device_backend.hpp"
+#include "costmodel/link_fit.hpp"
 #include "exec/executor.hpp"
 #include "exec/interpreter.hpp"
 #include "policies/array_plan.hpp"
@@ -210,4 +211,24 @@ TEST_CASE("bench-ops times every kernel at every precision the GPU runs, and res
   const std::vector<profiles::KernelTiming> gemm = exec::bench_ops(big);
   REQUIRE(gemm.size() == 2);
   CHECK(gemm[1].time_ns * 2 < gemm[0].time_ns);
+}
+
+TEST_CASE("bench-host times the PCIe link with pinned copies on the copy streams, and the launch interval") {
+  profiles::BenchHostOptions options;
+  options.device = "cuda";
+  options.sizes_bytes = {64 << 10, 4 << 20, 64 << 20};
+  const profiles::HostBench b = exec::bench_host(options);
+  REQUIRE(b.copies.size() == 9);
+  const costmodel::LinkFit fit = costmodel::fit_link(b.copies);
+  // A PCIe 3.0 to 5.0 x16 link moves pinned copies at 10 to 64 GB/s each way.
+  CHECK(fit.h2d.gbps > 5);
+  CHECK(fit.h2d.gbps < 70);
+  CHECK(fit.d2h.gbps > 5);
+  CHECK(fit.d2h.gbps < 70);
+  // Both ways at once are never slower than one after another (beyond noise).
+  CHECK(fit.duplex_speedup > 0.9);
+  // A launch costs the host a few us and the GPU sees kernels at most that often.
+  CHECK(b.dispatch_ns > 100);
+  CHECK(b.dispatch_ns < 1'000'000);
+  CHECK(b.kernel_interval_ns > 100);
 }

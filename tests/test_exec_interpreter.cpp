@@ -94,6 +94,9 @@ class RecordingBackend final : public exec::DeviceBackend {
   void stop_op_timer(profiles::OpId op) override { inner_->stop_op_timer(op); }
   int64_t op_time_ns(profiles::OpId op) override { return inner_->op_time_ns(op); }
   void reset_op_timers(size_t n) override { inner_->reset_op_timers(n); }
+  int64_t time_copy_ns(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Tensor& d) override {
+    return inner_->time_copy_ns(a, b, c, d);
+  }
   void reset_peak_memory() override {}
   std::optional<int64_t> peak_allocated_bytes() override { return std::nullopt; }
   std::optional<int64_t> total_memory_bytes() override { return std::nullopt; }
