@@ -12,6 +12,7 @@
 #include "profiles/bench_ops.hpp"
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "tests/support/error_of.hpp"
 
 using namespace mutwo::costmodel;
 using namespace mutwo::profiles;
@@ -19,14 +20,7 @@ using mutwo::Error;
 
 namespace {
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using mutwo::test::error_of;
 
 KernelTiming timing(std::string kernel, std::vector<int64_t> dims, std::string precision, int64_t ns) {
   KernelTiming t;

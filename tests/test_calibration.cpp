@@ -16,6 +16,7 @@
 #include "costmodel/measured_cost_model.hpp"
 #include "profiles/error.hpp"
 #include "profiles/graph_builder.hpp"
+#include "tests/support/error_of.hpp"
 
 using namespace mutwo::costmodel;
 using namespace mutwo::profiles;
@@ -28,14 +29,7 @@ const std::string kFixtures = MUTWO_TEST_FIXTURES;
 const std::string kGemm = kFixtures + "/calibration/deepbench_gemm.csv";
 const std::string kConv = kFixtures + "/calibration/deepbench_conv.csv";
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using mutwo::test::error_of;
 
 constexpr std::string_view kHeader = "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape\n";
 

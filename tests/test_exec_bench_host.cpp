@@ -12,19 +12,13 @@
 #include "exec/executor.hpp"
 #include "profiles/bench_host.hpp"
 #include "profiles/error.hpp"
+#include "tests/support/error_of.hpp"
 
 namespace {
 
 using namespace mutwo;
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using mutwo::test::error_of;
 
 }  // namespace
 

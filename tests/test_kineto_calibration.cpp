@@ -11,6 +11,7 @@
 #include "costmodel/kineto_calibration.hpp"
 #include "profiles/error.hpp"
 #include "profiles/kineto_op_records.hpp"
+#include "tests/support/error_of.hpp"
 
 using namespace mutwo::costmodel;
 using namespace mutwo::profiles;
@@ -20,14 +21,7 @@ namespace {
 const std::string kFixtures = MUTWO_TEST_FIXTURES;
 const std::string kShapes = kFixtures + "/calibration/kineto_shapes.json";
 
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const mutwo::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using mutwo::test::error_of;
 
 }  // namespace
 
