@@ -119,12 +119,29 @@ def speed_key(label):
     return head, int(k), precision, graph
 
 
+def draw_figure(mutwo, work, png):
+    """The predicted_vs_measured experiment (experiments/predicted_vs_measured.toml) over a copy of
+    the database, drawn by scripts/plot.py; the PNG is copied to `png`."""
+    import shutil
+    import tempfile
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "results.db")
+        shutil.copy(os.path.join(work, "results.db"), db)
+        subprocess.run([mutwo, "experiment", os.path.join(root, "experiments", "predicted_vs_measured.toml"),
+                        "--db", db, "--out", tmp], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, os.path.join(root, "scripts", "plot.py"), db, "--experiment",
+                        "predicted_vs_measured", "--out", tmp], check=True, stdout=subprocess.DEVNULL)
+        shutil.copy(os.path.join(tmp, "predicted_vs_measured-predicted_vs_measured.png"), png)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("work", help="device-check's work folder (unpacked)")
     ap.add_argument("--mutwo", default="build/cli/mutwo")
     ap.add_argument("-o", "--output", default="docs/VALIDATION.md")
     ap.add_argument("--source-note", default="", help="where the work folder comes from (a sentence)")
+    ap.add_argument("--figure", help="also draw the predicted_vs_measured figure (PNG) of the stored runs here")
     args = ap.parse_args()
     work = args.work
     manifest = read_manifest(work)
@@ -276,6 +293,8 @@ def main():
         with open(args.output, "w") as f:
             f.write("# mutwo validation: predicted against measured on a device\n")
     write_section(args.output, "scripts/validation-report.py", lines)
+    if args.figure:
+        draw_figure(args.mutwo, work, args.figure)
     # The kernel level, fitted and held out on the GPU's own bench-ops rows.
     ops = os.path.join(work, "ops.csv")
     if not on_cpu and os.path.exists(ops):

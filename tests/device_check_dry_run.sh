@@ -31,7 +31,8 @@ tar xzf "$scratch/out/device-check.tar.gz" -C "$scratch/unpacked"
 cmp "$scratch/work/runs.tsv" "$scratch/unpacked/runs.tsv" || fail "the pack's runs.tsv differs"
 
 /usr/bin/python3 "$root/scripts/validation-report.py" "$scratch/unpacked" --mutwo "$build/cli/mutwo" \
-  -o "$scratch/VALIDATION.md"
+  -o "$scratch/VALIDATION.md" --figure "$scratch/predicted_vs_measured.png"
+[ -s "$scratch/predicted_vs_measured.png" ] || fail "no figure"
 report=$scratch/VALIDATION.md
 grep -q "A dry run on the CPU executor" "$report" || fail "the report does not say it is a CPU dry run"
 # On the CPU the executor's peak is its accounting in issue order: equal to the simulator's for the
