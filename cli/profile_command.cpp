@@ -39,6 +39,7 @@ struct ProfileOptions {
   std::string db;  // empty: not stored
   int32_t top = 8;
   bool json = false;
+  bool host_times = false;  // the host issue times on the cpu too
 };
 
 void run_profile(const ProfileOptions& opts) {
@@ -51,6 +52,7 @@ void run_profile(const ProfileOptions& opts) {
   request.seed = opts.exec.seed;
   request.warmup_iterations = opts.warmup;
   request.measured_iterations = opts.iterations;
+  request.time_host = opts.host_times;
   request.output = opts.output;
   request.db = opts.db;
   if (opts.device.gpu_given) request.gpu = opts.device.gpu;
@@ -64,6 +66,8 @@ void run_profile(const ProfileOptions& opts) {
   for (size_t k = 0; k < g.ops.size(); ++k)
     phase_ns[static_cast<size_t>(g.ops[k].phase)] += trace.op_duration_ns[k];
   const int64_t total_ns = phase_ns[0] + phase_ns[1] + phase_ns[2];
+  int64_t host_ns = 0;
+  for (int64_t h : trace.op_host_ns) host_ns += h;
   std::vector<size_t> order(g.ops.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -80,6 +84,7 @@ void run_profile(const ProfileOptions& opts) {
     j["forward_ns"] = phase_ns[0];
     j["backward_ns"] = phase_ns[1];
     j["optimizer_ns"] = phase_ns[2];
+    j["sum_op_host_ns"] = trace.op_host_ns.empty() ? nlohmann::json(nullptr) : nlohmann::json(host_ns);
     j["run_id"] = run_id ? nlohmann::json(*run_id) : nlohmann::json(nullptr);
     nlohmann::json top = nlohmann::json::array();
     for (size_t k : order) {
@@ -95,6 +100,10 @@ void run_profile(const ProfileOptions& opts) {
   std::cout << fmt::format("sum of op times {} (forward {}, backward {}, optimizer {})\n",
                            human_duration(total_ns), human_duration(phase_ns[0]), human_duration(phase_ns[1]),
                            human_duration(phase_ns[2]));
+  if (!trace.op_host_ns.empty()) {
+    std::cout << fmt::format("sum of op host issue times {} (dispatch and launches, the executor's own)\n",
+                             human_duration(host_ns));
+  }
   Table t({{"op", Align::left}, {"kind", Align::left}, {"time", Align::right}, {"share", Align::right}});
   for (size_t k : order) {
     t.add_row({g.ops[k].name, std::string(kind_name(g.ops[k].kind)), human_duration(trace.op_duration_ns[k]),
@@ -130,6 +139,10 @@ void add_profile_command(CLI::App& app) {
       ->each([opts](const std::string&) { opts->device.gpu_given = true; });
   cmd->add_option("--top", opts->top, "Slowest ops to list")->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print the summary as JSON");
+  cmd->add_flag("--host-times", opts->host_times,
+                "Record each op's host issue time on the cpu too (on a GPU always: the trace's op_host_ns, "
+                "which the measured cost source charges the host timeline); on the cpu an op's issue includes "
+                "its work");
   cmd->callback([opts] {
     require_model_or_schedule(opts->array, "profile");
     run_profile(*opts);

@@ -19,6 +19,7 @@ ProfileOutcome profile_pipeline(const ProfileRequest& request, profiles::Executo
   profiles::ProfileOptions options;
   options.device = out.target.device;
   options.warmup_iterations = request.warmup_iterations;
+  options.time_host = request.time_host;
   options.measured_iterations = request.measured_iterations;
   options.seed = request.seed;
   out.trace = executor.profile(schedule, options);

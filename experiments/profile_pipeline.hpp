@@ -20,6 +20,7 @@ struct ProfileRequest {
   uint64_t seed = 0;
   int32_t warmup_iterations = 1;
   int32_t measured_iterations = 3;
+  bool time_host = false;  // host issue times on the cpu too (profiles::ProfileOptions::time_host)
   std::string output;  // the measured trace to write
   // Results database for the op times; empty: not stored. `gpu` (empty: the CUDA device's catalog
   // GPU, else a100-40gb) is the catalog GPU of the analytic predictions stored beside them.

@@ -114,6 +114,15 @@ mutwo_cli_test(profile_bert_mini
                ARGS profile --model bert-mini --models 2 --device cpu --iters 3 -o bert-mini-x2.measured.json --db exec-profile.db
                DEFINES "STDOUT_REGEX=^profiled bert-mini x2 on cpu: 152 ops, 1 warm-up [+] 3 measured steps.*wrote bert-mini-x2.measured.json.*stored as run 1 in exec-profile.db"
                PROPERTIES FIXTURES_SETUP cli_exec_profile FIXTURES_REQUIRED cli_exec_clean)
+# On the cpu host issue times only when asked (on a GPU always); without --host-times none is written.
+mutwo_cli_test(profile_host_times
+               ARGS profile --model bert-mini --models 2 --device cpu --iters 3 -o bert-mini-x2.host.json --host-times
+               DEFINES "STDOUT_REGEX=^profiled bert-mini x2 on cpu: 152 ops.*sum of op host issue times [0-9.]+ [mu]s [(]dispatch and launches, the executor's own[)]"
+               PROPERTIES FIXTURES_REQUIRED cli_exec_clean)
+mutwo_cli_test(profile_no_host_times
+               ARGS profile --model bert-mini --models 2 --device cpu --iters 1 -o bert-mini-x2.nohost.json --json
+               DEFINES "JSON_CHECKS=ops=152\;sum_op_host_ns="
+               PROPERTIES FIXTURES_REQUIRED cli_exec_clean)
 mutwo_cli_test(profile_trace_checks ARGS trace --check bert-mini-x2.measured.json
                DEFINES "STDOUT_REGEX=valid mutwo-trace version 1.*graph +bert-mini x2.*cpu"
                PROPERTIES FIXTURES_REQUIRED cli_exec_profile)
