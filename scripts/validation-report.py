@@ -119,6 +119,29 @@ def speed_key(label):
     return head, int(k), precision, graph
 
 
+def fusion_gain_table(runs, on_cpu):
+    """HFTA's gain of k fused models: k one-model steps over the fused step, measured (the executor's
+    one-model step, and PyTorch eager's k models one after another) and predicted (the analytic
+    source's one-model and fused predictions)."""
+    rows = []
+    for (model, precision, k), (meas, pred, eager_ns) in sorted(runs.items()):
+        one = runs.get((model, precision, 1))
+        if k == 1 or one is None or not meas or not one[0]:
+            continue
+        measured = k * one[0] / meas
+        over_eager = f"{eager_ns / meas:.2f}x" if eager_ns else "-"
+        predicted = f"{k * one[1] / pred:.2f}x" if pred and one[1] and not on_cpu else "-"
+        error = pct(rel(k * one[1] / pred, measured)) if pred and one[1] and not on_cpu else "-"
+        rows.append(f"| {model} | {precision} | {k} | {measured:.2f}x | {over_eager} | {predicted} | {error} |")
+    if not rows:
+        return []
+    return ["The fusion gain (HFTA): k one-model steps over one step of k fused models, as the executor "
+            "measured it, against PyTorch eager's k models one after another, and as the analytic source "
+            "predicts it (error of the predicted gain against the measured one).", "",
+            "| model | precision | models | measured gain | over eager | predicted gain | error |",
+            "|---|---|---:|---:|---:|---:|---:|", *rows, ""]
+
+
 def draw_figure(mutwo, work, png):
     """The predicted_vs_measured experiment (experiments/predicted_vs_measured.toml) over a copy of
     the database, drawn by scripts/plot.py; the PNG is copied to `png`."""
@@ -142,13 +165,17 @@ def main():
     ap.add_argument("-o", "--output", default="docs/VALIDATION.md")
     ap.add_argument("--source-note", default="", help="where the work folder comes from (a sentence)")
     ap.add_argument("--figure", help="also draw the predicted_vs_measured figure (PNG) of the stored runs here")
+    ap.add_argument("--all-sources", action="store_true",
+                    help="price with every source even for CPU runs (a test of the GPU report's path; the "
+                         "analytic and calibrated figures of a CPU run mean nothing)")
     args = ap.parse_args()
     work = args.work
     manifest = read_manifest(work)
     measured_rows = compare_rows(args.mutwo, work)
     profile = os.path.join(work, "ops-profile.json")
     profile = profile if os.path.exists(profile) else None
-    on_cpu = bool(manifest) and all(r["device"] in ("cpu", "") for r in manifest)
+    ran_on_cpu = bool(manifest) and all(r["device"] in ("cpu", "") for r in manifest)
+    on_cpu = ran_on_cpu and not args.all_sources  # the report's mode: the measured source alone
     sources = ["measured"] if on_cpu else ["analytic", "calibrated", "measured"]
 
     lines = []
@@ -230,6 +257,7 @@ def main():
     # Item 2: the executor against PyTorch eager.
     eager = eager_rows(work)
     speed = [r for r in manifest if r["group"] == "speed"]
+    runs = {}  # (model, precision, k) -> (executor ns, predicted ns, eager ns) without CUDA graphs
     if speed:
         lines.append("## The executor against PyTorch eager")
         lines.append("")
@@ -252,7 +280,10 @@ def main():
             pred = None if on_cpu else c.get("predicted_step_ns")  # no catalog device is a CPU
             lines.append(f"| {model} | {k} | {precision} | {'yes' if graph else 'no'} | {ms(meas)} | "
                          f"{ms(eager_ns)} | {ratio} | {ms(pred)} ({pct(rel(pred, meas))}) |")
+            if not graph:
+                runs[(model, precision, k)] = (meas, pred, eager_ns)
         lines.append("")
+        lines += fusion_gain_table(runs, on_cpu)
     if eager:
         lines.append("PyTorch eager as measured (`scripts/eager-baseline.py`, median of the timed steps):")
         lines.append("")
@@ -297,7 +328,7 @@ def main():
         draw_figure(args.mutwo, work, args.figure)
     # The kernel level, fitted and held out on the GPU's own bench-ops rows.
     ops = os.path.join(work, "ops.csv")
-    if not on_cpu and os.path.exists(ops):
+    if not ran_on_cpu and os.path.exists(ops):  # CPU rows calibrate nothing (mutwo calibrate refuses them)
         subprocess.run([args.mutwo, "calibrate", ops, "--kfold", "5", "--fidelity", args.output], check=True,
                        stdout=subprocess.DEVNULL)
     print(f"validation-report: {len(table)} runs of the matrix, {len(speed)} executor runs -> {args.output}")

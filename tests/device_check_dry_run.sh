@@ -56,4 +56,10 @@ print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad or compared < 12 else 0)
 PY
 grep -Eq '^\| step time \| measured \| [1-9][0-9]* \|' "$report" || fail "no step-time summary"
+# The GPU report's path (every source, the fusion gain predicted), on the same CPU data.
+/usr/bin/python3 "$root/scripts/validation-report.py" "$scratch/unpacked" --mutwo "$build/cli/mutwo" \
+  -o "$scratch/VALIDATION-all.md" --all-sources
+grep -Eq '^\| step time \| analytic \| [1-9][0-9]* \|' "$scratch/VALIDATION-all.md" || fail "no analytic summary"
+grep -Eq '^\| resnet-mini \| fp32 \| 4 \| [0-9.]+x \| - \| [0-9.]+x \|' "$scratch/VALIDATION-all.md" ||
+  fail "no predicted fusion gain"
 echo "device_check_dry_run: ok"
