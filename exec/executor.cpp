@@ -150,23 +150,29 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
   InterpreterOptions interpreter_options;
   interpreter_options.seed = options.seed;
   interpreter_options.time_ops = true;
-  // The host side only where the host issues work to a device: on the cpu an op's issue is its work.
-  interpreter_options.time_host = backend->is_cuda() || options.time_host;
   Interpreter interpreter(schedule, *backend, interpreter_options);
+  // The host side only where the host issues work to a device (on the cpu an op's issue is its
+  // work): as many more steps, each op's issue timed on an idle device (Interpreter: time_host).
+  const bool time_host = backend->is_cuda() || options.time_host;
 
   const size_t op_count = schedule.graph.ops.size();
   std::vector<std::vector<int64_t>> samples(op_count);
-  std::vector<std::vector<int64_t>> host_samples(interpreter_options.time_host ? op_count : 0);
-  for (int32_t i = 0; i < options.warmup_iterations + options.measured_iterations; ++i) {
+  std::vector<std::vector<int64_t>> host_samples(time_host ? op_count : 0);
+  const int32_t device_steps = options.warmup_iterations + options.measured_iterations;
+  for (int32_t i = 0; i < device_steps + (time_host ? options.measured_iterations : 0); ++i) {
+    if (i == device_steps) interpreter.set_timing(false, true);
     const StepResult step = interpreter.step();
     if (step.oom)
       throw Error(
           fmt::format("profile of '{}' ran out of memory: {}", schedule.graph.name, step.oom_message));
     if (i < options.warmup_iterations) continue;
-    for (size_t k = 0; k < op_count; ++k)
-      samples[k].push_back(backend->op_time_ns(static_cast<profiles::OpId>(k)));
-    for (size_t k = 0; k < host_samples.size(); ++k)
-      host_samples[k].push_back(interpreter.op_host_ns(static_cast<profiles::OpId>(k)));
+    if (i < device_steps) {
+      for (size_t k = 0; k < op_count; ++k)
+        samples[k].push_back(backend->op_time_ns(static_cast<profiles::OpId>(k)));
+    } else {
+      for (size_t k = 0; k < op_count; ++k)
+        host_samples[k].push_back(interpreter.op_host_ns(static_cast<profiles::OpId>(k)));
+    }
   }
   profiles::Trace trace;
   trace.graph = schedule.graph;

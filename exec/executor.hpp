@@ -26,8 +26,10 @@ Measurement measure_schedule(const profiles::Schedule& schedule, const RunOption
 
 // Per-op durations of the schedule's graph: every compute instruction timed on its own (CUDA
 // events around it on the compute stream; wall clock on the CPU) in each measured step, the
-// median per op (an odd count's middle; an even count's lower middle). Returns a trace of the
-// schedule's graph with those durations and the device's product name. Throws mutwo::Error on OOM.
+// median per op (an odd count's middle; an even count's lower middle). Then, on a GPU (or when
+// asked), as many steps again with each op's host issue timed (Trace::op_host_ns, the same median).
+// Returns a trace of the schedule's graph with those durations and the device's product name.
+// Throws mutwo::Error on OOM.
 profiles::Trace profile_schedule(const profiles::Schedule& schedule, const ProfileOptions& options);
 
 // Times single ATen kernels at the options' shapes and precisions (exec/bench_ops.cpp; the contract

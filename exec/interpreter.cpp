@@ -286,6 +286,7 @@ void Interpreter::issue_instructions(profiles::InstrId* current) {
     *current = instruction.id;
     const bool on_host = profiles::runs_on_host(schedule_, instruction);
     const bool host_timed = options_.time_host && instruction.kind == InstrKind::compute && !on_host;
+    if (host_timed) backend_.synchronize();  // an empty launch queue: the issue alone is timed
     const auto t0 = std::chrono::steady_clock::now();
     timer_ns_ = 0;
     if (on_host) {

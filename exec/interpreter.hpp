@@ -33,6 +33,9 @@ struct InterpreterOptions {
   // Time each compute's issue on the host (steady_clock from before() to after(), the op timers'
   // own calls taken out): the dispatch of its ATen ops and the launch of their kernels, what the
   // simulator's host timeline charges an op (the profiler on a GPU; on the cpu issue is the work).
+  // The device is synchronised before each timed issue, so no launch waits on a full launch queue
+  // (which would time the GPU, not the host): steps timed so run slower, and their op timers would
+  // include the launch; the profiler times ops and host issue in separate steps.
   bool time_host = false;
   // Global index of the schedule's first model in the model array: seeds leaves and dropout, so a
   // schedule of model m alone starts and draws as model m of a larger array does.
@@ -93,6 +96,11 @@ class Interpreter {
   void set_tensor(profiles::TensorId id, const at::Tensor& value);
   const profiles::Schedule& schedule() const { return schedule_; }
   DeviceBackend& backend() { return backend_; }
+  // Switches the timing of the next steps (InterpreterOptions::time_ops, time_host).
+  void set_timing(bool time_ops, bool time_host) {
+    options_.time_ops = time_ops;
+    options_.time_host = time_host;
+  }
   // With time_host: the host time of op `op`'s compute in the last step (0 when it was not computed
   // in it, or computed only as a recompute).
   int64_t op_host_ns(profiles::OpId op) const { return op_host_ns_.at(static_cast<size_t>(op)); }

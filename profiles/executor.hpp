@@ -78,8 +78,9 @@ struct ProfileOptions {
   int32_t warmup_iterations = 1;
   int32_t measured_iterations = 3;
   uint64_t seed = 0;
-  // Record each op's host issue time (Trace::op_host_ns, the median over the measured steps): always
-  // on a GPU; on the cpu only when asked, as there an op's issue is its work (tests of the path).
+  // Record each op's host issue time (Trace::op_host_ns, the median over measured_iterations more
+  // steps, each issue timed on a synchronised device): always on a GPU; on the cpu only when asked,
+  // as there an op's issue is its work.
   bool time_host = false;
 };
 

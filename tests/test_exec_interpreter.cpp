@@ -419,12 +419,11 @@ TEST_CASE("the profiler records each op's host issue time where asked (always on
   const profiles::Trace trace = exec::profile_schedule(s, options);
   REQUIRE(trace.op_host_ns.size() == s.graph.ops.size());
   // Every op of a plain schedule is computed once a step; its issue (from before() to after(), the op
-  // timers' calls taken out) holds its kernel, which on the cpu runs inside the call: per step the
-  // host time is at least the timed kernel up to the timers' own clock reads, and so are the medians.
+  // timers' calls taken out) holds its kernel, which on the cpu runs inside the call: > 0 for every
+  // op. (Host and op times come from separate steps, so no per-op inequality between them holds.)
   for (size_t k = 0; k < trace.op_host_ns.size(); ++k) {
     CAPTURE(s.graph.ops[k].name);
     CHECK(trace.op_host_ns[k] > 0);
-    CHECK(trace.op_host_ns[k] + 1'000 >= trace.op_duration_ns[k]);
   }
   // The measured source charges the host timeline these medians (op signatures match).
   const profiles::Trace back = profiles::trace_from_json(profiles::trace_to_json(trace));
