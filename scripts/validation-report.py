@@ -170,6 +170,9 @@ def main():
                          "analytic and calibrated figures of a CPU run mean nothing)")
     args = ap.parse_args()
     work = args.work
+    for need in ("runs.tsv", "results.db"):
+        if not os.path.exists(os.path.join(work, need)):
+            sys.exit(f"validation-report: {work} has no {need}: is it device-check's work folder, unpacked?")
     manifest = read_manifest(work)
     measured_rows = compare_rows(args.mutwo, work)
     profile = os.path.join(work, "ops-profile.json")
