@@ -148,8 +148,9 @@ r, k = p["resident_bytes"], p["peak_bytes"]; print(f"{r + (k - r) * 55 // 100}B"
 
 # `mutwo run --json` with the schedule saved, one line in runs.tsv: label, run id, group, schedule,
 # the traces of its measured source ("," between; "-" for none; paths relative to the work folder),
-# the run's catalog GPU, its memory limit, its prediction's host mode, the device it ran on. A stored run counts as done, a measured OOM too (a result to compare); a
-# run that is refused or fails leaves no line and fails the step; its log says why.
+# the run's catalog GPU, its memory limit, its prediction's host mode, the device it ran on. A
+# stored run counts as done, a measured OOM too (a result to compare); a run that is refused or
+# fails leaves no line and fails the step; its log says why.
 logged_run() {
   local label=$1 group=$2 traces=$3
   shift 3
