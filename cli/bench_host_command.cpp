@@ -50,7 +50,7 @@ void run_bench_host(const BenchHostFlags& flags) {
   const profiles::ExecDevice device = executor->open_device(device_name);
   profiles::BenchHostOptions options;
   options.device = device_name;
-  for (int64_t b : flags.sizes) options.sizes_bytes.push_back(b);
+  options.sizes_bytes = flags.sizes;
   options.warmup_iterations = flags.warmup;
   options.timed_iterations = flags.iters;
   profiles::validate_bench_host(options);

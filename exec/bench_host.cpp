@@ -54,7 +54,7 @@ void time_dispatch(DeviceBackend& backend, const profiles::BenchHostOptions& opt
   for (int32_t i = 0; i < calls; ++i) x.add_(1);
   backend.synchronize();
   std::vector<int64_t> host, device;
-  for (int32_t sample = 0; sample < std::max(1, options.timed_iterations); ++sample) {
+  for (int32_t sample = 0; sample < options.timed_iterations; ++sample) {
     backend.start_step_timer();
     const auto start = std::chrono::steady_clock::now();
     for (int32_t i = 0; i < calls; ++i) x.add_(1);

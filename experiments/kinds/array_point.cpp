@@ -44,7 +44,7 @@ std::string ArrayPoint::label() const {
   return text;
 }
 
-std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
+std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_view default_host_mode) {
   const Sweep& s = spec.sweep;
   std::vector<ArrayPoint> out;
   for (const SweepModel& m : s.models) {
@@ -69,7 +69,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec) {
               info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
           p.dtype = s.dtype;
           p.precision = s.precision;
-          p.host_mode = s.host_mode.empty() ? "eager" : s.host_mode;
+          p.host_mode = s.host_mode.empty() ? std::string(default_host_mode) : s.host_mode;
           p.optimizer = s.optimizer;
           p.gpu = gpu;
           p.cost_source = s.cost_source;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -43,7 +44,9 @@ struct ArrayPoint {
 };
 
 // models x batch sizes x counts x GPUs x host links, in that nesting order (models outermost).
-std::vector<ArrayPoint> array_points(const ExperimentSpec& spec);
+// `default_host_mode`: the host mode of a spec that names none (the kind's: eager for the array
+// kinds, libtorch where the executor issues the steps).
+std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_view default_host_mode = "eager");
 
 // The keys of the configuration every row of this array shares.
 nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& point);

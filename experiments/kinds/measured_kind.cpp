@@ -69,8 +69,7 @@ class MeasuredKind final : public ExperimentKind {
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;
     if (!runs_sweep(spec)) return tasks;
-    for (ArrayPoint p : array_points(spec)) {
-      if (spec.sweep.host_mode.empty()) p.host_mode = "libtorch";  // as the executor issues its steps
+    for (const ArrayPoint& p : array_points(spec, "libtorch")) {  // as the executor issues its steps
       for (const std::string& policy : sweep_policies(spec)) {
         nlohmann::json c = array_config(spec, p);
         c["policy"] = policy;
