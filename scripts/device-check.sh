@@ -23,9 +23,23 @@
 #           256 MiB, latency and bandwidth fitted; a small op's dispatch and launch interval), then
 #           `mutwo bench-ops` on its default grid (ops.csv) and a profile fitted from it
 #           (ops-profile.json, the calibrated source of the H100);
-#   compare `mutwo compare` of everything run.
-# Usage: bash scripts/device-check.sh [STAGE...]   (default: all of them in order; each needs the
-# build; matrix=LABEL,... runs those architectures only, e.g. matrix=resnet18,bert-base,gpt2). Reads the card; never changes its settings. The step log's tail is printed per step.
+#   compare `mutwo compare` of everything run;
+#   lease   all of it in ONE device call inside a time budget (MUTWO_CHECK_BUDGET_S seconds, default
+#           540: a call's 600 s less a margin), for a lease of 15 minutes of device time in all: build
+#           only `mutwo` and `test_exec_cuda`, the CUDA suite, bench-host, matrix resnet18, bert-base,
+#           gpt2, speed (resnet18, bert-base, gpt2 alone; resnet18 and bert-base fused 2/4/8), eager,
+#           matrix vit-b16, mobilenet-v2, dlrm, bench-ops (6 timed launches a shape), compare, in that
+#           order (the issue's targets first), 6 timed steps after 2 warm-up. Each step is killed when
+#           the budget runs out and skipped when less than its floor is left; runs already in runs.tsv
+#           and steps already done are not repeated, so a second call resumes where the first stopped.
+#           lease.tsv records each step (ok, failed, timed out, skipped, done before) with its seconds:
+#           what did and did not run on the GPU.
+# Usage: bash scripts/device-check.sh [STAGE...]   (default: all of them but lease, in order; each
+# needs the build; matrix=LABEL,... runs those architectures only, e.g. matrix=resnet18,bert-base).
+# On a lease of 15 device minutes: `bash scripts/device-check.sh lease` with the tool's timeout_s=600,
+# then, while the machine is warm and device time is left, once more with MUTWO_CHECK_BUDGET_S set
+# under what is left. Reads the card; never changes its settings. The step log's tail is printed per
+# step.
 # Dry run without a GPU, the same stages on the CPU executor with the zoo's test-scale models and
 # an existing build (ctest's device_check_dry_run runs it; MUTWO_CHECK_PYTHON names a python3 with
 # torch and torchvision for the eager side, MUTWO_CHECK_WORK the work folder):
@@ -35,14 +49,30 @@
 # MUTWO_TORCH_ABI=1 checks the configure path against another LibTorch.)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+script=$PWD/scripts/device-check.sh
+# `device-check.sh _call FUNCTION ARGS...` (internal): one lease step in a process of its own, so that
+# `timeout` can end it and everything it started at the budget.
+internal_call=0
+if [ "${1:-}" = _call ]; then
+  internal_call=1
+  shift
+fi
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build test matrix speed bench compare)
-only_arrays=""  # matrix=LABEL,LABEL: those architectures only (a lease's 10-minute calls)
-for s in "${stages[@]}"; do
-  case $s in build | test | matrix | speed | bench | compare) ;; all) stages=(build test matrix speed bench compare) ;;
-  matrix=*) only_arrays=${s#matrix=} ;;
-  *) echo "device-check: unknown stage '$s'; valid: build test matrix[=LABEL,...] speed bench compare all" >&2; exit 2 ;; esac
-done
+only_arrays=""  # matrix=LABEL,LABEL: those architectures only
+if [ $internal_call -eq 0 ]; then
+  for s in "${stages[@]}"; do
+    case $s in build | test | matrix | speed | bench | compare | lease) ;; all) stages=(build test matrix speed bench compare) ;;
+    matrix=*) only_arrays=${s#matrix=} ;;
+    *) echo "device-check: unknown stage '$s'; valid: build test matrix[=LABEL,...] speed bench compare all lease" >&2; exit 2 ;; esac
+  done
+  for s in "${stages[@]}"; do
+    [ "$s" = lease ] && export MUTWO_CHECK_LEASE=1
+  done
+fi
+lease_mode=${MUTWO_CHECK_LEASE:-0}
+budget_s=${MUTWO_CHECK_BUDGET_S:-540}
+case $budget_s in '' | *[!0-9]*) echo "device-check: MUTWO_CHECK_BUDGET_S must be whole seconds, not '$budget_s'" >&2; exit 2 ;; esac
 build=${MUTWO_CHECK_BUILD:-build-device}
 work=${MUTWO_CHECK_WORK:-build-device/work}
 pack=${OUT:-build-device/out}
@@ -52,6 +82,7 @@ pack=$(cd "$pack" && pwd)
 device=${MUTWO_CHECK_DEVICE:-cuda}
 scale=${MUTWO_CHECK_SCALE:-full}
 deps=$PWD/.deps/root
+[ -d "$deps/usr/bin" ] && export PATH="$deps/usr/bin:$PATH"  # ninja, for the build in any process
 python=${MUTWO_CHECK_PYTHON:-python3}  # the device's, with its torch
 db=$work/results.db
 manifest=$work/runs.tsv
@@ -78,6 +109,12 @@ else
   iters=(--iters 10 --warmup 3)
   eager_args=(--models resnet18,bert-base,gpt2,vit-b16,mobilenet-v2)
   eager_fused_args=(--models resnet18,bert-base --copies 2,4,8)
+  if [ "$lease_mode" = 1 ]; then  # what fits one call beside the matrix
+    speed_models=(resnet18 bert-base gpt2)
+    iters=(--iters 6 --warmup 2)
+    eager_args=(--models resnet18,bert-base,gpt2 --iters 6 --warmup 2)
+    eager_fused_args=(--models resnet18,bert-base --copies 2,4,8 --iters 6 --warmup 2)
+  fi
 fi
 
 # Runs a named step with its output in logs/<name>.log; a failure is recorded, not fatal.
@@ -119,12 +156,21 @@ configure() {
   export PATH="$deps/usr/bin:$PATH"
   command -v ninja >/dev/null && generator=(-G Ninja)
   export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+  # The toolkit of the nvcc on PATH (the one the device's torch was matched with), else /usr/local/cuda.
+  local cuda_root=/usr/local/cuda nvcc_path cuda_args=()
+  nvcc_path=$(command -v nvcc) && cuda_root=$(dirname "$(dirname "$(readlink -f "$nvcc_path")")")
+  cuda_args=(-DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc")
+  # PyTorch wheels' Caffe2 cuda.cmake looks for NVTX3 only under the consuming project's third_party/
+  # and otherwise falls back to CUDA::nvToolsExt, which CUDA 12.9+ no longer has: the toolkit's own
+  # nvtx3 headers, set in the cache, answer its find_path.
+  [ -d "$cuda_root/include/nvtx3" ] && cuda_args+=(-Dnvtx3_dir="$cuda_root/include")
+  echo "configure: CUDA toolkit $cuda_root, LibTorch $torch_prefix, C++ ABI $abi"
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$deps/usr;$deps/usr/lib/x86_64-linux-gnu/cmake;$deps/usr/share/cmake;$deps/usr/lib/cmake;$torch_prefix" \
     -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$abi -DFMT_HEADER_ONLY=1" \
     -DSQLite3_INCLUDE_DIR="$deps/usr/include" \
     -DSQLite3_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    -DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
+    "${cuda_args[@]}" \
     -DMUTWO_WITH_TORCH=ON -DMUTWO_WITH_CUDA=$with_cuda -DMUTWO_WITH_CBC=OFF -DMUTWO_BUILD_BENCH=OFF
 }
 
@@ -155,6 +201,10 @@ logged_run() {
   local label=$1 group=$2 traces=$3
   shift 3
   local schedule=$work/schedules/$label.json json
+  if [ -s "$manifest" ] && cut -f1 "$manifest" | grep -qxF "$label"; then  # a resumed lease
+    echo "$label: stored by an earlier call"
+    return 0
+  fi
   json=$(mutwo run "$@" --device "$device" --db "$db" --save-schedule "$schedule" --json)
   printf '%s\n' "$json" >"$work/logs/run-$label.json"
   printf '%s\n' "$json" | python3 -c '
@@ -185,8 +235,9 @@ matrix_arch() {
   local name=$1 model=$2 batch=$3
   local a=(--model "$model" $(batch_args "$batch"))
   local t4=$work/traces/$name-x4.json t2=$work/traces/$name-x2.json failed=0
-  mutwo profile "${a[@]}" --models 4 --device "$device" -o "$t4" --db "$db" "${iters[@]}" || return 1
-  mutwo profile "${a[@]}" --models 2 --device "$device" -o "$t2" --db "$db" "${iters[@]}" || return 1
+  # A trace is written whole at the end (a resumed lease keeps one an earlier call finished).
+  [ -s "$t4" ] || mutwo profile "${a[@]}" --models 4 --device "$device" -o "$t4" --db "$db" "${iters[@]}" || return 1
+  [ -s "$t2" ] || mutwo profile "${a[@]}" --models 2 --device "$device" -o "$t2" --db "$db" "${iters[@]}" || return 1
   local m4=(--cost-source measured --trace "$t4") m2=(--cost-source measured --trace "$t2")
   logged_run "$name-plain" matrix "$t4" "${a[@]}" --models 4 "${m4[@]}" "${iters[@]}" || failed=1
   # Each plan under its own cap (resident + 55 % of its plain activations); a plan that does not fit
@@ -266,7 +317,126 @@ bench_ops() {
 }
 
 compare() {
+  if [ ! -e "$db" ]; then
+    echo "compare: nothing measured yet (no $db)"
+    return 0
+  fi
   mutwo compare --db "$db" && mutwo compare --db "$db" --json >"$work/compare.json"
+}
+
+# The lease's build: the two targets a GPU lease uses (the CPU executor's suites run in CI).
+build_lease() {
+  local targets=(mutwo)
+  [ "$device" = cuda ] && targets+=(test_exec_cuda)
+  cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+}
+
+cuda_tests() {
+  ctest --test-dir "$build" -R '^test_exec_cuda$' --output-on-failure
+}
+
+bench_host() {
+  if [ "$device" = cuda ]; then
+    mutwo bench-host --device "$device" -o "$work/host-link.json"
+  else
+    mutwo bench-host --device "$device" --sizes 4096,1048576,4194304 --iters 3 -o "$work/host-link.json"
+  fi
+}
+
+# bench-ops a kernel group at a time (GEMM first: the calibrated source's largest share), each group's
+# CSV kept whole when a later one runs out of time; ops.csv joins them and a profile is fitted.
+bench_ops_lease() {
+  local group kernels csvs=() more=(--warmup 2 --iters 6)
+  [ "$device" = cuda ] || more=(--quick)
+  for group in gemm:gemm conv:conv other:relu,gelu,add,softmax,layernorm,batchnorm2d; do
+    kernels=${group#*:}
+    group=${group%%:*}
+    [ -s "$work/ops-$group.csv" ] ||
+      mutwo bench-ops --device "$device" --kernels "$kernels" "${more[@]}" -o "$work/ops-$group.csv" || return 1
+    csvs+=("$work/ops-$group.csv")
+  done
+  awk 'FNR == 1 && NR != 1 { next } { print }' "${csvs[@]}" >"$work/ops.csv.tmp" && mv "$work/ops.csv.tmp" "$work/ops.csv"
+  [ "$device" = cuda ] || return 0  # cpu rows calibrate nothing (mutwo calibrate refuses them)
+  mutwo calibrate "$work/ops.csv" -o "$work/ops-profile.json"
+}
+
+# One lease step: NAME, FLOOR (the seconds it needs at least), then the function and its arguments,
+# run by a process of this script's own under `timeout` at what is left of the budget (less the
+# pack's reserve). Each outcome is a line of lease.tsv: the call (1 for the first lease call on this
+# work folder), name, outcome, seconds taken, seconds left before it. Returns 1 when the step failed or timed out, 2 when skipped.
+lease_reserve_s=20
+budgeted() {
+  local name=$1 floor=$2
+  shift 2
+  local left=$((lease_deadline - SECONDS - lease_reserve_s)) start=$SECONDS rc outcome
+  [ "$scale" = mini ] && floor=$((floor / 10 + 1))  # the dry run's test-scale models take seconds
+  floor=${MUTWO_CHECK_FLOOR_S:-$floor}               # a test's: every step's floor
+  if [ -e "$work/lease-done/$name" ]; then
+    printf '%s\t%s\tdone before\t0\t%s\n' "$lease_call" "$name" "$left" >>"$work/lease.tsv"
+    echo "== $name: done by an earlier call"
+    return 0
+  fi
+  if [ "$left" -lt "$floor" ]; then
+    printf '%s\t%s\tskipped\t0\t%s\n' "$lease_call" "$name" "$left" >>"$work/lease.tsv"
+    echo "== $name: skipped ($left s left of the budget, it needs $floor s)"
+    lease_skipped+=("$name")
+    return 2
+  fi
+  echo "== $name (at most $left s)"
+  timeout -k 10 "$left" bash "$script" _call "$@" >"$work/logs/$name.log" 2>&1
+  rc=$?
+  case $rc in
+    0) outcome=ok ;;
+    124 | 137) outcome="timed out" ;;
+    *) outcome="failed ($rc)" ;;
+  esac
+  printf '%s\t%s\t%s\t%s\t%s\n' "$lease_call" "$name" "$outcome" "$((SECONDS - start))" "$left" >>"$work/lease.tsv"
+  if [ $rc -eq 0 ]; then
+    mkdir -p "$work/lease-done" && touch "$work/lease-done/$name"
+    echo "   ok ($((SECONDS - start)) s)"
+    return 0
+  fi
+  echo "   $outcome after $((SECONDS - start)) s: tail of logs/$name.log:"
+  tail -n 25 "$work/logs/$name.log" | sed 's/^/   | /'
+  if [ "$outcome" = "timed out" ]; then
+    lease_skipped+=("$name")  # cut by the budget: the next call resumes it
+  else
+    failures+=("$name")
+  fi
+  return 1
+}
+
+# The whole check in one call, the issue's targets first; see the usage at the top.
+lease() {
+  lease_deadline=$((SECONDS + budget_s))
+  lease_call=$(($(cat "$work/lease-calls" 2>/dev/null || echo 0) + 1))
+  echo "$lease_call" >"$work/lease-calls"
+  lease_skipped=()
+  local entry name model batch
+  if [ "$device" = cpu ] && [ -x "$build/cli/mutwo" ]; then
+    echo "== configure, build: the cpu dry run uses the existing build $build"
+  else
+    budgeted configure 10 configure || return 1
+    budgeted build 60 build_lease || return 1
+  fi
+  [ "$device" = cuda ] && budgeted test-cuda 30 cuda_tests
+  budgeted bench-host 20 bench_host
+  for entry in "${arrays[@]:0:3}"; do
+    read -r name model batch <<<"$entry"
+    budgeted "matrix-$name" 60 matrix_arch "$name" "$model" "$batch"
+  done
+  budgeted speed 60 speed_runs
+  budgeted eager 45 eager_baseline
+  for entry in "${arrays[@]:3}"; do
+    read -r name model batch <<<"$entry"
+    budgeted "matrix-$name" 60 matrix_arch "$name" "$model" "$batch"
+  done
+  budgeted bench-ops 45 bench_ops_lease
+  # compare reads the database only: run whatever is left, it takes seconds, and again on every call.
+  lease_reserve_s=0
+  rm -f "$work/lease-done/compare"
+  budgeted compare 1 compare && cat "$work/logs/compare.log"
+  return 0
 }
 
 # Packs the work folder into $OUT for the device tool to bring back (at most 8 files of 16 MiB).
@@ -281,6 +451,11 @@ pack_work() {
   ls -l "$pack"
 }
 
+if [ $internal_call -eq 1 ]; then
+  "${stages[@]}"
+  exit
+fi
+lease_skipped=()
 step environment environment
 for s in "${stages[@]}"; do
   case $s in
@@ -290,11 +465,16 @@ for s in "${stages[@]}"; do
     speed) step speed speed_runs; step eager eager_baseline ;;
     bench) step bench-ops bench_ops ;;
     compare) step compare compare && cat "$work/logs/compare.log" ;;
+    lease) lease ;;
   esac
 done
 pack_work >"$work/logs/pack.log" 2>&1 || failures+=(pack)
 if [ ${#failures[@]} -gt 0 ]; then
   echo "device-check: FAILED: ${failures[*]} (logs in $work/logs, packed in $pack)"
   exit 1
+fi
+if [ ${#lease_skipped[@]} -gt 0 ]; then
+  echo "device-check: lease incomplete, skipped or ended for time: ${lease_skipped[*]} (call again to resume; lease.tsv says what ran)"
+  exit 0
 fi
 echo "device-check: ${stages[*]} passed; results.db, runs.tsv, traces, schedules and logs in $work, packed in $pack"

@@ -45,6 +45,24 @@ def read_manifest(work):
     return rows
 
 
+def lease_lines(work):
+    """What each step of a budgeted lease (device-check.sh lease) did, from its lease.tsv: the record
+    of what ran on the device and what did not."""
+    path = os.path.join(work, "lease.tsv")
+    if not os.path.exists(path):
+        return []
+    out = ["What ran on the device: the steps of `scripts/device-check.sh lease`, call by call (\"done before\": "
+           "finished by an earlier call; \"skipped\": less of the time budget was left than the step needs, so "
+           "it did not run; \"timed out\": ended at the budget, its runs stored so far kept):", "",
+           "| call | step | outcome | seconds | seconds left before it |", "|---:|---|---|---:|---:|"]
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 5:
+                out.append("| " + " | ".join(parts) + " |")
+    return out + [""]
+
+
 def compare_rows(mutwo, work):
     out = subprocess.run([mutwo, "compare", "--db", os.path.join(work, "results.db"), "--json"], check=True,
                          capture_output=True, text=True).stdout
@@ -199,6 +217,7 @@ def main():
         lines += env
         lines.append("```")
         lines.append("")
+    lines += lease_lines(work)
 
     # Item 4: every source against the measurement, per run.
     table = []
