@@ -72,7 +72,9 @@ if [ $internal_call -eq 0 ]; then
 fi
 lease_mode=${MUTWO_CHECK_LEASE:-0}
 budget_s=${MUTWO_CHECK_BUDGET_S:-540}
-case $budget_s in '' | *[!0-9]*) echo "device-check: MUTWO_CHECK_BUDGET_S must be whole seconds, not '$budget_s'" >&2; exit 2 ;; esac
+for v in MUTWO_CHECK_BUDGET_S MUTWO_CHECK_RUN_TIMEOUT_S MUTWO_CHECK_FLOOR_S; do
+  case ${!v-0} in '' | *[!0-9]*) echo "device-check: $v must be whole seconds, not '${!v}'" >&2; exit 2 ;; esac
+done
 build=${MUTWO_CHECK_BUILD:-build-device}
 work=${MUTWO_CHECK_WORK:-build-device/work}
 pack=${OUT:-build-device/out}
@@ -182,7 +184,16 @@ exec_tests() {
   ctest --test-dir "$build" -R "exec|cli_(run|profile)" --output-on-failure -j 4
 }
 
-mutwo() { "$build/cli/mutwo" "$@"; }
+# A run or profile that hangs on the GPU (a stream waiting on an event never recorded, say) is ended
+# after MUTWO_CHECK_RUN_TIMEOUT_S (default 150 s; 0: no limit) and fails its step, rather than
+# holding the rest of a lease; the largest of them should take well under a minute on an H100.
+run_timeout_s=${MUTWO_CHECK_RUN_TIMEOUT_S:-150}
+mutwo() {
+  case $1 in
+    run | profile) timeout -k 5 "$run_timeout_s" "$build/cli/mutwo" "$@" ;;
+    *) "$build/cli/mutwo" "$@" ;;
+  esac
+}
 
 # A cap between the resident state and the plain peak: resident + 55 % of the activations of the
 # array's plain step, as `mutwo simulate` predicts it on the matched catalog GPU.
