@@ -33,7 +33,8 @@
 #           the budget runs out and skipped when less than its floor is left; runs already in runs.tsv
 #           and steps already done are not repeated, so a second call resumes where the first stopped.
 #           lease.tsv records each step (ok, failed, timed out, skipped, done before) with its seconds:
-#           what did and did not run on the GPU.
+#           what did and did not run on the GPU. In every stage a `mutwo run` or `mutwo profile` is
+#           ended after MUTWO_CHECK_RUN_TIMEOUT_S (default 150 s), so a hang fails its step only.
 # Usage: bash scripts/device-check.sh [STAGE...]   (default: all of them but lease, in order; each
 # needs the build; matrix=LABEL,... runs those architectures only, e.g. matrix=resnet18,bert-base).
 # On a lease of 15 device minutes: `bash scripts/device-check.sh lease` with the tool's timeout_s=600,
