@@ -314,16 +314,24 @@ eager_baseline() {
     --mutwo "$build/cli/mutwo" -o "$work/eager-fused.csv"
 }
 
+# `mutwo bench-host`: the full size grid on a GPU, three sizes on the CPU (a dry run).
+bench_host() {
+  if [ "$device" = cuda ]; then
+    mutwo bench-host --device "$device" -o "$work/host-link.json"
+  else
+    mutwo bench-host --device "$device" --sizes 4096,1048576,4194304 --iters 3 -o "$work/host-link.json"
+  fi
+}
+
 # `mutwo bench-ops` on the default grid (every kernel, every precision the GPU runs) -> ops.csv, and
 # a profile fitted from it (the rows are all one catalog device: no --device needed).
 bench_ops() {
+  # The host link (pinned copies each way and both at once) and the launch figures (item 3).
+  bench_host || return 1
   if [ "$device" != cuda ]; then  # the full grid would take hours on a CPU, and cpu rows are not fitted
-    mutwo bench-host --device "$device" --sizes 4096,1048576,4194304 --iters 3 -o "$work/host-link.json" || return 1
     mutwo bench-ops --device "$device" --quick -o "$work/ops.csv"
     return
   fi
-  # The host link (pinned copies each way and both at once) and the launch figures (item 3).
-  mutwo bench-host --device "$device" -o "$work/host-link.json" || return 1
   mutwo bench-ops --device "$device" -o "$work/ops.csv" || return 1
   mutwo calibrate "$work/ops.csv" -o "$work/ops-profile.json"
 }
@@ -347,14 +355,6 @@ cuda_tests() {
   ctest --test-dir "$build" -R '^test_exec_cuda$' --output-on-failure
 }
 
-bench_host() {
-  if [ "$device" = cuda ]; then
-    mutwo bench-host --device "$device" -o "$work/host-link.json"
-  else
-    mutwo bench-host --device "$device" --sizes 4096,1048576,4194304 --iters 3 -o "$work/host-link.json"
-  fi
-}
-
 # bench-ops a kernel group at a time (GEMM first: the calibrated source's largest share), each group's
 # CSV kept whole when a later one runs out of time; ops.csv joins them and a profile is fitted.
 bench_ops_lease() {
@@ -375,7 +375,9 @@ bench_ops_lease() {
 # One lease step: NAME, FLOOR (the seconds it needs at least), then the function and its arguments,
 # run by a process of this script's own under `timeout` at what is left of the budget (less the
 # pack's reserve). Each outcome is a line of lease.tsv: the call (1 for the first lease call on this
-# work folder), name, outcome, seconds taken, seconds left before it. Returns 1 when the step failed or timed out, 2 when skipped.
+# work folder), name, outcome, seconds taken, seconds left before it. Returns 1 when the step failed
+# or timed out, 2 when skipped. A step ended or skipped for time makes the lease incomplete (exit 0,
+# the next call resumes it); one that failed fails the check.
 lease_reserve_s=20
 budgeted() {
   local name=$1 floor=$2
