@@ -117,17 +117,21 @@ double AnalyticCostModel::peak_flops_per_ns(KindCategory category, DType dtype,
 
 OpCostBreakdown AnalyticCostModel::breakdown(const profiles::Graph& graph, const profiles::Op& op) const {
   const KindCategory category = profiles::op_category(op);
+  if (graph.precision != profiles::Precision::fp32) check_precision_supported(device_, graph.precision);
+  if (profiles::is_view_op(op)) return OpCostBreakdown{};  // no kernel
+  return kernel_breakdown(category, peak_flops_per_ns(category, op_math_dtype(graph, op), graph.precision),
+                          static_cast<double>(op.flops),
+                          static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written));
+}
+
+OpCostBreakdown AnalyticCostModel::kernel_breakdown(KindCategory category, double peak_flops_per_ns, double flops,
+                                                    double bytes) const {
   const CategoryEfficiency& e = options_.efficiency[static_cast<size_t>(category)];
   const double sms = static_cast<double>(device_.sm_count);
-  if (graph.precision != profiles::Precision::fp32) check_precision_supported(device_, graph.precision);
   OpCostBreakdown b;
-  if (profiles::is_view_op(op)) return b;  // no kernel
-  b.peak_flops_per_ns = peak_flops_per_ns(category, op_math_dtype(graph, op), graph.precision);
-  b.compute_ns = saturating_term_ns(static_cast<double>(op.flops), b.peak_flops_per_ns, e.compute_efficiency,
-                                    sms * e.compute_half_flops_per_sm);
-  b.memory_ns =
-      saturating_term_ns(static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written),
-                         device_.hbm_bytes_per_ns, e.memory_efficiency, sms * e.memory_half_bytes_per_sm);
+  b.peak_flops_per_ns = peak_flops_per_ns;
+  b.compute_ns = saturating_term_ns(flops, peak_flops_per_ns, e.compute_efficiency, sms * e.compute_half_flops_per_sm);
+  b.memory_ns = saturating_term_ns(bytes, device_.hbm_bytes_per_ns, e.memory_efficiency, sms * e.memory_half_bytes_per_sm);
   b.memory_bound = b.memory_ns > b.compute_ns;
   b.launch_ns = device_.launch_overhead_ns;
   b.duration_ns = b.launch_ns + static_cast<int64_t>(std::ceil(std::max(b.compute_ns, b.memory_ns)));

@@ -89,6 +89,10 @@ class AnalyticCostModel final : public OpCostModel {
   const DeviceSpec& device() const override { return device_; }
 
   OpCostBreakdown breakdown(const profiles::Graph& graph, const profiles::Op& op) const;
+  // The same model for one kernel given by its category, the peak of its math mode, its FLOPs and
+  // its bytes read + written (a measured kernel's row, say): what breakdown() computes for an op.
+  OpCostBreakdown kernel_breakdown(profiles::KindCategory category, double peak_flops_per_ns, double flops,
+                                   double bytes) const;
   // Dense peak FLOP/ns the model uses for an op of this category computing in this dtype, in a graph
   // of this precision mode (fp32: PyTorch's TF32 defaults as the options say).
   double peak_flops_per_ns(profiles::KindCategory category, profiles::DType dtype,

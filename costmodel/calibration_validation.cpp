@@ -1,5 +1,6 @@
 #include "costmodel/calibration_validation.hpp"
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -7,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "profiles/error.hpp"
+#include "profiles/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -125,6 +128,47 @@ std::vector<CrossGpuError> cross_gpu_errors(const std::vector<CalibrationRow>& r
   return out;
 }
 
+std::vector<double> analytic_predictions(const std::vector<CalibrationRow>& rows) {
+  std::map<std::string, AnalyticCostModel> models;
+  std::vector<double> out;
+  out.reserve(rows.size());
+  for (const CalibrationRow& row : rows) {
+    auto it = models.find(row.device);
+    if (it == models.end()) it = models.emplace(row.device, AnalyticCostModel(find_device(row.device))).first;
+    const AnalyticCostModel& model = it->second;
+    const double peak = catalog_roofline(model.device(), row.category, row.precision).peak_flops_per_ns;
+    out.push_back(static_cast<double>(
+        model.kernel_breakdown(row.category, peak, static_cast<double>(row.flops), static_cast<double>(row.bytes))
+            .duration_ns));
+  }
+  return out;
+}
+
+std::vector<DurationBucketError> errors_by_duration(const std::vector<CalibrationRow>& rows,
+                                                    const std::vector<double>& analytic,
+                                                    const std::vector<double>& calibrated) {
+  const std::array<std::string, 3> buckets{"< 20 us", "20-200 us", ">= 200 us"};
+  auto bucket_of = [](int64_t ns) { return ns < 20'000 ? 0 : ns < 200'000 ? 1 : 2; };
+  std::vector<DurationBucketError> out;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    for (const auto& [source, predictions] :
+         {std::pair<std::string, const std::vector<double>*>{"analytic", &analytic},
+          std::pair<std::string, const std::vector<double>*>{"calibrated (k-fold)", &calibrated}}) {
+      std::vector<double> absolute, signed_errors;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (bucket_of(rows[i].time_ns) != static_cast<int>(b)) continue;
+        const double measured = static_cast<double>(rows[i].time_ns);
+        signed_errors.push_back(((*predictions)[i] - measured) / measured);
+        absolute.push_back(std::abs(signed_errors.back()));
+      }
+      if (absolute.empty()) continue;
+      out.push_back({buckets[b], source, summarize_errors(absolute),
+                     profiles::median(std::move(signed_errors), profiles::EvenMedian::mean_of_middles)});
+    }
+  }
+  return out;
+}
+
 std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& rows, int folds,
                                           const std::string& command) {
   const std::vector<double> predictions = kfold_predictions(rows, folds);
@@ -145,6 +189,39 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
   for (const GroupError& g : kfold_errors_by_kernel(rows, predictions)) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", g.device, g.group, g.precision, g.error.count,
                       percent(g.error.median), percent(g.error.mean), percent(g.error.max));
+  }
+  // The analytic source on the same kernels: how far the default source, the one every GPU without
+  // measured kernels (A100, H100) is priced by, is from real kernels.
+  const std::vector<double> analytic = analytic_predictions(rows);
+  md += "\n### The analytic source on the same kernels\n\n";
+  md +=
+      "The `analytic` source (costmodel/analytic_cost_model.hpp: the catalog's datasheet peaks, per-category "
+      "efficiencies that rise with the work per kernel, 4 us of launch overhead per kernel), fitted to nothing, "
+      "on every kernel above at the row's math mode, beside the calibrated model's held-out error. Signed: the "
+      "median of (predicted - measured) / measured, below 0 where the source prices kernels faster than they ran.\n\n";
+  md += "| device | category | precision | kernels | analytic median | analytic mean | analytic signed median | "
+        "calibrated median |\n|---|---|---|---:|---:|---:|---:|---:|\n";
+  const std::vector<GroupError> calibrated_by_category = kfold_errors_by_category(rows, predictions);
+  const std::vector<GroupError> analytic_by_category = kfold_errors_by_category(rows, analytic);
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> signed_by_category;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double measured = static_cast<double>(rows[i].time_ns);
+    signed_by_category[{rows[i].device, std::string(profiles::category_name(rows[i].category)), rows[i].precision}]
+        .push_back((analytic[i] - measured) / measured);
+  }
+  for (size_t g = 0; g < analytic_by_category.size(); ++g) {
+    const GroupError& a = analytic_by_category[g];
+    const double signed_median = profiles::median(std::move(signed_by_category[{a.device, a.group, a.precision}]),
+                                                  profiles::EvenMedian::mean_of_middles);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {:+.1f} % | {} |\n", a.device, a.group, a.precision,
+                      a.error.count, percent(a.error.median), percent(a.error.mean), 100.0 * signed_median,
+                      percent(calibrated_by_category[g].error.median));
+  }
+  md += "\nBy the kernel's measured duration, over every device and precision above:\n\n"
+        "| measured duration | source | kernels | median | mean | signed median |\n|---|---|---:|---:|---:|---:|\n";
+  for (const DurationBucketError& e : errors_by_duration(rows, analytic, predictions)) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {:+.1f} % |\n", e.bucket, e.source, e.error.count,
+                      percent(e.error.median), percent(e.error.mean), 100.0 * e.signed_median);
   }
   md += "\n## Cross-GPU\n\n";
   md +=

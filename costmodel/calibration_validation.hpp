@@ -51,6 +51,26 @@ struct CrossGpuError {
 std::vector<CrossGpuError> cross_gpu_errors(const std::vector<CalibrationRow>& rows,
                                             const std::vector<double>& predictions);
 
+// What the analytic source (the default, and the only one for a GPU with no measured kernels)
+// answers for each row: the row's kernel on its catalog device, at the peak of the row's math mode
+// (catalog_roofline: fp32 on CUDA cores, tf32/fp16/bf16 GEMM and conv on tensor cores), the row's
+// FLOPs and bytes, the category's efficiencies and the launch overhead (AnalyticCostModel::
+// kernel_breakdown). Nothing is fitted. Throws UnknownNameError for a device the catalog lacks.
+std::vector<double> analytic_predictions(const std::vector<CalibrationRow>& rows);
+
+// Errors by the kernel's measured duration, for each source: the small kernels of small batches
+// (HFTA's and mu-TWO's setting) apart from the large ones. `bucket` is "< 20 us", "20-200 us" or
+// ">= 200 us"; `signed_median` the median of (predicted - measured) / measured (< 0: too fast).
+struct DurationBucketError {
+  std::string bucket;
+  std::string source;  // "analytic", "calibrated (k-fold)"
+  ErrorSummary error;
+  double signed_median = 0;
+};
+std::vector<DurationBucketError> errors_by_duration(const std::vector<CalibrationRow>& rows,
+                                                    const std::vector<double>& analytic,
+                                                    const std::vector<double>& calibrated);
+
 // The markdown of the two sections ("## Kernel level", "## Cross-GPU"), with the command that
 // regenerates them.
 std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& rows, int folds,

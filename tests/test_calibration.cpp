@@ -357,3 +357,64 @@ TEST_CASE("calibrated source: a conv op and its backward carry the forward's sha
   CHECK(v100.calibrated_duration_ns(g, g.ops[0]) ==
         static_cast<int64_t>(std::ceil(predict_kernel_ns(winograd->model, k3[0].sample, 80))));
 }
+
+TEST_CASE("the analytic source priced on DeepBench's measured kernels, by hand for two rows") {
+  const auto rows = read_calibration_input(kGemm);
+  // Rows 1 and 161: V100, GEMM M = K = 1760, N = 16 (NN), fp32 0.038 ms and fp16 0.020 ms.
+  REQUIRE(rows[0].precision == "fp32");
+  REQUIRE(rows[0].time_ns == 38'000);
+  REQUIRE(rows[160].precision == "fp16");
+  REQUIRE(rows[160].time_ns == 20'000);
+  const std::vector<CalibrationRow> two{rows[0], rows[160]};
+  const std::vector<double> predicted = analytic_predictions(two);
+  // v100-16gb: FP32 15,700 FLOP/ns, FP16 tensor 125,000, HBM 900 B/ns, 80 SMs, launch 4,000 ns;
+  // matmul efficiency 0.80 with ramps 80 * 4 MiFLOP = 335,544,320 FLOP and 80 * 16 KiB = 1,310,720 B.
+  // fp32: FLOPs 2 * 1760 * 16 * 1760 = 99,123,200 -> (99,123,200 + 335,544,320) / 12,560 = 34,607.29 ns;
+  //       bytes 12,615,680 -> (12,615,680 + 1,310,720) / 720 = 19,342.22 ns; 4,000 + 34,608 = 38,608
+  //       (+1.6 % of 38,000).
+  CHECK(predicted[0] == 38'608);
+  // fp16: compute 434,667,520 / 100,000 = 4,346.68 ns; bytes 6,307,840 -> 7,618,560 / 720 = 10,581.33 ns,
+  //       memory-bound: 4,000 + 10,582 = 14,582 (-27.1 % of 20,000).
+  CHECK(predicted[1] == 14'582);
+  // Buckets by the measured time: both rows are in "20-200 us" (20,000 ns opens it); a third row
+  // of 5,000 ns priced at 6,000 (+20 %) is alone in "< 20 us".
+  std::vector<CalibrationRow> three = two;
+  three.push_back(rows[0]);
+  three[2].time_ns = 5'000;
+  const auto buckets = errors_by_duration(three, {predicted[0], predicted[1], 6'000}, {38'000, 20'000, 5'000});
+  REQUIRE(buckets.size() == 4);  // two buckets, each source
+  CHECK(buckets[0].bucket == "< 20 us");
+  CHECK(buckets[0].source == "analytic");
+  CHECK(buckets[0].error.count == 1);
+  CHECK(buckets[0].signed_median == doctest::Approx(0.2));
+  CHECK(buckets[1].source == "calibrated (k-fold)");
+  CHECK(buckets[1].error.median == 0);
+  CHECK(buckets[2].bucket == "20-200 us");
+  CHECK(buckets[2].error.count == 2);
+  // Signed errors +0.016 and -0.2709: their median is their mean, -0.1275; |errors| 0.016, 0.2709.
+  CHECK(buckets[2].signed_median == doctest::Approx((38'608.0 / 38'000 - 1 + 14'582.0 / 20'000 - 1) / 2));
+  CHECK(buckets[2].error.max == doctest::Approx(1 - 14'582.0 / 20'000));
+
+  // Over all of V100's kernels, the figures docs/FIDELITY.md states: GEMM within 11 % (median) in
+  // both precisions, the convolutions 46 % (fp32: Winograd beats the direct count the source prices).
+  auto all = rows;
+  const auto conv = read_calibration_input(kConv);
+  all.insert(all.end(), conv.begin(), conv.end());
+  std::vector<CalibrationRow> v100;
+  for (const auto& r : all) {
+    if (r.device == "v100-16gb") v100.push_back(r);
+  }
+  for (const GroupError& e : kfold_errors_by_category(v100, analytic_predictions(v100))) {
+    CAPTURE(e.group);
+    CAPTURE(e.precision);
+    const double expected = e.group == "matmul" ? (e.precision == "fp32" ? 0.109 : 0.075)
+                                                : (e.precision == "fp32" ? 0.460 : 0.251);
+    CHECK(e.error.median == doctest::Approx(expected).epsilon(0.01));
+  }
+  // The rendered section, as docs/FIDELITY.md carries it for V100 (analytic beside calibrated).
+  const std::string md = calibration_fidelity_markdown(v100, 5, "cmd");
+  CHECK(md.find("### The analytic source on the same kernels") != std::string::npos);
+  CHECK(md.find("| v100-16gb | matmul | fp32 | 160 | 10.9 % | 19.1 % | +8.4 % | 5.2 % |") != std::string::npos);
+  CHECK(md.find("| conv | fp32 | 272 | 46.0 % | 64.5 % | +39.3 % | 11.2 % |") != std::string::npos);
+  CHECK(md.find("| measured duration | source | kernels | median | mean | signed median |") != std::string::npos);
+}
