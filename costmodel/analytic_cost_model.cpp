@@ -124,14 +124,16 @@ OpCostBreakdown AnalyticCostModel::breakdown(const profiles::Graph& graph, const
                           static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written));
 }
 
-OpCostBreakdown AnalyticCostModel::kernel_breakdown(KindCategory category, double peak_flops_per_ns, double flops,
-                                                    double bytes) const {
+OpCostBreakdown AnalyticCostModel::kernel_breakdown(KindCategory category, double peak_flops_per_ns,
+                                                    double flops, double bytes) const {
   const CategoryEfficiency& e = options_.efficiency[static_cast<size_t>(category)];
   const double sms = static_cast<double>(device_.sm_count);
   OpCostBreakdown b;
   b.peak_flops_per_ns = peak_flops_per_ns;
-  b.compute_ns = saturating_term_ns(flops, peak_flops_per_ns, e.compute_efficiency, sms * e.compute_half_flops_per_sm);
-  b.memory_ns = saturating_term_ns(bytes, device_.hbm_bytes_per_ns, e.memory_efficiency, sms * e.memory_half_bytes_per_sm);
+  b.compute_ns =
+      saturating_term_ns(flops, peak_flops_per_ns, e.compute_efficiency, sms * e.compute_half_flops_per_sm);
+  b.memory_ns = saturating_term_ns(bytes, device_.hbm_bytes_per_ns, e.memory_efficiency,
+                                   sms * e.memory_half_bytes_per_sm);
   b.memory_bound = b.memory_ns > b.compute_ns;
   b.launch_ns = device_.launch_overhead_ns;
   b.duration_ns = b.launch_ns + static_cast<int64_t>(std::ceil(std::max(b.compute_ns, b.memory_ns)));

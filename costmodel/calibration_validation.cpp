@@ -137,9 +137,9 @@ std::vector<double> analytic_predictions(const std::vector<CalibrationRow>& rows
     if (it == models.end()) it = models.emplace(row.device, AnalyticCostModel(find_device(row.device))).first;
     const AnalyticCostModel& model = it->second;
     const double peak = catalog_roofline(model.device(), row.category, row.precision).peak_flops_per_ns;
-    out.push_back(static_cast<double>(
-        model.kernel_breakdown(row.category, peak, static_cast<double>(row.flops), static_cast<double>(row.bytes))
-            .duration_ns));
+    const OpCostBreakdown kernel = model.kernel_breakdown(row.category, peak, static_cast<double>(row.flops),
+                                                          static_cast<double>(row.bytes));
+    out.push_back(static_cast<double>(kernel.duration_ns));
   }
   return out;
 }
@@ -181,7 +181,8 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
       "mean <= 15 % per category on V100 GEMM and conv. Regenerate: `{}`.\n\n",
       rows.size(), folds, folds, command);
   md += "| device | category | precision | kernels | median | mean | max |\n|---|---|---|---:|---:|---:|---:|\n";
-  for (const GroupError& g : kfold_errors_by_category(rows, predictions)) {
+  const std::vector<GroupError> calibrated_by_category = kfold_errors_by_category(rows, predictions);
+  for (const GroupError& g : calibrated_by_category) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", g.device, g.group, g.precision, g.error.count,
                       percent(g.error.median), percent(g.error.mean), percent(g.error.max));
   }
@@ -195,30 +196,35 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
   const std::vector<double> analytic = analytic_predictions(rows);
   md += "\n### The analytic source on the same kernels\n\n";
   md +=
-      "The `analytic` source (costmodel/analytic_cost_model.hpp: the catalog's datasheet peaks, per-category "
-      "efficiencies that rise with the work per kernel, 4 us of launch overhead per kernel), fitted to nothing, "
-      "on every kernel above at the row's math mode, beside the calibrated model's held-out error. Signed: the "
-      "median of (predicted - measured) / measured, below 0 where the source prices kernels faster than they ran.\n\n";
-  md += "| device | category | precision | kernels | analytic median | analytic mean | analytic signed median | "
-        "calibrated median |\n|---|---|---|---:|---:|---:|---:|---:|\n";
-  const std::vector<GroupError> calibrated_by_category = kfold_errors_by_category(rows, predictions);
+      "The `analytic` source (costmodel/analytic_cost_model.hpp: the catalog's datasheet peaks, "
+      "per-category efficiencies that rise with the work per kernel, the catalog's launch overhead per "
+      "kernel), fitted to nothing, on every kernel above at the row's math mode, beside the calibrated "
+      "model's held-out error. Signed: the median of (predicted - measured) / measured, below 0 where the "
+      "source prices kernels faster than they ran.\n\n";
+  md +=
+      "| device | category | precision | kernels | analytic median | analytic mean "
+      "| analytic signed median | calibrated median |\n|---|---|---|---:|---:|---:|---:|---:|\n";
   const std::vector<GroupError> analytic_by_category = kfold_errors_by_category(rows, analytic);
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> signed_by_category;
   for (size_t i = 0; i < rows.size(); ++i) {
     const double measured = static_cast<double>(rows[i].time_ns);
-    signed_by_category[{rows[i].device, std::string(profiles::category_name(rows[i].category)), rows[i].precision}]
+    signed_by_category[{rows[i].device, std::string(profiles::category_name(rows[i].category)),
+                        rows[i].precision}]
         .push_back((analytic[i] - measured) / measured);
   }
   for (size_t g = 0; g < analytic_by_category.size(); ++g) {
     const GroupError& a = analytic_by_category[g];
-    const double signed_median = profiles::median(std::move(signed_by_category[{a.device, a.group, a.precision}]),
-                                                  profiles::EvenMedian::mean_of_middles);
+    const double signed_median =
+        profiles::median(std::move(signed_by_category[{a.device, a.group, a.precision}]),
+                         profiles::EvenMedian::mean_of_middles);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {:+.1f} % | {} |\n", a.device, a.group, a.precision,
                       a.error.count, percent(a.error.median), percent(a.error.mean), 100.0 * signed_median,
                       percent(calibrated_by_category[g].error.median));
   }
-  md += "\nBy the kernel's measured duration, over every device and precision above:\n\n"
-        "| measured duration | source | kernels | median | mean | signed median |\n|---|---|---:|---:|---:|---:|\n";
+  md +=
+      "\nBy the kernel's measured duration, over every device and precision above:\n\n"
+      "| measured duration | source | kernels | median | mean | signed median |\n"
+      "|---|---|---:|---:|---:|---:|\n";
   for (const DurationBucketError& e : errors_by_duration(rows, analytic, predictions)) {
     md += fmt::format("| {} | {} | {} | {} | {} | {:+.1f} % |\n", e.bucket, e.source, e.error.count,
                       percent(e.error.median), percent(e.error.mean), 100.0 * e.signed_median);

@@ -381,7 +381,8 @@ TEST_CASE("the analytic source priced on DeepBench's measured kernels, by hand f
   std::vector<CalibrationRow> three = two;
   three.push_back(rows[0]);
   three[2].time_ns = 5'000;
-  const auto buckets = errors_by_duration(three, {predicted[0], predicted[1], 6'000}, {38'000, 20'000, 5'000});
+  const auto buckets =
+      errors_by_duration(three, {predicted[0], predicted[1], 6'000}, {38'000, 20'000, 5'000});
   REQUIRE(buckets.size() == 4);  // two buckets, each source
   CHECK(buckets[0].bucket == "< 20 us");
   CHECK(buckets[0].source == "analytic");
@@ -414,7 +415,9 @@ TEST_CASE("the analytic source priced on DeepBench's measured kernels, by hand f
   // The rendered section, as docs/FIDELITY.md carries it for V100 (analytic beside calibrated).
   const std::string md = calibration_fidelity_markdown(v100, 5, "cmd");
   CHECK(md.find("### The analytic source on the same kernels") != std::string::npos);
-  CHECK(md.find("| v100-16gb | matmul | fp32 | 160 | 10.9 % | 19.1 % | +8.4 % | 5.2 % |") != std::string::npos);
+  CHECK(md.find("| v100-16gb | matmul | fp32 | 160 | 10.9 % | 19.1 % | +8.4 % | 5.2 % |") !=
+        std::string::npos);
   CHECK(md.find("| conv | fp32 | 272 | 46.0 % | 64.5 % | +39.3 % | 11.2 % |") != std::string::npos);
-  CHECK(md.find("| measured duration | source | kernels | median | mean | signed median |") != std::string::npos);
+  CHECK(md.find("| measured duration | source | kernels | median | mean | signed median |") !=
+        std::string::npos);
 }
