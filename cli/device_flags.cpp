@@ -50,7 +50,9 @@ const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags) {
 }
 
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
-  cmd->add_option("--gpu", flags.gpu, "Device: " + joined(costmodel::builtin_devices().names()))
+  cmd->add_option("--gpu", flags.gpu,
+                  "Device: a catalog GPU (" + joined(costmodel::builtin_devices().names()) +
+                      ") or the path of a device file (TOML, costmodel/device_file.hpp)")
       ->capture_default_str()
       ->each([&flags](const std::string&) { flags.gpu_given = true; });
   cmd->add_option("--memory", flags.memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");

@@ -41,6 +41,8 @@ struct DeviceSpec {
   double fp64_flops_per_ns = 0;  // plain FP64 (CUDA cores; f64 ops are rare in DL training)
   double hbm_bytes_per_ns = 0;   // device memory bandwidth (GB/s == bytes/ns)
   int32_t sm_count = 0;
+  int32_t boost_clock_mhz = 0;  // the datasheet's boost clock: a wave's fixed cycles take time at it
+  int64_t l2_bytes = 0;         // last-level cache: what a memory-bound kernel's working set may sit in
   // Host link, per direction (pinned memory), and per-transfer latency.
   double h2d_bytes_per_ns = 0;
   double d2h_bytes_per_ns = 0;

@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <toml++/toml.h>
 
 #include "experiments/experiment_kind.hpp"
 #include "profiles/error.hpp"
 #include "profiles/models/exported_model.hpp"
 #include "profiles/text_file.hpp"
+#include "profiles/toml_reader.hpp"
 
 // The source tree's experiments/ folder: relative paths of an embedded spec resolve against it.
 #ifndef MUTWO_EXPERIMENTS_DIR
@@ -22,119 +22,9 @@ namespace mutwo::experiments {
 namespace {
 
 // Reads one spec: every error names the source, the line and the key.
-class SpecReader {
+class SpecReader : public profiles::TomlReader {
  public:
-  SpecReader(std::string_view source) : source_(source) {}
-
-  [[noreturn]] void fail(const toml::node* node, std::string_view key, const std::string& why) const {
-    if (node != nullptr && node->source().begin.line > 0) {
-      throw FormatError(fmt::format("{}:{}: '{}' {}", source_, node->source().begin.line, key, why));
-    }
-    throw FormatError(fmt::format("{}: '{}' {}", source_, key, why));
-  }
-
-  void reject_unknown(const toml::table& table, std::string_view prefix,
-                      const std::vector<std::string_view>& known) const {
-    for (const auto& [k, node] : table) {
-      const std::string_view name = k.str();
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        fail(&node, fmt::format("{}{}", prefix, name),
-             fmt::format("is not a known key here; valid: {}", fmt::join(known, ", ")));
-      }
-    }
-  }
-
-  std::string string(const toml::table& t, std::string_view prefix, std::string_view key) const {
-    const toml::node* n = t.get(key);
-    const std::string full = fmt::format("{}{}", prefix, key);
-    if (n == nullptr) fail(&t, full, "is missing");
-    const auto* s = n->as_string();
-    if (s == nullptr) fail(n, full, fmt::format("must be a string, not {}", type_name(*n)));
-    return s->get();
-  }
-
-  std::optional<std::string> optional_string(const toml::table& t, std::string_view prefix,
-                                             std::string_view key) const {
-    if (t.get(key) == nullptr) return std::nullopt;
-    return string(t, prefix, key);
-  }
-
-  int64_t integer(const toml::node& n, const std::string& key, int64_t min, int64_t max) const {
-    const auto* i = n.as_integer();
-    if (i == nullptr) fail(&n, key, fmt::format("must be an integer, not {}", type_name(n)));
-    const int64_t v = i->get();
-    if (v < min || v > max) fail(&n, key, fmt::format("= {} must be from {} to {}", v, min, max));
-    return v;
-  }
-
-  double number(const toml::node& n, const std::string& key) const {
-    if (const auto* i = n.as_integer()) return static_cast<double>(i->get());
-    const auto* f = n.as_floating_point();
-    if (f == nullptr) fail(&n, key, fmt::format("must be a number, not {}", type_name(n)));
-    if (!std::isfinite(f->get())) fail(&n, key, fmt::format("= {} must be finite", f->get()));
-    return f->get();
-  }
-
-  const toml::array& array(const toml::node& n, const std::string& key) const {
-    const auto* a = n.as_array();
-    if (a == nullptr) fail(&n, key, fmt::format("must be an array, not {}", type_name(n)));
-    if (a->empty()) fail(&n, key, "must not be empty");
-    return *a;
-  }
-
-  std::vector<std::string> strings(const toml::node& n, const std::string& key) const {
-    std::vector<std::string> out;
-    for (const toml::node& e : array(n, key)) {
-      const auto* s = e.as_string();
-      if (s == nullptr) fail(&e, key, fmt::format("must hold strings, not {}", type_name(e)));
-      if (std::find(out.begin(), out.end(), s->get()) != out.end()) {
-        fail(&e, key, fmt::format("names '{}' twice", s->get()));
-      }
-      out.push_back(s->get());
-    }
-    return out;
-  }
-
-  std::vector<int64_t> integers(const toml::node& n, const std::string& key, int64_t min, int64_t max) const {
-    std::vector<int64_t> out;
-    for (const toml::node& e : array(n, key)) {
-      const int64_t v = integer(e, key, min, max);
-      if (std::find(out.begin(), out.end(), v) != out.end()) fail(&e, key, fmt::format("holds {} twice", v));
-      out.push_back(v);
-    }
-    return out;
-  }
-
-  // Numbers in (0, max]: fractions and ratios.
-  std::vector<double> positives(const toml::node& n, const std::string& key, double max) const {
-    std::vector<double> out;
-    for (const toml::node& e : array(n, key)) {
-      const double v = number(e, key);
-      if (!(v > 0 && v <= max)) fail(&e, key, fmt::format("holds {}, outside (0, {}]", v, max));
-      if (std::find(out.begin(), out.end(), v) != out.end()) fail(&e, key, fmt::format("holds {} twice", v));
-      out.push_back(v);
-    }
-    return out;
-  }
-
-  static std::string type_name(const toml::node& n) {
-    switch (n.type()) {
-      case toml::node_type::table:
-        return "a table";
-      case toml::node_type::array:
-        return "an array";
-      case toml::node_type::string:
-        return "a string";
-      case toml::node_type::integer:
-        return "an integer";
-      case toml::node_type::floating_point:
-        return "a float";
-      case toml::node_type::boolean:
-        return "a boolean";
-      default:
-        return "a date or time";
-    }
-  }
+  using TomlReader::TomlReader;
 
   SweepModel model(const toml::node& n, size_t index) const {
     const std::string prefix = fmt::format("sweep.models[{}].", index);
@@ -235,9 +125,6 @@ class SpecReader {
       }
     }
   }
-
- private:
-  std::string source_;
 };
 
 bool valid_name(std::string_view name) {
@@ -250,13 +137,7 @@ bool valid_name(std::string_view name) {
 
 ExperimentSpec parse_spec(std::string_view text, std::string_view source,
                           const std::filesystem::path& base_dir) {
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    throw FormatError(fmt::format("{}:{}:{}: not valid TOML: {}", source, e.source().begin.line,
-                                  e.source().begin.column, e.description()));
-  }
+  const toml::table root = profiles::parse_toml(text, source);
   const SpecReader r(source);
   r.reject_unknown(root, "", {"name", "title", "description", "kind", "figures", "sweep"});
   ExperimentSpec spec;
@@ -289,7 +170,8 @@ ExperimentSpec parse_spec(std::string_view text, std::string_view source,
   // against the spec's folder, as sweep.traces do.
   for (SweepModel& m : spec.sweep.models) {
     const std::filesystem::path file(m.name);
-    if (profiles::is_model_file(m.name) && file.is_relative()) m.name = (base_dir / file).lexically_normal().string();
+    if (profiles::is_model_file(m.name) && file.is_relative())
+      m.name = (base_dir / file).lexically_normal().string();
   }
   spec.source = std::string(source);
   spec.base_dir = base_dir;

@@ -118,7 +118,7 @@ TEST_CASE("calibration CSV: rows read, and every bad field named with file, line
         "k.csv:2: field 'time_ns' = '5x': must be a whole number");
   CHECK(bad("v100-16gb,fp16,gemm,,matmul,64,32\n") == "k.csv:2: expected 13 fields, got 7");
   CHECK(bad("a200,fp16,gemm,,matmul,64,32,16,65536,7168,5000,,\n").rfind(
-            "k.csv:2: field 'device' = 'a200': not a catalog device; valid: v100-16gb", 0) == 0);
+            "k.csv:2: field 'device' = 'a200': not a catalog device; valid: a10, a100-40gb", 0) == 0);
   CHECK(bad("v100-16gb,fp8,gemm,,matmul,64,32,16,65536,7168,5000,,\n") ==
         "k.csv:2: field 'precision' = 'fp8': valid: fp32, tf32, fp16, bf16");
   CHECK(bad("v100-16gb,fp16,gemm,,conv,64,32,16,65536,7168,5000,,\n") ==

@@ -205,9 +205,28 @@ TEST_CASE("a transfer takes latency plus bytes over bandwidth, rounded up to who
 
 TEST_CASE("every catalog device has every field set and positive") {
   const DeviceCatalog& catalog = builtin_devices();
-  CHECK(catalog.names() == std::vector<std::string>{"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb",
-                                                    "h100-sxm-80gb", "h200", "rtx4090", "p100-pcie-16gb", "t4",
-                                                    "gtx1080ti", "titan-xp"});
+  // One file per GPU in costmodel/devices/, registered in file-name order.
+  CHECK(catalog.names() == std::vector<std::string>{"a10",
+                                                    "a100-40gb",
+                                                    "a100-80gb",
+                                                    "a100-pcie-40gb",
+                                                    "a100-pcie-80gb",
+                                                    "b200",
+                                                    "gtx1080ti",
+                                                    "h100-pcie",
+                                                    "h100-sxm-80gb",
+                                                    "h200",
+                                                    "l4",
+                                                    "l40s",
+                                                    "p100-pcie-16gb",
+                                                    "p4",
+                                                    "rtx3090",
+                                                    "rtx4090",
+                                                    "t4",
+                                                    "titan-xp",
+                                                    "v100-16gb",
+                                                    "v100-32gb",
+                                                    "v100-pcie-32gb"});
   for (const DeviceSpec& d : catalog.devices()) {
     CAPTURE(d.name);
     CHECK_FALSE(d.description.empty());
@@ -216,14 +235,14 @@ TEST_CASE("every catalog device has every field set and positive") {
     CHECK(d.fp32_flops_per_ns > 0);
     // Volta, Pascal and Turing predate TF32 (0 = none); every later GPU has it.
     const bool pre_ampere = d.name.rfind("v100", 0) == 0 || d.name == "p100-pcie-16gb" || d.name == "t4" ||
-                            d.name == "gtx1080ti" || d.name == "titan-xp";
+                            d.name == "gtx1080ti" || d.name == "titan-xp" || d.name == "p4";
     if (pre_ampere) {
       CHECK(d.tf32_flops_per_ns == 0);
     } else {
       CHECK(d.tf32_flops_per_ns > 0);
     }
-    // Tensor cores (and GP100's FP16x2) beat FP32 CUDA cores; GP102 consumer parts run FP16 at 1/64.
-    if (d.name == "gtx1080ti" || d.name == "titan-xp") {
+    // Tensor cores (and GP100's FP16x2) beat FP32 CUDA cores; GP102 and GP104 run FP16 at 1/64.
+    if (d.name == "gtx1080ti" || d.name == "titan-xp" || d.name == "p4") {
       CHECK(d.half_flops_per_ns == doctest::Approx(d.fp32_flops_per_ns / 64).epsilon(0.02));  // 2 decimals
     } else {
       CHECK(d.half_flops_per_ns > d.fp32_flops_per_ns);
@@ -231,6 +250,8 @@ TEST_CASE("every catalog device has every field set and positive") {
     CHECK(d.fp64_flops_per_ns > 0);
     CHECK(d.hbm_bytes_per_ns > 0);
     CHECK(d.sm_count > 0);
+    CHECK(d.boost_clock_mhz >= 1000);  // every catalog GPU boosts past 1 GHz
+    CHECK(d.l2_bytes >= int64_t{2} << 20);
     CHECK(d.h2d_bytes_per_ns > 0);
     CHECK(d.d2h_bytes_per_ns > 0);
     CHECK(d.h2d_latency_ns > 0);
@@ -266,8 +287,10 @@ TEST_CASE("catalog figures follow the datasheets, dense not sparse") {
 TEST_CASE("an unknown device is an error listing the valid names") {
   CHECK_THROWS_WITH_AS(
       find_device("a100"),
-      "unknown device 'a100'; valid: v100-16gb, v100-32gb, a100-40gb, a100-80gb, h100-sxm-80gb, "
-      "h200, rtx4090, p100-pcie-16gb, t4, gtx1080ti, titan-xp",
+      "unknown device 'a100'; valid: a10, a100-40gb, a100-80gb, a100-pcie-40gb, a100-pcie-80gb, b200, "
+      "gtx1080ti, h100-pcie, h100-sxm-80gb, h200, l4, l40s, p100-pcie-16gb, p4, rtx3090, rtx4090, t4, "
+      "titan-xp, "
+      "v100-16gb, v100-32gb, v100-pcie-32gb",
       mutwo::UnknownNameError);
 }
 

@@ -201,18 +201,27 @@ TEST_CASE("runtime product names map to catalog devices") {
   };
   const std::vector<Row> rows = {
       {"NVIDIA H100 80GB HBM3", "h100-sxm-80gb"},
-      {"NVIDIA H100 PCIe", "h100-sxm-80gb"},
+      {"NVIDIA H100 PCIe", "h100-pcie"},
       {"NVIDIA H200", "h200"},
       {"NVIDIA A100-SXM4-40GB", "a100-40gb"},
       {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
-      {"NVIDIA A100 80GB PCIe", "a100-80gb"},
+      {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"},
+      {"NVIDIA A100-PCIE-40GB", "a100-pcie-40gb"},
+      {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"},
+      {"NVIDIA L4", "l4"},
+      {"NVIDIA L40S", "l40s"},
+      {"NVIDIA L40", std::nullopt},  // not L4: the word must match
+      {"NVIDIA A10", "a10"},
+      {"NVIDIA B200", "b200"},
+      {"Tesla P4", "p4"},
       {"Tesla V100-SXM2-32GB", "v100-32gb"},
       {"Tesla V100-SXM2-16GB", "v100-16gb"},
       {"Tesla V100-PCIE-16GB", "v100-16gb"},
       {"NVIDIA GeForce RTX 4090", "rtx4090"},
       {"nvidia h100 80gb hbm3", "h100-sxm-80gb"},  // case-insensitive
       {"cpu", std::nullopt},
-      {"NVIDIA GeForce RTX 3090", std::nullopt},
+      {"NVIDIA GeForce RTX 3090", "rtx3090"},
+      {"NVIDIA GeForce RTX 3080", std::nullopt},
       {"", std::nullopt},
   };
   for (const Row& r : rows) {

@@ -1,0 +1,137 @@
+#include "costmodel/device_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/link_rates.hpp"
+#include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
+#include "profiles/toml_reader.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct HostLink {
+  std::string_view name;
+  double pinned_gbps;
+};
+constexpr HostLink kHostLinks[] = {
+    {"PCIe 3.0 x16", kPcie3PinnedGBps},
+    {"PCIe 4.0 x16", kPcie4PinnedGBps},
+    {"PCIe 5.0 x16", kPcie5PinnedGBps},
+};
+
+bool valid_device_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+}
+
+class DeviceReader : public profiles::TomlReader {
+ public:
+  using TomlReader::TomlReader;
+
+  // A number > 0 (or >= 0 when zero_ok) under `key`, which must be present.
+  double figure(const toml::table& t, std::string_view key, bool zero_ok = false) const {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) fail(&t, key, "is missing");
+    const double v = number(*n, std::string(key));
+    if (zero_ok ? v < 0 : v <= 0) fail(n, key, fmt::format("= {} must be {}", v, zero_ok ? ">= 0" : "> 0"));
+    return v;
+  }
+  std::optional<double> optional_figure(const toml::table& t, std::string_view key, bool zero_ok) const {
+    if (t.get(key) == nullptr) return std::nullopt;
+    return figure(t, key, zero_ok);
+  }
+};
+
+}  // namespace
+
+bool is_device_path(std::string_view gpu) {
+  return gpu.find('/') != std::string_view::npos || (gpu.size() > 5 && gpu.substr(gpu.size() - 5) == ".toml");
+}
+
+DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
+  const toml::table root = profiles::parse_toml(text, source);
+  const DeviceReader r(source);
+  r.reject_unknown(root, "",
+                   {"name", "description", "memory_gib", "sm_count", "boost_clock_mhz", "l2_cache_mib",
+                    "fp32_tflops", "tf32_tflops", "half_tflops", "fp64_tflops", "memory_gbps", "host_link",
+                    "h2d_gbps", "d2h_gbps", "copy_latency_us", "launch_overhead_us", "half_duplex"});
+  DeviceSpec d;
+  d.name = r.string(root, "", "name");
+  if (!valid_device_name(d.name)) {
+    r.fail(root.get("name"), "name",
+           fmt::format("= '{}' must be lower-case letters, digits, '.', '_' or '-'", d.name));
+  }
+  d.description = r.string(root, "", "description");
+  d.memory_bytes = static_cast<int64_t>(std::llround(r.figure(root, "memory_gib") * kGiB));
+  const auto whole = [&](std::string_view key, int64_t max) {
+    const toml::node* n = root.get(key);
+    if (n == nullptr) r.fail(&root, key, "is missing");
+    return r.integer(*n, std::string(key), 1, max);
+  };
+  d.sm_count = static_cast<int32_t>(whole("sm_count", 1 << 16));
+  d.boost_clock_mhz = static_cast<int32_t>(whole("boost_clock_mhz", 100'000));
+  d.l2_bytes = static_cast<int64_t>(std::llround(r.figure(root, "l2_cache_mib") * kMiB));
+  d.fp32_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "fp32_tflops"));
+  d.tf32_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "tf32_tflops", /*zero_ok=*/true));
+  d.half_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "half_tflops"));
+  d.fp64_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "fp64_tflops"));
+  d.hbm_bytes_per_ns = gbps_to_bytes_per_ns(r.figure(root, "memory_gbps"));
+  d.host_link = r.string(root, "", "host_link");
+  const HostLink* link = nullptr;
+  for (const HostLink& l : kHostLinks) {
+    if (l.name == d.host_link) link = &l;
+  }
+  if (link == nullptr) {
+    r.fail(root.get("host_link"), "host_link",
+           fmt::format("= '{}' is not a known link; valid: PCIe 3.0 x16, PCIe 4.0 x16, PCIe 5.0 x16",
+                       d.host_link));
+  }
+  d.h2d_bytes_per_ns =
+      gbps_to_bytes_per_ns(r.optional_figure(root, "h2d_gbps", false).value_or(link->pinned_gbps));
+  d.d2h_bytes_per_ns =
+      gbps_to_bytes_per_ns(r.optional_figure(root, "d2h_gbps", false).value_or(link->pinned_gbps));
+  const int64_t latency_ns =
+      static_cast<int64_t>(std::llround(r.optional_figure(root, "copy_latency_us", true)
+                                            .value_or(static_cast<double>(kCopyLatencyNs) / 1000.0) *
+                                        1000.0));
+  d.h2d_latency_ns = latency_ns;
+  d.d2h_latency_ns = latency_ns;
+  d.launch_overhead_ns =
+      static_cast<int64_t>(std::llround(r.optional_figure(root, "launch_overhead_us", true)
+                                            .value_or(static_cast<double>(kLaunchOverheadNs) / 1000.0) *
+                                        1000.0));
+  d.full_duplex = true;  // every GPU has separate H2D and D2H copy engines
+  if (const toml::node* h = root.get("half_duplex")) {
+    const auto* b = h->as_boolean();
+    if (b == nullptr) r.fail(h, "half_duplex", fmt::format("must be a boolean, not {}", r.type_name(*h)));
+    d.full_duplex = !b->get();
+  }
+  d.host = default_host_dispatch();
+  d.host_optimizer = default_host_optimizer();
+  try {
+    validate_device(d);
+  } catch (const Error& e) {
+    throw FormatError(fmt::format("{}: {}", source, e.what()));
+  }
+  return d;
+}
+
+DeviceSpec read_device_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw Error(fmt::format("cannot read device file '{}': no such file", path));
+  }
+  return parse_device_toml(profiles::read_file_bytes(path, "device file"), path);
+}
+
+}  // namespace mutwo::costmodel

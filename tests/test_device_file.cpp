@@ -1,0 +1,138 @@
+// Device descriptions in TOML: the built-in catalog is read from them, a user's file is accepted by
+// path wherever a catalog name is, and a bad file is refused naming the file, line, key and value.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/device_file.hpp"
+#include "profiles/error.hpp"
+
+using namespace mutwo::costmodel;
+
+namespace {
+
+// The A100-40GB's file with one line replaced (or dropped when `replacement` is empty).
+std::string a100_with(const std::string& key, const std::string& replacement) {
+  std::string out;
+  for (const auto& [stem, text] : shipped_device_texts()) {
+    if (stem != "a100-40gb") continue;
+    std::string rest(text);
+    size_t pos = 0;
+    while (pos < rest.size()) {
+      const size_t end = rest.find('\n', pos);
+      const std::string line = rest.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      if (line.rfind(key + " ", 0) == 0) {
+        if (!replacement.empty()) out += replacement + "\n";
+      } else {
+        out += line + "\n";
+      }
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+  }
+  return out;
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    parse_device_toml(text, "gpu.toml");
+  } catch (const mutwo::FormatError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("the catalog is the device files: the A100-40GB file gives the datasheet's figures") {
+  const DeviceSpec a100 = find_device("a100-40gb");
+  CHECK(a100.description == "NVIDIA A100-SXM4-40GB");
+  CHECK(a100.memory_bytes == int64_t{40} << 30);
+  CHECK(a100.sm_count == 108);
+  CHECK(a100.boost_clock_mhz == 1410);
+  CHECK(a100.l2_bytes == int64_t{40} << 20);
+  CHECK(a100.fp32_flops_per_ns == doctest::Approx(19'500.0));
+  CHECK(a100.tf32_flops_per_ns == doctest::Approx(156'000.0));
+  CHECK(a100.half_flops_per_ns == doctest::Approx(312'000.0));
+  CHECK(a100.hbm_bytes_per_ns == doctest::Approx(1'555.0));
+  // "PCIe 4.0 x16" -> 25 GB/s pinned each way, 10 us per copy (link_rates.hpp); 4 us per kernel.
+  CHECK(a100.h2d_bytes_per_ns == doctest::Approx(25.0));
+  CHECK(a100.d2h_bytes_per_ns == doctest::Approx(25.0));
+  CHECK(a100.h2d_latency_ns == 10'000);
+  CHECK(a100.launch_overhead_ns == kLaunchOverheadNs);
+  CHECK(a100.full_duplex);
+  CHECK(a100.host.forward_op_ns == default_host_dispatch().forward_op_ns);
+}
+
+TEST_CASE("the GPUs issue 32 adds carry their datasheets' dense figures") {
+  // L4: 30.3 FP32, 121 FP16 dense (242 sparse), 300 GB/s, 58 SMs, 48 MB L2.
+  const DeviceSpec l4 = find_device("l4");
+  CHECK(l4.half_flops_per_ns == doctest::Approx(121'000.0));
+  CHECK(l4.hbm_bytes_per_ns == doctest::Approx(300.0));
+  CHECK(l4.sm_count == 58);
+  CHECK(l4.l2_bytes == int64_t{48} << 20);
+  // H100 PCIe: 114 SMs at 1,755 MHz, 756.5 dense FP16 (1,513 sparse), PCIe 5.0.
+  const DeviceSpec h100p = find_device("h100-pcie");
+  CHECK(h100p.sm_count == 114);
+  CHECK(h100p.boost_clock_mhz == 1755);
+  CHECK(h100p.half_flops_per_ns == doctest::Approx(1'513'000.0 / 2));
+  CHECK(h100p.h2d_bytes_per_ns == doctest::Approx(50.0));
+  // P4: GP104's 20 SMs of 128 cores (NeuSight's config counts 40 of 64).
+  CHECK(find_device("p4").sm_count == 20);
+  // GTX 1080 Ti's 2,816 KB of L2 is fractional in MiB.
+  CHECK(find_device("gtx1080ti").l2_bytes == 2816 * 1024);
+  for (const char* name : {"l4", "a10", "l40s", "rtx3090", "a100-pcie-40gb", "a100-pcie-80gb",
+                           "v100-pcie-32gb", "h100-pcie", "b200"}) {
+    CAPTURE(name);
+    CHECK(builtin_devices().contains(name));
+  }
+}
+
+TEST_CASE("a device file is accepted by path where a catalog name is") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mutwo_test_device_file";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "my-a100.toml";
+  {
+    std::ofstream out(file);
+    out << a100_with("name", "name = \"my-a100\"");
+  }
+  CHECK(is_device_path(file.string()));
+  CHECK(is_device_path("gpu.toml"));
+  CHECK_FALSE(is_device_path("a100-40gb"));
+  const DeviceSpec mine = find_device(file.string());
+  CHECK(mine.name == "my-a100");
+  CHECK(mine.sm_count == 108);
+  CHECK_THROWS_WITH_AS(find_device((dir / "none.toml").string()),
+                       doctest::Contains("cannot read device file"), mutwo::Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a bad device file is refused with the file, the line, the key and the value") {
+  CHECK(refusal(a100_with("name", "name = \"a100-40gb\"")) == "accepted");
+  // A missing key, an unknown key, a value out of range, a wrong type, an unknown link.
+  CHECK(refusal(a100_with("sm_count", "")) == "gpu.toml:1: 'sm_count' is missing");
+  CHECK(refusal(a100_with("sm_count", "sm_count = 108\nsm_cnt = 1"))
+            .rfind("gpu.toml:8: 'sm_cnt' is not a known key here", 0) == 0);
+  CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 0")) == "gpu.toml:14: 'memory_gbps' = 0 must be > 0");
+  CHECK(refusal(a100_with("tf32_tflops", "tf32_tflops = -1")) ==
+        "gpu.toml:11: 'tf32_tflops' = -1 must be >= 0");
+  CHECK(refusal(a100_with("sm_count", "sm_count = \"108\"")) ==
+        "gpu.toml:7: 'sm_count' must be an integer, not a string");
+  CHECK(refusal(a100_with("sm_count", "sm_count = 0")) ==
+        "gpu.toml:7: 'sm_count' = 0 must be from 1 to 65536");
+  CHECK(refusal(a100_with("host_link", "host_link = \"NVLink\"")) ==
+        "gpu.toml:15: 'host_link' = 'NVLink' is not a known link; valid: PCIe 3.0 x16, PCIe 4.0 x16, PCIe "
+        "5.0 x16");
+  CHECK(refusal(a100_with("name", "name = \"A100\"")) ==
+        "gpu.toml:4: 'name' = 'A100' must be lower-case letters, digits, '.', '_' or '-'");
+  CHECK(refusal("name = \n").rfind("gpu.toml:1:", 0) == 0);  // not TOML
+  // Optional figures: a measured link and launch overhead.
+  const DeviceSpec measured = parse_device_toml(
+      a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\nh2d_gbps = 22.5\nlaunch_overhead_us = 1.5"),
+      "gpu.toml");
+  CHECK(measured.h2d_bytes_per_ns == doctest::Approx(22.5));
+  CHECK(measured.d2h_bytes_per_ns == doctest::Approx(25.0));
+  CHECK(measured.launch_overhead_ns == 1'500);
+}
