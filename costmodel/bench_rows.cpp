@@ -18,16 +18,16 @@ profiles::DType precision_dtype(std::string_view precision) {
   return profiles::DType::f32;
 }
 
-// An op kind's kernel as the calibrated source sees it: the one op of a graph holding only it.
-KernelWork op_kind_work(const BenchShape& shape, std::string_view precision) {
+}  // namespace
+
+KernelWork op_kind_work(std::string_view kernel, const std::vector<int64_t>& d, std::string_view precision) {
   using profiles::FuseAxis;
   using profiles::TensorRole;
-  const profiles::OpKind kind = profiles::parse_kind(shape.kernel);
-  profiles::GraphBuilder b("bench-ops " + shape.kernel, precision_dtype(precision));
-  const std::vector<int64_t>& d = shape.dims;
+  const profiles::OpKind kind = profiles::parse_kind(kernel);
+  profiles::GraphBuilder b(fmt::format("kernel {}", kernel), precision_dtype(precision));
   const profiles::TensorId x = b.add_input("x", d, TensorRole::input, FuseAxis::stack);
   std::vector<profiles::TensorId> inputs{x};
-  if (kind == profiles::OpKind::add) {
+  if (kind == profiles::OpKind::add || kind == profiles::OpKind::mul) {
     inputs.push_back(b.add_input("b", d, TensorRole::input, FuseAxis::stack));
   } else if (kind == profiles::OpKind::layernorm || kind == profiles::OpKind::batchnorm2d) {
     // gamma and beta over the normalised channel: the last dim (layer norm), dim 1 (batch norm).
@@ -36,18 +36,21 @@ KernelWork op_kind_work(const BenchShape& shape, std::string_view precision) {
     inputs.push_back(b.add_weight("gamma", {channels}, axis));
     inputs.push_back(b.add_weight("beta", {channels}, axis));
   }
-  b.add_op(kind, shape.kernel, inputs);
+  b.add_op(kind, std::string(kernel), inputs);
   const profiles::Graph graph = std::move(b).finish();
   const std::vector<OpKernel> kernels = op_kernels(graph, graph.ops.front());
   if (kernels.size() != 1) {
-    throw Error(fmt::format("bench-ops: op kind '{}' prices as {} kernels, expected 1", shape.kernel,
-                            kernels.size()));
+    throw Error(fmt::format("op kind '{}' prices as {} kernels, expected 1", kernel, kernels.size()));
   }
   const KernelSample& k = kernels.front().sample;
-  return {k.m, k.n, k.k, static_cast<int64_t>(k.flops), static_cast<int64_t>(k.bytes)};
+  KernelWork work;
+  work.m = k.m;
+  work.n = k.n;
+  work.k = k.k;
+  work.flops = static_cast<int64_t>(k.flops);
+  work.bytes = static_cast<int64_t>(k.bytes);
+  return work;
 }
-
-}  // namespace
 
 CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view device) {
   const BenchShape& shape = timing.shape;
@@ -71,7 +74,7 @@ CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view 
     text = conv_shape_text(conv);
     variant = std::string(conv_variant(c.r, c.s, c.stride, c.stride));
   } else {
-    work = op_kind_work(shape, timing.precision);
+    work = op_kind_work(shape.kernel, shape.dims, timing.precision);
     text = d.size() == 4 ? fmt::format("N={} C={} H={} W={}", d[0], d[1], d[2], d[3])
                          : fmt::format("rows={} cols={}", d[0], d[1]);
   }

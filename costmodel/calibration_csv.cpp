@@ -12,9 +12,10 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/kineto_calibration.hpp"
-#include "profiles/kineto_op_records.hpp"
+#include "costmodel/neusight_csv.hpp"
 #include "profiles/error.hpp"
 #include "profiles/json_reader.hpp"
+#include "profiles/kineto_op_records.hpp"
 #include "profiles/text_file.hpp"
 
 namespace mutwo::costmodel {
@@ -22,13 +23,14 @@ namespace {
 
 using profiles::KindCategory;
 
-constexpr std::string_view kDeepBenchGemmHeader = "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms";
+constexpr std::string_view kDeepBenchGemmHeader =
+    "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms";
 constexpr std::string_view kDeepBenchConvHeader =
     "gpu,precision,source,W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h,forward_ms,backward_data_ms,"
     "backward_filter_ms,forward_algorithm";
 
 constexpr std::array<std::string_view, 4> kConvKernels{"conv2d_forward", "conv2d_backward_data",
-                                                      "conv2d_backward_filter", ""};
+                                                       "conv2d_backward_filter", ""};
 
 // The lines of a text with their 1-based numbers; a trailing '\r' is dropped.
 std::vector<std::pair<int, std::string_view>> text_lines(std::string_view text) {
@@ -122,7 +124,8 @@ void for_each_record(std::string_view text, std::string_view file, std::string_v
 }
 
 std::string deepbench_precision(std::string_view where, std::string_view value) {
-  if (value != "fp32" && value != "fp16") field_error(where, "precision", value, "DeepBench rows are fp32 or fp16");
+  if (value != "fp32" && value != "fp16")
+    field_error(where, "precision", value, "DeepBench rows are fp32 or fp16");
   return std::string(value);
 }
 
@@ -144,8 +147,17 @@ int64_t precision_element_bytes(std::string_view precision) {
   return precision == "fp16" || precision == "bf16" ? 2 : 4;
 }
 
-KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision) {
-  return {m, n, k, 2 * m * n * k, (m * k + k * n + m * n) * precision_element_bytes(precision)};
+KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch) {
+  return {batch,
+          m,
+          n,
+          k,
+          2 * batch * m * n * k,
+          batch * (m * k + k * n + m * n) * precision_element_bytes(precision)};
+}
+
+std::string_view timing_name(Timing timing) {
+  return timing == Timing::kernel ? "kernel" : "eager-op";
 }
 
 std::string_view conv_pass_kernel(ConvPass pass) {
@@ -156,10 +168,11 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
   for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.stride_w}) {
     if (v < 1) throw Error(fmt::format("convolution {}: sizes and strides must be >= 1", conv_shape_text(g)));
   }
-  if (g.pad_h < 0 || g.pad_w < 0) throw Error(fmt::format("convolution {}: padding must be >= 0", conv_shape_text(g)));
+  if (g.pad_h < 0 || g.pad_w < 0)
+    throw Error(fmt::format("convolution {}: padding must be >= 0", conv_shape_text(g)));
   if (g.h + 2 * g.pad_h < g.r || g.w + 2 * g.pad_w < g.s) {
-    throw Error(fmt::format("convolution {}: filter {}x{} larger than the padded input {}x{}", conv_shape_text(g), g.r,
-                            g.s, g.h + 2 * g.pad_h, g.w + 2 * g.pad_w));
+    throw Error(fmt::format("convolution {}: filter {}x{} larger than the padded input {}x{}",
+                            conv_shape_text(g), g.r, g.s, g.h + 2 * g.pad_h, g.w + 2 * g.pad_w));
   }
   const int64_t p = (g.h + 2 * g.pad_h - g.r) / g.stride_h + 1;  // output height
   const int64_t q = (g.w + 2 * g.pad_w - g.s) / g.stride_w + 1;  // output width
@@ -176,13 +189,14 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
       break;
   }
   work.flops = 2 * g.n * g.k * p * q * g.c * g.r * g.s;
-  work.bytes = (g.n * g.c * g.h * g.w + g.k * g.c * g.r * g.s + g.n * g.k * p * q) * precision_element_bytes(precision);
+  work.bytes = (g.n * g.c * g.h * g.w + g.k * g.c * g.r * g.s + g.n * g.k * p * q) *
+               precision_element_bytes(precision);
   return work;
 }
 
 std::string conv_shape_text(const ConvGeometry& g) {
-  return fmt::format("N={} C={} H={} W={} K={} R={} S={} pad={}x{} stride={}x{}", g.n, g.c, g.h, g.w, g.k, g.r, g.s,
-                     g.pad_h, g.pad_w, g.stride_h, g.stride_w);
+  return fmt::format("N={} C={} H={} W={} K={} R={} S={} pad={}x{} stride={}x{}", g.n, g.c, g.h, g.w, g.k,
+                     g.r, g.s, g.pad_h, g.pad_w, g.stride_h, g.stride_w);
 }
 
 std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t stride_w, int64_t dilation_h,
@@ -259,14 +273,20 @@ void validate_calibration_row(const CalibrationRow& row) {
     field_error(where, "kernel", row.kernel, e.what());
   }
   if (!valid_kernel_variant(row.kernel, row.variant)) {
-    field_error(where, "variant", row.variant,
-                is_conv_pass_kernel(row.kernel)
-                    ? fmt::format("a conv kernel's shape class; valid: {}", fmt::join(conv_variants(), ", "))
-                    : fmt::format("only the conv2d_* kernels have one; '{}' must leave it empty", row.kernel));
+    field_error(
+        where, "variant", row.variant,
+        is_conv_pass_kernel(row.kernel)
+            ? fmt::format("a conv kernel's shape class; valid: {}", fmt::join(conv_variants(), ", "))
+            : fmt::format("only the conv2d_* kernels have one; '{}' must leave it empty", row.kernel));
   }
   if (implied != row.category) {
     field_error(where, "category", profiles::category_name(row.category),
                 fmt::format("kernel '{}' is in category '{}'", row.kernel, profiles::category_name(implied)));
+  }
+  if (row.batch < 1) field_error(where, "batch", std::to_string(row.batch), "must be >= 1");
+  if (row.batch != 1 && row.kernel != "gemm") {
+    field_error(where, "batch", std::to_string(row.batch),
+                "only a gemm computes a batch of products; must be 1");
   }
   if (row.m < 1) field_error(where, "m", std::to_string(row.m), "must be >= 1");
   if (row.n < 1) field_error(where, "n", std::to_string(row.n), "must be >= 1");
@@ -306,8 +326,16 @@ std::vector<std::string> split_csv_line(std::string_view line, std::string_view 
 }
 
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file) {
+  // Version 1 has no batch and no timing column: every other field moves up.
+  bool v1 = false;
+  for (const auto& [number, line] : text_lines(text)) {
+    if (skipped(line)) continue;
+    v1 = line == kCalibrationCsvHeaderV1;
+    break;
+  }
   std::vector<CalibrationRow> rows;
-  for_each_record(text, file, kCalibrationCsvHeader, [&](const std::string& where, const std::vector<std::string>& f) {
+  const std::string_view header = v1 ? kCalibrationCsvHeaderV1 : kCalibrationCsvHeader;
+  for_each_record(text, file, header, [&](const std::string& where, const std::vector<std::string>& f) {
     CalibrationRow r;
     r.origin = where;
     r.device = f[0];
@@ -319,14 +347,26 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
     } catch (const UnknownNameError& e) {
       field_error(where, "category", f[4], e.what());
     }
-    r.m = parse_int(where, "m", f[5]);
-    r.n = parse_int(where, "n", f[6]);
-    r.k = parse_int(where, "k", f[7]);
-    r.flops = parse_int(where, "flops", f[8]);
-    r.bytes = parse_int(where, "bytes", f[9]);
-    r.time_ns = parse_int(where, "time_ns", f[10]);
-    r.source = f[11];
-    r.shape = f[12];
+    size_t i = 5;
+    if (!v1) r.batch = parse_int(where, "batch", f[i++]);
+    r.m = parse_int(where, "m", f[i++]);
+    r.n = parse_int(where, "n", f[i++]);
+    r.k = parse_int(where, "k", f[i++]);
+    r.flops = parse_int(where, "flops", f[i++]);
+    r.bytes = parse_int(where, "bytes", f[i++]);
+    r.time_ns = parse_int(where, "time_ns", f[i++]);
+    if (!v1) {
+      const std::string& timing = f[i++];
+      if (timing == "kernel") {
+        r.timing = Timing::kernel;
+      } else if (timing == "eager-op") {
+        r.timing = Timing::eager_op;
+      } else {
+        field_error(where, "timing", timing, "valid: kernel, eager-op");
+      }
+    }
+    r.source = f[i++];
+    r.shape = f[i++];
     validate_calibration_row(r);
     rows.push_back(std::move(r));
   });
@@ -341,17 +381,20 @@ std::string calibration_csv_text(const std::vector<CalibrationRow>& rows) {
   std::string out(kCalibrationCsvHeader);
   out.push_back('\n');
   for (const CalibrationRow& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.device), csv_field(r.precision),
-                       csv_field(r.kernel), csv_field(r.variant), profiles::category_name(r.category), r.m, r.n, r.k, r.flops, r.bytes,
-                       r.time_ns, csv_field(r.source), csv_field(r.shape));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.device),
+                       csv_field(r.precision), csv_field(r.kernel), csv_field(r.variant),
+                       profiles::category_name(r.category), r.batch, r.m, r.n, r.k, r.flops, r.bytes,
+                       r.time_ns, timing_name(r.timing), csv_field(r.source), csv_field(r.shape));
   }
   return out;
 }
 
 std::string deepbench_device(std::string_view gpu, std::string_view where) {
-  static const std::map<std::string_view, std::string_view> kDevices{
-      {"V100", "v100-16gb"}, {"P100", "p100-pcie-16gb"}, {"T4", "t4"},
-      {"GTX 1080 Ti", "gtx1080ti"}, {"Titan Xp", "titan-xp"}};
+  static const std::map<std::string_view, std::string_view> kDevices{{"V100", "v100-16gb"},
+                                                                     {"P100", "p100-pcie-16gb"},
+                                                                     {"T4", "t4"},
+                                                                     {"GTX 1080 Ti", "gtx1080ti"},
+                                                                     {"Titan Xp", "titan-xp"}};
   const auto it = kDevices.find(gpu);
   if (it == kDevices.end()) field_error(where, "gpu", gpu, "valid: V100, P100, T4, GTX 1080 Ti, Titan Xp");
   return std::string(it->second);
@@ -359,71 +402,77 @@ std::string deepbench_device(std::string_view gpu, std::string_view where) {
 
 std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::string_view file) {
   std::vector<CalibrationRow> rows;
-  for_each_record(text, file, kDeepBenchGemmHeader, [&](const std::string& where, const std::vector<std::string>& f) {
-    CalibrationRow r;
-    r.origin = where;
-    r.device = deepbench_device(f[0], where);
-    r.precision = deepbench_precision(where, f[1]);
-    r.kernel = "gemm";
-    r.category = KindCategory::matmul;
-    r.m = positive(where, "M", f[3]);
-    r.n = positive(where, "N", f[4]);
-    r.k = positive(where, "K", f[5]);
-    for (size_t i : {size_t{6}, size_t{7}}) {
-      if (f[i] != "N" && f[i] != "T") field_error(where, i == 6 ? "a_transpose" : "b_transpose", f[i], "must be N or T");
-    }
-    const KernelWork work = gemm_work(r.m, r.n, r.k, r.precision);
-    r.flops = work.flops;
-    r.bytes = work.bytes;
-    r.time_ns = ms_to_ns(where, "time_ms", f[8]);
-    r.source = f[2];
-    r.shape = fmt::format("M={} N={} K={} {}{}", r.m, r.n, r.k, f[6], f[7]);
-    rows.push_back(std::move(r));
-  });
+  for_each_record(text, file, kDeepBenchGemmHeader,
+                  [&](const std::string& where, const std::vector<std::string>& f) {
+                    CalibrationRow r;
+                    r.origin = where;
+                    r.device = deepbench_device(f[0], where);
+                    r.precision = deepbench_precision(where, f[1]);
+                    r.kernel = "gemm";
+                    r.category = KindCategory::matmul;
+                    r.m = positive(where, "M", f[3]);
+                    r.n = positive(where, "N", f[4]);
+                    r.k = positive(where, "K", f[5]);
+                    for (size_t i : {size_t{6}, size_t{7}}) {
+                      if (f[i] != "N" && f[i] != "T")
+                        field_error(where, i == 6 ? "a_transpose" : "b_transpose", f[i], "must be N or T");
+                    }
+                    const KernelWork work = gemm_work(r.m, r.n, r.k, r.precision);
+                    r.flops = work.flops;
+                    r.bytes = work.bytes;
+                    r.time_ns = ms_to_ns(where, "time_ms", f[8]);
+                    r.source = f[2];
+                    r.shape = fmt::format("M={} N={} K={} {}{}", r.m, r.n, r.k, f[6], f[7]);
+                    rows.push_back(std::move(r));
+                  });
   return rows;
 }
 
 std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::string_view file) {
   std::vector<CalibrationRow> rows;
-  for_each_record(text, file, kDeepBenchConvHeader, [&](const std::string& where, const std::vector<std::string>& f) {
-    const std::string device = deepbench_device(f[0], where);
-    const std::string precision = deepbench_precision(where, f[1]);
-    const int64_t w = positive(where, "W", f[3]), h = positive(where, "H", f[4]), c = positive(where, "C", f[5]);
-    const int64_t n = positive(where, "N", f[6]), k = positive(where, "K", f[7]);
-    const int64_t s = positive(where, "S", f[8]), r = positive(where, "R", f[9]);
-    const int64_t pad_w = parse_int(where, "pad_w", f[10]), pad_h = parse_int(where, "pad_h", f[11]);
-    const int64_t stride_w = positive(where, "stride_w", f[12]), stride_h = positive(where, "stride_h", f[13]);
-    if (pad_w < 0) field_error(where, "pad_w", f[10], "must be >= 0");
-    if (pad_h < 0) field_error(where, "pad_h", f[11], "must be >= 0");
-    if (h + 2 * pad_h < r || w + 2 * pad_w < s) {
-      field_error(where, "R", f[9], fmt::format("filter {}x{} larger than the padded input {}x{}", r, s,
-                                                h + 2 * pad_h, w + 2 * pad_w));
-    }
-    const ConvGeometry conv{n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w};
-    const std::string shape = conv_shape_text(conv);
-    const std::array<std::string_view, 3> fields{"forward_ms", "backward_data_ms", "backward_filter_ms"};
-    for (size_t pass = 0; pass < 3; ++pass) {
-      const std::string& time = f[14 + pass];
-      if (time.empty()) continue;  // the spreadsheet has no time for this pass
-      CalibrationRow row;
-      row.origin = where;
-      row.device = device;
-      row.precision = precision;
-      const KernelWork work = conv_work(conv, static_cast<ConvPass>(pass), precision);
-      row.kernel = std::string(kConvKernels[pass]);
-      row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
-      row.category = KindCategory::conv;
-      row.m = work.m;
-      row.n = work.n;
-      row.k = work.k;
-      row.flops = work.flops;
-      row.bytes = work.bytes;
-      row.time_ns = ms_to_ns(where, fields[pass], time);
-      row.source = f[2];
-      row.shape = pass == 0 && !f[17].empty() ? shape + " algo=" + f[17] : shape;
-      rows.push_back(std::move(row));
-    }
-  });
+  for_each_record(
+      text, file, kDeepBenchConvHeader, [&](const std::string& where, const std::vector<std::string>& f) {
+        const std::string device = deepbench_device(f[0], where);
+        const std::string precision = deepbench_precision(where, f[1]);
+        const int64_t w = positive(where, "W", f[3]), h = positive(where, "H", f[4]),
+                      c = positive(where, "C", f[5]);
+        const int64_t n = positive(where, "N", f[6]), k = positive(where, "K", f[7]);
+        const int64_t s = positive(where, "S", f[8]), r = positive(where, "R", f[9]);
+        const int64_t pad_w = parse_int(where, "pad_w", f[10]), pad_h = parse_int(where, "pad_h", f[11]);
+        const int64_t stride_w = positive(where, "stride_w", f[12]),
+                      stride_h = positive(where, "stride_h", f[13]);
+        if (pad_w < 0) field_error(where, "pad_w", f[10], "must be >= 0");
+        if (pad_h < 0) field_error(where, "pad_h", f[11], "must be >= 0");
+        if (h + 2 * pad_h < r || w + 2 * pad_w < s) {
+          field_error(where, "R", f[9],
+                      fmt::format("filter {}x{} larger than the padded input {}x{}", r, s, h + 2 * pad_h,
+                                  w + 2 * pad_w));
+        }
+        const ConvGeometry conv{n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w};
+        const std::string shape = conv_shape_text(conv);
+        const std::array<std::string_view, 3> fields{"forward_ms", "backward_data_ms", "backward_filter_ms"};
+        for (size_t pass = 0; pass < 3; ++pass) {
+          const std::string& time = f[14 + pass];
+          if (time.empty()) continue;  // the spreadsheet has no time for this pass
+          CalibrationRow row;
+          row.origin = where;
+          row.device = device;
+          row.precision = precision;
+          const KernelWork work = conv_work(conv, static_cast<ConvPass>(pass), precision);
+          row.kernel = std::string(kConvKernels[pass]);
+          row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
+          row.category = KindCategory::conv;
+          row.m = work.m;
+          row.n = work.n;
+          row.k = work.k;
+          row.flops = work.flops;
+          row.bytes = work.bytes;
+          row.time_ns = ms_to_ns(where, fields[pass], time);
+          row.source = f[2];
+          row.shape = pass == 0 && !f[17].empty() ? shape + " algo=" + f[17] : shape;
+          rows.push_back(std::move(row));
+        }
+      });
   return rows;
 }
 
@@ -438,13 +487,14 @@ std::vector<CalibrationRow> read_calibration_input(const std::string& path, cons
     std::string device = match_device(records.device).value_or("");
     if (device.empty()) device = trace_device;
     if (device.empty()) {
-      throw FormatError(records.device.empty()
-                            ? fmt::format("{}: the trace names no GPU (no deviceProperties): name the catalog device "
-                                          "it ran on with --device",
-                                          path)
-                            : fmt::format("{}: the trace's GPU '{}' is not a catalog device: name the catalog device "
-                                          "it ran on with --device",
-                                          path, records.device));
+      throw FormatError(
+          records.device.empty()
+              ? fmt::format("{}: the trace names no GPU (no deviceProperties): name the catalog device "
+                            "it ran on with --device",
+                            path)
+              : fmt::format("{}: the trace's GPU '{}' is not a catalog device: name the catalog device "
+                            "it ran on with --device",
+                            path, records.device));
     }
     const std::string file = std::filesystem::path(path).filename().string();
     KinetoCalibration k = kineto_calibration_rows(records, device, file);
@@ -452,21 +502,25 @@ std::vector<CalibrationRow> read_calibration_input(const std::string& path, cons
       std::vector<std::string> untyped;
       for (const auto& [name, count] : k.skipped) untyped.push_back(fmt::format("{} {}", name, count));
       *note = fmt::format(
-          "{}: {} rows on {} from {} shaped ops with kernels ({:.3f} of {:.3f} GPU ms typed); not typed: {}", file,
-          k.rows.size(), device, k.ops, static_cast<double>(k.typed_gpu_ns) / 1e6, static_cast<double>(k.gpu_ns) / 1e6,
+          "{}: {} rows on {} from {} shaped ops with kernels ({:.3f} of {:.3f} GPU ms typed); not typed: {}",
+          file, k.rows.size(), device, k.ops, static_cast<double>(k.typed_gpu_ns) / 1e6,
+          static_cast<double>(k.gpu_ns) / 1e6,
           untyped.empty() ? std::string("none") : fmt::format("{}", fmt::join(untyped, ", ")));
     }
     return std::move(k.rows);
   }
   for (const auto& [number, line] : text_lines(text)) {
     if (skipped(line)) continue;
-    if (line == kCalibrationCsvHeader) return parse_calibration_csv(text, path);
+    if (line == kCalibrationCsvHeader || line == kCalibrationCsvHeaderV1)
+      return parse_calibration_csv(text, path);
     if (line == kDeepBenchGemmHeader) return convert_deepbench_gemm(text, path);
     if (line == kDeepBenchConvHeader) return convert_deepbench_conv(text, path);
-    throw FormatError(fmt::format(
-        "{}:{}: header '{}' is neither the calibration format ('{}') nor DeepBench's gemm.csv or conv.csv (nor a "
-        "PyTorch profiler trace)",
-        path, number, line, kCalibrationCsvHeader));
+    if (is_neusight_header(line)) return convert_neusight_csv(text, path);
+    throw FormatError(
+        fmt::format("{}:{}: header '{}' is neither the calibration format ('{}') nor DeepBench's gemm.csv or "
+                    "conv.csv nor "
+                    "NeuSight's operator CSV (nor a PyTorch profiler trace)",
+                    path, number, line, kCalibrationCsvHeader));
   }
   throw FormatError(fmt::format("{}: empty file: no header", path));
 }

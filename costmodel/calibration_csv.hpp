@@ -3,7 +3,8 @@
 // writer, and converters from foreign measurements (Baidu DeepBench's GEMM and convolution sheets).
 //
 // Header (exactly these columns, in this order; '#' lines and blank lines are skipped):
-//   device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape
+//   device,precision,kernel,variant,category,batch,m,n,k,flops,bytes,time_ns,timing,source,shape
+// (version 1 of the format, without batch and timing, is still read: batch 1, timing kernel).
 // device     catalog name (builtin_devices(): "v100-16gb"), or "cpu" for `mutwo bench-ops` rows
 //            timed on the host CPU (read and written, never fitted: they do not calibrate a GPU)
 // precision  fp32 | tf32 | fp16 | bf16: the math mode the kernel ran in (fp16: 16-bit inputs and
@@ -12,13 +13,19 @@
 // variant    conv kernels: the convolution's shape class (conv_variant below: 3x3s1, 1x1s1,
 //            1x1-strided, grouped, general); every other kernel: empty
 // category   the mutwo KindCategory of the kernel (gemm: matmul; conv2d_*: conv; an op kind: its own)
+// batch      independent products the kernel computes, >= 1: a batched GEMM's B (torch.bmm, what a
+//            horizontally fused linear becomes); 1 for every other kernel
 // m, n, k    the kernel's implicit-GEMM shape, each >= 1: output rows, output columns, reduction
 //            length (GEMM: M, N, K; conv forward: N*P*Q, K, C*R*S; backward data: N*H*W, C, K*R*S;
 //            backward filter: K, C*R*S, N*P*Q); kernels that are not GEMM-like: elements, 1, 1
-// flops      as mutwo counts them (GEMM 2*M*N*K; conv: the direct-convolution count 2*N*K*P*Q*C*R*S
-//            for each of the three passes, as DeepBench reports it)
+// flops      as mutwo counts them (GEMM 2*batch*M*N*K; conv: the direct-convolution count
+//            2*N*K*P*Q*C*R*S for each of the three passes, as DeepBench reports it)
 // bytes      every input and output once, at the precision's element size
-// time_ns    measured kernel time, whole ns, > 0
+// time_ns    measured time, whole ns, > 0
+// timing     what time_ns holds: "kernel" (the GPU time of the kernels, launched back to back:
+//            DeepBench, `mutwo bench-ops`, profiler traces) or "eager-op" (one PyTorch op called from
+//            Python between two CUDA events on an idle GPU, so the host's dispatch of the op is inside
+//            it: NeuSight's measurements; the kernel model takes that harness out as a nuisance term)
 // source     where the shape comes from (DeepBench's application, a trace's op name); may be empty
 // shape      a readable shape string; may be empty
 // Fields holding a comma or a double quote are double-quoted, quotes doubled (RFC 4180).
@@ -32,7 +39,14 @@
 namespace mutwo::costmodel {
 
 inline constexpr std::string_view kCalibrationCsvHeader =
+    "device,precision,kernel,variant,category,batch,m,n,k,flops,bytes,time_ns,timing,source,shape";
+// Version 1 (no batch, no timing), read as batch 1 and timing "kernel".
+inline constexpr std::string_view kCalibrationCsvHeaderV1 =
     "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape";
+
+// What a measured time holds (the `timing` column).
+enum class Timing : uint8_t { kernel, eager_op };
+std::string_view timing_name(Timing timing);  // "kernel", "eager-op"
 
 struct CalibrationRow {
   std::string device;
@@ -40,10 +54,12 @@ struct CalibrationRow {
   std::string kernel;
   std::string variant;  // conv kernels: conv_variant(); others: empty
   profiles::KindCategory category = profiles::KindCategory::matmul;
+  int64_t batch = 1;
   int64_t m = 1, n = 1, k = 1;
   int64_t flops = 0;
   int64_t bytes = 0;
   int64_t time_ns = 0;
+  Timing timing = Timing::kernel;
   std::string source;
   std::string shape;
   // Where the row was read from, for messages: "file.csv:12"; empty for rows built in code.
@@ -65,14 +81,16 @@ profiles::KindCategory parse_category(std::string_view name);
 
 // A kernel's implicit-GEMM shape and work by the rules above.
 struct KernelWork {
+  int64_t batch = 1;
   int64_t m = 1, n = 1, k = 1;
   int64_t flops = 0;
   int64_t bytes = 0;
 };
 // The element size of a precision's tensors: 2 for fp16 and bf16, else 4.
 int64_t precision_element_bytes(std::string_view precision);
-// GEMM C[m,n] = A[m,k] B[k,n]: m, n, k; flops 2*m*n*k; bytes (m*k + k*n + m*n) elements.
-KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision);
+// GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: flops 2*batch*m*n*k; bytes batch*(m*k + k*n + m*n)
+// elements.
+KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch = 1);
 
 // A convolution (dilation 1, groups 1): x[N,C,H,W], w[K,C,R,S], y[N,K,P,Q].
 struct ConvGeometry {
@@ -91,8 +109,8 @@ KernelWork conv_work(const ConvGeometry& conv, ConvPass pass, std::string_view p
 // over the pixels), "1x1-strided" (1x1, stride > 1: its backward-data pass scatters into a strided
 // input), "grouped" (groups > 1: depthwise and grouped kernels), "general" (everything else,
 // dilated ones included). The kernel model (calibration_fit.hpp) is fitted per class.
-std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t stride_w, int64_t dilation_h = 1,
-                              int64_t dilation_w = 1, int64_t groups = 1);
+std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t stride_w,
+                              int64_t dilation_h = 1, int64_t dilation_w = 1, int64_t groups = 1);
 // "3x3s1", "1x1s1", "1x1-strided", "grouped", "general".
 const std::vector<std::string>& conv_variants();
 // Whether `variant` is valid for `kernel`: a conv pass kernel needs one of conv_variants(), every
@@ -105,7 +123,8 @@ inline constexpr std::string_view kGeneralConvVariant = "general";
 std::string conv_shape_text(const ConvGeometry& conv);
 
 // Checks one row's fields (catalog device, precision, kernel and its category, a conv kernel's
-// variant (one of conv_variants()) and no variant on any other kernel, m/n/k >= 1,
+// variant (one of conv_variants()) and no variant on any other kernel, batch/m/n/k >= 1, batch 1 on
+// every kernel but gemm,
 // flops/bytes >= 0, time_ns > 0): throws FormatError "<origin>: field '<name>' = '<value>' ...".
 void validate_calibration_row(const CalibrationRow& row);
 
@@ -132,12 +151,13 @@ std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::s
 std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::string_view file);
 
 // Reads any calibration input by its content: the calibration format, DeepBench gemm.csv or
-// conv.csv (by header), or a PyTorch profiler trace recorded with record_shapes (JSON, gzip
-// accepted: kineto_calibration.hpp). A trace's rows are on the catalog device its deviceProperties
-// name matches (match_device), else on `trace_device`; neither: FormatError naming the file and
-// asking for --device. `note`, when given, receives a line on what a trace yielded ("" otherwise).
-// Throws FormatError naming the file when the content is none of these.
-std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device = "",
+// conv.csv, NeuSight's operator CSVs (by header; neusight_csv.hpp), or a PyTorch profiler trace recorded with
+// record_shapes (JSON, gzip accepted: kineto_calibration.hpp). A trace's rows are on the catalog device its
+// deviceProperties name matches (match_device), else on `trace_device`; neither: FormatError naming the file
+// and asking for --device. `note`, when given, receives a line on what a trace yielded ("" otherwise). Throws
+// FormatError naming the file when the content is none of these.
+std::vector<CalibrationRow> read_calibration_input(const std::string& path,
+                                                   const std::string& trace_device = "",
                                                    std::string* note = nullptr);
 
 // CSV fields of one line (RFC 4180 quoting, no embedded newlines); `where` names the line in errors.

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include "costmodel/relative_nnls.hpp"
 #include "profiles/error.hpp"
@@ -45,7 +45,8 @@ std::array<double, N> fit_regime(const std::vector<KernelSample>& samples, const
   return out;
 }
 
-double squared_relative_error(const KernelModel& model, const std::vector<KernelSample>& samples, int32_t sms) {
+double squared_relative_error(const KernelModel& model, const std::vector<KernelSample>& samples,
+                              int32_t sms) {
   double sum = 0;
   for (const KernelSample& s : samples) {
     const double r = (predict_kernel_ns(model, s, sms) - s.time_ns) / s.time_ns;
@@ -56,19 +57,22 @@ double squared_relative_error(const KernelModel& model, const std::vector<Kernel
 
 }  // namespace
 
-int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms) {
-  const int64_t tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n);
+int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms, int64_t batch) {
+  const int64_t tiles = batch * ceil_div(m, tile.m) * ceil_div(n, tile.n);
   return ceil_div(tiles, sms);
 }
 
 std::array<double, kComputeTerms> compute_terms(const KernelSample& kernel, TileShape tile, int32_t sms) {
-  if (kernel.m < 1 || kernel.n < 1 || kernel.k < 1) {
-    throw Error(fmt::format("kernel shape m={} n={} k={}: each must be >= 1", kernel.m, kernel.n, kernel.k));
+  if (kernel.batch < 1 || kernel.m < 1 || kernel.n < 1 || kernel.k < 1) {
+    throw Error(fmt::format("kernel shape batch={} m={} n={} k={}: each must be >= 1", kernel.batch, kernel.m,
+                            kernel.n, kernel.k));
   }
   if (sms < 1) throw Error(fmt::format("kernel model: sm count {} must be >= 1", sms));
-  const int64_t waves = kernel_waves(kernel.m, kernel.n, tile, sms);
+  const int64_t waves = kernel_waves(kernel.m, kernel.n, tile, sms, kernel.batch);
   const double slots = static_cast<double>(waves) * sms * tile.m * tile.n;
-  const double quantized = kernel.flops * slots / (static_cast<double>(kernel.m) * static_cast<double>(kernel.n));
+  const double quantized =
+      kernel.flops * slots /
+      (static_cast<double>(kernel.batch) * static_cast<double>(kernel.m) * static_cast<double>(kernel.n));
   return {1.0, static_cast<double>(waves), kernel.flops, quantized};
 }
 
@@ -95,7 +99,8 @@ ErrorSummary summarize_errors(std::vector<double> errors) {
   return s;
 }
 
-ErrorSummary relative_errors(const KernelModel& model, const std::vector<KernelSample>& samples, int32_t sms) {
+ErrorSummary relative_errors(const KernelModel& model, const std::vector<KernelSample>& samples,
+                             int32_t sms) {
   std::vector<double> errors;
   errors.reserve(samples.size());
   for (const KernelSample& s : samples) {
@@ -114,7 +119,8 @@ KernelModel fit_kernel_model(const std::vector<KernelSample>& samples, TileShape
       throw Error(fmt::format("{}: sample {} has time_ns = {}, must be > 0", where, i, s.time_ns));
     }
     if (s.m < 1 || s.n < 1 || s.k < 1) {
-      throw Error(fmt::format("{}: sample {} has shape m={} n={} k={}, each must be >= 1", where, i, s.m, s.n, s.k));
+      throw Error(
+          fmt::format("{}: sample {} has shape m={} n={} k={}, each must be >= 1", where, i, s.m, s.n, s.k));
     }
   }
   std::vector<char> compute_bound(samples.size());
@@ -140,7 +146,8 @@ KernelModel fit_kernel_model(const std::vector<KernelSample>& samples, TileShape
     }
     bool changed = false;
     for (size_t i = 0; i < samples.size(); ++i) {
-      const char now = dot(model.compute, compute(samples[i])) >= dot(model.memory, memory_terms(samples[i])) ? 1 : 0;
+      const char now =
+          dot(model.compute, compute(samples[i])) >= dot(model.memory, memory_terms(samples[i])) ? 1 : 0;
       if (now != compute_bound[i]) {
         compute_bound[i] = now;
         changed = true;

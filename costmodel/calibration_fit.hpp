@@ -1,12 +1,12 @@
 #pragma once
 // The calibrated kernel-time model and its least-squares fit (Eigen) to measured kernel times.
 //
-// A kernel of implicit-GEMM shape m x n x k (calibration_csv.hpp) runs as output tiles of
-// tile_m x tile_n on `sms` streaming multiprocessors, one tile per SM at a time, in waves:
+// A kernel of `batch` products of implicit-GEMM shape m x n x k (calibration_csv.hpp) runs as output
+// tiles of tile_m x tile_n on `sms` streaming multiprocessors, one tile per SM at a time, in waves:
 //
-//   tiles   = ceil(m / tile_m) * ceil(n / tile_n)
+//   tiles   = batch * ceil(m / tile_m) * ceil(n / tile_n)
 //   waves   = ceil(tiles / sms)
-//   Fq      = flops * (waves * sms * tile_m * tile_n) / (m * n)   FLOPs of every tile slot of every
+//   Fq      = flops * (waves * sms * tile_m * tile_n) / (batch * m * n)   FLOPs of every tile slot of every
 //                                                                 wave, idle slots and padding included
 //   compute = a_launch + a_wave * waves + a_flop * flops + a_slot * Fq
 //   memory  = b_launch + b_byte * bytes
@@ -54,15 +54,16 @@ inline constexpr size_t kMemoryTerms = 2;   // launch, byte
 
 // One kernel to price or to fit: shape, work and (for fitting) its measured time.
 struct KernelSample {
+  int64_t batch = 1;  // independent products (a batched GEMM's B)
   int64_t m = 1, n = 1, k = 1;
   double flops = 0;
   double bytes = 0;
   double time_ns = 0;  // measured (fitting); ignored when predicting
 };
 
-// ceil(ceil(m / tile_m) * ceil(n / tile_n) / sms).
-int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms);
-// The compute regime's terms {1, waves, flops, Fq}. Throws Error on m, n, k < 1 or sms < 1.
+// ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / sms).
+int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms, int64_t batch = 1);
+// The compute regime's terms {1, waves, flops, Fq}. Throws Error on batch, m, n, k < 1 or sms < 1.
 std::array<double, kComputeTerms> compute_terms(const KernelSample& kernel, TileShape tile, int32_t sms);
 // The memory regime's terms {1, bytes}.
 std::array<double, kMemoryTerms> memory_terms(const KernelSample& kernel);

@@ -25,7 +25,8 @@ constexpr std::string_view kFormat = "mutwo-calibration-profile";
 constexpr int64_t kVersion = 2;
 constexpr std::string_view kMethod =
     "t = max(a_launch + a_wave*waves + a_flop*flops + a_slot*Fq, b_launch + b_byte*bytes); per (kernel, "
-    "conv variant, precision) non-negative least squares on relative error, regimes by alternating fit, tile by grid "
+    "conv variant, precision) non-negative least squares on relative error, regimes by alternating fit, tile "
+    "by grid "
     "(costmodel/calibration_fit.hpp)";
 
 double number(const profiles::JsonReader& r, const nlohmann::json& j, std::string_view what) {
@@ -76,7 +77,8 @@ std::string calibration_group_text(const CalibrationGroupKey& key) {
                      key.variant.empty() ? std::string() : fmt::format(" ({})", key.variant), key.precision);
 }
 
-std::map<CalibrationGroupKey, std::vector<size_t>> calibration_groups(const std::vector<CalibrationRow>& rows) {
+std::map<CalibrationGroupKey, std::vector<size_t>> calibration_groups(
+    const std::vector<CalibrationRow>& rows) {
   std::map<CalibrationGroupKey, std::vector<size_t>> groups;
   for (size_t i = 0; i < rows.size(); ++i) {
     groups[{rows[i].device, rows[i].kernel, rows[i].variant, rows[i].precision}].push_back(i);
@@ -95,7 +97,8 @@ std::map<CalibrationGroupKey, std::vector<size_t>> calibration_groups(const std:
   return groups;
 }
 
-Roofline catalog_roofline(const DeviceSpec& device, profiles::KindCategory category, std::string_view precision) {
+Roofline catalog_roofline(const DeviceSpec& device, profiles::KindCategory category,
+                          std::string_view precision) {
   const bool tensor = category == profiles::KindCategory::matmul || category == profiles::KindCategory::conv;
   Roofline r;
   r.bytes_per_ns = device.hbm_bytes_per_ns;
@@ -111,6 +114,7 @@ Roofline catalog_roofline(const DeviceSpec& device, profiles::KindCategory categ
 
 KernelSample to_sample(const CalibrationRow& row) {
   KernelSample s;
+  s.batch = row.batch;
   s.m = row.m;
   s.n = row.n;
   s.k = row.k;
@@ -132,8 +136,9 @@ CalibrationProfile fit_calibration_profile(const std::vector<CalibrationRow>& ro
   }
   if (groups.empty()) {
     std::sort(devices.begin(), devices.end());
-    throw Error(fmt::format("no calibration rows for device '{}'; the inputs have rows for: {}", device.name,
-                            devices.empty() ? std::string("none") : fmt::format("{}", fmt::join(devices, ", "))));
+    throw Error(
+        fmt::format("no calibration rows for device '{}'; the inputs have rows for: {}", device.name,
+                    devices.empty() ? std::string("none") : fmt::format("{}", fmt::join(devices, ", "))));
   }
   CalibrationProfile p;
   p.device = device.name;
@@ -150,7 +155,8 @@ CalibrationProfile fit_calibration_profile(const std::vector<CalibrationRow>& ro
     g.category = rows[members.front()].category;
     g.rows = static_cast<int64_t>(samples.size());
     const std::string where = calibration_group_text(key);
-    g.model = fit_kernel_model(samples, device.sm_count, catalog_roofline(device, g.category, g.precision), where);
+    g.model =
+        fit_kernel_model(samples, device.sm_count, catalog_roofline(device, g.category, g.precision), where);
     g.error = relative_errors(g.model, samples, device.sm_count);
     p.groups.push_back(std::move(g));
   }
@@ -189,18 +195,20 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's range
+  } catch (
+      const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's range
     throw FormatError(fmt::format("{}: not JSON: {}", file, e.what()));
   }
   const std::string where = fmt::format("calibration profile '{}'", file);
   const profiles::JsonReader r(j, where);
   r.expect_only({"format", "version", "device", "sm_count", "fitted_on", "method", "inputs", "groups"});
   if (r.string("format") != kFormat) {
-    throw FormatError(fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
+    throw FormatError(
+        fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
   }
   if (r.integer("version") != kVersion) {
-    throw FormatError(fmt::format("{}: field 'version' = {} is not supported (this mutwo reads version {}{})", where,
-                                  r.integer("version"), kVersion,
+    throw FormatError(fmt::format("{}: field 'version' = {} is not supported (this mutwo reads version {}{})",
+                                  where, r.integer("version"), kVersion,
                                   r.integer("version") == 1
                                       ? "; version 1 had no conv variants: fit it again with mutwo calibrate"
                                       : ""));
@@ -208,11 +216,12 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
   CalibrationProfile p;
   p.device = r.string("device");
   if (!builtin_devices().contains(p.device)) {
-    throw FormatError(fmt::format("{}: field 'device' = '{}' is not a catalog device; valid: {}", where, p.device,
-                                  fmt::join(builtin_devices().names(), ", ")));
+    throw FormatError(fmt::format("{}: field 'device' = '{}' is not a catalog device; valid: {}", where,
+                                  p.device, fmt::join(builtin_devices().names(), ", ")));
   }
   p.sm_count = r.int32("sm_count");
-  if (p.sm_count < 1) throw FormatError(fmt::format("{}: field 'sm_count' = {} must be >= 1", where, p.sm_count));
+  if (p.sm_count < 1)
+    throw FormatError(fmt::format("{}: field 'sm_count' = {} must be >= 1", where, p.sm_count));
   p.fitted_on = r.string("fitted_on");
   (void)r.string("method");
   for (const nlohmann::json& input : r.array("inputs")) {
@@ -222,7 +231,8 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
   const nlohmann::json& groups = r.array("groups");
   for (size_t i = 0; i < groups.size(); ++i) {
     const profiles::JsonReader g(groups[i], fmt::format("{}: group {}", where, i));
-    g.expect_only({"kernel", "variant", "category", "precision", "rows", "tile_m", "tile_n", "compute", "memory", "error"});
+    g.expect_only({"kernel", "variant", "category", "precision", "rows", "tile_m", "tile_n", "compute",
+                   "memory", "error"});
     KernelGroupFit fit;
     fit.kernel = g.string("kernel");
     fit.variant = g.string("variant");
@@ -237,10 +247,11 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
       throw FormatError(fmt::format("{}: field 'kernel': {}", g.where(), e.what()));
     }
     if (!valid_kernel_variant(fit.kernel, fit.variant)) {
-      throw FormatError(fmt::format("{}: field 'variant' = '{}' {}", g.where(), fit.variant,
-                                    is_conv_pass_kernel(fit.kernel)
-                                        ? fmt::format("is not a conv variant; valid: {}", fmt::join(conv_variants(), ", "))
-                                        : fmt::format("but kernel '{}' has none (\"\")", fit.kernel)));
+      throw FormatError(
+          fmt::format("{}: field 'variant' = '{}' {}", g.where(), fit.variant,
+                      is_conv_pass_kernel(fit.kernel)
+                          ? fmt::format("is not a conv variant; valid: {}", fmt::join(conv_variants(), ", "))
+                          : fmt::format("but kernel '{}' has none (\"\")", fit.kernel)));
     }
     fit.precision = g.string("precision");
     const auto& precisions = calibration_precisions();
@@ -252,7 +263,8 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     fit.model.tile.m = g.int32("tile_m");
     fit.model.tile.n = g.int32("tile_n");
     if (fit.model.tile.m < 1 || fit.model.tile.n < 1) {
-      throw FormatError(fmt::format("{}: tile {}x{} must be >= 1x1", g.where(), fit.model.tile.m, fit.model.tile.n));
+      throw FormatError(
+          fmt::format("{}: tile {}x{} must be >= 1x1", g.where(), fit.model.tile.m, fit.model.tile.n));
     }
     fit.model.compute = coefficients<kComputeTerms>(g, "compute");
     fit.model.memory = coefficients<kMemoryTerms>(g, "memory");
@@ -263,8 +275,8 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     fit.error.mean = number(e, e.field("mean"), "mean");
     fit.error.max = number(e, e.field("max"), "max");
     if (p.find(fit.kernel, fit.variant, fit.precision)) {
-      throw FormatError(fmt::format("{}: a second group for kernel '{}', variant '{}', precision '{}'", g.where(),
-                                    fit.kernel, fit.variant, fit.precision));
+      throw FormatError(fmt::format("{}: a second group for kernel '{}', variant '{}', precision '{}'",
+                                    g.where(), fit.kernel, fit.variant, fit.precision));
     }
     p.groups.push_back(std::move(fit));
   }
@@ -298,7 +310,8 @@ std::optional<CalibrationProfile> find_calibration_profile(const DeviceSpec& dev
       if (p.device == device.name) return p;
     }
     for (const CalibrationProfile& p : *list) {
-      if (builtin_devices().contains(p.device) && same_chip(builtin_devices().find(p.device), device)) return p;
+      if (builtin_devices().contains(p.device) && same_chip(builtin_devices().find(p.device), device))
+        return p;
     }
   }
   return std::nullopt;

@@ -81,9 +81,13 @@ KinetoCalibration kineto_calibration_rows(const profiles::KinetoOpRecords& recor
       const auto& b = r.input_dims[1];
       if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1] && product(a) > 0 &&
           product(b) > 0) {
-        profiles::KernelTiming t{{"gemm", {a[0] * a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
+        // B independent [M, K] x [K, N] products: one gemm row with batch B.
+        profiles::KernelTiming t{{"gemm", {a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
         row = bench_row(t, device);
-        row->bytes = a[0] * (a[1] * a[2] + b[1] * b[2] + a[1] * b[2]) * precision_element_bytes(*precision);
+        const KernelWork work = gemm_work(a[1], b[2], a[2], *precision, a[0]);
+        row->batch = work.batch;
+        row->flops = work.flops;
+        row->bytes = work.bytes;
       }
     } else if (precision) {
       if (const auto shape = bench_shape(r)) row = bench_row({*shape, *precision, r.gpu_ns}, device);

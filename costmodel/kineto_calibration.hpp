@@ -7,10 +7,9 @@
 // Typed ops (input 0's dtype: "float" fp32, "c10::Half" fp16, "c10::BFloat16" bf16; others are
 // skipped). Work by the same rules as bench-ops rows (bench_rows.hpp):
 //   aten::mm [M,K]x[K,N], aten::addmm (bias, [M,K], [K,N])  -> gemm M, N, K
-//   aten::bmm [B,M,K]x[B,K,N]                                -> gemm m = B*M, n = N, k = K, flops
-//                                                              2*B*M*N*K, bytes of all three batched
-//                                                              operands (the calibrated source prices
-//                                                              a batched product as that gemm)
+//   aten::bmm [B,M,K]x[B,K,N]                                -> gemm batch B, m = M, n = N, k = K,
+//                                                              flops 2*B*M*N*K, bytes of all three
+//                                                              batched operands
 //   aten::relu / relu_ / gelu / _softmax / native_layer_norm  -> relu, gelu, softmax, layernorm on
 //                                                              [elements / last dim, last dim]
 //   aten::add / add_ with two equal shapes                   -> add on the same view

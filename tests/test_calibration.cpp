@@ -31,7 +31,8 @@ const std::string kConv = kFixtures + "/calibration/deepbench_conv.csv";
 
 using mutwo::test::error_of;
 
-constexpr std::string_view kHeader = "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape\n";
+constexpr std::string_view kHeader =
+    "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape\n";
 
 // y = x W^T on x[rows, in], W[out, in].
 Graph linear_graph(DType dtype, int64_t rows, int64_t in, int64_t out) {
@@ -48,7 +49,7 @@ Graph linear_graph(DType dtype, int64_t rows, int64_t in, int64_t out) {
 TEST_CASE("wave quantization: 1000x300 in 128x64 tiles on 80 SMs is 40 tiles, one wave") {
   // ceil(1000/128) = 8, ceil(300/64) = 5 -> 40 tiles <= 80 SMs -> 1 wave; Fq = flops * 1 * 80 *
   // 128 * 64 / (1000 * 300) = flops * 655,360 / 300,000.
-  const KernelSample k{1000, 300, 100, 60'000'000.0, 1000.0, 0};
+  const KernelSample k{1, 1000, 300, 100, 60'000'000.0, 1000.0, 0};
   CHECK(kernel_waves(1000, 300, {128, 64}, 80) == 1);
   const auto x = compute_terms(k, {128, 64}, 80);
   CHECK(x[0] == 1.0);
@@ -74,19 +75,22 @@ TEST_CASE("the fit recovers known coefficients from synthetic kernels exactly") 
   const int64_t shapes[][3] = {{1000, 300, 500}, {4096, 4096, 1024}, {1152, 576, 64}, {512, 2000, 3000},
                                {8000, 70, 700},  {300, 300, 9000},   {2048, 128, 256}};
   for (const auto& s : shapes) {
-    KernelSample k{s[0], s[1], s[2], 2.0 * s[0] * s[1] * s[2], 4.0 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1]), 0};
+    KernelSample k{
+        1, s[0], s[1], s[2], 2.0 * s[0] * s[1] * s[2], 4.0 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1]), 0};
     k.time_ns = predict_kernel_ns(truth, k, sms);
     samples.push_back(k);
   }
   for (double mib : {32.0, 128.0, 512.0}) {  // one wave of a copy-like kernel: memory-bound
-    KernelSample k{64, 64, 1, 8192.0, mib * 1048576, 0};
+    KernelSample k{1, 64, 64, 1, 8192.0, mib * 1048576, 0};
     k.time_ns = predict_kernel_ns(truth, k, sms);
     samples.push_back(k);
   }
   const Roofline roofline{15'700.0, 900.0};
   const KernelModel fit = fit_kernel_model(samples, tile, sms, roofline, "synthetic");
-  for (size_t j = 0; j < kComputeTerms; ++j) CHECK(fit.compute[j] == doctest::Approx(truth.compute[j]).epsilon(1e-9));
-  for (size_t j = 0; j < kMemoryTerms; ++j) CHECK(fit.memory[j] == doctest::Approx(truth.memory[j]).epsilon(1e-9));
+  for (size_t j = 0; j < kComputeTerms; ++j)
+    CHECK(fit.compute[j] == doctest::Approx(truth.compute[j]).epsilon(1e-9));
+  for (size_t j = 0; j < kMemoryTerms; ++j)
+    CHECK(fit.memory[j] == doctest::Approx(truth.memory[j]).epsilon(1e-9));
   // Over every candidate tile, the true one fits exactly and is chosen.
   const KernelModel best = fit_kernel_model(samples, sms, roofline, "synthetic");
   CHECK(best.tile.m == 128);
@@ -97,12 +101,15 @@ TEST_CASE("the fit recovers known coefficients from synthetic kernels exactly") 
 TEST_CASE("the fit refuses an empty set and a non-positive time, naming the group") {
   CHECK(error_of([] { fit_kernel_model({}, 80, Roofline{}, "device 'v100-16gb', kernel 'gemm'"); }) ==
         "device 'v100-16gb', kernel 'gemm': no samples to fit");
-  CHECK(error_of([] { fit_kernel_model({{1, 1, 1, 1, 1, 0}}, {128, 64}, 80, Roofline{}, "g"); }) ==
-        "g: sample 0 has time_ns = 0, must be > 0");
+  CHECK(error_of([] {
+          fit_kernel_model({{1, 1, 1, 1, 1, 0}}, {128, 64}, 80, Roofline{}, "g");
+        }) == "g: sample 0 has time_ns = 0, must be > 0");
 }
 
 TEST_CASE("calibration CSV: rows read, and every bad field named with file, line and value") {
-  const std::string good = std::string(kHeader) + "# a comment\nv100-16gb,fp16,gemm,,matmul,64,32,16,65536,7168,5000,\"a, b\",M=64\n";
+  const std::string good =
+      std::string(kHeader) +
+      "# a comment\nv100-16gb,fp16,gemm,,matmul,64,32,16,65536,7168,5000,\"a, b\",M=64\n";
   const auto rows = parse_calibration_csv(good, "k.csv");
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].device == "v100-16gb");
@@ -113,24 +120,61 @@ TEST_CASE("calibration CSV: rows read, and every bad field named with file, line
   CHECK(rows[0].origin == "k.csv:3");
   CHECK(parse_calibration_csv(calibration_csv_text(rows), "again.csv")[0].source == "a, b");
 
-  auto bad = [](std::string row) { return error_of([&] { parse_calibration_csv(std::string(kHeader) + row, "k.csv"); }); };
+  auto bad = [](std::string row) {
+    return error_of([&] { parse_calibration_csv(std::string(kHeader) + row, "k.csv"); });
+  };
   CHECK(bad("v100-16gb,fp16,gemm,,matmul,64,32,16,65536,7168,5x,,\n") ==
         "k.csv:2: field 'time_ns' = '5x': must be a whole number");
   CHECK(bad("v100-16gb,fp16,gemm,,matmul,64,32\n") == "k.csv:2: expected 13 fields, got 7");
-  CHECK(bad("a200,fp16,gemm,,matmul,64,32,16,65536,7168,5000,,\n").rfind(
-            "k.csv:2: field 'device' = 'a200': not a catalog device; valid: a10, a100-40gb", 0) == 0);
+  CHECK(bad("a200,fp16,gemm,,matmul,64,32,16,65536,7168,5000,,\n")
+            .rfind("k.csv:2: field 'device' = 'a200': not a catalog device; valid: a10, a100-40gb", 0) == 0);
   CHECK(bad("v100-16gb,fp8,gemm,,matmul,64,32,16,65536,7168,5000,,\n") ==
         "k.csv:2: field 'precision' = 'fp8': valid: fp32, tf32, fp16, bf16");
   CHECK(bad("v100-16gb,fp16,gemm,,conv,64,32,16,65536,7168,5000,,\n") ==
         "k.csv:2: field 'category' = 'conv': kernel 'gemm' is in category 'matmul'");
-  CHECK(bad("v100-16gb,fp16,gemm,,matmul,0,32,16,65536,7168,5000,,\n") == "k.csv:2: field 'm' = '0': must be >= 1");
-  CHECK(bad("v100-16gb,fp16,gemm,,matmul,1,32,16,65536,7168,0,,\n") == "k.csv:2: field 'time_ns' = '0': must be > 0");
+  CHECK(bad("v100-16gb,fp16,gemm,,matmul,0,32,16,65536,7168,5000,,\n") ==
+        "k.csv:2: field 'm' = '0': must be >= 1");
+  CHECK(bad("v100-16gb,fp16,gemm,,matmul,1,32,16,65536,7168,0,,\n") ==
+        "k.csv:2: field 'time_ns' = '0': must be > 0");
   CHECK(bad("v100-16gb,fp16,gemm,3x3s1,matmul,64,32,16,65536,7168,5000,,\n") ==
         "k.csv:2: field 'variant' = '3x3s1': only the conv2d_* kernels have one; 'gemm' must leave it empty");
   CHECK(bad("v100-16gb,fp16,conv2d_forward,,conv,64,32,16,65536,7168,5000,,\n") ==
-        "k.csv:2: field 'variant' = '': a conv kernel's shape class; valid: 3x3s1, 1x1s1, 1x1-strided, grouped, "
+        "k.csv:2: field 'variant' = '': a conv kernel's shape class; valid: 3x3s1, 1x1s1, 1x1-strided, "
+        "grouped, "
         "general");
-  CHECK(error_of([] { parse_calibration_csv("device,kernel\n", "h.csv"); }).rfind("h.csv:1: header 'device,kernel' is not", 0) == 0);
+  CHECK(error_of([] {
+          parse_calibration_csv("device,kernel\n", "h.csv");
+        }).rfind("h.csv:1: header 'device,kernel' is not", 0) == 0);
+}
+
+TEST_CASE(
+    "calibration CSV version 2: a batch count and what the time holds; version 1 reads as batch 1 of "
+    "kernels") {
+  const std::string header(kCalibrationCsvHeader);
+  const std::string good =
+      header + "\nv100-16gb,fp32,gemm,,matmul,8,64,32,16,524288,57344,9000,eager-op,neusight bmm,\n";
+  const auto rows = parse_calibration_csv(good, "v2.csv");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].batch == 8);
+  CHECK(rows[0].timing == Timing::eager_op);
+  // Written back as version 2, read again the same.
+  const std::string text = calibration_csv_text(rows);
+  CHECK(text.rfind(header + "\n", 0) == 0);
+  const auto again = parse_calibration_csv(text, "again.csv");
+  CHECK((again[0].batch == 8 && again[0].timing == Timing::eager_op && again[0].flops == 524'288));
+  // Version 1 rows (the tests above) carry neither: batch 1, timing kernel.
+  const auto v1 = parse_calibration_csv(
+      std::string(kHeader) + "v100-16gb,fp16,gemm,,matmul,64,32,16,65536,7168,5000,,\n", "v1.csv");
+  CHECK((v1[0].batch == 1 && v1[0].timing == Timing::kernel));
+  auto bad = [&](std::string row) {
+    return error_of([&] { parse_calibration_csv(header + "\n" + row, "k.csv"); });
+  };
+  CHECK(bad("v100-16gb,fp32,gemm,,matmul,0,64,32,16,524288,57344,9000,kernel,,\n") ==
+        "k.csv:2: field 'batch' = '0': must be >= 1");
+  CHECK(bad("v100-16gb,fp32,relu,,elementwise,2,64,1,1,64,512,9000,kernel,,\n") ==
+        "k.csv:2: field 'batch' = '2': only a gemm computes a batch of products; must be 1");
+  CHECK(bad("v100-16gb,fp32,gemm,,matmul,1,64,32,16,65536,7168,9000,wall,,\n") ==
+        "k.csv:2: field 'timing' = 'wall': valid: kernel, eager-op");
 }
 
 TEST_CASE("DeepBench conversion: GEMM and conv rows with mutwo's FLOPs and bytes") {
@@ -161,11 +205,14 @@ TEST_CASE("DeepBench conversion: GEMM and conv rows with mutwo's FLOPs and bytes
   CHECK(conv[1].n == 100);
   CHECK(conv[1].k == 4 * 79 * 341);
   CHECK(conv[1].time_ns == 127'000);
-  const std::string bad_gpu = "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms\nA100,fp32,x,1,1,1,N,N,0.1\n";
+  const std::string bad_gpu =
+      "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms\nA100,fp32,x,1,1,1,N,N,0.1\n";
   CHECK(error_of([&] { convert_deepbench_gemm(bad_gpu, "g.csv"); }) ==
         "g.csv:2: field 'gpu' = 'A100': valid: V100, P100, T4, GTX 1080 Ti, Titan Xp");
-  const std::string bad_time = "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms\nV100,fp32,x,1,1,1,N,N,-1\n";
-  CHECK(error_of([&] { convert_deepbench_gemm(bad_time, "g.csv"); }) == "g.csv:2: field 'time_ms' = '-1': must be > 0");
+  const std::string bad_time =
+      "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms\nV100,fp32,x,1,1,1,N,N,-1\n";
+  CHECK(error_of([&] { convert_deepbench_gemm(bad_time, "g.csv"); }) ==
+        "g.csv:2: field 'time_ms' = '-1': must be > 0");
 }
 
 TEST_CASE("held-out error on DeepBench's V100 kernels (5-fold)") {
@@ -208,7 +255,8 @@ TEST_CASE("profiles: JSON round trip, errors naming the field, the shipped five 
   CHECK(back.groups[1].model.compute == p.groups[1].model.compute);
   CHECK(back.groups[1].model.memory == p.groups[1].model.memory);
   CHECK(error_of([&] { fit_calibration_profile(rows, find_device("a100-40gb"), {}, ""); }) ==
-        "no calibration rows for device 'a100-40gb'; the inputs have rows for: gtx1080ti, p100-pcie-16gb, t4, titan-xp, "
+        "no calibration rows for device 'a100-40gb'; the inputs have rows for: gtx1080ti, p100-pcie-16gb, "
+        "t4, titan-xp, "
         "v100-16gb");
   std::string text = calibration_profile_json(p);
   text.replace(text.find("\"tile_m\""), 8, "\"tile_x\"");
@@ -240,8 +288,9 @@ TEST_CASE("calibrated source: a linear op is its GEMM priced by the profile; rel
   AnalyticCostModel analytic(find_device("v100-16gb"));
   CHECK(model->op_duration_ns(g, g.ops[1]) == analytic.op_duration_ns(g, g.ops[1]));
   CHECK(model->describe(g).find(": 1 of 2 ops; rest analytic)") != std::string::npos);
-  CHECK(error_of([] { builtin_cost_sources().create("calibrated", find_device("a100-40gb")); })
-            .rfind("cost source 'calibrated': no calibration profile for device 'a100-40gb'", 0) == 0);
+  CHECK(error_of([] {
+          builtin_cost_sources().create("calibrated", find_device("a100-40gb"));
+        }).rfind("cost source 'calibrated': no calibration profile for device 'a100-40gb'", 0) == 0);
 }
 
 TEST_CASE("measured trace from a T4 predicts a V100 by the ratio of the two calibrated prices") {
@@ -260,7 +309,8 @@ TEST_CASE("measured trace from a T4 predicts a V100 by the ratio of the two cali
   CHECK(ratio < 1.0);  // a V100 runs an fp32 GEMM faster than a T4
   CHECK(model->op_duration_ns(g, g.ops[0]) == std::llround(1'000'000 * ratio));
   CHECK(model->op_duration_ns(g, g.ops[1]) == 50'000);  // relu: not calibrated, kept as measured
-  CHECK(model->describe(g).find("scaled from t4 to v100-16gb by calibrated profiles: 1 of 2 measured ops, 1 unscaled") !=
+  CHECK(model->describe(g).find(
+            "scaled from t4 to v100-16gb by calibrated profiles: 1 of 2 measured ops, 1 unscaled") !=
         std::string::npos);
   // On the GPU it was measured on, nothing is scaled.
   auto same = builtin_cost_sources().create("measured", find_device("t4"), inputs);
@@ -269,11 +319,11 @@ TEST_CASE("measured trace from a T4 predicts a V100 by the ratio of the two cali
 
 TEST_CASE("conv variants: the shape classes cuDNN's algorithm choice follows") {
   CHECK(conv_variant(3, 3, 1, 1) == "3x3s1");
-  CHECK(conv_variant(3, 3, 2, 2) == "general");      // ResNet v1.5's strided 3x3: no Winograd
+  CHECK(conv_variant(3, 3, 2, 2) == "general");  // ResNet v1.5's strided 3x3: no Winograd
   CHECK(conv_variant(1, 1, 1, 1) == "1x1s1");
   CHECK(conv_variant(1, 1, 2, 2) == "1x1-strided");  // a downsampling shortcut
   CHECK(conv_variant(7, 7, 2, 2) == "general");
-  CHECK(conv_variant(3, 3, 1, 1, 2, 2) == "general");     // dilated
+  CHECK(conv_variant(3, 3, 1, 1, 2, 2) == "general");      // dilated
   CHECK(conv_variant(3, 3, 1, 1, 1, 1, 32) == "grouped");  // depthwise / grouped
 }
 
@@ -306,12 +356,13 @@ TEST_CASE("groups: a conv variant with fewer than 12 rows is fitted with the gen
   CHECK(groups.at(general) == std::vector<size_t>{0, 1, 2, 15, 16, 17, 18, 19});  // input order
   CHECK(groups.at({"v100-16gb", "conv2d_forward", "3x3s1", "fp32"}).size() == 12);
   CHECK(groups.at({"v100-16gb", "gemm", "", "fp32"}).size() == 6);
-  CHECK(calibration_group_text(general) == "device 'v100-16gb', kernel 'conv2d_forward' (general), precision 'fp32'");
+  CHECK(calibration_group_text(general) ==
+        "device 'v100-16gb', kernel 'conv2d_forward' (general), precision 'fp32'");
 
   const CalibrationProfile p = fit_calibration_profile(rows, find_device("v100-16gb"), {}, "2026-11-24");
   REQUIRE(p.groups.size() == 3);
   CHECK(p.pricing("conv2d_forward", "3x3s1", "fp32")->variant == "3x3s1");
-  CHECK(p.pricing("conv2d_forward", "1x1s1", "fp32")->variant == "general");  // folded in
+  CHECK(p.pricing("conv2d_forward", "1x1s1", "fp32")->variant == "general");    // folded in
   CHECK(p.pricing("conv2d_forward", "grouped", "fp32")->variant == "general");  // never measured
   CHECK(p.pricing("conv2d_backward_data", "3x3s1", "fp32") == nullptr);
   CHECK(p.pricing("gemm", "", "fp32")->rows == 6);
@@ -321,13 +372,15 @@ TEST_CASE("groups: a conv variant with fewer than 12 rows is fitted with the gen
   std::string v1 = calibration_profile_json(p);
   v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
   CHECK(error_of([&] { parse_calibration_profile(v1, "old.json"); }) ==
-        "calibration profile 'old.json': field 'version' = 1 is not supported (this mutwo reads version 2; version 1 "
+        "calibration profile 'old.json': field 'version' = 1 is not supported (this mutwo reads version 2; "
+        "version 1 "
         "had no conv variants: fit it again with mutwo calibrate)");
   std::string bad = calibration_profile_json(p);
   bad.replace(bad.find("\"variant\": \"3x3s1\""), 18, "\"variant\": \"5x5s1\"");
-  CHECK(error_of([&] { parse_calibration_profile(bad, "bad.json"); })
-            .find("field 'variant' = '5x5s1' is not a conv variant; valid: 3x3s1, 1x1s1, 1x1-strided, grouped, "
-                  "general") != std::string::npos);
+  CHECK(
+      error_of([&] { parse_calibration_profile(bad, "bad.json"); })
+          .find("field 'variant' = '5x5s1' is not a conv variant; valid: 3x3s1, 1x1s1, 1x1-strided, grouped, "
+                "general") != std::string::npos);
 }
 
 TEST_CASE("calibrated source: a conv op and its backward carry the forward's shape class") {

@@ -66,12 +66,12 @@ TEST_CASE("calibration rows: gemm, relu and a batched product with bench-ops' wo
   CHECK(k.rows[1].kernel == "relu");
   CHECK(k.rows[1].m == 2048);
   CHECK(k.rows[1].time_ns == 2'000);
-  // bmm [4,16,8] x [4,8,16] fp16: m = 4*16 = 64, n = 16, k = 8; flops 2*4*16*16*8 = 16,384; bytes
-  // 4 * (16*8 + 8*16 + 16*16) * 2 = 4,096 (every batch's operands).
+  // bmm [4,16,8] x [4,8,16] fp16: batch 4 of m = 16, n = 16, k = 8; flops 2*4*16*16*8 = 16,384;
+  // bytes 4 * (16*8 + 8*16 + 16*16) * 2 = 4,096 (every batch's operands).
   const CalibrationRow& bmm = k.rows[2];
   CHECK(bmm.kernel == "gemm");
   CHECK(bmm.precision == "fp16");
-  CHECK((bmm.m == 64 && bmm.n == 16 && bmm.k == 8));
+  CHECK((bmm.batch == 4 && bmm.m == 16 && bmm.n == 16 && bmm.k == 8));
   CHECK(bmm.flops == 16'384);
   CHECK(bmm.bytes == 4'096);
 }
