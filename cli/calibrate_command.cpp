@@ -1,8 +1,11 @@
 // `mutwo calibrate`: fits calibration profiles (the `calibrated` cost source) to measured kernel
 // times and prints each fit's error; with --kfold, held-out and cross-GPU errors, and with
 // --fidelity, regenerates those sections of docs/FIDELITY.md. The pipeline is costmodel/calibrate.
+#include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,14 +39,93 @@ void print_errors(const std::string& title, const std::vector<costmodel::GroupEr
   std::cout << table.render();
 }
 
+void print_wave_errors(const std::string& title, const std::vector<costmodel::WaveError>& errors) {
+  std::cout << title << "\n";
+  Table table({{"device", Align::left},
+               {"data", Align::left},
+               {"group", Align::left},
+               {"kernels", Align::right},
+               {"median", Align::right},
+               {"mean", Align::right},
+               {"signed median", Align::right}});
+  for (const costmodel::WaveError& e : errors) {
+    table.add_row({e.device, e.dataset, e.group, std::to_string(e.error.count), percent(e.error.median),
+                   percent(e.error.mean), fmt::format("{:+.1f} %", 100.0 * e.signed_median)});
+  }
+  std::cout << table.render();
+}
+
+void print_wave(const costmodel::CalibrateResult& result) {
+  const costmodel::WaveModel& m = *result.wave_model;
+  std::cout << "wave model across GPUs (in-sample, kernel time):\n";
+  Table table({{"group", Align::left},
+               {"tile", Align::left},
+               {"kernels", Align::right},
+               {"GPUs", Align::right},
+               {"compute [c0 cw cf cq]", Align::left},
+               {"memory [d0 dh dl]", Align::left},
+               {"median", Align::right},
+               {"mean", Align::right}});
+  for (const costmodel::WaveGroupFit& g : m.groups) {
+    table.add_row({costmodel::wave_group_text(g.key),
+                   costmodel::is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "",
+                   std::to_string(g.rows), std::to_string(g.devices.size()),
+                   fmt::format("{:.0f} {:.0f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.compute[0] : -1,
+                               g.compute[1], g.compute[2], g.compute[3]),
+                   fmt::format("{:.0f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.memory[0] : -1, g.memory[1],
+                               g.memory[2]),
+                   percent(g.error.median), percent(g.error.mean)});
+  }
+  std::cout << table.render();
+  if (result.wave_held_out) {
+    const auto& rows = *result.wave_rows;
+    const auto& held = *result.wave_held_out;
+    print_wave_errors("held out a GPU at a time, per GPU and category:",
+                      costmodel::held_out_by_category(rows, held));
+    print_wave_errors("held out, per category over every GPU:",
+                      costmodel::held_out_categories_overall(rows, held));
+    print_wave_errors("held out, by measured kernel time:", costmodel::held_out_by_duration(rows, held));
+    const auto pairs = costmodel::fusion_pairs(rows, held);
+    std::cout << "fusion: one batched GEMM vs its products one at a time (" << pairs.size()
+              << " matched pairs):\n";
+    Table t({{"device", Align::left},
+             {"B", Align::left},
+             {"pairs", Align::right},
+             {"measured", Align::right},
+             {"predicted", Align::right},
+             {"median error", Align::right}});
+    std::map<std::pair<std::string, int>, std::vector<const costmodel::FusionPair*>> by;
+    for (const auto& p : pairs) {
+      const int bucket = p.batch < 4 ? 2 : p.batch < 8 ? 4 : p.batch < 16 ? 8 : p.batch < 32 ? 16 : 32;
+      by[{p.device, bucket}].push_back(&p);
+    }
+    for (const auto& [key, ps] : by) {
+      std::vector<double> m, pr, e;
+      for (const auto* p : ps) {
+        m.push_back(p->measured_speedup);
+        pr.push_back(p->predicted_speedup);
+        e.push_back(std::abs(p->predicted_speedup - p->measured_speedup) / p->measured_speedup);
+      }
+      const auto med = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
+      t.add_row({key.first, std::to_string(key.second), std::to_string(ps.size()),
+                 fmt::format("{:.2f}x", med(m)), fmt::format("{:.2f}x", med(pr)), percent(med(e))});
+    }
+    std::cout << t.render();
+  }
+}
+
 void run(const costmodel::CalibrateOptions& options) {
   const costmodel::CalibrateResult result = costmodel::run_calibration(options);
   for (const std::string& note : result.notes) std::cout << note << "\n";
+  if (result.wave_model) print_wave(result);
   for (const costmodel::CalibrationProfile& p : result.profiles) {
     std::vector<costmodel::GroupError> fit;
     for (const costmodel::KernelGroupFit& g : p.groups) {
-      fit.push_back({p.device, g.variant.empty() ? g.kernel : fmt::format("{} ({})", g.kernel, g.variant), g.precision,
-                     g.error});
+      fit.push_back({p.device, g.variant.empty() ? g.kernel : fmt::format("{} ({})", g.kernel, g.variant),
+                     g.precision, g.error});
     }
     print_errors(fmt::format("fit on {} (in-sample |predicted - measured| / measured):", p.device), fit);
   }
@@ -75,7 +157,9 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit the calibrated cost source's kernel model to measured kernel times (calibration CSV, DeepBench "
       "gemm.csv/conv.csv) and print the fit's error");
-  cmd->add_option("inputs", opts->inputs, "Measured kernel times: calibration CSV files, DeepBench's CSVs, or PyTorch profiler traces recorded with record_shapes")
+  cmd->add_option("inputs", opts->inputs,
+                  "Measured kernel times: calibration CSV files, DeepBench's CSVs, or PyTorch profiler "
+                  "traces recorded with record_shapes")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", opts->output, "Write the fitted profile (JSON) here (one device)");
@@ -86,11 +170,15 @@ void add_calibrate_command(CLI::App& app) {
       ->check(CLI::Range(2, 1000));
   cmd->add_option("--fidelity", opts->fidelity,
                   "Regenerate the kernel-level and cross-GPU sections of this report (docs/FIDELITY.md)");
+  cmd->add_flag("--waves", opts->waves,
+                "Fit the wave model (the default cost source) across every GPU of the inputs; -o writes it");
+  cmd->add_flag("--leave-one-out", opts->leave_one_out,
+                "With --waves: hold each GPU out in turn, fit on the others, price it from its datasheet");
   cmd->callback([opts, cmd] {
     if (opts->fitted_on.empty()) opts->fitted_on = today_utc();
-    std::string command = "mutwo calibrate";
+    std::string command = opts->waves ? "mutwo calibrate --waves --leave-one-out" : "mutwo calibrate";
     for (const std::string& input : opts->inputs) command += " " + input;
-    command += fmt::format(" --kfold {}", opts->kfold);
+    if (!opts->waves) command += fmt::format(" --kfold {}", opts->kfold);
     if (!opts->device.empty()) command += " --device " + opts->device;
     command += " --fidelity " + opts->fidelity;
     opts->command = command;

@@ -24,7 +24,7 @@ struct DeviceFlags {
   double d2h_gbps = 0;
   bool half_duplex = false;
   double host_optimizer_gbps = 0;  // 0: the catalog's
-  std::string cost_source = "analytic";
+  std::string cost_source = costmodel::kDefaultCostSource;
   bool cost_source_given = false;
   std::vector<std::string> traces;  // --trace FILE (repeatable): measured traces for `measured`
   std::string trace_format;         // --format (simulate): mutwo, kineto, et, dtr; empty: by content

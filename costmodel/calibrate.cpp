@@ -14,18 +14,61 @@
 
 namespace mutwo::costmodel {
 
+namespace {
+
+CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateResult result) {
+  if (!options.output_dir.empty() || options.kfold > 0 || !options.device.empty()) {
+    throw Error(
+        "calibrate --waves fits one model across every GPU of the inputs: it takes -o, --leave-one-out and "
+        "--fidelity, not --out-dir, --kfold or --device");
+  }
+  if (!options.fidelity.empty() && !options.leave_one_out) {
+    throw Error("calibrate --waves: --fidelity needs --leave-one-out");
+  }
+  result.wave_rows = prepare_wave_rows(result.rows);
+  WaveFitOptions fit;
+  fit.inputs = options.inputs;
+  fit.fitted_on = options.fitted_on;
+  result.wave_model = fit_wave_model(*result.wave_rows, fit);
+  if (!options.output.empty()) {
+    write_wave_model(*result.wave_model, options.output);
+    result.written.push_back(options.output);
+  }
+  if (options.leave_one_out) {
+    result.wave_held_out = leave_one_gpu_out(*result.wave_rows);
+    if (!options.fidelity.empty()) {
+      std::string existing;
+      if (std::filesystem::exists(options.fidelity))
+        existing = profiles::read_text_file(options.fidelity, "report");
+      const std::string sections = wave_fidelity_markdown(*result.wave_rows, *result.wave_model,
+                                                          *result.wave_held_out, options.command);
+      profiles::write_file_atomic(
+          options.fidelity, replace_marked_sections(existing, sections, kWaveFidelityBegin, kWaveFidelityEnd),
+          "report");
+      result.written.push_back(options.fidelity);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 CalibrateResult run_calibration(const CalibrateOptions& options) {
   if (options.inputs.empty()) {
-    throw Error("calibrate: no input files (calibration CSV, DeepBench gemm.csv/conv.csv or a profiler trace)");
+    throw Error(
+        "calibrate: no input files (calibration CSV, DeepBench gemm.csv/conv.csv or a profiler trace)");
   }
-  if (!options.fidelity.empty() && options.kfold < 2) throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
+  if (!options.fidelity.empty() && options.kfold < 2)
+    throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
   CalibrateResult result;
   for (const std::string& input : options.inputs) {
     std::string note;
     std::vector<CalibrationRow> rows = read_calibration_input(input, options.device, &note);
     if (!note.empty()) result.notes.push_back(std::move(note));
-    result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+    result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
+                       std::make_move_iterator(rows.end()));
   }
+  if (options.waves) return run_wave_calibration(options, std::move(result));
   std::set<std::string> devices;
   for (const CalibrationRow& r : result.rows) devices.insert(r.device);
   if (!options.device.empty()) {
@@ -35,15 +78,17 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     devices = {options.device};
   }
   if (devices.contains(std::string(kHostCpuDevice))) {
-    throw Error(fmt::format("calibrate: rows of device '{}' time the host CPU (mutwo bench-ops on a CPU): they do not "
-                            "calibrate a GPU, and profiles are fitted for catalog GPUs only; time the kernels on a CUDA "
-                            "device (mutwo bench-ops --device cuda){}",
-                            kHostCpuDevice, options.device.empty() ? ", or fit another device's rows with --device" : ""));
+    throw Error(fmt::format(
+        "calibrate: rows of device '{}' time the host CPU (mutwo bench-ops on a CPU): they do not "
+        "calibrate a GPU, and profiles are fitted for catalog GPUs only; time the kernels on a CUDA "
+        "device (mutwo bench-ops --device cuda){}",
+        kHostCpuDevice, options.device.empty() ? ", or fit another device's rows with --device" : ""));
   }
   if (!options.output.empty() && devices.size() != 1) {
-    throw Error(fmt::format("calibrate: -o writes one profile, the inputs have rows for {} devices ({}); name one "
-                            "with --device or use --out-dir",
-                            devices.size(), fmt::join(devices, ", ")));
+    throw Error(
+        fmt::format("calibrate: -o writes one profile, the inputs have rows for {} devices ({}); name one "
+                    "with --device or use --out-dir",
+                    devices.size(), fmt::join(devices, ", ")));
   }
   if (!options.output.empty() || !options.output_dir.empty() || options.kfold < 2) {
     for (const std::string& device : devices) {
@@ -74,7 +119,8 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     result.cross_gpu = cross_gpu_errors(selected, predictions);
     if (!options.fidelity.empty()) {
       std::string existing;
-      if (std::filesystem::exists(options.fidelity)) existing = profiles::read_text_file(options.fidelity, "report");
+      if (std::filesystem::exists(options.fidelity))
+        existing = profiles::read_text_file(options.fidelity, "report");
       const std::string sections = calibration_fidelity_markdown(selected, options.kfold, options.command);
       profiles::write_file_atomic(options.fidelity, replace_fidelity_sections(existing, sections), "report");
       result.written.push_back(options.fidelity);

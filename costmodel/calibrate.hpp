@@ -2,33 +2,44 @@
 // The `mutwo calibrate` pipeline: read measured kernel times (calibration_csv.hpp: the calibration
 // format or DeepBench's CSVs), fit a profile per device (calibration_profile.hpp), write them, and
 // optionally regenerate the kernel-level and cross-GPU sections of docs/FIDELITY.md.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/calibration_validation.hpp"
+#include "costmodel/wave_validation.hpp"
 
 namespace mutwo::costmodel {
 
 struct CalibrateOptions {
-  std::vector<std::string> inputs;  // files, read by read_calibration_input (--device: a trace's GPU when unnamed)
-  std::string device;               // fit only this catalog device; empty: every device in the inputs
-  std::string output;               // -o: the profile file (needs a single device)
-  std::string output_dir;           // --out-dir: <dir>/<device>.json for every device fitted
-  std::string fitted_on;            // the date written into the profiles (YYYY-MM-DD)
-  int kfold = 0;                    // > 1: k-fold held-out errors as well
-  std::string fidelity;             // a FIDELITY.md to regenerate the sections of (needs kfold)
-  std::string command;              // the command line, quoted in the report
+  std::vector<std::string>
+      inputs;              // files, read by read_calibration_input (--device: a trace's GPU when unnamed)
+  std::string device;      // fit only this catalog device; empty: every device in the inputs
+  std::string output;      // -o: the profile file (needs a single device)
+  std::string output_dir;  // --out-dir: <dir>/<device>.json for every device fitted
+  std::string fitted_on;   // the date written into the profiles (YYYY-MM-DD)
+  int kfold = 0;           // > 1: k-fold held-out errors as well
+  std::string fidelity;    // a FIDELITY.md to regenerate the sections of (needs kfold)
+  std::string command;     // the command line, quoted in the report
+  // --waves: fit the wave model (wave_fit.hpp) across every GPU of the inputs instead of per-GPU
+  // profiles; -o writes it; --leave-one-out validates it a GPU at a time (wave_validation.hpp), and
+  // --fidelity then regenerates the wave model's sections of the report.
+  bool waves = false;
+  bool leave_one_out = false;
 };
 
 struct CalibrateResult {
-  std::vector<CalibrationRow> rows;             // every row read (all devices)
-  std::vector<std::string> notes;               // what each profiler trace yielded
-  std::vector<CalibrationProfile> profiles;     // fitted, by device name
-  std::vector<std::string> written;             // profile files written
-  std::vector<GroupError> kfold_by_category;    // when kfold > 1
+  std::vector<CalibrationRow> rows;           // every row read (all devices)
+  std::vector<std::string> notes;             // what each profiler trace yielded
+  std::vector<CalibrationProfile> profiles;   // fitted, by device name
+  std::vector<std::string> written;           // profile files written
+  std::vector<GroupError> kfold_by_category;  // when kfold > 1
   std::vector<GroupError> kfold_by_kernel;
   std::vector<CrossGpuError> cross_gpu;
+  std::optional<WaveRows> wave_rows;  // --waves
+  std::optional<WaveModel> wave_model;
+  std::optional<WaveHeldOut> wave_held_out;  // --leave-one-out
 };
 
 // Throws Error for no inputs, -o with rows of several devices and no --device, --fidelity

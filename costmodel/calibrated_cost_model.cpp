@@ -63,13 +63,26 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
       out.push_back(gemm_like("gemm", elements(shape) / shape.back(), shape.back(), flops, bytes));
       return out;
     }
+    // The GEMMs are the gradients of the forward's operands (its first two inputs); a bias gradient
+    // is a reduction, even when fusion gives it a second dimension ([k, out] for k models).
+    const profiles::Op* forward =
+        op.forward_of == profiles::kNoId ? nullptr : &graph.ops[static_cast<size_t>(op.forward_of)];
+    const auto operand_gradient = [&](const std::vector<int64_t>& shape) {
+      if (forward == nullptr) return true;
+      for (size_t i = 0; i < std::min<size_t>(2, forward->inputs.size()); ++i) {
+        if (graph.tensor(forward->inputs[i]).shape == shape) return true;
+      }
+      return false;
+    };
     std::vector<const std::vector<int64_t>*> grads;
     for (profiles::TensorId id : op.outputs) {
-      if (graph.tensor(id).shape.size() >= 2) grads.push_back(&graph.tensor(id).shape);
+      const auto& shape = graph.tensor(id).shape;
+      if (shape.size() >= 2 && operand_gradient(shape)) grads.push_back(&shape);
     }
     const double share = grads.empty() ? 0 : 1.0 / static_cast<double>(grads.size());
     for (const auto* shape : grads) {
-      out.push_back(gemm_like("gemm", elements(*shape) / shape->back(), shape->back(), flops * share, bytes * share));
+      out.push_back(
+          gemm_like("gemm", elements(*shape) / shape->back(), shape->back(), flops * share, bytes * share));
     }
     return out;
   }
@@ -134,11 +147,13 @@ std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, c
   }
 }
 
-CalibratedCostModel::CalibratedCostModel(DeviceSpec device, CalibrationProfile profile, AnalyticOptions options)
+CalibratedCostModel::CalibratedCostModel(DeviceSpec device, CalibrationProfile profile,
+                                         AnalyticOptions options)
     : profile_(std::move(profile)), fallback_(std::move(device), std::move(options)) {
   if (profile_.sm_count != fallback_.device().sm_count) {
-    throw Error(fmt::format("calibration profile of '{}' ({} SMs) cannot price device '{}' ({} SMs)", profile_.device,
-                            profile_.sm_count, fallback_.device().name, fallback_.device().sm_count));
+    throw Error(fmt::format("calibration profile of '{}' ({} SMs) cannot price device '{}' ({} SMs)",
+                            profile_.device, profile_.sm_count, fallback_.device().name,
+                            fallback_.device().sm_count));
   }
 }
 
@@ -176,8 +191,8 @@ std::string CalibratedCostModel::describe(const profiles::Graph& graph) const {
   int64_t kernels = 0;
   for (const KernelGroupFit& g : profile_.groups) kernels += g.rows;
   const int64_t ops = static_cast<int64_t>(graph.ops.size());
-  return fmt::format("calibrated ({} profile of {}, {} kernels: {} of {} ops{})", profile_.device, profile_.fitted_on,
-                     kernels, covered, ops, covered < ops ? "; rest analytic" : "");
+  return fmt::format("calibrated ({} profile of {}, {} kernels: {} of {} ops{})", profile_.device,
+                     profile_.fitted_on, kernels, covered, ops, covered < ops ? "; rest analytic" : "");
 }
 
 }  // namespace mutwo::costmodel

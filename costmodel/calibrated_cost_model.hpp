@@ -8,8 +8,10 @@
 //   matmul category, forward (linear, attention products, interaction): one `gemm` whose output
 //     is the op's first output seen as rows x last dim: m = elements / last dim, n = last dim,
 //     k = flops / (2 m n) (at least 1);
-//   matmul category, backward: one `gemm` per gradient output of rank >= 2, the op's FLOPs and
-//     bytes split evenly between them (dX and dW of a linear each cost the forward's FLOPs);
+//   matmul category, backward: one `gemm` per gradient of the forward op's operands (an output of
+//     rank >= 2 shaped as the forward's first or second input; without a forward op, every output of
+//     rank >= 2), the op's FLOPs and bytes split evenly between them (dX and dW of a linear each cost
+//     the forward's FLOPs); a bias gradient is no GEMM, though fusion gives it a second dimension;
 //   conv2d: `conv2d_forward` with m = N*P*Q, n = output channels, k = flops / (2 m n);
 //     every conv kernel carries its shape class (conv_variant of the op's filter size, stride,
 //     dilation and per-model groups: a horizontally fused conv keeps its models' class) and is

@@ -254,19 +254,24 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
   return md;
 }
 
-std::string replace_fidelity_sections(std::string_view document, std::string_view sections) {
-  const std::string block = fmt::format("{}\n{}{}\n", kFidelityBegin, sections, kFidelityEnd);
+std::string replace_marked_sections(std::string_view document, std::string_view sections, std::string_view begin_marker,
+                                    std::string_view end_marker) {
+  const std::string block = fmt::format("{}\n{}{}\n", begin_marker, sections, end_marker);
   if (document.empty()) return fmt::format("# mutwo fidelity report\n\n{}", block);
-  const size_t begin = document.find(kFidelityBegin);
-  const size_t end = document.find(kFidelityEnd);
+  const size_t begin = document.find(begin_marker);
+  const size_t end = document.find(end_marker);
   if (begin == std::string_view::npos || end == std::string_view::npos || end < begin) {
     std::string out(document);
     if (!out.empty() && out.back() != '\n') out.push_back('\n');
     return out + "\n" + block;
   }
-  size_t after = end + kFidelityEnd.size();
+  size_t after = end + end_marker.size();
   if (after < document.size() && document[after] == '\n') ++after;
   return std::string(document.substr(0, begin)) + block + std::string(document.substr(after));
+}
+
+std::string replace_fidelity_sections(std::string_view document, std::string_view sections) {
+  return replace_marked_sections(document, sections, kFidelityBegin, kFidelityEnd);
 }
 
 }  // namespace mutwo::costmodel

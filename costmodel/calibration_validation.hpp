@@ -82,5 +82,8 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
 inline constexpr std::string_view kFidelityBegin = "<!-- begin: mutwo calibrate --fidelity -->";
 inline constexpr std::string_view kFidelityEnd = "<!-- end: mutwo calibrate --fidelity -->";
 std::string replace_fidelity_sections(std::string_view document, std::string_view sections);
+// The same for any pair of markers.
+std::string replace_marked_sections(std::string_view document, std::string_view sections, std::string_view begin_marker,
+                                    std::string_view end_marker);
 
 }  // namespace mutwo::costmodel

@@ -19,15 +19,17 @@ namespace mutwo::costmodel {
 
 // The catalog GPU a setup names when nothing else picks one (`mutwo search` with no arguments).
 inline constexpr const char* kDefaultGpu = "a100-40gb";
+// The cost source a setup takes when none is named: the wave model (waves_cost_model.hpp).
+inline constexpr const char* kDefaultCostSource = "waves";
 
 struct CostSetup {
   // Catalog name. Empty: for a source that reads measured traces, the catalog GPU the first trace
   // was measured on (match_device; a trace from "cpu" or an unknown GPU names none); else
   // default_gpu.
   std::string gpu;
-  std::string default_gpu = kDefaultGpu;  // `mutwo run`: the catalog GPU of the executing device
-  DeviceOverrides overrides;              // memory limit, host link, ...
-  std::string cost_source = "analytic";   // builtin_cost_sources() name
+  std::string default_gpu = kDefaultGpu;         // `mutwo run`: the catalog GPU of the executing device
+  DeviceOverrides overrides;                     // memory limit, host link, ...
+  std::string cost_source = kDefaultCostSource;  // builtin_cost_sources() name
   // Measured traces (any format profiles::import_trace reads), for sources that read them; paths
   // as the caller resolved them (specs: against the spec's folder). Messages name them as given.
   std::vector<std::string> trace_files;

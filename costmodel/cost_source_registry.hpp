@@ -9,6 +9,7 @@
 
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "costmodel/wave_model.hpp"
 #include "profiles/registry.hpp"
 #include "profiles/trace_file.hpp"
 
@@ -20,6 +21,8 @@ struct CostSourceInputs {
   // `calibrated` (and `measured` across GPUs): profiles given (--profile), looked up before the
   // shipped ones by find_calibration_profile.
   std::vector<CalibrationProfile> calibration_profiles{};
+  // `waves`: a wave model to price with (a fit of one's own); null: the shipped one.
+  std::shared_ptr<const WaveModel> wave_model{};
 };
 
 struct CostSourceInfo {
@@ -52,7 +55,7 @@ class CostSourceRegistry : public Registry<CostSourceInfo> {
   std::vector<std::string> profile_readers() const;
 };
 
-// One call registers every built-in source, one line each: analytic, measured (calibrated later).
+// One call registers every built-in source: waves (the default), analytic, measured, calibrated.
 void register_builtin_cost_sources(CostSourceRegistry& registry);
 // A registry with the built-ins, built once.
 const CostSourceRegistry& builtin_cost_sources();

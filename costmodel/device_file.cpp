@@ -61,10 +61,11 @@ bool is_device_path(std::string_view gpu) {
 DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
   const toml::table root = profiles::parse_toml(text, source);
   const DeviceReader r(source);
-  r.reject_unknown(root, "",
-                   {"name", "description", "memory_gib", "sm_count", "boost_clock_mhz", "l2_cache_mib",
-                    "fp32_tflops", "tf32_tflops", "half_tflops", "fp64_tflops", "memory_gbps", "host_link",
-                    "h2d_gbps", "d2h_gbps", "copy_latency_us", "launch_overhead_us", "half_duplex"});
+  r.reject_unknown(
+      root, "",
+      {"name", "description", "chip", "memory_gib", "sm_count", "boost_clock_mhz", "l2_cache_mib",
+       "fp32_tflops", "tf32_tflops", "half_tflops", "fp64_tflops", "memory_gbps", "host_link", "h2d_gbps",
+       "d2h_gbps", "copy_latency_us", "launch_overhead_us", "half_duplex"});
   DeviceSpec d;
   d.name = r.string(root, "", "name");
   if (!valid_device_name(d.name)) {
@@ -72,6 +73,7 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
            fmt::format("= '{}' must be lower-case letters, digits, '.', '_' or '-'", d.name));
   }
   d.description = r.string(root, "", "description");
+  d.chip = r.optional_string(root, "", "chip").value_or("");
   d.memory_bytes = static_cast<int64_t>(std::llround(r.figure(root, "memory_gib") * kGiB));
   const auto whole = [&](std::string_view key, int64_t max) {
     const toml::node* n = root.get(key);

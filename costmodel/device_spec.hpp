@@ -33,6 +33,7 @@ struct HostOptimizer {
 struct DeviceSpec {
   std::string name;          // catalog key, "a100-40gb"
   std::string description;   // "NVIDIA A100-SXM4-40GB"
+  std::string chip;          // the GPU die, "GA100": parts of one chip are held out together in validation
   int64_t memory_bytes = 0;  // usable device memory (the memory limit unless overridden)
   // Dense peak throughput (FLOP per ns == TFLOP/s * 1000), per math mode.
   double fp32_flops_per_ns = 0;  // plain FP32 (CUDA cores)

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "costmodel/cost_setup.hpp"
+
 namespace mutwo::experiments {
 
 // One architecture of a sweep and the batch sizes it runs at.
@@ -22,9 +24,9 @@ struct SweepModel {
 // The [sweep] table. Which keys a kind accepts is the kind's (ExperimentKind::sweep_keys); a key
 // the spec leaves out keeps the value here.
 struct Sweep {
-  std::vector<SweepModel> models;          // [[sweep.models]]
-  std::vector<int32_t> model_counts;       // models in the array
-  std::vector<std::string> gpus;           // device catalog names
+  std::vector<SweepModel> models;     // [[sweep.models]]
+  std::vector<int32_t> model_counts;  // models in the array
+  std::vector<std::string> gpus;      // device catalog names
   // Host-link bandwidths to sweep, GB/s each way (overriding the catalog's); empty: the catalog's.
   std::vector<double> host_link_gbps;
   std::vector<std::string> memory_limits;  // "device" (the GPU's memory) or a size "30GiB"
@@ -32,22 +34,23 @@ struct Sweep {
   std::vector<std::string> strategies;     // sequential, hfta, hfta+capuchin, mutwo
   std::vector<std::string> policies;       // swap/recompute policies
   std::string dtype = "fp32";
-  std::string precision = "fp32";  // profiles/precision.hpp: fp32, tf32, amp-fp16, amp-bf16, bf16
+  std::string precision = "fp32";     // profiles/precision.hpp: fp32, tf32, amp-fp16, amp-bf16, bf16
   std::vector<std::string> lean_ops;  // Tempo's lean layers to sweep (profiles/lean_ops.hpp); empty: none
   // sim/host_mode.hpp: eager, libtorch, cuda-graph, none; empty: the kind's default (eager; the
   // measured kind: libtorch, as the executor issues its steps)
   std::string host_mode;
   std::string optimizer = "adam";
-  std::string cost_source = "analytic";
-  std::vector<std::string> traces;  // the cost source's measured traces; relative paths: from the spec's folder
-  std::vector<std::string> logs;        // DTR operator logs; relative paths: from the spec's folder
+  std::string cost_source = costmodel::kDefaultCostSource;
+  std::vector<std::string>
+      traces;                     // the cost source's measured traces; relative paths: from the spec's folder
+  std::vector<std::string> logs;  // DTR operator logs; relative paths: from the spec's folder
   std::vector<std::string> heuristics;  // DTR eviction heuristics
   std::vector<double> budget_ratios;    // of the DTR baseline peak
   double overhead_limit = 2.0;          // DTR's remat limit: baseline compute x (limit - 1)
   std::string device;                   // measured sweeps: where to execute; empty: the executor's default
   int32_t iterations = 20;              // measured sweeps: timed steps after warm-up
   int32_t warmup = 3;                   // measured sweeps: untimed steps first
-  std::string published;                // published kind: CSV of published throughputs; relative: from the spec's folder
+  std::string published;  // published kind: CSV of published throughputs; relative: from the spec's folder
   std::vector<std::string> cost_sources;  // published kind: each row priced by each (default: analytic)
   std::vector<std::string> host_modes;    // published kind: sim/host_mode.hpp's names (default: eager)
   std::vector<std::string> servers;       // server kinds: server catalog names (costmodel/server_catalog.hpp)

@@ -22,7 +22,7 @@ mutwo_cli_test(profile_help ARGS profile --help
 # step. On the cpu the peak is the accounted one, which equals the simulator's for a plan without
 # swaps (test_exec_interpreter): 1,784,320 B for this array.
 mutwo_cli_test(run_cpu_json
-               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 2 --warmup 1 --db exec-run.db --json
+               ARGS run --cost-source analytic --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 2 --warmup 1 --db exec-run.db --json
                DEFINES "JSON_CHECKS=run_id=1\;device=cpu\;gpu=a100-40gb\;schedule|samples_per_step=4\;schedule|multiplexed=ON\;schedule|policy=none\;measurement|iterations=2\;measurement|warmup_iterations=1\;measurement|peak_source=accounted\;measurement|oom=OFF\;measurement|peak_bytes=1784320\;prediction|peak_bytes=1784320"
                PROPERTIES FIXTURES_SETUP cli_exec_run_db FIXTURES_REQUIRED cli_exec_clean)
 # The prediction beside a run puts the host in front of the GPU as the executor issues the step:
@@ -33,13 +33,13 @@ mutwo_cli_test(run_cpu_json
 # `mutwo simulate --schedule --host-mode libtorch` of the saved plan predicts. From a Python loop
 # (eager: forward ops 55.2 us) 10,365,200 ns; 3,060,672 ns of GPU time alone.
 mutwo_cli_test(run_cpu_prediction_host_libtorch
-               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json
+               ARGS run --cost-source analytic --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json
                DEFINES "JSON_CHECKS=prediction|host_mode=libtorch\;prediction|step_time_ns=5714800\;prediction|host_busy_ns=17126000\;prediction|host_bound_idle_ns=7991377")
 mutwo_cli_test(run_cpu_prediction_host_eager
-               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode eager
+               ARGS run --cost-source analytic --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode eager
                DEFINES "JSON_CHECKS=prediction|host_mode=eager\;prediction|step_time_ns=10365200\;prediction|host_busy_ns=31077200\;prediction|host_bound_idle_ns=21964291")
 mutwo_cli_test(run_cpu_prediction_host_none
-               ARGS run --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode none
+               ARGS run --cost-source analytic --model resnet-mini --models 2 --partition 1,1 --device cpu --iters 1 --warmup 0 --no-db --json --host-mode none
                DEFINES "JSON_CHECKS=prediction|host_mode=none\;prediction|step_time_ns=3060672\;prediction|host_busy_ns=0")
 # A server plan's GPU part run alone (issue 21, item 5; written by cli_search_server_parts): GPU 0's
 # two fused gpt2-mini under mutwo's swap and recompute plan train on LibTorch's CPU kernels within the
@@ -53,18 +53,18 @@ mutwo_cli_test(run_cpu_server_part
 # equals the prediction, 1,297,920 B against 2,297,344 B with the state resident (weights,
 # gradients and Adam moments of the idle sub-array off the device).
 mutwo_cli_test(run_cpu_state_offload
-               ARGS run --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --optimizer-on device --device cpu --iters 1 --warmup 1 --no-db --json
+               ARGS run --cost-source analytic --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --optimizer-on device --device cpu --iters 1 --warmup 1 --no-db --json
                DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|multiplexed=ON\;schedule|model_state=host\;schedule|optimizer=device\;measurement|oom=OFF\;measurement|peak_bytes=1297920\;prediction|peak_bytes=1297920")
 # With the optimizer on the host (the default picks it: the faster plan), the Adam moments never
 # reach the device and gradients leave as backward writes them: 509,440 B, predicted = accounted.
 mutwo_cli_test(run_cpu_host_optimizer
-               ARGS run --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --device cpu --iters 1 --warmup 1 --no-db --json
+               ARGS run --cost-source analytic --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --device cpu --iters 1 --warmup 1 --no-db --json
                DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|model_state=host\;schedule|optimizer=host\;measurement|oom=OFF\;measurement|peak_bytes=509440\;prediction|peak_bytes=509440")
 # Wrapped boundaries (--wrap, profiles/unrolled_schedule.hpp): the executor runs the timed steps as
 # the simulator's merged program; with no swaps the accounting equals the prediction, 2,300,416 B,
 # 3,072 B over the unwrapped 2,297,344 B (sub-array 1's next forward meets sub-array 2's backward).
 mutwo_cli_test(run_cpu_wrap
-               ARGS run --model bert-mini --models 4 --partition 2,2 --order multiplexed --device cpu --iters 3 --warmup 1 --no-db --json --wrap
+               ARGS run --cost-source analytic --model bert-mini --models 4 --partition 2,2 --order multiplexed --device cpu --iters 3 --warmup 1 --no-db --json --wrap
                DEFINES "JSON_CHECKS=schedule|multiplexed=ON\;measurement|wrapped=ON\;measurement|iterations=3\;measurement|oom=OFF\;measurement|peak_bytes=2300416\;prediction|peak_bytes=2300416")
 mutwo_cli_test(run_wrap_one_sub_array ARGS run --model bert-mini --models 4 --device cpu --no-db --wrap
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: wrap: the schedule has 1 sub-array[(]s[)]; merging")

@@ -80,9 +80,11 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
   CostSetup s = measured({kTinyRelu});
   s.cost_source = "analytic";
   CHECK_THROWS_WITH_AS(costmodel::make_cost_model(s),
-                       "--trace is read only by --cost-source measured; cost source 'analytic' ignores it", Error);
+                       "--trace is read only by --cost-source measured; cost source 'analytic' ignores it",
+                       Error);
   s.traces_name = "'sweep.traces'";
-  CHECK_THROWS_WITH_AS(costmodel::check_cost_setup(s), doctest::Contains("'sweep.traces' is read only by"), Error);
+  CHECK_THROWS_WITH_AS(costmodel::check_cost_setup(s), doctest::Contains("'sweep.traces' is read only by"),
+                       Error);
   CHECK_THROWS_WITH_AS(costmodel::make_cost_model(measured({})),
                        "cost source 'measured' needs at least one measured trace (--trace FILE)", Error);
   CHECK_THROWS_WITH_AS(costmodel::make_cost_model(measured({"nowhere.json"})),
@@ -90,7 +92,8 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
   CostSetup unknown;
   unknown.cost_source = "roofline";
   CHECK_THROWS_WITH_AS(costmodel::make_cost_model(unknown),
-                       "unknown cost source 'roofline'; valid: analytic, measured, calibrated", UnknownNameError);
+                       "unknown cost source 'roofline'; valid: waves, analytic, measured, calibrated",
+                       UnknownNameError);
   // calibrated on a GPU with no profile shipped or given says which have one.
   CostSetup uncalibrated;
   uncalibrated.cost_source = "calibrated";
@@ -100,16 +103,22 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
                        Error);
   CostSetup profile_to_analytic;
   profile_to_analytic.profile_files = {"v100.json"};
-  CHECK_THROWS_WITH_AS(costmodel::check_cost_setup(profile_to_analytic),
-                       "--profile is read only by --cost-source measured, calibrated; cost source 'analytic' ignores it",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      costmodel::check_cost_setup(profile_to_analytic),
+      "--profile is read only by --cost-source measured, calibrated; cost source 'waves' ignores it", Error);
 }
 
 TEST_CASE("the measured source describes its coverage through the interface") {
   const auto model = costmodel::make_cost_model(measured({kTinyRelu}));
   const profiles::Trace trace = profiles::trace_from_json(nlohmann::json::parse(std::ifstream(kTinyRelu)));
   CHECK(model->describe(trace.graph) == "measured (1 of 1 ops from 1 trace on NVIDIA H100 80GB HBM3)");
-  CHECK(costmodel::make_cost_model(CostSetup{})->describe(trace.graph) == "analytic");
+  CostSetup analytic;
+  analytic.cost_source = "analytic";
+  CHECK(costmodel::make_cost_model(analytic)->describe(trace.graph) == "analytic");
+  // The default source says what it is and what it covers.
+  CHECK(costmodel::make_cost_model(CostSetup{})
+            ->describe(trace.graph)
+            .rfind("waves (kernel model fitted ", 0) == 0);
 }
 
 TEST_CASE("a spec prices with the measured source and its traces as `mutwo simulate --trace` does") {
@@ -166,16 +175,18 @@ TEST_CASE("a spec's traces are checked against its cost source before anything r
       "models = [{ name = \"bert-mini\", batch_sizes = [4] }]\nmodel_counts = [1]\ngpus = [\"a100-40gb\"]\n"
       "strategies = [\"sequential\"]\n";
   const auto plan = [&](const std::string& sweep) {
-    return experiments::plan_experiment(experiments::parse_spec(head + sweep, "spec.toml", dir.path()), nullptr,
-                                        {});
+    return experiments::plan_experiment(experiments::parse_spec(head + sweep, "spec.toml", dir.path()),
+                                        nullptr, {});
   };
-  CHECK_THROWS_WITH_AS(plan("traces = [\"x.json\"]\n"),
-                       "spec.toml: 'sweep.traces' is read only by cost source measured; 'sweep.cost_source' = "
-                       "'analytic' ignores it",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      plan("traces = [\"x.json\"]\n"),
+      "spec.toml: 'sweep.traces' is read only by cost source measured; 'sweep.cost_source' = "
+      "'waves' ignores it",
+      Error);
   CHECK_THROWS_WITH_AS(plan("cost_source = \"measured\"\ntraces = [\"x.json\"]\n"),
                        doctest::Contains("spec.toml: 'sweep.traces' = 'x.json': no such file"), Error);
-  CHECK_THROWS_WITH_AS(plan("cost_source = \"measured\"\n"),
-                       doctest::Contains("cost source 'measured' needs measured traces; name them in 'sweep.traces'"),
-                       UnknownNameError);
+  CHECK_THROWS_WITH_AS(
+      plan("cost_source = \"measured\"\n"),
+      doctest::Contains("cost source 'measured' needs measured traces; name them in 'sweep.traces'"),
+      UnknownNameError);
 }

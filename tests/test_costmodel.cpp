@@ -230,6 +230,7 @@ TEST_CASE("every catalog device has every field set and positive") {
   for (const DeviceSpec& d : catalog.devices()) {
     CAPTURE(d.name);
     CHECK_FALSE(d.description.empty());
+    CHECK_FALSE(d.chip.empty());
     CHECK_FALSE(d.host_link.empty());
     CHECK(d.memory_bytes > 0);
     CHECK(d.fp32_flops_per_ns > 0);
@@ -368,7 +369,7 @@ TEST_CASE("bad memory sizes are errors naming the value") {
 
 TEST_CASE("cost sources are created by name and an unknown one lists the valid names") {
   const CostSourceRegistry& registry = builtin_cost_sources();
-  CHECK(registry.names() == std::vector<std::string>{"analytic", "measured", "calibrated"});
+  CHECK(registry.names() == std::vector<std::string>{"waves", "analytic", "measured", "calibrated"});
   CHECK_FALSE(registry.find("analytic").citation.empty());
   std::unique_ptr<OpCostModel> model = registry.create("analytic", find_device("a100-40gb"));
   CHECK(model->name() == "analytic");
@@ -376,7 +377,7 @@ TEST_CASE("cost sources are created by name and an unknown one lists the valid n
   Graph g = relu_graph({4096, 1024});
   CHECK(model->op_duration_ns(g, g.ops[0]) == 30'726);  // the relu priced above
   CHECK_THROWS_WITH_AS(registry.create("roofline", find_device("a100-40gb")),
-                       "unknown cost source 'roofline'; valid: analytic, measured, calibrated",
+                       "unknown cost source 'roofline'; valid: waves, analytic, measured, calibrated",
                        mutwo::UnknownNameError);
   CostSourceRegistry twice;
   register_builtin_cost_sources(twice);

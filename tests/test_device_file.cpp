@@ -49,6 +49,7 @@ std::string refusal(const std::string& text) {
 TEST_CASE("the catalog is the device files: the A100-40GB file gives the datasheet's figures") {
   const DeviceSpec a100 = find_device("a100-40gb");
   CHECK(a100.description == "NVIDIA A100-SXM4-40GB");
+  CHECK(a100.chip == "GA100");
   CHECK(a100.memory_bytes == int64_t{40} << 30);
   CHECK(a100.sm_count == 108);
   CHECK(a100.boost_clock_mhz == 1410);
@@ -114,16 +115,16 @@ TEST_CASE("a bad device file is refused with the file, the line, the key and the
   // A missing key, an unknown key, a value out of range, a wrong type, an unknown link.
   CHECK(refusal(a100_with("sm_count", "")) == "gpu.toml:1: 'sm_count' is missing");
   CHECK(refusal(a100_with("sm_count", "sm_count = 108\nsm_cnt = 1"))
-            .rfind("gpu.toml:8: 'sm_cnt' is not a known key here", 0) == 0);
-  CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 0")) == "gpu.toml:14: 'memory_gbps' = 0 must be > 0");
+            .rfind("gpu.toml:9: 'sm_cnt' is not a known key here", 0) == 0);
+  CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 0")) == "gpu.toml:15: 'memory_gbps' = 0 must be > 0");
   CHECK(refusal(a100_with("tf32_tflops", "tf32_tflops = -1")) ==
-        "gpu.toml:11: 'tf32_tflops' = -1 must be >= 0");
+        "gpu.toml:12: 'tf32_tflops' = -1 must be >= 0");
   CHECK(refusal(a100_with("sm_count", "sm_count = \"108\"")) ==
-        "gpu.toml:7: 'sm_count' must be an integer, not a string");
+        "gpu.toml:8: 'sm_count' must be an integer, not a string");
   CHECK(refusal(a100_with("sm_count", "sm_count = 0")) ==
-        "gpu.toml:7: 'sm_count' = 0 must be from 1 to 65536");
+        "gpu.toml:8: 'sm_count' = 0 must be from 1 to 65536");
   CHECK(refusal(a100_with("host_link", "host_link = \"NVLink\"")) ==
-        "gpu.toml:15: 'host_link' = 'NVLink' is not a known link; valid: PCIe 3.0 x16, PCIe 4.0 x16, PCIe "
+        "gpu.toml:16: 'host_link' = 'NVLink' is not a known link; valid: PCIe 3.0 x16, PCIe 4.0 x16, PCIe "
         "5.0 x16");
   CHECK(refusal(a100_with("name", "name = \"A100\"")) ==
         "gpu.toml:4: 'name' = 'A100' must be lower-case letters, digits, '.', '_' or '-'");

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <map>
+#include <set>
 #include <string>
 
 #include "costmodel/cost_source_registry.hpp"
@@ -20,8 +20,8 @@
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
 #include "policies/search.hpp"
-#include "sim/host_mode.hpp"
 #include "profiles/error.hpp"
+#include "sim/host_mode.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -110,7 +110,8 @@ TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is
   CHECK(lean.tasks[1].label == "bert-base x1, batch 64, v100-16gb, lean ops tempo, limit device");
 }
 
-TEST_CASE("max_models rows are the search's own; the summary gives HFTA's widest group and mutwo's one-run array") {
+TEST_CASE(
+    "max_models rows are the search's own; the summary gives HFTA's widest group and mutwo's one-run array") {
   TempDir dir("experiments");
   ResultsDb db = ResultsDb::open(dir / "m.db");
   const ExperimentSpec spec = read_spec(kFixtures + "tiny_max_models.toml");
@@ -121,7 +122,8 @@ TEST_CASE("max_models rows are the search's own; the summary gives HFTA's widest
   // 4 bert-mini at 1.6 MiB, searched directly: hfta fuses at most 2; the best one-run mutwo plan
   // keeps the state on the host.
   const int64_t limit = 1677722;
-  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  const auto cost = costmodel::builtin_cost_sources().create(costmodel::kDefaultCostSource,
+                                                             costmodel::find_device("a100-40gb"));
   policies::SearchConfig config;
   profiles::ModelConfig model;
   model.batch_size = 4;
@@ -215,8 +217,9 @@ TEST_CASE("the kind checks the sweep's names and files before anything runs") {
                        doctest::Contains("spec.toml: 'sweep.models' = 'bert-huge': unknown model"),
                        UnknownNameError);
   // max_models: a memory limit that is not a size; strategies: a host link of 0 GB/s.
-  const std::string max_models = "name = \"m\"\ntitle = \"M\"\nkind = \"max_models\"\n[sweep]\n"
-                                 "models = [{ name = \"bert-mini\" }]\nmodel_counts = [2]\ngpus = [\"a100-40gb\"]\n";
+  const std::string max_models =
+      "name = \"m\"\ntitle = \"M\"\nkind = \"max_models\"\n[sweep]\n"
+      "models = [{ name = \"bert-mini\" }]\nmodel_counts = [2]\ngpus = [\"a100-40gb\"]\n";
   CHECK_THROWS_WITH_AS(plan(max_models + "memory_limits = [\"lots\"]\n"),
                        doctest::Contains("spec.toml: 'sweep.memory_limits' = 'lots': "), Error);
   CHECK_NOTHROW(plan(max_models + "memory_limits = [\"device\", \"2MiB\"]\n"));
@@ -283,7 +286,8 @@ TEST_CASE("strategies rows are the search's own rows; a second run skips every c
 
   // The 3-model array at 1.6 MiB, searched directly.
   const int64_t limit = 1677722;  // 1.6 MiB = 1.6 x 2^20 = 1677721.6, rounded
-  const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  const auto cost = costmodel::builtin_cost_sources().create(costmodel::kDefaultCostSource,
+                                                             costmodel::find_device("a100-40gb"));
   policies::SearchConfig config;
   profiles::ModelConfig model;
   model.batch_size = 4;
@@ -471,7 +475,8 @@ TEST_CASE("CSV cells with commas, quotes or newlines are quoted, quotes doubled"
 }
 
 TEST_CASE("a measured sweep runs one configuration at a time whatever --jobs says; simulations do not") {
-  const ExperimentSpec measured = read_spec(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_measured.toml");
+  const ExperimentSpec measured =
+      read_spec(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_measured.toml");
   CHECK(builtin_experiment_kinds().find("measured").runs_one_at_a_time(measured));
   const ExperimentSpec throughput = read_spec("mutwo_throughput");
   CHECK_FALSE(builtin_experiment_kinds().find("strategies").runs_one_at_a_time(throughput));
@@ -486,8 +491,9 @@ TEST_CASE("a spec's model may be a user's exported model, a file relative to the
       "strategies = [\"hfta\", \"sequential\"]\n";
   const ExperimentSpec spec = parse_spec(text, "user_model.toml", MUTWO_TEST_FIXTURES);
   REQUIRE(spec.sweep.models.size() == 1);
-  CHECK(spec.sweep.models[0].name ==
-        (std::filesystem::path(MUTWO_TEST_FIXTURES) / "exported/tiny_resnet.json").lexically_normal().string());
+  CHECK(
+      spec.sweep.models[0].name ==
+      (std::filesystem::path(MUTWO_TEST_FIXTURES) / "exported/tiny_resnet.json").lexically_normal().string());
   TempDir dir("experiments");
   ResultsDb db = ResultsDb::open(dir / "r.db");
   const RunnerReport report = run_experiment(spec, db, jobs(1));
@@ -506,8 +512,10 @@ TEST_CASE("lean_ops in CI size: Tempo's layers fit larger batches; swap and reco
   // The shipped lean_ops spec's shape on bert-mini under a 1.7 MiB limit: per lean option, the
   // largest batch sequential (the plain step) fits, and mutwo's (its swaps and recomputation).
   const ExperimentSpec spec = spec_text(
-      "name = \"lean_ci\"\ntitle = \"T\"\nkind = \"strategies\"\nfigures = [\"throughput_vs_batch\"]\n[sweep]\n"
-      "models = [{ name = \"bert-mini\", batch_sizes = [8, 16, 24, 32, 48, 64, 96, 128] }]\nmodel_counts = [1]\n"
+      "name = \"lean_ci\"\ntitle = \"T\"\nkind = \"strategies\"\nfigures = "
+      "[\"throughput_vs_batch\"]\n[sweep]\n"
+      "models = [{ name = \"bert-mini\", batch_sizes = [8, 16, 24, 32, 48, 64, 96, 128] }]\nmodel_counts = "
+      "[1]\n"
       "gpus = [\"a100-40gb\"]\nmemory_limits = [\"1.7MiB\"]\nstrategies = [\"sequential\", \"mutwo\"]\n"
       "lean_ops = [\"none\", \"tempo\"]\n");
   TempDir dir("experiments");
@@ -537,7 +545,8 @@ TEST_CASE("lean_ops in CI size: Tempo's layers fit larger batches; swap and reco
   CHECK(values == std::set<std::string>{"none", "tempo"});
 }
 
-TEST_CASE("harmony (the shipped spec, whole): simulated volumes equal the table; Harmony beats per-GPU swapping") {
+TEST_CASE(
+    "harmony (the shipped spec, whole): simulated volumes equal the table; Harmony beats per-GPU swapping") {
   const ExperimentSpec spec = read_spec("harmony");
   TempDir dir("experiments");
   ResultsDb db = ResultsDb::open(dir / "r.db");
@@ -546,7 +555,8 @@ TEST_CASE("harmony (the shipped spec, whole): simulated volumes equal the table;
   CHECK(report.progress.rows_written == 2 * 7 * 2 * 2);
   const CsvTable table = experiment_table(spec, db);
   const auto col = [&](const char* name) {
-    return static_cast<size_t>(std::find(table.header.begin(), table.header.end(), name) - table.header.begin());
+    return static_cast<size_t>(std::find(table.header.begin(), table.header.end(), name) -
+                               table.header.begin());
   };
   for (const auto& row : table.rows) CHECK(row[col("expected_match")] == "yes");
   const auto rows = db.experiment_rows("harmony");
@@ -557,7 +567,9 @@ TEST_CASE("harmony (the shipped spec, whole): simulated volumes equal the table;
         CAPTURE(n);
         CAPTURE(m);
         const nlohmann::json where = {{"model", model}, {"gpus", n}, {"micro_batches", m}};
-        auto rate = [&](const char* s) { return row_where(rows, where, s).row.metric("samples_per_s").value_or(0); };
+        auto rate = [&](const char* s) {
+          return row_where(rows, where, s).row.metric("samples_per_s").value_or(0);
+        };
         CHECK(row_where(rows, where, "harmony-dp").row.feasible);
         CHECK(row_where(rows, where, "harmony-pp").row.feasible);
         CHECK(rate("harmony-dp") > rate("dp-swap"));

@@ -1,0 +1,295 @@
+#include "costmodel/wave_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+#include <Eigen/Dense>
+
+#include "costmodel/calibration_profile.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/relative_nnls.hpp"
+#include "profiles/error.hpp"
+#include "profiles/median.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+// The columns of one group's fit: harness terms (one per eager-op set present), then the two regimes'
+// terms. Fixed costs only when the group has kernel-timed rows.
+struct Columns {
+  std::map<size_t, Eigen::Index> harness;  // set -> column
+  Eigen::Index compute_first = 0;          // compute terms j = 0..3 (j = 0 only when fixed cost fitted)
+  Eigen::Index memory_first = 0;
+  Eigen::Index count = 0;
+  bool fixed_cost = true;
+};
+
+struct Prepared {
+  std::vector<size_t> members;  // rows of the group used
+  std::vector<WaveFeatures> features;
+};
+
+// The design row of member r in its regime: (column, value) pairs.
+void design_row(const Columns& c, size_t set, bool eager, const WaveFeatures& f, bool compute,
+                std::vector<std::pair<Eigen::Index, double>>& out) {
+  out.clear();
+  if (eager) out.emplace_back(c.harness.at(set), 1.0);
+  if (compute) {
+    for (size_t j = c.fixed_cost ? 0 : 1; j < kWaveComputeTerms; ++j) {
+      if (f.compute[j] != 0) out.emplace_back(c.compute_first + static_cast<Eigen::Index>(j), f.compute[j]);
+    }
+  } else {
+    for (size_t j = c.fixed_cost ? 0 : 1; j < kWaveMemoryTerms; ++j) {
+      if (f.memory[j] != 0) out.emplace_back(c.memory_first + static_cast<Eigen::Index>(j), f.memory[j]);
+    }
+  }
+}
+
+double regime_price(const WaveGroupFit& g, const WaveFeatures& f, bool compute) {
+  if (compute) {
+    double t = g.fixed_cost_fitted ? g.compute[0] : kUnfittedFixedCostNs;
+    for (size_t j = 1; j < kWaveComputeTerms; ++j) t += g.compute[j] * f.compute[j];
+    return t;
+  }
+  double t = g.fixed_cost_fitted ? g.memory[0] : kUnfittedFixedCostNs;
+  for (size_t j = 1; j < kWaveMemoryTerms; ++j) t += g.memory[j] * f.memory[j];
+  return t;
+}
+
+struct GroupResult {
+  WaveGroupFit fit;
+  std::map<size_t, double> harness_ns;
+  double objective = std::numeric_limits<double>::infinity();
+};
+
+GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::vector<size_t>& members,
+                         TileShape tile) {
+  Columns c;
+  bool any_kernel = false;
+  for (size_t i : members) {
+    if (w.eager[i]) {
+      c.harness.emplace(w.set_of[i], 0);
+    } else {
+      any_kernel = true;
+    }
+  }
+  c.fixed_cost = any_kernel;
+  Eigen::Index next = 0;
+  for (auto& [set, col] : c.harness) col = next++;
+  c.compute_first = next;
+  next += static_cast<Eigen::Index>(kWaveComputeTerms);
+  c.memory_first = next;
+  next += static_cast<Eigen::Index>(kWaveMemoryTerms);
+  c.count = next;
+
+  std::map<size_t, double> set_rows;
+  for (size_t i : members) set_rows[w.set_of[i]] += 1;
+  std::vector<WaveFeatures> features;
+  std::vector<double> weight;
+  std::vector<char> compute_bound;
+  features.reserve(members.size());
+  for (size_t i : members) {
+    const WaveKernel& k = w.kernels[i];
+    features.push_back(wave_features(k, tile, w.devices[w.device_of[i]]));
+    weight.push_back(1.0 / set_rows[w.set_of[i]]);
+    const DeviceSpec& d = w.devices[w.device_of[i]];
+    compute_bound.push_back(k.sample.flops / k.peak_flops_per_ns >= k.sample.bytes / d.hbm_bytes_per_ns ? 1
+                                                                                                        : 0);
+  }
+  GroupResult best;
+  std::vector<std::pair<Eigen::Index, double>> row;
+  for (int round = 0; round < kMaxFitRounds; ++round) {
+    Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(c.count, c.count);
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero(c.count);
+    for (size_t r = 0; r < members.size(); ++r) {
+      const size_t i = members[r];
+      const double t = static_cast<double>(w.rows[i].time_ns);
+      // Without a fitted fixed cost the price carries kUnfittedFixedCostNs: fit t - it.
+      design_row(c, w.set_of[i], w.eager[i], features[r], compute_bound[r], row);
+      const double target = c.fixed_cost ? 1.0 : (t - kUnfittedFixedCostNs) / t;
+      for (const auto& [a, va] : row) {
+        rhs(a) += weight[r] * (va / t) * target;
+        for (const auto& [b, vb] : row) gram(a, b) += weight[r] * (va / t) * (vb / t);
+      }
+    }
+    const Eigen::VectorXd x = nonnegative_least_squares_normal(gram, rhs);
+    GroupResult result;
+    result.fit.key = key;
+    result.fit.tile = tile;
+    result.fit.fixed_cost_fitted = c.fixed_cost;
+    for (size_t j = 0; j < kWaveComputeTerms; ++j) {
+      result.fit.compute[j] = x(c.compute_first + static_cast<Eigen::Index>(j));
+    }
+    for (size_t j = 0; j < kWaveMemoryTerms; ++j)
+      result.fit.memory[j] = x(c.memory_first + static_cast<Eigen::Index>(j));
+    if (!c.fixed_cost) {
+      result.fit.compute[0] = 0;
+      result.fit.memory[0] = 0;
+    }
+    for (const auto& [set, col] : c.harness) result.harness_ns[set] = x(col);
+    double objective = 0;
+    bool changed = false;
+    for (size_t r = 0; r < members.size(); ++r) {
+      const size_t i = members[r];
+      const double t = static_cast<double>(w.rows[i].time_ns);
+      const double h = w.eager[i] ? result.harness_ns[w.set_of[i]] : 0;
+      const double in_regime = regime_price(result.fit, features[r], compute_bound[r]);
+      const double e = (h + in_regime) / t - 1;
+      objective += weight[r] * e * e;
+      const char now =
+          regime_price(result.fit, features[r], true) >= regime_price(result.fit, features[r], false);
+      if (now != compute_bound[r]) {
+        compute_bound[r] = now;
+        changed = true;
+      }
+    }
+    result.objective = objective;
+    if (objective < best.objective) best = std::move(result);
+    if (!changed) break;
+  }
+  return best;
+}
+
+}  // namespace
+
+WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
+  WaveRows w;
+  std::map<std::string, size_t> device_index;
+  std::map<std::pair<std::string, std::string>, size_t> set_index;
+  for (const CalibrationRow& r : rows) {
+    const std::string& where = r.origin.empty() ? std::string("calibration row") : r.origin;
+    if (r.device == kHostCpuDevice) {
+      throw Error(fmt::format("{}: rows timed on the host CPU do not calibrate a GPU", where));
+    }
+    auto it = device_index.find(r.device);
+    if (it == device_index.end()) {
+      it = device_index.emplace(r.device, w.devices.size()).first;
+      w.devices.push_back(find_device(r.device));
+    }
+    w.device_of.push_back(it->second);
+    const auto key = std::make_pair(r.device, r.source);
+    auto s = set_index.find(key);
+    if (s == set_index.end()) {
+      s = set_index.emplace(key, w.sets.size()).first;
+      w.sets.push_back(key);
+    }
+    w.set_of.push_back(s->second);
+    const auto& precisions = calibration_precisions();
+    if (std::find(precisions.begin(), precisions.end(), r.precision) == precisions.end()) {
+      throw Error(fmt::format("{}: precision '{}' is not priced by the wave model", where, r.precision));
+    }
+    w.kernels.push_back(
+        wave_kernel(r.kernel, r.category, r.variant, r.precision, to_sample(r), w.devices[it->second]));
+    w.eager.push_back(r.timing == Timing::eager_op ? 1 : 0);
+  }
+  w.rows = std::move(rows);
+  // Floors of the eager-op sets: the median time of the 10 % smallest rows by work.
+  w.set_floor_ns.assign(w.sets.size(), 0);
+  std::vector<std::vector<size_t>> by_set(w.sets.size());
+  for (size_t i = 0; i < w.rows.size(); ++i) by_set[w.set_of[i]].push_back(i);
+  for (size_t s = 0; s < by_set.size(); ++s) {
+    std::vector<size_t>& members = by_set[s];
+    std::stable_sort(members.begin(), members.end(), [&](size_t a, size_t b) {
+      return w.rows[a].flops + w.rows[a].bytes < w.rows[b].flops + w.rows[b].bytes;
+    });
+    const size_t smallest = std::max<size_t>(1, members.size() / 10);
+    std::vector<double> times;
+    for (size_t q = 0; q < smallest; ++q) times.push_back(static_cast<double>(w.rows[members[q]].time_ns));
+    w.set_floor_ns[s] = profiles::median(std::move(times), profiles::EvenMedian::mean_of_middles);
+  }
+  for (size_t i = 0; i < w.rows.size(); ++i) {
+    w.kernel_bound.push_back(!w.eager[i] || static_cast<double>(w.rows[i].time_ns) >=
+                                                kKernelBoundFloors * w.set_floor_ns[w.set_of[i]]
+                                 ? 1
+                                 : 0);
+  }
+  return w;
+}
+
+WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use) {
+  std::map<WaveGroupKey, std::vector<size_t>> groups;
+  for (size_t i = 0; i < w.rows.size(); ++i) {
+    if (use[i] && w.kernel_bound[i]) groups[w.kernels[i].group].push_back(i);
+  }
+  if (groups.empty()) throw Error("wave model fit: no kernel-bound rows to fit");
+  WaveGroupsFit out;
+  for (const auto& [key, members] : groups) {
+    GroupResult best;
+    if (is_gemm_like(key)) {
+      for (const TileShape& tile : kTileCandidates) {
+        GroupResult r = fit_one_tile(w, key, members, tile);
+        if (r.objective < best.objective) best = std::move(r);
+      }
+    } else {
+      best = fit_one_tile(w, key, members, TileShape{});
+    }
+    best.fit.rows = static_cast<int64_t>(members.size());
+    std::set<std::string> devices;
+    std::vector<double> errors;
+    for (size_t i : members) {
+      devices.insert(w.rows[i].device);
+      const double measured =
+          static_cast<double>(w.rows[i].time_ns) - (w.eager[i] ? best.harness_ns[w.set_of[i]] : 0);
+      const double predicted = predict_wave_ns(best.fit, w.kernels[i], w.devices[w.device_of[i]]);
+      errors.push_back(measured > 0 ? std::abs(predicted - measured) / measured : 1.0);
+    }
+    best.fit.devices.assign(devices.begin(), devices.end());
+    best.fit.error = summarize_errors(std::move(errors));
+    for (const auto& [set, h] : best.harness_ns) out.harness_ns[set] = h;
+    out.groups.push_back(std::move(best.fit));
+  }
+  return out;
+}
+
+double measured_kernel_ns(const WaveRows& w, size_t i, const std::map<size_t, double>& harness_ns) {
+  double t = static_cast<double>(w.rows[i].time_ns);
+  if (w.eager[i]) {
+    const auto it = harness_ns.find(w.set_of[i]);
+    if (it != harness_ns.end()) t -= it->second;
+  }
+  return t;
+}
+
+WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
+  WaveModel m;
+  m.fitted_on = options.fitted_on;
+  m.inputs = options.inputs;
+  const std::vector<char> all(w.rows.size(), 1);
+  const WaveGroupsFit cross = fit_wave_groups(w, all);
+  m.groups = cross.groups;
+  for (size_t s = 0; s < w.sets.size(); ++s) {
+    const auto it = cross.harness_ns.find(s);
+    if (it == cross.harness_ns.end()) continue;
+    m.harness.push_back({w.sets[s].first, w.sets[s].second, w.set_floor_ns[s], it->second});
+  }
+  std::sort(m.harness.begin(), m.harness.end(), [](const HarnessFit& a, const HarnessFit& b) {
+    return std::tie(a.device, a.source) < std::tie(b.device, b.source);
+  });
+  if (options.refinements) {
+    for (size_t d = 0; d < w.devices.size(); ++d) {
+      std::map<WaveGroupKey, size_t> counts;
+      for (size_t i = 0; i < w.rows.size(); ++i) {
+        if (w.device_of[i] == d && w.kernel_bound[i]) ++counts[w.kernels[i].group];
+      }
+      WaveRefinement ref;
+      ref.device = w.devices[d].name;
+      for (const auto& [key, count] : counts) {
+        if (count < kMinRefinementRows) continue;
+        std::vector<char> use(w.rows.size(), 0);
+        for (size_t i = 0; i < w.rows.size(); ++i)
+          use[i] = w.device_of[i] == d && w.kernels[i].group == key ? 1 : 0;
+        WaveGroupsFit own = fit_wave_groups(w, use);
+        ref.groups.push_back(std::move(own.groups.front()));
+      }
+      if (!ref.groups.empty()) m.refinements.push_back(std::move(ref));
+    }
+    std::sort(m.refinements.begin(), m.refinements.end(),
+              [](const WaveRefinement& a, const WaveRefinement& b) { return a.device < b.device; });
+  }
+  return m;
+}
+
+}  // namespace mutwo::costmodel

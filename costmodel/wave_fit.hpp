@@ -1,0 +1,71 @@
+#pragma once
+// Fitting the wave model (wave_model.hpp) on measured kernels (calibration rows, calibration_csv.hpp)
+// of many GPUs at once, and each GPU's refinement on its own kernels.
+//
+// Rows. Each row is priced on its catalog device (wave_kernel.hpp) and belongs to a set: its
+// (device, source). A set of eager-op rows (a PyTorch op timed from Python, NeuSight's) holds the
+// host's dispatch in every time, so the fit gives it a harness term h added outside the kernel's
+// price (t = h + wave price); and such a time is max(kernel, the host's own time to reach the end
+// event) + h, so only a set's kernel-bound rows are fitted: time >= 2 x the set's floor, the median
+// time of its 10 % smallest rows by work (FLOPs + bytes). Kernel-timed rows (DeepBench, bench-ops,
+// profiler traces) are fitted as they are. Every set weighs the same in total (each row 1 / its
+// set's fitted rows), so 16,000 NeuSight bmm rows of one GPU do not drown DeepBench's 160 GEMMs.
+//
+// Fit, per group: minimise sum_i w_i (price_i / t_i - 1)^2 over the coefficients (>= 0) and the
+// harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
+// the max of the two regimes by the alternating fit of Magnani & Boyd (2009), seeded by the datasheet
+// roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds rounds, keeping the best; a
+// gemm-like group's tile from kTileCandidates by the same objective. A group without kernel-timed
+// rows fits no fixed cost (it cannot be told from the harness: kUnfittedFixedCostNs).
+//
+// A refinement is the same fit on one device's rows of a group, kept when the group has at least
+// kMinRefinementRows of them.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "costmodel/calibration_csv.hpp"
+#include "costmodel/wave_model.hpp"
+
+namespace mutwo::costmodel {
+
+inline constexpr size_t kMinRefinementRows = 24;
+inline constexpr double kKernelBoundFloors = 2.0;  // an eager-op row is fitted when time >= 2 x floor
+
+// The rows with what the fit needs, computed once.
+struct WaveRows {
+  std::vector<CalibrationRow> rows;
+  std::vector<WaveKernel> kernels;                        // per row, on its device
+  std::vector<size_t> device_of;                          // per row, index into devices
+  std::vector<DeviceSpec> devices;                        // catalog devices of the rows, in first-seen order
+  std::vector<size_t> set_of;                             // per row, index into sets
+  std::vector<std::pair<std::string, std::string>> sets;  // (device, source)
+  std::vector<double> set_floor_ns;                       // per set
+  std::vector<char> eager;                                // per row: timing eager-op
+  std::vector<char> kernel_bound;  // per row: kernel-timed, or an eager-op row >= 2 x its floor
+};
+// Throws Error for a row on a device the catalog lacks (or the host CPU), or a precision the wave
+// model does not price.
+WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows);
+
+// What a fit over some rows yields: the groups and each eager-op set's harness.
+struct WaveGroupsFit {
+  std::vector<WaveGroupFit> groups;
+  std::map<size_t, double> harness_ns;  // set index -> harness
+};
+// Fits every group over the kernel-bound rows with use[i] set. Throws Error when no row is used.
+WaveGroupsFit fit_wave_groups(const WaveRows& rows, const std::vector<char>& use);
+
+// The measured kernel time of row i: its time, less the harness of its set when it is eager-op.
+double measured_kernel_ns(const WaveRows& rows, size_t i, const std::map<size_t, double>& harness_ns);
+
+struct WaveFitOptions {
+  std::vector<std::string> inputs;  // recorded in the model
+  std::string fitted_on;            // YYYY-MM-DD
+  bool refinements = true;
+};
+// The cross-GPU groups over every row, the refinements, and the harness of every eager-op set.
+WaveModel fit_wave_model(const WaveRows& rows, const WaveFitOptions& options);
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,97 @@
+#include "costmodel/wave_kernel.hpp"
+
+#include <fmt/format.h>
+
+#include "costmodel/analytic_cost_model.hpp"
+#include "costmodel/calibration_csv.hpp"
+#include "profiles/error.hpp"
+
+namespace mutwo::costmodel {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+std::string family_of(std::string_view kernel, profiles::KindCategory category) {
+  if (kernel == "gemm" || category == profiles::KindCategory::matmul) return "gemm";
+  if (is_conv_pass_kernel(kernel)) return std::string(kernel);
+  if (category == profiles::KindCategory::conv) return "conv2d_forward";
+  if (category == profiles::KindCategory::norm) return "norm";
+  if (category == profiles::KindCategory::reduction) return "reduction";
+  return "elementwise";
+}
+
+}  // namespace
+
+std::string wave_group_text(const WaveGroupKey& key) {
+  std::string text = key.family;
+  if (!key.variant.empty()) text += " " + key.variant;
+  if (!key.math.empty()) text += " (" + key.math + ")";
+  return text;
+}
+
+bool is_gemm_like(const WaveGroupKey& key) {
+  return key.family == "gemm" || is_conv_pass_kernel(key.family);
+}
+
+WaveKernel wave_kernel(std::string_view kernel, profiles::KindCategory category, std::string_view variant,
+                       std::string_view precision, const KernelSample& sample, const DeviceSpec& device) {
+  WaveKernel w;
+  w.sample = sample;
+  w.group.family = family_of(kernel, category);
+  w.peak_flops_per_ns = device.fp32_flops_per_ns;
+  if (!is_gemm_like(w.group)) return w;
+  if (variant == "3x3s1") w.group.variant = "3x3s1";
+  const bool tensor_cores = device.half_flops_per_ns >= 4 * device.fp32_flops_per_ns;
+  w.group.math = "cuda";
+  if (precision == "tf32" && device.tf32_flops_per_ns > 0) {
+    w.group.math = "tensor";
+    w.peak_flops_per_ns = device.tf32_flops_per_ns;
+  } else if (precision == "fp16") {
+    if (tensor_cores) w.group.math = "tensor";
+    w.peak_flops_per_ns = device.half_flops_per_ns;
+  } else if (precision == "bf16" && has_bf16_tensor_cores(device)) {
+    w.group.math = "tensor";
+    w.peak_flops_per_ns = device.half_flops_per_ns;
+  }
+  return w;
+}
+
+WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const DeviceSpec& device) {
+  if (device.sm_count < 1 || device.boost_clock_mhz < 1 || device.l2_bytes < 1) {
+    throw Error(
+        fmt::format("device '{}': the wave model needs its SMs, boost clock and L2 size", device.name));
+  }
+  const KernelSample& s = kernel.sample;
+  if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1) {
+    throw Error(
+        fmt::format("kernel shape batch={} m={} n={} k={}: each must be >= 1", s.batch, s.m, s.n, s.k));
+  }
+  const double clock_ghz = device.boost_clock_mhz / 1000.0;
+  const double sms = device.sm_count;
+  WaveFeatures f;
+  f.compute[0] = 1.0;
+  f.compute[2] = s.flops / kernel.peak_flops_per_ns;
+  f.memory[0] = 1.0;
+  if (is_gemm_like(kernel.group)) {
+    const int64_t tiles = s.batch * ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n);
+    const int64_t waves = ceil_div(tiles, device.sm_count);
+    const double slots = static_cast<double>(waves) * sms * tile.m * tile.n;
+    const double quantized =
+        s.flops * slots /
+        (static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n));
+    f.compute[1] = static_cast<double>(waves) / clock_ghz;
+    f.compute[3] = quantized / kernel.peak_flops_per_ns;
+    f.memory[1] = s.bytes / device.hbm_bytes_per_ns;
+    return f;
+  }
+  if (s.bytes <= static_cast<double>(device.l2_bytes)) {
+    f.memory[2] = s.bytes / (sms * clock_ghz);
+  } else {
+    f.memory[1] = s.bytes / device.hbm_bytes_per_ns;
+  }
+  return f;
+}
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,82 @@
+#pragma once
+// A kernel as the wave model (wave_model.hpp) sees it on one GPU: the group whose coefficients price
+// it, and its work turned into times on that GPU's datasheet. Every feature is in ns on the device
+// (FLOPs over the peak, bytes over the bandwidth, waves over the clock), so one set of
+// dimensionless coefficients describes every GPU and a GPU with no measured kernels is priced from
+// its datasheet alone.
+//
+// Groups (one set of coefficients each):
+//   family   gemm (matmul-category kernels: linear, attention products, batched products),
+//            conv2d_forward, conv2d_backward_data, conv2d_backward_filter (one per pass),
+//            norm (layer and batch norm), reduction (softmax, pooling, losses),
+//            elementwise (pointwise ops, and the bandwidth-bound categories with no measurements of
+//            their own: data movement, optimizer updates, opaque ops)
+//   variant  a convolution's "3x3s1" class apart from the rest ("": cuDNN may run those as Winograd,
+//            2.25-4x fewer multiplications than the direct count the features see; Lavin & Gray 2016)
+//   math     gemm and conv: "tensor" (TF32, or FP16/BF16 on tensor cores) or "cuda" (FP32, or half
+//            precision on a GPU without tensor cores for it); "" for the bandwidth-bound families
+//
+// Features of a kernel of `batch` products of implicit-GEMM shape m x n x k (calibration_csv.hpp),
+// on S SMs at clock f (GHz), peak P of its math mode, HBM bandwidth H and L2 size L:
+//   waves   = ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / S)      (gemm and conv only)
+//   compute = {1, waves / f, flops / P, Fq / P}      Fq = flops * waves * S * tile_m * tile_n
+//                                                          / (batch * m * n): every tile slot of
+//                                                          every wave, idle ones included
+//   memory  = {1, hbm_bytes / H, l2_bytes / (S * f)}
+// A bandwidth-bound kernel whose bytes (read + written) fit in L2 (<= L) streams them from L2, whose
+// rate scales with the SMs and their clock: its bytes are l2_bytes, else hbm_bytes. GEMM-like kernels
+// move every operand through HBM at least once: hbm_bytes = bytes. Without a tile (bandwidth-bound
+// families) waves and Fq are 0.
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "costmodel/calibration_fit.hpp"
+#include "costmodel/device_spec.hpp"
+#include "profiles/op_kind.hpp"
+
+namespace mutwo::costmodel {
+
+struct WaveGroupKey {
+  std::string family;
+  std::string variant;
+  std::string math;
+  auto operator<=>(const WaveGroupKey&) const = default;
+};
+std::string wave_group_text(const WaveGroupKey& key);  // "gemm (tensor)", "conv2d_forward 3x3s1 (cuda)"
+
+inline constexpr size_t kWaveComputeTerms = 4;  // 1, waves / clock, flops / peak, Fq / peak
+inline constexpr size_t kWaveMemoryTerms = 3;   // 1, HBM bytes / bandwidth, L2 bytes / (SMs * clock)
+
+struct WaveKernel {
+  WaveGroupKey group;
+  double peak_flops_per_ns = 1;  // the math mode's dense peak on the device
+  KernelSample sample;           // shape, FLOPs, bytes (and, when fitting, the measured time)
+};
+
+// Whether a group is GEMM-like (waves and tiles apply): gemm and the conv passes.
+bool is_gemm_like(const WaveGroupKey& key);
+
+// The group and peak of a kernel (`kernel`: gemm, conv2d_*, or an op kind; its category; a conv's
+// shape class) at a precision (fp32, tf32, fp16, bf16) on `device`:
+//   tf32 -> tensor at the TF32 peak (cuda at FP32 on a GPU without TF32);
+//   fp16 -> tensor at the half peak on a GPU with tensor cores (half peak >= 4 x FP32), else cuda at
+//           the half rate (P100's FP16x2, GP102's 1/64);
+//   bf16 -> tensor at the half peak with bf16 tensor cores (has_bf16_tensor_cores), else cuda at FP32
+//           (cuBLAS runs bf16 on CUDA cores before Ampere);
+//   fp32 -> cuda at FP32.
+// Bandwidth-bound families take the FP32 peak (their FLOP term rarely binds) and no math class.
+WaveKernel wave_kernel(std::string_view kernel, profiles::KindCategory category, std::string_view variant,
+                       std::string_view precision, const KernelSample& sample, const DeviceSpec& device);
+
+struct WaveFeatures {
+  std::array<double, kWaveComputeTerms> compute{};
+  std::array<double, kWaveMemoryTerms> memory{};
+};
+// The features above; `tile` is ignored for bandwidth-bound families. Throws Error for a device
+// without SMs, clock or L2, or a shape below 1.
+WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const DeviceSpec& device);
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,274 @@
+#include "costmodel/wave_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "costmodel/calibration_csv.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "profiles/error.hpp"
+#include "profiles/json_reader.hpp"
+#include "profiles/text_file.hpp"
+
+namespace mutwo::costmodel {
+
+// {file stem, text} of costmodel/models/*.json, generated at build time.
+const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_model_texts();
+
+namespace {
+
+constexpr std::string_view kFormat = "mutwo-wave-model";
+constexpr int64_t kVersion = 1;
+constexpr std::string_view kMethod =
+    "t = max(c0 + cw*waves/clock + cf*flops/peak + cq*Fq/peak, d0 + dh*hbm_bytes/bandwidth + "
+    "dl*l2_bytes/(SMs*clock)) "
+    "per kernel group across GPUs; weighted relative non-negative least squares (Lawson-Hanson), regimes by "
+    "alternating fit, tile by grid, a harness term per (device, source) of eager-op measurements "
+    "(costmodel/wave_fit.hpp)";
+
+bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
+  return !a.chip.empty() && a.chip == b.chip && a.sm_count == b.sm_count &&
+         a.fp32_flops_per_ns == b.fp32_flops_per_ns && a.tf32_flops_per_ns == b.tf32_flops_per_ns &&
+         a.half_flops_per_ns == b.half_flops_per_ns && a.hbm_bytes_per_ns == b.hbm_bytes_per_ns;
+}
+
+const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const WaveGroupKey& key) {
+  for (const WaveGroupFit& g : groups) {
+    if (g.key == key) return &g;
+  }
+  return nullptr;
+}
+
+// The key itself, then the relaxations group_for documents.
+std::vector<WaveGroupKey> key_chain(const WaveGroupKey& key) {
+  std::vector<WaveGroupKey> chain{key};
+  if (!key.variant.empty()) chain.push_back({key.family, "", key.math});
+  if (!is_gemm_like(key) && key.family != "elementwise") chain.push_back({"elementwise", "", ""});
+  return chain;
+}
+
+nlohmann::ordered_json group_json(const WaveGroupFit& g) {
+  nlohmann::ordered_json o;
+  o["family"] = g.key.family;
+  o["variant"] = g.key.variant;
+  o["math"] = g.key.math;
+  o["tile_m"] = g.tile.m;
+  o["tile_n"] = g.tile.n;
+  o["compute"] = g.compute;
+  o["memory"] = g.memory;
+  o["fixed_cost_fitted"] = g.fixed_cost_fitted;
+  o["rows"] = g.rows;
+  o["devices"] = g.devices;
+  o["error"] = {{"median", g.error.median}, {"mean", g.error.mean}, {"max", g.error.max}};
+  return o;
+}
+
+double number(const profiles::JsonReader& r, std::string_view key) {
+  const nlohmann::json& v = r.field(key);
+  if (!v.is_number()) r.wrong_type(key, "number", v);
+  const double d = v.get<double>();
+  if (!std::isfinite(d))
+    throw FormatError(fmt::format("{}: field '{}' = {} must be finite", r.where(), key, d));
+  return d;
+}
+
+template <size_t N>
+std::array<double, N> coefficients(const profiles::JsonReader& r, std::string_view key) {
+  const nlohmann::json& a = r.array(key);
+  if (a.size() != N) {
+    throw FormatError(fmt::format("{}: field '{}' has {} numbers, expected {}", r.where(), key, a.size(), N));
+  }
+  std::array<double, N> out{};
+  for (size_t i = 0; i < N; ++i) {
+    if (!a[i].is_number()) r.wrong_type(key, "array of numbers", a[i]);
+    out[i] = a[i].get<double>();
+    if (!std::isfinite(out[i]) || out[i] < 0) {
+      throw FormatError(
+          fmt::format("{}: field '{}'[{}] = {} must be a finite number >= 0", r.where(), key, i, out[i]));
+    }
+  }
+  return out;
+}
+
+std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::string_view key) {
+  std::vector<WaveGroupFit> out;
+  const nlohmann::json& groups = r.array(key);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const profiles::JsonReader g(groups[i], fmt::format("{}: {} {}", r.where(), key, i));
+    g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "compute", "memory", "fixed_cost_fitted",
+                   "rows", "devices", "error"});
+    WaveGroupFit fit;
+    fit.key = {g.string("family"), g.string("variant"), g.string("math")};
+    static const std::vector<std::string_view> families{
+        "gemm", "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter",
+        "norm", "reduction",      "elementwise"};
+    if (std::find(families.begin(), families.end(), fit.key.family) == families.end()) {
+      throw FormatError(fmt::format("{}: field 'family' = '{}'; valid: {}", g.where(), fit.key.family,
+                                    fmt::join(families, ", ")));
+    }
+    const bool gemm_like = is_gemm_like(fit.key);
+    if (gemm_like ? (fit.key.math != "tensor" && fit.key.math != "cuda") : !fit.key.math.empty()) {
+      throw FormatError(fmt::format("{}: field 'math' = '{}' {}", g.where(), fit.key.math,
+                                    gemm_like ? "must be tensor or cuda" : "must be empty for this family"));
+    }
+    if (!fit.key.variant.empty() && !(gemm_like && fit.key.family != "gemm" && fit.key.variant == "3x3s1")) {
+      throw FormatError(fmt::format("{}: field 'variant' = '{}' must be empty or, for a conv pass, 3x3s1",
+                                    g.where(), fit.key.variant));
+    }
+    fit.tile.m = g.int32("tile_m");
+    fit.tile.n = g.int32("tile_n");
+    if (fit.tile.m < 1 || fit.tile.n < 1) {
+      throw FormatError(
+          fmt::format("{}: tile {}x{} must be at least 1x1", g.where(), fit.tile.m, fit.tile.n));
+    }
+    fit.compute = coefficients<kWaveComputeTerms>(g, "compute");
+    fit.memory = coefficients<kWaveMemoryTerms>(g, "memory");
+    fit.fixed_cost_fitted = g.boolean("fixed_cost_fitted");
+    fit.rows = g.integer("rows");
+    for (const nlohmann::json& d : g.array("devices")) {
+      if (!d.is_string()) g.wrong_type("devices", "array of strings", d);
+      fit.devices.push_back(d.get<std::string>());
+    }
+    const profiles::JsonReader e(g.field("error"), g.where() + ": error");
+    e.expect_only({"median", "mean", "max"});
+    fit.error.count = fit.rows;
+    fit.error.median = number(e, "median");
+    fit.error.mean = number(e, "mean");
+    fit.error.max = number(e, "max");
+    if (find_group(out, fit.key)) {
+      throw FormatError(fmt::format("{}: group {} appears twice", g.where(), wave_group_text(fit.key)));
+    }
+    out.push_back(std::move(fit));
+  }
+  return out;
+}
+
+}  // namespace
+
+const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const DeviceSpec& device) const {
+  const WaveRefinement* own = nullptr;
+  for (const WaveRefinement& r : refinements) {
+    if (r.device == device.name) own = &r;
+  }
+  if (own == nullptr) {
+    for (const WaveRefinement& r : refinements) {
+      // A catalog device of the same chip and figures (a100-40gb takes a100-pcie-40gb's kernels).
+      try {
+        if (same_chip(find_device(r.device), device)) own = &r;
+      } catch (const Error&) {
+      }
+    }
+  }
+  for (const WaveGroupKey& k : key_chain(key)) {
+    if (own != nullptr) {
+      if (const WaveGroupFit* g = find_group(own->groups, k)) return g;
+    }
+    if (const WaveGroupFit* g = find_group(groups, k)) return g;
+  }
+  return nullptr;
+}
+
+double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device) {
+  const WaveFeatures f = wave_features(kernel, group.tile, device);
+  double compute = group.fixed_cost_fitted ? group.compute[0] : kUnfittedFixedCostNs;
+  double memory = group.fixed_cost_fitted ? group.memory[0] : kUnfittedFixedCostNs;
+  for (size_t j = 1; j < kWaveComputeTerms; ++j) compute += group.compute[j] * f.compute[j];
+  for (size_t j = 1; j < kWaveMemoryTerms; ++j) memory += group.memory[j] * f.memory[j];
+  return std::max(compute, memory);
+}
+
+std::string wave_model_json(const WaveModel& m) {
+  nlohmann::ordered_json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["fitted_on"] = m.fitted_on;
+  j["method"] = kMethod;
+  j["inputs"] = m.inputs;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const WaveGroupFit& g : m.groups) groups.push_back(group_json(g));
+  j["groups"] = std::move(groups);
+  nlohmann::ordered_json refinements = nlohmann::ordered_json::array();
+  for (const WaveRefinement& r : m.refinements) {
+    nlohmann::ordered_json o;
+    o["device"] = r.device;
+    nlohmann::ordered_json gs = nlohmann::ordered_json::array();
+    for (const WaveGroupFit& g : r.groups) gs.push_back(group_json(g));
+    o["groups"] = std::move(gs);
+    refinements.push_back(std::move(o));
+  }
+  j["refinements"] = std::move(refinements);
+  nlohmann::ordered_json harness = nlohmann::ordered_json::array();
+  for (const HarnessFit& h : m.harness) {
+    harness.push_back(
+        {{"device", h.device}, {"source", h.source}, {"floor_ns", h.floor_ns}, {"harness_ns", h.harness_ns}});
+  }
+  j["harness"] = std::move(harness);
+  return j.dump(2) + "\n";
+}
+
+WaveModel parse_wave_model(std::string_view text, std::string_view file) {
+  const nlohmann::json j = profiles::parse_json_document(text, file);
+  const std::string where = fmt::format("wave model '{}'", file);
+  const profiles::JsonReader r(j, where);
+  r.expect_only({"format", "version", "fitted_on", "method", "inputs", "groups", "refinements", "harness"});
+  if (r.string("format") != kFormat) {
+    throw FormatError(
+        fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
+  }
+  if (r.integer("version") != kVersion) {
+    throw FormatError(fmt::format("{}: field 'version' = {} is not supported (this mutwo reads version {})",
+                                  where, r.integer("version"), kVersion));
+  }
+  WaveModel m;
+  m.fitted_on = r.string("fitted_on");
+  (void)r.string("method");
+  for (const nlohmann::json& input : r.array("inputs")) {
+    if (!input.is_string()) r.wrong_type("inputs", "array of strings", input);
+    m.inputs.push_back(input.get<std::string>());
+  }
+  m.groups = parse_groups(r, "groups");
+  const nlohmann::json& refinements = r.array("refinements");
+  for (size_t i = 0; i < refinements.size(); ++i) {
+    const profiles::JsonReader o(refinements[i], fmt::format("{}: refinement {}", where, i));
+    o.expect_only({"device", "groups"});
+    WaveRefinement ref;
+    ref.device = o.string("device");
+    ref.groups = parse_groups(o, "groups");
+    m.refinements.push_back(std::move(ref));
+  }
+  const nlohmann::json& harness = r.array("harness");
+  for (size_t i = 0; i < harness.size(); ++i) {
+    const profiles::JsonReader o(harness[i], fmt::format("{}: harness {}", where, i));
+    o.expect_only({"device", "source", "floor_ns", "harness_ns"});
+    m.harness.push_back(
+        {o.string("device"), o.string("source"), number(o, "floor_ns"), number(o, "harness_ns")});
+  }
+  return m;
+}
+
+WaveModel read_wave_model(const std::string& path) {
+  return parse_wave_model(profiles::read_text_file(path, "wave model"), path);
+}
+
+void write_wave_model(const WaveModel& model, const std::string& path) {
+  profiles::write_file_atomic(path, wave_model_json(model), "wave model");
+}
+
+const WaveModel& shipped_wave_model() {
+  static const std::optional<WaveModel> model = []() -> std::optional<WaveModel> {
+    for (const auto& [stem, text] : shipped_wave_model_texts()) {
+      if (stem == "waves") return parse_wave_model(text, "<builtin>/waves.json");
+    }
+    return std::nullopt;
+  }();
+  if (!model) {
+    throw Error(
+        "this build ships no wave model (costmodel/models/waves.json): fit one with mutwo calibrate --waves");
+  }
+  return *model;
+}
+
+}  // namespace mutwo::costmodel

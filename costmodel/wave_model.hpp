@@ -1,0 +1,105 @@
+#pragma once
+// The wave model: mutwo's default kernel price (cost source `waves`), a kernel model that knows the
+// kernel's size and the machine, fitted on measured kernels of many GPUs at once (wave_fit.hpp) so
+// that it prices a GPU with no measured kernels from its datasheet alone.
+//
+// Per group of kernels (wave_kernel.hpp: family, conv class, math class), with the kernel's
+// features on the device:
+//
+//   t = max(c0 + cw * waves / f + cf * flops / P + cq * Fq / P,      compute: fill the SMs in waves
+//           d0 + dh * hbm_bytes / H + dl * l2_bytes / (S * f))       memory: stream from HBM or L2
+//
+// Coefficients are >= 0 and the same on every GPU: c0, d0 ns (a kernel's fixed cost on the GPU), cw
+// cycles per wave (a tile's fill and drain), cf and cq the inverse efficiency of a full and of a
+// quantized wave (1 / fraction of peak), dh the inverse fraction of HBM bandwidth, dl SM-cycles per
+// byte from L2. What this says: a GEMM or convolution too small to fill the SMs pays whole waves
+// (Fq, waves) and a tail wave; a bandwidth-bound kernel whose working set fits in L2 runs at the L2's
+// rate; every kernel pays a fixed cost. So k models fused into one kernel of k times the work cost
+// less than k kernels exactly when the single ones leave SMs idle (HFTA, Wang et al., MLSys 2021).
+//
+// Refinements: a GPU that has measured kernels of a group may carry that group fitted on its own
+// kernels (the same features and fit); it prices that GPU (and GPUs of the same chip with the same
+// datasheet figures) in place of the cross-GPU group.
+//
+// Groups measured only as PyTorch ops timed from Python (timing eager-op: NeuSight's), whose fixed
+// cost cannot be told from the host's dispatch inside the measurement, take kUnfittedFixedCostNs as
+// c0 and d0 (fixed_cost_fitted false).
+//
+// JSON ("format": "mutwo-wave-model", "version": 1; unknown fields are errors):
+//   {"format", "version", "fitted_on", "method", "inputs": [...],
+//    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "compute": [c0, cw, cf, cq],
+//                "memory": [d0, dh, dl], "fixed_cost_fitted", "rows", "devices": [...],
+//                "error": {"median", "mean", "max"}}, ...],
+//    "refinements": [{"device": "t4", "groups": [...]}, ...],
+//    "harness": [{"device", "source", "floor_ns", "harness_ns"}, ...]}
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "costmodel/calibration_fit.hpp"
+#include "costmodel/device_spec.hpp"
+#include "costmodel/wave_kernel.hpp"
+
+namespace mutwo::costmodel {
+
+// A kernel's fixed cost on the GPU where the measurements cannot say it: the shortest elementwise
+// kernels of HTA's V100 training trace run 1.70 us (5th percentile of 1,765 kernels named
+// *elementwise*, tests/fixtures/kineto/v100_training_rank0.pt.trace.json.gz, checked by
+// test_wave_model) and back-to-back kernels start 0.75 us apart (median of 4,346 queued pairs,
+// scripts/kernel-gaps.py): 2.45 us.
+inline constexpr double kUnfittedFixedCostNs = 1'700.0 + 750.0;
+
+struct WaveGroupFit {
+  WaveGroupKey key;
+  TileShape tile;  // gemm-like groups; ignored otherwise
+  std::array<double, kWaveComputeTerms> compute{};
+  std::array<double, kWaveMemoryTerms> memory{};
+  bool fixed_cost_fitted = true;     // false: c0 = d0 = kUnfittedFixedCostNs
+  int64_t rows = 0;                  // measured kernels fitted
+  std::vector<std::string> devices;  // the GPUs they were measured on
+  ErrorSummary error;                // in-sample, on the kernel's time (the harness taken out)
+};
+
+// The host's share of one (device, source) of eager-op measurements (wave_fit.hpp).
+struct HarnessFit {
+  std::string device;
+  std::string source;
+  double floor_ns = 0;    // median time of the source's smallest 10 % of kernels by work
+  double harness_ns = 0;  // fitted: what every measurement of the source holds beyond its kernels
+};
+
+struct WaveRefinement {
+  std::string device;
+  std::vector<WaveGroupFit> groups;
+};
+
+struct WaveModel {
+  std::string fitted_on;                    // YYYY-MM-DD
+  std::vector<std::string> inputs;          // the files fitted (as given)
+  std::vector<WaveGroupFit> groups;         // across GPUs, sorted by key
+  std::vector<WaveRefinement> refinements;  // sorted by device
+  std::vector<HarnessFit> harness;
+
+  // The group that prices `key` on `device`: the device's refinement (its own, else one of a device
+  // with the same chip and figures), else the cross-GPU group; a conv class without a group of its
+  // own takes the pass's "" group; a bandwidth-bound family without one takes "elementwise".
+  // nullptr when none applies.
+  const WaveGroupFit* group_for(const WaveGroupKey& key, const DeviceSpec& device) const;
+};
+
+// t of the formula above, in ns (>= 0).
+double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device);
+
+std::string wave_model_json(const WaveModel& model);  // 2-space indented, '\n' at the end
+// Throws FormatError naming `file` and the field at fault.
+WaveModel parse_wave_model(std::string_view text, std::string_view file);
+WaveModel read_wave_model(const std::string& path);
+void write_wave_model(const WaveModel& model, const std::string& path);
+
+// The model shipped in the binary (costmodel/models/waves.json, embedded at build time), parsed
+// once. Throws Error when the build has none.
+const WaveModel& shipped_wave_model();
+
+}  // namespace mutwo::costmodel

@@ -1,0 +1,82 @@
+#pragma once
+// How well the wave model (wave_model.hpp) prices GPUs it never saw: leave-one-GPU-out over every
+// GPU of the measured rows, by kernel category and by duration; and the direct evidence for
+// horizontal fusion, one batched GEMM against the same products run one at a time. Rendered as the
+// "Kernel level" sections of docs/FIDELITY.md.
+//
+// Leave one GPU out. The rows are held out a chip at a time (DeviceSpec::chip: the V100 SXM2 of
+// DeepBench and the V100 PCIe of NeuSight are one GPU to this test, as are a chip's other parts): the
+// groups are fitted on every other chip's rows (fit_wave_groups) and price the held-out rows from
+// their device's datasheet alone. An eager-op row's harness (the host's dispatch inside NeuSight's
+// times, wave_fit.hpp) is the host's, not the GPU's: for a held-out set it is the set's floor (its
+// smallest kernels' median time, a property of that machine's host) times the median
+// harness / floor of the same source on the training GPUs. Scored rows are the kernel-bound ones
+// (wave_fit.hpp); error = |predicted - measured| / measured on the kernel's time (the measured time
+// less the harness).
+//
+// Categories: "GEMM/linear" (gemm rows of one product), "bmm" (batched gemm rows), "conv", "norm",
+// "softmax" (the reduction family), "elementwise". Duration bands by the measured kernel time:
+// "< 20 us", "20-200 us", ">= 200 us".
+//
+// Fusion. NeuSight measured no batched product beside the same products one at a time, so pairs are
+// matched: for each batched row (B = 2..64, kernel-bound) the closest other gemm row of the same
+// device (kernel-bound) with at most B/2 products (B' = 1 included) whose m, n and k are each within
+// 10 % of the batched row's (closest: the smallest largest log-ratio over m, n, k). Its time per
+// product, scaled to the batched row's product by their FLOPs, stands for one of the B products run
+// in a kernel of B' products: measured speed-up = B * t_B' / B' / t_B (how much cheaper a product is
+// in the batch of B than in the batch of B'); predicted = the same ratio of the two prices, by the
+// fit that held the device out.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "costmodel/calibration_fit.hpp"
+#include "costmodel/wave_fit.hpp"
+
+namespace mutwo::costmodel {
+
+struct WaveHeldOut {
+  std::vector<char> scored;                   // per row
+  std::vector<double> measured;               // per row: the measured kernel time (harness out), ns
+  std::vector<double> predicted;              // per row: the held-out price, ns
+  std::map<std::string, WaveGroupsFit> fits;  // chip -> the fit without it
+  std::map<size_t, double> harness_ns;        // every eager-op set's held-out harness
+};
+// Throws Error when the rows hold fewer than two chips.
+WaveHeldOut leave_one_gpu_out(const WaveRows& rows);
+
+std::string wave_category(const CalibrationRow& row);      // "GEMM/linear", "bmm", ...
+std::string wave_dataset(const WaveRows& rows, size_t i);  // "NeuSight" (eager-op), "DeepBench" (kernel)
+
+struct WaveError {
+  std::string device;   // "" in the all-GPU summaries
+  std::string dataset;  // "NeuSight", "DeepBench"
+  std::string group;    // a category, or a duration band
+  ErrorSummary error;
+  double signed_median = 0;  // of (predicted - measured) / measured
+};
+// Per (device, dataset, category), sorted; and per (category) over every held-out GPU.
+std::vector<WaveError> held_out_by_category(const WaveRows& rows, const WaveHeldOut& held_out);
+std::vector<WaveError> held_out_categories_overall(const WaveRows& rows, const WaveHeldOut& held_out);
+// Per (dataset, duration band) over every held-out GPU.
+std::vector<WaveError> held_out_by_duration(const WaveRows& rows, const WaveHeldOut& held_out);
+
+struct FusionPair {
+  std::string device;
+  int64_t batch = 1;          // B
+  int64_t smaller_batch = 1;  // B'
+  size_t batched_row = 0;
+  size_t single_row = 0;
+  double measured_speedup = 0;
+  double predicted_speedup = 0;
+};
+std::vector<FusionPair> fusion_pairs(const WaveRows& rows, const WaveHeldOut& held_out);
+
+// The markdown of the wave model's sections, with the command that regenerates them.
+std::string wave_fidelity_markdown(const WaveRows& rows, const WaveModel& model, const WaveHeldOut& held_out,
+                                   const std::string& command);
+
+inline constexpr std::string_view kWaveFidelityBegin = "<!-- begin: mutwo calibrate --waves -->";
+inline constexpr std::string_view kWaveFidelityEnd = "<!-- end: mutwo calibrate --waves -->";
+
+}  // namespace mutwo::costmodel

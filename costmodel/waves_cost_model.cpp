@@ -1,0 +1,70 @@
+#include "costmodel/waves_cost_model.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/calibration_csv.hpp"
+#include "profiles/error.hpp"
+#include "profiles/op_category.hpp"
+
+namespace mutwo::costmodel {
+
+WaveCostModel::WaveCostModel(DeviceSpec device, std::shared_ptr<const WaveModel> model,
+                             AnalyticOptions options)
+    : model_(std::move(model)), fallback_(std::move(device), std::move(options)) {
+  const DeviceSpec& d = fallback_.device();
+  if (d.boost_clock_mhz < 1 || d.l2_bytes < 1) {
+    throw Error(fmt::format(
+        "cost source 'waves' on device '{}': the wave model needs the boost clock and L2 size", d.name));
+  }
+}
+
+std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& graph,
+                                                       const profiles::Op& op) const {
+  const DeviceSpec& device = fallback_.device();
+  if (graph.precision != profiles::Precision::fp32) check_precision_supported(device, graph.precision);
+  if (profiles::is_view_op(op)) return 0;
+  const std::string precision = op_precision(graph, op, device, fallback_.options());
+  if (precision.empty()) return std::nullopt;
+  const std::vector<OpKernel> kernels = op_kernels(graph, op);
+  if (kernels.empty()) return std::nullopt;
+  double total = 0;
+  for (const OpKernel& k : kernels) {
+    const WaveKernel w =
+        wave_kernel(k.kernel, kernel_category(k.kernel), k.variant, precision, k.sample, device);
+    const WaveGroupFit* g = model_->group_for(w.group, device);
+    if (g == nullptr) return std::nullopt;
+    total += predict_wave_ns(*g, w, device);
+  }
+  return static_cast<int64_t>(std::ceil(total));
+}
+
+int64_t WaveCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+  if (const std::optional<int64_t> t = wave_duration_ns(graph, op)) return *t;
+  return fallback_.op_duration_ns(graph, op);
+}
+
+std::string WaveCostModel::describe(const profiles::Graph& graph) const {
+  int64_t covered = 0;
+  for (const profiles::Op& op : graph.ops) {
+    if (wave_duration_ns(graph, op)) ++covered;
+  }
+  std::set<std::string> gpus;
+  for (const WaveGroupFit& g : model_->groups) gpus.insert(g.devices.begin(), g.devices.end());
+  std::string refined;
+  for (const WaveRefinement& r : model_->refinements) {
+    for (const WaveGroupFit& g : r.groups) {
+      if (model_->group_for(g.key, fallback_.device()) == &g) {
+        refined = fmt::format(", refined on {}'s kernels", r.device);
+      }
+    }
+  }
+  const int64_t ops = static_cast<int64_t>(graph.ops.size());
+  return fmt::format("waves (kernel model fitted {} across {} GPUs{}: {} of {} ops{})", model_->fitted_on,
+                     gpus.size(), refined, covered, ops, covered < ops ? "; rest analytic" : "");
+}
+
+}  // namespace mutwo::costmodel

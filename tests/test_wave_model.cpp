@@ -1,0 +1,323 @@
+// The wave model: its features on a datasheet, its price, the groups it picks, its file, its fit
+// across GPUs (with a harness term for eager-op measurements) and the `waves` cost source.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/relative_nnls.hpp"
+#include "costmodel/wave_fit.hpp"
+#include "costmodel/wave_model.hpp"
+#include "costmodel/wave_validation.hpp"
+#include "costmodel/waves_cost_model.hpp"
+#include "profiles/autodiff.hpp"
+#include "profiles/error.hpp"
+#include "profiles/fusion.hpp"
+#include "profiles/graph_builder.hpp"
+#include "profiles/json_reader.hpp"
+#include "profiles/text_file.hpp"
+#include "tests/support/error_of.hpp"
+
+using namespace mutwo::costmodel;
+using mutwo::profiles::KindCategory;
+using mutwo::test::error_of;
+
+namespace {
+
+KernelSample gemm_sample(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t element_bytes = 4) {
+  KernelSample s;
+  s.batch = batch;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.flops = 2.0 * batch * m * n * k;
+  s.bytes = static_cast<double>(element_bytes * batch * (m * k + k * n + m * n));
+  return s;
+}
+
+WaveGroupFit group(WaveGroupKey key, TileShape tile, std::array<double, 4> compute,
+                   std::array<double, 3> memory) {
+  WaveGroupFit g;
+  g.key = std::move(key);
+  g.tile = tile;
+  g.compute = compute;
+  g.memory = memory;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("wave features: 2 products of 1000x300x100 in 128x64 tiles on the A100 fill one wave") {
+  const DeviceSpec a100 = find_device("a100-40gb");
+  const WaveKernel k =
+      wave_kernel("gemm", KindCategory::matmul, "", "fp32", gemm_sample(2, 1000, 300, 100), a100);
+  CHECK(k.group == WaveGroupKey{"gemm", "", "cuda"});
+  CHECK(k.peak_flops_per_ns == doctest::Approx(19'500.0));
+  const WaveFeatures f = wave_features(k, {128, 64}, a100);
+  // tiles = 2 * ceil(1000/128) * ceil(300/64) = 2 * 8 * 5 = 80 <= 108 SMs: 1 wave, 1 / 1.41 GHz ns.
+  CHECK(f.compute[0] == 1.0);
+  CHECK(f.compute[1] == doctest::Approx(1 / 1.41));
+  // 120 MFLOP at 19.5 TFLOP/s: 6,153.85 ns; Fq = 120e6 * 1 * 108 * 128 * 64 / (2 * 1000 * 300) =
+  // 176,947,200 -> 9,074.22 ns (the idle tile slots of the wave).
+  CHECK(f.compute[2] == doctest::Approx(6'153.846));
+  CHECK(f.compute[3] == doctest::Approx(9'074.215));
+  // A GEMM's operands stream from HBM: 3,440,000 B / 1,555 B/ns = 2,212.2 ns; nothing from L2.
+  CHECK(f.memory[1] == doctest::Approx(2'212.219));
+  CHECK(f.memory[2] == 0);
+  // Price of a group with c = [1000, 500, 1.2, 0.1], d = [800, 1.1, 0.05]:
+  // compute 1000 + 500 * 0.70922 + 1.2 * 6153.85 + 0.1 * 9074.22 = 9,646.65 ns;
+  // memory 800 + 1.1 * 2212.22 = 3,233.44 ns; the larger binds.
+  const WaveGroupFit g = group({"gemm", "", "cuda"}, {128, 64}, {1000, 500, 1.2, 0.1}, {800, 1.1, 0.05});
+  CHECK(predict_wave_ns(g, k, a100) == doctest::Approx(9'646.647));
+}
+
+TEST_CASE("wave kernels: the math class and peak follow the precision and the GPU") {
+  const auto peak_of = [](std::string_view precision, const char* gpu) {
+    const WaveKernel k = wave_kernel("gemm", KindCategory::matmul, "", precision, gemm_sample(1, 64, 64, 64),
+                                     find_device(gpu));
+    return std::make_pair(k.group.math, k.peak_flops_per_ns);
+  };
+  CHECK(peak_of("fp16", "v100-16gb") == std::make_pair(std::string("tensor"), 125'000.0));    // tensor cores
+  CHECK(peak_of("fp16", "p100-pcie-16gb") == std::make_pair(std::string("cuda"), 18'700.0));  // FP16x2
+  CHECK(peak_of("bf16", "v100-16gb") ==
+        std::make_pair(std::string("cuda"), 15'700.0));  // no bf16 tensor cores
+  CHECK(peak_of("bf16", "a100-40gb") == std::make_pair(std::string("tensor"), 312'000.0));
+  CHECK(peak_of("tf32", "a100-40gb") == std::make_pair(std::string("tensor"), 156'000.0));
+  CHECK(peak_of("tf32", "v100-16gb") == std::make_pair(std::string("cuda"), 15'700.0));  // no TF32
+  // A conv keeps its 3x3 stride-1 class apart; bandwidth-bound kinds go to their family.
+  const DeviceSpec a100 = find_device("a100-40gb");
+  CHECK(wave_kernel("conv2d_forward", KindCategory::conv, "3x3s1", "fp32", gemm_sample(1, 8, 8, 8), a100)
+            .group == WaveGroupKey{"conv2d_forward", "3x3s1", "cuda"});
+  CHECK(
+      wave_kernel("conv2d_backward_data", KindCategory::conv, "1x1s1", "fp16", gemm_sample(1, 8, 8, 8), a100)
+          .group == WaveGroupKey{"conv2d_backward_data", "", "tensor"});
+  CHECK(wave_kernel("layernorm", KindCategory::norm, "", "fp32", gemm_sample(1, 8, 1, 1), a100).group ==
+        WaveGroupKey{"norm", "", ""});
+  CHECK(wave_kernel("softmax", KindCategory::reduction, "", "fp16", gemm_sample(1, 8, 1, 1), a100).group ==
+        WaveGroupKey{"reduction", "", ""});
+  CHECK(wave_kernel("adam_step", KindCategory::optimizer, "", "fp32", gemm_sample(1, 8, 1, 1), a100).group ==
+        WaveGroupKey{"elementwise", "", ""});
+}
+
+TEST_CASE("a bandwidth-bound kernel whose bytes fit in L2 streams them from L2") {
+  const DeviceSpec a100 = find_device("a100-40gb");  // 40 MiB of L2, 108 SMs at 1.41 GHz
+  KernelSample s;
+  s.m = 1 << 20;
+  s.bytes = 30.0 * (1 << 20);  // fits
+  WaveFeatures f =
+      wave_features(wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, a100), {}, a100);
+  CHECK(f.memory[1] == 0);
+  CHECK(f.memory[2] == doctest::Approx(30.0 * (1 << 20) / (108 * 1.41)));  // 206,575.3 byte-ns per SM-cycle
+  s.bytes = 50.0 * (1 << 20);  // does not: 52,428,800 B / 1,555 B/ns from HBM
+  f = wave_features(wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, a100), {}, a100);
+  CHECK(f.memory[1] == doctest::Approx(33'716.270));
+  CHECK(f.memory[2] == 0);
+  CHECK(f.compute[1] == 0);  // no waves without a tile
+  CHECK(f.compute[3] == 0);
+}
+
+TEST_CASE("the model picks a device's own group, then a same-chip device's, then the cross-GPU one") {
+  WaveModel m;
+  m.groups = {group({"gemm", "", "cuda"}, {128, 128}, {1, 0, 1, 0}, {0, 1, 0}),
+              group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {2, 1, 1}),
+              group({"conv2d_forward", "", "cuda"}, {128, 128}, {3, 0, 1, 0}, {0, 1, 0})};
+  WaveRefinement pcie;
+  pcie.device = "a100-pcie-40gb";
+  pcie.groups = {group({"gemm", "", "cuda"}, {64, 64}, {4, 0, 1, 0}, {0, 1, 0})};
+  m.refinements = {pcie};
+  const WaveGroupKey gemm{"gemm", "", "cuda"};
+  CHECK(m.group_for(gemm, find_device("a100-pcie-40gb")) == &m.refinements[0].groups[0]);
+  // The SXM4 A100-40GB is the same GA100 with the same figures: it takes the PCIe card's kernels.
+  CHECK(m.group_for(gemm, find_device("a100-40gb")) == &m.refinements[0].groups[0]);
+  // The 80 GB part's bandwidth differs: the cross-GPU group.
+  CHECK(m.group_for(gemm, find_device("a100-80gb")) == &m.groups[0]);
+  // A conv class without a group takes the pass's general one; a norm without one, elementwise's.
+  CHECK(m.group_for({"conv2d_forward", "3x3s1", "cuda"}, find_device("h100-sxm-80gb")) == &m.groups[2]);
+  CHECK(m.group_for({"norm", "", ""}, find_device("h100-sxm-80gb")) == &m.groups[1]);
+  CHECK(m.group_for({"gemm", "", "tensor"}, find_device("h100-sxm-80gb")) == nullptr);
+  // Without a fitted fixed cost a group pays kUnfittedFixedCostNs: 2,450 ns.
+  WaveGroupFit unfitted = m.groups[1];
+  unfitted.fixed_cost_fitted = false;
+  KernelSample tiny;
+  tiny.bytes = 64;
+  const DeviceSpec h100 = find_device("h100-sxm-80gb");
+  CHECK(predict_wave_ns(unfitted, wave_kernel("relu", KindCategory::elementwise, "", "fp32", tiny, h100),
+                        h100) == doctest::Approx(kUnfittedFixedCostNs + 64 / (132 * 1.98)));
+}
+
+TEST_CASE("the fixed cost the eager-op families take is read off HTA's V100 trace") {
+  // kUnfittedFixedCostNs = the 5th percentile of the elementwise kernels' durations (1.70 us) + the
+  // median back-to-back interval (0.75 us, scripts/kernel-gaps.py).
+  const nlohmann::json trace = mutwo::profiles::parse_json_document(
+      mutwo::profiles::read_text_file(std::string(MUTWO_TEST_FIXTURES) +
+                                      "/kineto/v100_training_rank0.pt.trace.json.gz"),
+      "v100");
+  std::vector<double> durations;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "kernel" && e.value("name", "").find("elementwise") != std::string::npos) {
+      durations.push_back(e["dur"].get<double>());
+    }
+  }
+  std::sort(durations.begin(), durations.end());
+  CHECK(durations.size() == 1'765);
+  // numpy's linear interpolation at 5 %: position 0.05 * 1764 = 88.2.
+  const double p5 = durations[88] + 0.2 * (durations[89] - durations[88]);
+  CHECK(p5 == doctest::Approx(1.70).epsilon(0.005));
+  CHECK(kUnfittedFixedCostNs == 1'700.0 + 750.0);
+}
+
+TEST_CASE("non-negative least squares in normal form finds the subset method's optimum") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.1, 2.0);
+  Eigen::MatrixXd a(40, 4);
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    for (Eigen::Index j = 0; j < a.cols(); ++j) a(i, j) = u(rng);
+  }
+  a.col(3) = -a.col(3);  // a term whose unconstrained coefficient comes out negative
+  const Eigen::VectorXd subsets = nonnegative_least_squares(a);
+  const Eigen::VectorXd normal =
+      nonnegative_least_squares_normal(a.transpose() * a, a.transpose() * Eigen::VectorXd::Ones(a.rows()));
+  CHECK(subsets(3) == 0);
+  for (Eigen::Index j = 0; j < 4; ++j) CHECK(normal(j) == doctest::Approx(subsets(j)).epsilon(1e-9));
+}
+
+TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's harness") {
+  // Kernels priced by a known gemm group on an A100 and a V100, timed back to back; one more set
+  // on the V100 timed as eager ops, each 20 us of harness on top.
+  const WaveGroupFit truth = group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  std::vector<CalibrationRow> rows;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> dim(64, 4096);
+  for (const char* gpu : {"a100-40gb", "v100-16gb", "v100-16gb"}) {
+    const bool eager = rows.size() >= 400;
+    const DeviceSpec device = find_device(gpu);
+    for (int i = 0; i < 200; ++i) {
+      CalibrationRow r;
+      r.device = gpu;
+      r.precision = "fp32";
+      r.kernel = "gemm";
+      r.category = KindCategory::matmul;
+      const KernelSample s = gemm_sample(1, dim(rng), dim(rng), i % 7 == 0 ? 8 : dim(rng));
+      r.m = s.m;
+      r.n = s.n;
+      r.k = s.k;
+      r.flops = static_cast<int64_t>(s.flops);
+      r.bytes = static_cast<int64_t>(s.bytes);
+      const double price =
+          predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device), device);
+      r.time_ns = std::llround(price + (eager ? 20'000.0 : 0.0));
+      r.timing = eager ? Timing::eager_op : Timing::kernel;
+      r.source = eager ? "neusight test" : "test";
+      rows.push_back(r);
+    }
+  }
+  const WaveRows prepared = prepare_wave_rows(rows);
+  const WaveModel m = fit_wave_model(prepared, {{"synthetic"}, "2026-11-26", /*refinements=*/false});
+  REQUIRE(m.groups.size() == 1);
+  const WaveGroupFit& fit = m.groups.front();
+  CHECK((fit.tile.m == 128 && fit.tile.n == 64));
+  CHECK(fit.fixed_cost_fitted);
+  CHECK(fit.compute[0] == doctest::Approx(3'000).epsilon(0.01));
+  CHECK(fit.compute[2] == doctest::Approx(1.1).epsilon(0.01));
+  CHECK(fit.compute[3] == doctest::Approx(0.2).epsilon(0.01));
+  CHECK(fit.memory[1] == doctest::Approx(1.3).epsilon(0.01));
+  CHECK(fit.error.median < 1e-3);
+  REQUIRE(m.harness.size() == 1);
+  CHECK(m.harness[0].device == "v100-16gb");
+  CHECK(m.harness[0].harness_ns == doctest::Approx(20'000).epsilon(0.01));
+  CalibrationRow host;
+  host.device = "cpu";
+  CHECK(error_of([&] { prepare_wave_rows({host}); }).find("host CPU") != std::string::npos);
+  // Leave-one-out needs two GPUs.
+  const WaveRows one_gpu = prepare_wave_rows(std::vector<CalibrationRow>(rows.begin(), rows.begin() + 200));
+  CHECK(error_of([&] { leave_one_gpu_out(one_gpu); }) ==
+        "leave one GPU out: the rows hold fewer than two GPUs");
+}
+
+TEST_CASE("a wave model file round-trips, and a bad one is refused naming the field") {
+  WaveModel m;
+  m.fitted_on = "2026-11-26";
+  m.inputs = {"a.csv"};
+  m.groups = {group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
+  m.groups[0].devices = {"v100-16gb"};
+  m.harness = {{"t4", "neusight add", 25'000, 14'000}};
+  const std::string text = wave_model_json(m);
+  const WaveModel back = parse_wave_model(text, "w.json");
+  CHECK(wave_model_json(back) == text);
+  CHECK(back.groups[0].tile.m == 256);
+  const auto bad = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), to);
+    return error_of([&] { parse_wave_model(t, "w.json"); });
+  };
+  CHECK(bad("\"version\": 1", "\"version\": 2") ==
+        "wave model 'w.json': field 'version' = 2 is not supported (this mutwo reads version 1)");
+  CHECK(bad("\"family\": \"gemm\"", "\"family\": \"fft\"")
+            .rfind("wave model 'w.json': groups 0: field 'family' = 'fft'; valid: gemm", 0) == 0);
+  CHECK(bad("\"math\": \"tensor\"", "\"math\": \"\"") ==
+        "wave model 'w.json': groups 0: field 'math' = '' must be tensor or cuda");
+  CHECK(bad("1.0,", "-1.0,") ==
+        "wave model 'w.json': groups 0: field 'compute'[0] = -1 must be a finite number >= 0");
+  CHECK(bad("\"rows\"", "\"row\"").find("row") != std::string::npos);
+}
+
+TEST_CASE(
+    "the waves source prices an op as the sum of its kernels; a fused linear's bias gradient is no GEMM") {
+  using namespace mutwo::profiles;
+  // A linear, then one [4, 512, 768] -> [4, 512, 3072] with a bias, and a loss; fused 8 wide, trained.
+  GraphBuilder b("fc", DType::f32);
+  const TensorId x = b.add_input("x", {4, 512, 768}, TensorRole::input, FuseAxis::stack);
+  const TensorId w = b.add_weight("w", {3072, 768}, FuseAxis::stack);
+  const TensorId bias = b.add_weight("b", {3072}, FuseAxis::stack);
+  const TensorId w0 = b.add_weight("w0", {768, 768}, FuseAxis::stack);
+  const TensorId h = b.op(OpKind::linear, "fc0", {x, w0});  // so that fc's input needs a gradient
+  const TensorId y = b.op(OpKind::linear, "fc", {h, w, bias});
+  const TensorId labels = b.add_input("labels", {4, 512}, TensorRole::label, FuseAxis::stack, DType::i64);
+  b.add_op(OpKind::cross_entropy, "loss", {y, labels});
+  const Graph step = build_training_step(horizontal_fuse(std::move(b).finish(), 8), OptimizerConfig{});
+  const Op* backward = nullptr;
+  for (const Op& op : step.ops) {
+    if (op.kind == OpKind::linear_backward && op.name.rfind("fc.", 0) == 0) backward = &op;
+  }
+  REQUIRE(backward != nullptr);
+  // dX [8, 4, 512, 768] and dW [8, 3072, 768] are GEMMs; the bias gradient [8, 3072] is not
+  // (before the fix it priced as an 8 x 3072 GEMM with k = 2.9 million: 35x a single model's time).
+  const std::vector<OpKernel> kernels = op_kernels(step, *backward);
+  REQUIRE(kernels.size() == 2);
+  CHECK((kernels[0].sample.m == 8 * 4 * 512 && kernels[0].sample.n == 768));
+  CHECK((kernels[1].sample.m == 8 * 3072 && kernels[1].sample.n == 768));
+  // The forward's one kernel: m = 8 * 4 * 512 rows, n = 3072, k = 768; its FLOPs the op's, 2 * 16384 *
+  // 3072 * 768 + 16384 * 3072 for the bias = 77,359,742,976; priced by a hand-made group c = [1000, 0,
+  // 1, 0]: / 19,500 FLOP/ns = 3,967,166.3 ns + 1,000, rounded up.
+  const Op& forward = step.ops[static_cast<size_t>(backward->forward_of)];
+  auto model = std::make_shared<WaveModel>();
+  model->fitted_on = "2026-11-26";
+  model->groups = {group({"gemm", "", "cuda"}, {128, 128}, {1'000, 0, 1, 0}, {0, 1, 0})};
+  CostSourceInputs inputs;
+  inputs.wave_model = model;
+  const auto cost = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
+  CHECK(cost->op_duration_ns(step, forward) == 3'968'167);
+  CHECK(cost->describe(step).rfind("waves (kernel model fitted 2026-11-26 across 0 GPUs: ", 0) == 0);
+}
+
+TEST_CASE("the shipped wave model prices every op of the zoo's training steps") {
+  const WaveModel& m = shipped_wave_model();
+  CHECK_FALSE(m.fitted_on.empty());
+  for (const char* family : {"gemm", "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter",
+                             "norm", "reduction", "elementwise"}) {
+    bool found = false;
+    for (const WaveGroupFit& g : m.groups) found = found || g.key.family == family;
+    CAPTURE(family);
+    CHECK(found);
+  }
+  for (const char* math : {"cuda", "tensor"}) {
+    bool found = false;
+    for (const WaveGroupFit& g : m.groups) found = found || (g.key.family == "gemm" && g.key.math == math);
+    CHECK(found);
+  }
+}
