@@ -138,8 +138,10 @@ std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, c
     case profiles::DType::bf16:
       return "bf16";
     case profiles::DType::f32: {
-      const bool tf32 = (category == KindCategory::matmul && options.allow_tf32_matmul) ||
-                        (category == KindCategory::conv && options.allow_tf32_conv);
+      // The tf32 precision mode sets both of PyTorch's flags (profiles/precision.hpp).
+      const bool tf32_mode = profiles::allows_tf32_matmul(graph.precision);
+      const bool tf32 = (category == KindCategory::matmul && (options.allow_tf32_matmul || tf32_mode)) ||
+                        (category == KindCategory::conv && (options.allow_tf32_conv || tf32_mode));
       return tf32 && device.tf32_flops_per_ns > 0 ? "tf32" : "fp32";
     }
     default:

@@ -46,8 +46,9 @@ struct OpKernel {
 };
 std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op);
 
-// "fp16" for f16, "bf16" for bf16, "tf32" for f32 when the analytic options allow TF32 for the op's
-// category (matmul: allow_tf32_matmul, conv: allow_tf32_conv) and the device has TF32, else "fp32";
+// "fp16" for f16, "bf16" for bf16, "tf32" for f32 when TF32 is on for the op's category (matmul:
+// allow_tf32_matmul or the graph's tf32 precision mode; conv: allow_tf32_conv or the tf32 mode) and
+// the device has TF32, else "fp32";
 // "" for anything else (f64): not calibrated.
 std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, const DeviceSpec& device,
                          const AnalyticOptions& options);
