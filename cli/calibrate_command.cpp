@@ -161,7 +161,7 @@ void add_calibrate_command(CLI::App& app) {
                   "Measured kernel times: calibration CSV files, DeepBench's CSVs, or PyTorch profiler "
                   "traces recorded with record_shapes")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("-o,--output", opts->output, "Write the fitted profile (JSON) here (one device)");
   cmd->add_option("--out-dir", opts->output_dir, "Write one profile per device, <dir>/<device>.json");
   cmd->add_option("--device", opts->device, "Fit only this catalog device");

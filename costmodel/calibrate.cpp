@@ -16,6 +16,30 @@ namespace mutwo::costmodel {
 
 namespace {
 
+// Inputs as given, a folder replaced by its measurement files (*.csv, *.csv.gz, *.json, *.json.gz
+// below it, in path order).
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
+  std::vector<std::string> out;
+  for (const std::string& input : inputs) {
+    if (!std::filesystem::is_directory(input)) {
+      out.push_back(input);
+      continue;
+    }
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(input)) {
+      const std::string name = entry.path().filename().string();
+      const auto ends = [&](std::string_view suffix) {
+        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      };
+      if (entry.is_regular_file() && (ends(".csv") || ends(".csv.gz"))) files.push_back(entry.path().string());
+    }
+    if (files.empty()) throw Error(fmt::format("calibrate: folder '{}' holds no *.csv or *.csv.gz file", input));
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
 CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateResult result) {
   if (!options.output_dir.empty() || options.kfold > 0 || !options.device.empty()) {
     throw Error(
@@ -58,10 +82,11 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     throw Error(
         "calibrate: no input files (calibration CSV, DeepBench gemm.csv/conv.csv or a profiler trace)");
   }
-  if (!options.fidelity.empty() && options.kfold < 2)
+  if (!options.waves && !options.fidelity.empty() && options.kfold < 2) {
     throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
+  }
   CalibrateResult result;
-  for (const std::string& input : options.inputs) {
+  for (const std::string& input : expand_inputs(options.inputs)) {
     std::string note;
     std::vector<CalibrationRow> rows = read_calibration_input(input, options.device, &note);
     if (!note.empty()) result.notes.push_back(std::move(note));

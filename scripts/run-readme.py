@@ -7,7 +7,7 @@ Commands are the lines of the README's ```sh blocks (a trailing backslash joins 
 without comments. Left out: the two set-up commands (they are what CI runs), and commands whose
 comment says "needs a GPU". `mutwo` and `./build/cli/mutwo` run the given binary; a command whose
 comment starts with "error" must fail with an "error:" line, every other must exit 0. The scratch
-directory links the repository's tests/, scripts/, experiments/ and docs/, so paths resolve as
+directory links the repository's tests/, scripts/, experiments/, docs/ and costmodel/ (the device files), so paths resolve as
 from the repository root and every file a command writes lands in the scratch directory. Commands
 that need python3-torch (scripts/export_model.py) are skipped, and said so, where it is missing.
 Exit status 1 if any command did not do what its line says.
@@ -56,7 +56,7 @@ def main():
         lines = commands(f.read())
     scratch = args.scratch or tempfile.mkdtemp(prefix="mutwo-readme-")
     os.makedirs(scratch, exist_ok=True)
-    for d in ("tests", "scripts", "experiments", "docs"):
+    for d in ("tests", "scripts", "experiments", "docs", "costmodel"):
         link = os.path.join(scratch, d)
         if not os.path.lexists(link):
             os.symlink(os.path.join(ROOT, d), link)

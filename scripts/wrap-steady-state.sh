@@ -2,7 +2,7 @@
 # The steady state with and without wrapped iteration boundaries (mutwo simulate --wrap,
 # profiles/unrolled_schedule.hpp) on multiplexed plans under memory limits that force swapping:
 # one CSV row per (array, partition, policy, memory), both steady-state step times and peaks.
-# Analytic cost source on the A100-40GB catalog entry: predictions, not measurements.
+# The default cost source (waves) on the A100-40GB catalog entry: predictions, not measurements.
 # Usage: scripts/wrap-steady-state.sh [path/to/mutwo] > wrap.csv
 set -euo pipefail
 mutwo=${1:-build/cli/mutwo}

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Writes the "Fusing 8 models" section of docs/FIDELITY.md: for each zoo model at mu-TWO's batch
+size, the predicted step of 8 copies run one after another (8 x one model's step) over the step of
+the 8 fused into one graph (HFTA's horizontal fusion), on the A100-40GB, the H100 SXM and the V100,
+by every cost source that prices the GPU, with the GPU alone and with PyTorch eager's host timeline.
+The ratio is what fusion buys: above 1, the fused step is faster. Memory is not the question here
+(--memory 1TiB). Predictions only: which of them a GPU confirms is docs/VALIDATION.md's business.
+
+usage: scripts/fusion-table.py [path/to/mutwo] [docs/FIDELITY.md]"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_section import write_section  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MUTWO = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "cli", "mutwo")
+OUT = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "docs", "FIDELITY.md")
+
+# mu-TWO's models at its first batch size (experiments/mutwo_table1.toml) and the issue's CNNs.
+MODELS = [("resnet18", 32), ("resnet50", 32), ("resnet101", 48), ("mobilenet-v3-large", 64), ("vit-b16", 8),
+          ("bert-base", 16), ("gpt2", 8), ("dlrm", 512)]
+GPUS = ["a100-40gb", "h100-sxm-80gb", "v100-16gb"]
+SOURCES = ["waves", "analytic", "calibrated"]
+HOSTS = ["none", "eager"]
+
+
+def step_ns(model, batch, gpu, source, host, models):
+    cmd = [MUTWO, "simulate", "--model", model, "--batch", str(batch), "--gpu", gpu, "--cost-source", source,
+           "--host-mode", host, "--memory", "1TiB", "--json"]
+    if models > 1:
+        cmd += ["--models", str(models), "--partition", str(models)]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        return None, run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "failed"
+    return json.loads(run.stdout)["prediction"]["step_time_ns"], ""
+
+
+def main():
+    rows = []
+    notes = set()
+    for model, batch in MODELS:
+        for gpu in GPUS:
+            for source in SOURCES:
+                cells = []
+                for host in HOSTS:
+                    one, why = step_ns(model, batch, gpu, source, host, 1)
+                    eight, why8 = step_ns(model, batch, gpu, source, host, 8)
+                    if one is None or eight is None:
+                        notes.add(f"{source} on {gpu}: {why or why8}")
+                        cells = None
+                        break
+                    cells.append((one, eight))
+                if cells is None:
+                    continue
+                rows.append((model, batch, gpu, source, cells))
+    lines = [
+        "## Fusing 8 models: predicted speed-up over running them one after another",
+        "",
+        "8 copies of a zoo model at mu-TWO's batch size, as 8 separate steps one after another against one "
+        "step of the 8 fused (HFTA), predicted by each cost source (`mutwo simulate --models 8 --partition 8` "
+        "against 8 x `mutwo simulate`), with the GPU alone (`--host-mode none`) and with PyTorch eager's host "
+        "(the default). Above 1: fusing is faster. Predictions only. Regenerate: "
+        "`python3 scripts/fusion-table.py build/cli/mutwo docs/FIDELITY.md`.",
+        "",
+        "| model | batch | GPU | source | one model, GPU only | 8 fused, GPU only | speed-up, GPU only | "
+        "one model, eager | 8 fused, eager | speed-up, eager |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for model, batch, gpu, source, cells in rows:
+        (one_n, eight_n), (one_e, eight_e) = cells
+        lines.append(f"| {model} | {batch} | {gpu} | {source} | {one_n / 1e6:.2f} ms | {eight_n / 1e6:.2f} ms | "
+                     f"{8 * one_n / eight_n:.2f}x | {one_e / 1e6:.2f} ms | {eight_e / 1e6:.2f} ms | "
+                     f"{8 * one_e / eight_e:.2f}x |")
+    # Where sources disagree on the direction.
+    disagreements = []
+    for model, batch in MODELS:
+        for gpu in GPUS:
+            for h, host in enumerate(HOSTS):
+                faster = {s: 8 * c[h][0] / c[h][1] > 1 for (m, b, g, s, c) in rows if m == model and g == gpu}
+                if len(set(faster.values())) > 1:
+                    disagreements.append(f"{model} on {gpu} ({host}): " +
+                                         ", ".join(f"{s} {'faster' if f else 'slower'}" for s, f in faster.items()))
+    lines.append("")
+    if disagreements:
+        lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")
+    else:
+        lines.append("Every source that prices a GPU agrees on the direction for every model and host mode "
+                     "(fusing 8 is never predicted slower).")
+    for note in sorted(notes):
+        lines.append("")
+        lines.append(f"Not priced: {note}.")
+    write_section(OUT, "scripts/fusion-table.py", lines)
+
+
+if __name__ == "__main__":
+    main()
