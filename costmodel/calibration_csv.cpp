@@ -478,8 +478,12 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
 
 std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device,
                                                    std::string* note) {
+  return parse_calibration_input(profiles::read_text_file(path, "calibration file"), path, trace_device, note);
+}
+
+std::vector<CalibrationRow> parse_calibration_input(const std::string& text, const std::string& path,
+                                                    const std::string& trace_device, std::string* note) {
   if (note) note->clear();
-  const std::string text = profiles::read_text_file(path, "calibration file");
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
     const profiles::KinetoOpRecords records =

@@ -26,3 +26,24 @@ mutwo_cli_test(calibrate_kineto_trace ARGS calibrate ${MUTWO_TEST_FIXTURES}/cali
 mutwo_cli_test(calibrate_kineto_trace_no_device
                ARGS calibrate ${MUTWO_TEST_FIXTURES}/kineto/sampled_training_rank0.json.gz
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*sampled_training_rank0.json.gz: the trace names no GPU")
+# The wave model (issue 32): fitted across every GPU of the inputs (a folder reads every CSV in it),
+# written, then priced with; held out a GPU at a time; refusals.
+mutwo_cli_test(calibrate_waves_ln
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --date 2026-11-26 -o waves-ln.json
+               DEFINES "STDOUT_REGEX=wave model across GPUs.*norm +[0-9]+ +5 .*wrote waves-ln.json"
+               PROPERTIES FIXTURES_SETUP cli_waves_ln)
+mutwo_cli_test(calibrate_waves_leave_one_out
+               ARGS calibrate --waves --leave-one-out ${MUTWO_TEST_FIXTURES}/calibration/neusight/softmax
+                    ${MUTWO_TEST_FIXTURES}/calibration/neusight/relu
+               DEFINES "STDOUT_REGEX=held out a GPU at a time.*a100-pcie-40gb +NeuSight +elementwise .*t4 +NeuSight +softmax .*per category over every GPU.*by measured kernel time")
+mutwo_cli_test(calibrate_waves_fidelity_needs_held_out
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --fidelity f.md
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --fidelity needs --leave-one-out")
+mutwo_cli_test(calibrate_waves_no_kfold
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --kfold 5
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves fits one model across every GPU")
+mutwo_cli_test(calibrate_empty_folder ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/device_configs
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: folder '.*device_configs' holds no [*].csv")
+# The default source names the wave model and covers every op of a zoo step.
+mutwo_cli_test(simulate_waves_default ARGS simulate --model resnet18 --batch 8 --gpu l4
+               DEFINES "STDOUT_REGEX=device +l4 [(]NVIDIA L4[)].*cost source +waves [(]kernel model fitted [0-9-]+ across 9 GPUs: 202 of 202 ops[)]")
