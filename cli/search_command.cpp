@@ -40,7 +40,7 @@ using namespace mutwo::profiles;
 
 // An array where memory forces a choice (μ-TWO's MobileNet-V3-Large at its larger batch, 8 models on
 // an A100-40GB): HFTA cannot fuse all 8 within 40 GiB, so it runs 7 + 1; fused wider, the small
-// kernels fill the GPU, and swapping and recomputation make all 8 fit in one fused step.
+// kernels fill the GPU, and recomputation (or swapping) makes all 8 fit in one fused step.
 constexpr const char* kDefaultModel = "mobilenet-v3-large:8";
 constexpr int64_t kDefaultBatch = 128;
 

@@ -36,7 +36,7 @@ struct Prepared {
 void design_row(const Columns& c, size_t set, bool eager, const WaveFeatures& f, bool compute,
                 std::vector<std::pair<Eigen::Index, double>>& out) {
   out.clear();
-  if (eager) out.emplace_back(c.harness.at(set), 1.0);
+  if (eager) out.emplace_back(c.harness.at(set), -1.0);  // harness = floor - u, u >= 0
   if (compute) {
     for (size_t j = c.fixed_cost ? 0 : 1; j < kWaveComputeTerms; ++j) {
       if (f.compute[j] != 0) out.emplace_back(c.compute_first + static_cast<Eigen::Index>(j), f.compute[j]);
@@ -107,9 +107,11 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
     for (size_t r = 0; r < members.size(); ++r) {
       const size_t i = members[r];
       const double t = static_cast<double>(w.rows[i].time_ns);
-      // Without a fitted fixed cost the price carries kUnfittedFixedCostNs: fit t - it.
+      // An eager-op row is floor - u + price (the harness bounded by its set's floor); without a
+      // fitted fixed cost the price carries kUnfittedFixedCostNs. Fit t less what is known.
       design_row(c, w.set_of[i], w.eager[i], features[r], compute_bound[r], row);
-      const double target = c.fixed_cost ? 1.0 : (t - kUnfittedFixedCostNs) / t;
+      const double known = (w.eager[i] ? w.set_floor_ns[w.set_of[i]] : 0.0) + (c.fixed_cost ? 0.0 : kUnfittedFixedCostNs);
+      const double target = (t - known) / t;
       for (const auto& [a, va] : row) {
         rhs(a) += weight[r] * (va / t) * target;
         for (const auto& [b, vb] : row) gram(a, b) += weight[r] * (va / t) * (vb / t);
@@ -129,7 +131,7 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
       result.fit.compute[0] = 0;
       result.fit.memory[0] = 0;
     }
-    for (const auto& [set, col] : c.harness) result.harness_ns[set] = x(col);
+    for (const auto& [set, col] : c.harness) result.harness_ns[set] = w.set_floor_ns[set] - x(col);
     double objective = 0;
     bool changed = false;
     for (size_t r = 0; r < members.size(); ++r) {

@@ -7,13 +7,14 @@
 // host's dispatch in every time, so the fit gives it a harness term h added outside the kernel's
 // price (t = h + wave price); and such a time is max(kernel, the host's own time to reach the end
 // event) + h, so only a set's kernel-bound rows are fitted: time >= 2 x the set's floor, the median
-// time of its 10 % smallest rows by work (FLOPs + bytes). Kernel-timed rows (DeepBench, bench-ops,
+// time of its 10 % smallest rows by work (FLOPs + bytes); the harness is at most that floor (the
+// smallest ops' time holds the harness and more). Kernel-timed rows (DeepBench, bench-ops,
 // profiler traces) are fitted as they are. Every set weighs the same in total (each row 1 / its
 // set's fitted rows), so 16,000 NeuSight bmm rows of one GPU do not drown DeepBench's 160 GEMMs.
 //
 // Fit, per group: minimise sum_i w_i (price_i / t_i - 1)^2 over the coefficients (>= 0) and the
 // harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
-// the max of the two regimes by the alternating fit of Magnani & Boyd (2009), seeded by the datasheet
+// the harness terms as floor - u with u >= 0; the max of the two regimes by the alternating fit of Magnani & Boyd (2009), seeded by the datasheet
 // roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds rounds, keeping the best; a
 // gemm-like group's tile from kTileCandidates by the same objective. A group without kernel-timed
 // rows fits no fixed cost (it cannot be told from the harness: kUnfittedFixedCostNs).
