@@ -13,6 +13,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/kineto_calibration.hpp"
 #include "costmodel/neusight_csv.hpp"
+#include "profiles/checked_int.hpp"
 #include "profiles/error.hpp"
 #include "profiles/json_reader.hpp"
 #include "profiles/kineto_op_records.hpp"
@@ -148,12 +149,17 @@ int64_t precision_element_bytes(std::string_view precision) {
 }
 
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch) {
+  const std::string what = fmt::format("gemm {} x {}x{}x{}", batch, m, n, k);
+  const int64_t elements =
+      profiles::checked_sum(profiles::checked_sum(profiles::checked_product({m, k}, what),
+                                                  profiles::checked_product({k, n}, what), what),
+                            profiles::checked_product({m, n}, what), what);
   return {batch,
           m,
           n,
           k,
-          2 * batch * m * n * k,
-          batch * (m * k + k * n + m * n) * precision_element_bytes(precision)};
+          profiles::checked_product({2, batch, m, n, k}, what),
+          profiles::checked_product({batch, elements, precision_element_bytes(precision)}, what)};
 }
 
 std::string_view timing_name(Timing timing) {
@@ -170,27 +176,36 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
   }
   if (g.pad_h < 0 || g.pad_w < 0)
     throw Error(fmt::format("convolution {}: padding must be >= 0", conv_shape_text(g)));
-  if (g.h + 2 * g.pad_h < g.r || g.w + 2 * g.pad_w < g.s) {
+  const std::string padded = fmt::format("convolution {}", conv_shape_text(g));
+  const int64_t padded_h =
+      profiles::checked_sum(g.h, profiles::checked_product({2, g.pad_h}, padded), padded);
+  const int64_t padded_w =
+      profiles::checked_sum(g.w, profiles::checked_product({2, g.pad_w}, padded), padded);
+  if (padded_h < g.r || padded_w < g.s) {
     throw Error(fmt::format("convolution {}: filter {}x{} larger than the padded input {}x{}",
-                            conv_shape_text(g), g.r, g.s, g.h + 2 * g.pad_h, g.w + 2 * g.pad_w));
+                            conv_shape_text(g), g.r, g.s, padded_h, padded_w));
   }
-  const int64_t p = (g.h + 2 * g.pad_h - g.r) / g.stride_h + 1;  // output height
-  const int64_t q = (g.w + 2 * g.pad_w - g.s) / g.stride_w + 1;  // output width
+  const int64_t p = (padded_h - g.r) / g.stride_h + 1;  // output height
+  const int64_t q = (padded_w - g.s) / g.stride_w + 1;  // output width
   KernelWork work;
+  const std::string what = fmt::format("convolution {}", conv_shape_text(g));
+  const auto product = [&](std::initializer_list<int64_t> f) { return profiles::checked_product(f, what); };
   switch (pass) {
     case ConvPass::forward:
-      work.m = g.n * p * q, work.n = g.k, work.k = g.c * g.r * g.s;
+      work.m = product({g.n, p, q}), work.n = g.k, work.k = product({g.c, g.r, g.s});
       break;
     case ConvPass::backward_data:
-      work.m = g.n * g.h * g.w, work.n = g.c, work.k = g.k * g.r * g.s;
+      work.m = product({g.n, g.h, g.w}), work.n = g.c, work.k = product({g.k, g.r, g.s});
       break;
     case ConvPass::backward_filter:
-      work.m = g.k, work.n = g.c * g.r * g.s, work.k = g.n * p * q;
+      work.m = g.k, work.n = product({g.c, g.r, g.s}), work.k = product({g.n, p, q});
       break;
   }
-  work.flops = 2 * g.n * g.k * p * q * g.c * g.r * g.s;
-  work.bytes = (g.n * g.c * g.h * g.w + g.k * g.c * g.r * g.s + g.n * g.k * p * q) *
-               precision_element_bytes(precision);
+  work.flops = product({2, g.n, g.k, p, q, g.c, g.r, g.s});
+  const int64_t bytes = profiles::checked_sum(
+      profiles::checked_sum(product({g.n, g.c, g.h, g.w}), product({g.k, g.c, g.r, g.s}), what),
+      product({g.n, g.k, p, q}), what);
+  work.bytes = product({bytes, precision_element_bytes(precision)});
   return work;
 }
 
@@ -417,7 +432,12 @@ std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::s
                       if (f[i] != "N" && f[i] != "T")
                         field_error(where, i == 6 ? "a_transpose" : "b_transpose", f[i], "must be N or T");
                     }
-                    const KernelWork work = gemm_work(r.m, r.n, r.k, r.precision);
+                    KernelWork work;
+                    try {
+                      work = gemm_work(r.m, r.n, r.k, r.precision);
+                    } catch (const Error& e) {
+                      throw FormatError(fmt::format("{}: {}", where, e.what()));
+                    }
                     r.flops = work.flops;
                     r.bytes = work.bytes;
                     r.time_ns = ms_to_ns(where, "time_ms", f[8]);
@@ -441,8 +461,10 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
         const int64_t pad_w = parse_int(where, "pad_w", f[10]), pad_h = parse_int(where, "pad_h", f[11]);
         const int64_t stride_w = positive(where, "stride_w", f[12]),
                       stride_h = positive(where, "stride_h", f[13]);
-        if (pad_w < 0) field_error(where, "pad_w", f[10], "must be >= 0");
-        if (pad_h < 0) field_error(where, "pad_h", f[11], "must be >= 0");
+        if (pad_w < 0 || pad_w > (1 << 20)) field_error(where, "pad_w", f[10], "must be from 0 to 2^20");
+        if (pad_h < 0 || pad_h > (1 << 20)) field_error(where, "pad_h", f[11], "must be from 0 to 2^20");
+        if (w > (int64_t{1} << 40)) field_error(where, "W", f[3], "must be at most 2^40");
+        if (h > (int64_t{1} << 40)) field_error(where, "H", f[4], "must be at most 2^40");
         if (h + 2 * pad_h < r || w + 2 * pad_w < s) {
           field_error(where, "R", f[9],
                       fmt::format("filter {}x{} larger than the padded input {}x{}", r, s, h + 2 * pad_h,
@@ -458,7 +480,12 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
           row.origin = where;
           row.device = device;
           row.precision = precision;
-          const KernelWork work = conv_work(conv, static_cast<ConvPass>(pass), precision);
+          KernelWork work;
+          try {
+            work = conv_work(conv, static_cast<ConvPass>(pass), precision);
+          } catch (const Error& e) {
+            throw FormatError(fmt::format("{}: {}", where, e.what()));
+          }
           row.kernel = std::string(kConvKernels[pass]);
           row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
           row.category = KindCategory::conv;
@@ -478,7 +505,8 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
 
 std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device,
                                                    std::string* note) {
-  return parse_calibration_input(profiles::read_text_file(path, "calibration file"), path, trace_device, note);
+  return parse_calibration_input(profiles::read_text_file(path, "calibration file"), path, trace_device,
+                                 note);
 }
 
 std::vector<CalibrationRow> parse_calibration_input(const std::string& text, const std::string& path,

@@ -117,7 +117,12 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       const int64_t b = dim("B"), m = dim("M"), n = dim("N"), k = dim("K");
       if (op == "linear" && b != 1) field_error(where, "B", get("B"), "linear rows have B = 1");
       // N is the reduction: [B, M, N] x [B, N, K] -> [B, M, K].
-      const KernelWork work = gemm_work(m, k, n, r.precision, b);
+      KernelWork work;
+      try {
+        work = gemm_work(m, k, n, r.precision, b);
+      } catch (const Error& e) {
+        throw FormatError(fmt::format("{}: {}", where, e.what()));
+      }
       r.kernel = "gemm";
       r.category = profiles::KindCategory::matmul;
       r.batch = work.batch;
@@ -157,7 +162,12 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
         field_error(where, "OPName", op, fmt::format("valid: {}", fmt::join(valid, ", ")));
       }
       const int64_t b = dim("B"), h = dim("H");
-      const KernelWork work = op_kind_work(it->second.kernel, {b, h}, r.precision);
+      KernelWork work;
+      try {
+        work = op_kind_work(it->second.kernel, {b, h}, r.precision);
+      } catch (const Error& e) {
+        throw FormatError(fmt::format("{}: {}", where, e.what()));
+      }
       r.kernel = std::string(it->second.kernel);
       r.category = kernel_category(r.kernel);
       r.m = work.m;

@@ -110,7 +110,8 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
       // An eager-op row is floor - u + price (the harness bounded by its set's floor); without a
       // fitted fixed cost the price carries kUnfittedFixedCostNs. Fit t less what is known.
       design_row(c, w.set_of[i], w.eager[i], features[r], compute_bound[r], row);
-      const double known = (w.eager[i] ? w.set_floor_ns[w.set_of[i]] : 0.0) + (c.fixed_cost ? 0.0 : kUnfittedFixedCostNs);
+      const double known =
+          (w.eager[i] ? w.set_floor_ns[w.set_of[i]] : 0.0) + (c.fixed_cost ? 0.0 : kUnfittedFixedCostNs);
       const double target = (t - known) / t;
       for (const auto& [a, va] : row) {
         rhs(a) += weight[r] * (va / t) * target;

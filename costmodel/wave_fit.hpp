@@ -14,10 +14,10 @@
 //
 // Fit, per group: minimise sum_i w_i (price_i / t_i - 1)^2 over the coefficients (>= 0) and the
 // harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
-// the harness terms as floor - u with u >= 0; the max of the two regimes by the alternating fit of Magnani & Boyd (2009), seeded by the datasheet
-// roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds rounds, keeping the best; a
-// gemm-like group's tile from kTileCandidates by the same objective. A group without kernel-timed
-// rows fits no fixed cost (it cannot be told from the harness: kUnfittedFixedCostNs).
+// the harness terms as floor - u with u >= 0; the max of the two regimes by the alternating fit of Magnani &
+// Boyd (2009), seeded by the datasheet roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds
+// rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective. A group
+// without kernel-timed rows fits no fixed cost (it cannot be told from the harness: kUnfittedFixedCostNs).
 //
 // A refinement is the same fit on one device's rows of a group, kept when the group has at least
 // kMinRefinementRows of them.

@@ -7,7 +7,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mutwo::fuzz::refuse_only_with_errors([&] {
-    auto rows = mutwo::costmodel::parse_calibration_input(mutwo::fuzz::text_of(data, size), "fuzz.csv", "a100-40gb");
+    auto rows =
+        mutwo::costmodel::parse_calibration_input(mutwo::fuzz::text_of(data, size), "fuzz.csv", "a100-40gb");
     (void)mutwo::costmodel::prepare_wave_rows(std::move(rows));
   });
   return 0;

@@ -3,6 +3,7 @@
 #include "profiles/trace_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mutwo::fuzz::refuse_only_with_errors([&] { mutwo::profiles::trace_from_json(mutwo::fuzz::text_of(data, size)); });
+  mutwo::fuzz::refuse_only_with_errors(
+      [&] { mutwo::profiles::trace_from_json(mutwo::fuzz::text_of(data, size)); });
   return 0;
 }

@@ -501,8 +501,10 @@ TEST_CASE("the default waves source on Hopper against the same measurements: wit
     const auto waves = builtin_cost_sources().create("waves", find_device(m.gpu));
     const double gemm_ns = 1'099'511'627'776.0 / (m.gemm_tflops * 1e3);
     const double copy_ns = 8.6e9 / (m.copy_tbps * 1e3);
-    const double gemm_error = (static_cast<double>(waves->op_duration_ns(gemm, gemm.ops[0])) - gemm_ns) / gemm_ns;
-    const double copy_error = (static_cast<double>(waves->op_duration_ns(copy, copy.ops[0])) - copy_ns) / copy_ns;
+    const double gemm_error =
+        (static_cast<double>(waves->op_duration_ns(gemm, gemm.ops[0])) - gemm_ns) / gemm_ns;
+    const double copy_error =
+        (static_cast<double>(waves->op_duration_ns(copy, copy.ops[0])) - copy_ns) / copy_ns;
     CHECK(std::abs(gemm_error) < 0.15);
     CHECK(std::abs(copy_error) < 0.15);
   }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/calibration_csv.hpp"
+#include "costmodel/wave_fit.hpp"
 #include "experiments/results_db.hpp"
 #include "profiles/dtr_log.hpp"
 #include "profiles/error.hpp"
@@ -31,11 +33,15 @@ void read_as(const std::string& target, const std::string& text, const std::file
     const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) return;
     if (target == "kineto" && is_kineto_document(doc)) import_kineto_trace(doc, "fuzz.json");
-    if (target == "execution_trace" && is_execution_trace_document(doc)) import_execution_trace(doc, "fuzz.json");
+    if (target == "execution_trace" && is_execution_trace_document(doc))
+      import_execution_trace(doc, "fuzz.json");
   } else if (target == "dtr_log") {
     dtr_log_to_trace(parse_dtr_log(text, "fuzz.log"), "fuzz.log");
+  } else if (target == "calibration_input") {
+    costmodel::prepare_wave_rows(costmodel::parse_calibration_input(text, "fuzz.csv", "a100-40gb"));
   } else if (target == "results_db") {
-    const experiments::ResultsDb db = experiments::ResultsDb::open(path, experiments::ResultsDb::OpenMode::existing);
+    const experiments::ResultsDb db =
+        experiments::ResultsDb::open(path, experiments::ResultsDb::OpenMode::existing);
     for (const auto& e : db.experiments()) db.experiment_rows(e.name);
     db.runs();
   } else {
@@ -54,7 +60,8 @@ TEST_CASE("inputs the fuzzers found are refused with a clear error") {
     CAPTURE(name);
     const std::string target = name.substr(0, name.find('-'));
     // A database is opened where it lies, on a copy (a reader may leave -wal/-shm files beside it).
-    const std::filesystem::path copy = std::filesystem::temp_directory_path() / ("mutwo_fuzz_regression_" + name);
+    const std::filesystem::path copy =
+        std::filesystem::temp_directory_path() / ("mutwo_fuzz_regression_" + name);
     std::filesystem::copy_file(entry.path(), copy, std::filesystem::copy_options::overwrite_existing);
     const std::string text = read_file_bytes(copy);
     bool refused = false;
@@ -62,10 +69,13 @@ TEST_CASE("inputs the fuzzers found are refused with a clear error") {
       read_as(target, text, copy);
     } catch (const Error& e) {
       refused = true;
-      CHECK(std::string(e.what()).find(target == "results_db" ? "corrupt database" : "JSON") != std::string::npos);
+      const char* expected = target == "results_db"          ? "corrupt database"
+                             : target == "calibration_input" ? "overflows 64-bit integers"
+                                                             : "JSON";
+      CHECK(std::string(e.what()).find(expected) != std::string::npos);
     }
     CHECK(refused);
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(copy.string() + suffix);
   }
-  CHECK(files == 4);
+  CHECK(files == 5);
 }
