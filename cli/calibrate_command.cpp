@@ -155,14 +155,15 @@ void add_calibrate_command(CLI::App& app) {
   auto opts = std::make_shared<costmodel::CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
-      "Fit the calibrated cost source's kernel model to measured kernel times (calibration CSV, DeepBench "
-      "gemm.csv/conv.csv) and print the fit's error");
+      "Fit kernel models to measured kernel times (calibration CSV, DeepBench's and NeuSight's CSVs, profiler "
+      "traces): a profile per GPU (the calibrated source), or with --waves the wave model across GPUs (the "
+      "default source); print the fit's error");
   cmd->add_option("inputs", opts->inputs,
-                  "Measured kernel times: calibration CSV files, DeepBench's CSVs, or PyTorch profiler "
-                  "traces recorded with record_shapes")
+                  "Measured kernel times: calibration CSV files, DeepBench's or NeuSight's CSVs (a folder: every "
+                  "*.csv and *.csv.gz below it), or PyTorch profiler traces recorded with record_shapes")
       ->required()
       ->check(CLI::ExistingPath);
-  cmd->add_option("-o,--output", opts->output, "Write the fitted profile (JSON) here (one device)");
+  cmd->add_option("-o,--output", opts->output, "Write the fitted profile (JSON) here (one device), or with --waves the wave model");
   cmd->add_option("--out-dir", opts->output_dir, "Write one profile per device, <dir>/<device>.json");
   cmd->add_option("--device", opts->device, "Fit only this catalog device");
   cmd->add_option("--date", opts->fitted_on, "Date recorded in the profiles (default: today, UTC)");
