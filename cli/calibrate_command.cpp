@@ -94,24 +94,9 @@ void print_wave(const costmodel::CalibrateResult& result) {
              {"measured", Align::right},
              {"predicted", Align::right},
              {"median error", Align::right}});
-    std::map<std::pair<std::string, int>, std::vector<const costmodel::FusionPair*>> by;
-    for (const auto& p : pairs) {
-      const int bucket = p.batch < 4 ? 2 : p.batch < 8 ? 4 : p.batch < 16 ? 8 : p.batch < 32 ? 16 : 32;
-      by[{p.device, bucket}].push_back(&p);
-    }
-    for (const auto& [key, ps] : by) {
-      std::vector<double> m, pr, e;
-      for (const auto* p : ps) {
-        m.push_back(p->measured_speedup);
-        pr.push_back(p->predicted_speedup);
-        e.push_back(std::abs(p->predicted_speedup - p->measured_speedup) / p->measured_speedup);
-      }
-      const auto med = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-      };
-      t.add_row({key.first, std::to_string(key.second), std::to_string(ps.size()),
-                 fmt::format("{:.2f}x", med(m)), fmt::format("{:.2f}x", med(pr)), percent(med(e))});
+    for (const costmodel::FusionSummary& f : costmodel::summarize_fusion(pairs)) {
+      t.add_row({f.device, std::to_string(f.bucket), std::to_string(f.pairs),
+                 fmt::format("{:.2f}x", f.measured), fmt::format("{:.2f}x", f.predicted), percent(f.error)});
     }
     std::cout << t.render();
   }
@@ -155,15 +140,18 @@ void add_calibrate_command(CLI::App& app) {
   auto opts = std::make_shared<costmodel::CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
-      "Fit kernel models to measured kernel times (calibration CSV, DeepBench's and NeuSight's CSVs, profiler "
+      "Fit kernel models to measured kernel times (calibration CSV, DeepBench's and NeuSight's CSVs, "
+      "profiler "
       "traces): a profile per GPU (the calibrated source), or with --waves the wave model across GPUs (the "
       "default source); print the fit's error");
-  cmd->add_option("inputs", opts->inputs,
-                  "Measured kernel times: calibration CSV files, DeepBench's or NeuSight's CSVs (a folder: every "
-                  "*.csv and *.csv.gz below it), or PyTorch profiler traces recorded with record_shapes")
+  cmd->add_option(
+         "inputs", opts->inputs,
+         "Measured kernel times: calibration CSV files, DeepBench's or NeuSight's CSVs (a folder: every "
+         "*.csv and *.csv.gz below it), or PyTorch profiler traces recorded with record_shapes")
       ->required()
       ->check(CLI::ExistingPath);
-  cmd->add_option("-o,--output", opts->output, "Write the fitted profile (JSON) here (one device), or with --waves the wave model");
+  cmd->add_option("-o,--output", opts->output,
+                  "Write the fitted profile (JSON) here (one device), or with --waves the wave model");
   cmd->add_option("--out-dir", opts->output_dir, "Write one profile per device, <dir>/<device>.json");
   cmd->add_option("--device", opts->device, "Fit only this catalog device");
   cmd->add_option("--date", opts->fitted_on, "Date recorded in the profiles (default: today, UTC)");

@@ -102,6 +102,14 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       return f[it->second];
     };
     const auto dim = [&](const std::string& name) { return positive_int(where, name, get(name)); };
+    // A row's work; an error in computing it (an overflowing shape) named with the row.
+    const auto at_row = [&](auto&& work) {
+      try {
+        return work();
+      } catch (const Error& e) {
+        throw FormatError(fmt::format("{}: {}", where, e.what()));
+      }
+    };
     CalibrationRow r;
     r.origin = where;
     const std::string& product = get("Device");
@@ -117,12 +125,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       const int64_t b = dim("B"), m = dim("M"), n = dim("N"), k = dim("K");
       if (op == "linear" && b != 1) field_error(where, "B", get("B"), "linear rows have B = 1");
       // N is the reduction: [B, M, N] x [B, N, K] -> [B, M, K].
-      KernelWork work;
-      try {
-        work = gemm_work(m, k, n, r.precision, b);
-      } catch (const Error& e) {
-        throw FormatError(fmt::format("{}: {}", where, e.what()));
-      }
+      const KernelWork work = at_row([&] { return gemm_work(m, k, n, r.precision, b); });
       r.kernel = "gemm";
       r.category = profiles::KindCategory::matmul;
       r.batch = work.batch;
@@ -139,12 +142,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       const std::string& pad_text = get("Padding");
       const int64_t pad = pad_text == "0" ? 0 : positive_int(where, "Padding", pad_text);
       const ConvGeometry g{n, c, hw, hw, k, rs, rs, pad, pad, stride, stride};
-      KernelWork work;
-      try {
-        work = conv_work(g, ConvPass::forward, r.precision);
-      } catch (const Error& e) {
-        field_error(where, "Kernel_Szie", get("Kernel_Szie"), e.what());
-      }
+      const KernelWork work = at_row([&] { return conv_work(g, ConvPass::forward, r.precision); });
       r.kernel = std::string(conv_pass_kernel(ConvPass::forward));
       r.variant = std::string(conv_variant(rs, rs, stride, stride));
       r.category = profiles::KindCategory::conv;
@@ -162,12 +160,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
         field_error(where, "OPName", op, fmt::format("valid: {}", fmt::join(valid, ", ")));
       }
       const int64_t b = dim("B"), h = dim("H");
-      KernelWork work;
-      try {
-        work = op_kind_work(it->second.kernel, {b, h}, r.precision);
-      } catch (const Error& e) {
-        throw FormatError(fmt::format("{}: {}", where, e.what()));
-      }
+      const KernelWork work = at_row([&] { return op_kind_work(it->second.kernel, {b, h}, r.precision); });
       r.kernel = std::string(it->second.kernel);
       r.category = kernel_category(r.kernel);
       r.m = work.m;

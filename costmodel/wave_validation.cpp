@@ -194,6 +194,34 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h) {
   return out;
 }
 
+std::vector<FusionSummary> summarize_fusion(const std::vector<FusionPair>& pairs) {
+  std::map<std::pair<std::string, int64_t>, std::vector<const FusionPair*>> by;
+  for (const FusionPair& p : pairs) {
+    const int64_t bucket = p.batch < 4 ? 2 : p.batch < 8 ? 4 : p.batch < 16 ? 8 : p.batch < 32 ? 16 : 32;
+    by[{p.device, bucket}].push_back(&p);
+  }
+  std::vector<FusionSummary> out;
+  for (const auto& [key, ps] : by) {
+    std::vector<double> measured, predicted, errors;
+    for (const FusionPair* p : ps) {
+      measured.push_back(p->measured_speedup);
+      predicted.push_back(p->predicted_speedup);
+      errors.push_back(std::abs(p->predicted_speedup - p->measured_speedup) / p->measured_speedup);
+    }
+    out.push_back(
+        {key.first, key.second, ps.size(), median_of(measured), median_of(predicted), median_of(errors)});
+  }
+  return out;
+}
+
+double fusion_median_error(const std::vector<FusionPair>& pairs) {
+  std::vector<double> errors;
+  for (const FusionPair& p : pairs) {
+    errors.push_back(std::abs(p.predicted_speedup - p.measured_speedup) / p.measured_speedup);
+  }
+  return median_of(errors);
+}
+
 std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, const WaveHeldOut& h,
                                    const std::string& command) {
   const auto pct = [](double fraction) { return fmt::format("{:.1f} %", 100.0 * fraction); };
@@ -205,18 +233,25 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
   std::string out;
   out += "## Kernel level: the wave model across GPUs\n\n";
   out += fmt::format(
-      "The default cost source `waves` (costmodel/wave_model.hpp) prices a kernel from its GPU's datasheet with "
-      "coefficients shared by every GPU, fitted on {} measured kernels of {} GPUs ({} chips): DeepBench's kernel "
+      "The default cost source `waves` (costmodel/wave_model.hpp) prices a kernel from its GPU's datasheet "
+      "with "
+      "coefficients shared by every GPU, fitted on {} measured kernels of {} GPUs ({} chips): DeepBench's "
+      "kernel "
       "times and NeuSight's PyTorch operator times (tests/fixtures/calibration/). Regenerate: `{}`.\n\n",
       w.rows.size(), w.devices.size(), chips.size(), command);
   out +=
       "**Leave one GPU out.** Each chip is held out in turn (the V100 SXM2 of DeepBench and the V100 PCIe of "
-      "NeuSight together, as are the A100 PCIe 40GB and 80GB), the model is fitted on the other chips' kernels "
-      "and prices the held-out GPU from its datasheet alone. NeuSight's times include the host's dispatch of the "
-      "op (it timed each op from Python between two CUDA events): the harness per GPU and op, not a property of "
-      "the GPU, is that GPU's floor (its smallest ops' median time) times the training GPUs' median harness / "
+      "NeuSight together, as are the A100 PCIe 40GB and 80GB), the model is fitted on the other chips' "
+      "kernels "
+      "and prices the held-out GPU from its datasheet alone. NeuSight's times include the host's dispatch of "
+      "the "
+      "op (it timed each op from Python between two CUDA events): the harness per GPU and op, not a property "
+      "of "
+      "the GPU, is that GPU's floor (its smallest ops' median time) times the training GPUs' median harness "
+      "/ "
       "floor for the op; only kernel-bound rows are scored (time >= 2 x the floor; below it the time is the "
-      "host's). Error = |predicted - measured| / measured on the kernel's time (the harness taken out); signed: "
+      "host's). Error = |predicted - measured| / measured on the kernel's time (the harness taken out); "
+      "signed: "
       "below 0 where the model is too fast.\n\n";
   out += fmt::format("{} of {} rows scored.\n\n", scored, w.rows.size());
   out += "| held-out GPU | data | category | kernels | median | mean | signed median |\n";
@@ -233,50 +268,47 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
                        pct(e.error.mean), signed_pct(e.signed_median), met ? "met" : "not met");
   }
   out += "\nBy the kernel's measured time, over every held-out GPU:\n\n";
-  out += "| data | measured kernel time | kernels | median | mean | signed median |\n|---|---|---:|---:|---:|---:|\n";
+  out +=
+      "| data | measured kernel time | kernels | median | mean | signed median "
+      "|\n|---|---|---:|---:|---:|---:|\n";
   for (const WaveError& e : held_out_by_duration(w, h)) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.dataset, e.group, e.error.count, pct(e.error.median),
-                       pct(e.error.mean), signed_pct(e.signed_median));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.dataset, e.group, e.error.count,
+                       pct(e.error.median), pct(e.error.mean), signed_pct(e.signed_median));
   }
   // Fusion.
   const std::vector<FusionPair> pairs = fusion_pairs(w, h);
   out += "\n### Fusion measured: one batched GEMM against its products in smaller kernels\n\n";
   out +=
-      "What horizontal fusion does to a linear layer: B models' products become one batched GEMM (torch.bmm). "
-      "NeuSight timed batched products (B = 1 ... 1024) of random shapes, never the same product at two batch "
-      "sizes, so each batched row (B = 2 ... 64, kernel-bound) is paired with the closest measured row of the "
+      "What horizontal fusion does to a linear layer: B models' products become one batched GEMM "
+      "(torch.bmm). "
+      "NeuSight timed batched products (B = 1 ... 1024) of random shapes, never the same product at two "
+      "batch "
+      "sizes, so each batched row (B = 2 ... 64, kernel-bound) is paired with the closest measured row of "
+      "the "
       "same GPU holding at most B/2 products whose m, n and k are each within 10 %; its time per product, "
-      "scaled to the batched row's product by their FLOPs, is what one of the B products costs in the smaller "
+      "scaled to the batched row's product by their FLOPs, is what one of the B products costs in the "
+      "smaller "
       "kernel. Measured speed-up = B x t(B', per product) / t(B): above 1, fusing paid. Predicted: the same "
       "ratio of the wave model's prices, by the fit that held that GPU out. Pairs, by B:\n\n";
-  out += "| GPU | B | pairs | measured speed-up (median) | predicted (median) | median error of the speed-up |\n";
+  out +=
+      "| GPU | B | pairs | measured speed-up (median) | predicted (median) | median error of the speed-up "
+      "|\n";
   out += "|---|---|---:|---:|---:|---:|\n";
-  std::map<std::pair<std::string, int64_t>, std::vector<const FusionPair*>> by;
-  for (const FusionPair& p : pairs) {
-    const int64_t bucket = p.batch < 4 ? 2 : p.batch < 8 ? 4 : p.batch < 16 ? 8 : p.batch < 32 ? 16 : 32;
-    by[{p.device, bucket}].push_back(&p);
-  }
-  std::vector<double> all_errors;
-  for (const auto& [key, ps] : by) {
-    std::vector<double> m, pr, e;
-    for (const FusionPair* p : ps) {
-      m.push_back(p->measured_speedup);
-      pr.push_back(p->predicted_speedup);
-      e.push_back(std::abs(p->predicted_speedup - p->measured_speedup) / p->measured_speedup);
-      all_errors.push_back(e.back());
-    }
-    const std::string range = key.second == 32 ? "32-64" : fmt::format("{}-{}", key.second, 2 * key.second - 1);
-    out += fmt::format("| {} | {} | {} | {:.2f}x | {:.2f}x | {} |\n", key.first, range, ps.size(), median_of(m),
-                       median_of(pr), pct(median_of(e)));
+  for (const FusionSummary& f : summarize_fusion(pairs)) {
+    const std::string range = f.bucket == 32 ? "32-64" : fmt::format("{}-{}", f.bucket, 2 * f.bucket - 1);
+    out += fmt::format("| {} | {} | {} | {:.2f}x | {:.2f}x | {} |\n", f.device, range, f.pairs, f.measured,
+                       f.predicted, pct(f.error));
   }
   out += fmt::format("\nOver all {} pairs: median error of the predicted speed-up {} (target: <= 10 %).\n",
-                     pairs.size(), pct(median_of(all_errors)));
+                     pairs.size(), pct(fusion_median_error(pairs)));
   // The model.
   out += "\n### The fitted groups\n\n";
   out += fmt::format(
-      "Fitted {} on every GPU above (costmodel/models/waves.json, shipped in the binary). c0, d0: ns; cw: cycles "
+      "Fitted {} on every GPU above (costmodel/models/waves.json, shipped in the binary). c0, d0: ns; cw: "
+      "cycles "
       "per wave; cf, cq, dh: 1 / fraction of the peak or bandwidth; dl: SM-cycles per byte from L2; a group "
-      "measured only as eager ops takes a fixed cost of {:.0f} ns (kUnfittedFixedCostNs). In-sample error on the "
+      "measured only as eager ops takes a fixed cost of {:.0f} ns (kUnfittedFixedCostNs). In-sample error on "
+      "the "
       "kernel time.\n\n",
       model.fitted_on, kUnfittedFixedCostNs);
   out += "| group | tile | kernels | GPUs | c0 | cw | cf | cq | d0 | dh | dl | median | mean |\n";
@@ -284,16 +316,18 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
   for (const WaveGroupFit& g : model.groups) {
     const std::string fixed_c = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.compute[0]) : "-";
     const std::string fixed_m = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.memory[0]) : "-";
-    out += fmt::format("| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
-                       wave_group_text(g.key), is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "",
-                       g.rows, g.devices.size(), fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m,
-                       g.memory[1], g.memory[2], pct(g.error.median), pct(g.error.mean));
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
+        wave_group_text(g.key), is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "", g.rows,
+        g.devices.size(), fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m, g.memory[1],
+        g.memory[2], pct(g.error.median), pct(g.error.mean));
   }
   size_t refined = 0;
   for (const WaveRefinement& r : model.refinements) refined += r.groups.size();
-  out += fmt::format("\n{} GPUs carry refinements ({} groups fitted on their own kernels), which price them in place "
-                     "of the rows above.\n",
-                     model.refinements.size(), refined);
+  out += fmt::format(
+      "\n{} GPUs carry refinements ({} groups fitted on their own kernels), which price them in place "
+      "of the rows above.\n",
+      model.refinements.size(), refined);
   return out;
 }
 

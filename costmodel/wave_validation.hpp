@@ -72,6 +72,20 @@ struct FusionPair {
 };
 std::vector<FusionPair> fusion_pairs(const WaveRows& rows, const WaveHeldOut& held_out);
 
+// The pairs of one device and batch bucket (B = 2-3, 4-7, 8-15, 16-31, 32-64): medians of the
+// measured and predicted speed-ups and of the speed-up's error.
+struct FusionSummary {
+  std::string device;
+  int64_t bucket = 2;  // its smallest B
+  size_t pairs = 0;
+  double measured = 0;
+  double predicted = 0;
+  double error = 0;
+};
+std::vector<FusionSummary> summarize_fusion(const std::vector<FusionPair>& pairs);
+// The median error of the predicted speed-up over every pair.
+double fusion_median_error(const std::vector<FusionPair>& pairs);
+
 // The markdown of the wave model's sections, with the command that regenerates them.
 std::string wave_fidelity_markdown(const WaveRows& rows, const WaveModel& model, const WaveHeldOut& held_out,
                                    const std::string& command);
