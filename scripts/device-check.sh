@@ -15,7 +15,7 @@
 #           smaller GPU) with a swap policy (vdnn), a recompute policy (checkpoint) and two
 #           multiplexed sub-arrays (mutwo, [2,2]), and once as a CUDA graph; each prediction by the
 #           measured source beside the measurement in results.db, each schedule saved, runs.tsv
-#           listing them (re-predicted by the analytic and calibrated sources afterwards, no GPU);
+#           listing them (re-predicted by the waves, analytic and calibrated sources afterwards, no GPU);
 #   speed   the executor against PyTorch eager (item 2): one model per family at its default batch,
 #           fp32, amp-bf16 and a CUDA graph; fused arrays of 2, 4, 8 models; scripts/eager-baseline.py
 #           trains the same with the device's torch (eager-*.csv);
@@ -286,7 +286,8 @@ matrix() {
 }
 
 # Item 2, mutwo's side: one model per family at its default batch (fp32, amp-bf16, a CUDA graph),
-# then fused arrays; analytic predictions (the measured traces are the matrix's, at other batches).
+# then fused arrays; predictions by the default source, waves (the measured traces are the
+# matrix's, at other batches).
 speed_runs() {
   local failed=0 m k
   for m in "${speed_models[@]}"; do
