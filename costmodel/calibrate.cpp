@@ -29,11 +29,14 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(input)) {
       const std::string name = entry.path().filename().string();
       const auto ends = [&](std::string_view suffix) {
-        return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        return name.size() >= suffix.size() &&
+               name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
       };
-      if (entry.is_regular_file() && (ends(".csv") || ends(".csv.gz"))) files.push_back(entry.path().string());
+      if (entry.is_regular_file() && (ends(".csv") || ends(".csv.gz")))
+        files.push_back(entry.path().string());
     }
-    if (files.empty()) throw Error(fmt::format("calibrate: folder '{}' holds no *.csv or *.csv.gz file", input));
+    if (files.empty())
+      throw Error(fmt::format("calibrate: folder '{}' holds no *.csv or *.csv.gz file", input));
     std::sort(files.begin(), files.end());
     out.insert(out.end(), files.begin(), files.end());
   }

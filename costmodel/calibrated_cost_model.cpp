@@ -26,6 +26,7 @@ int64_t op_bytes(const profiles::Op& op) {
 // m x n output, FLOPs and bytes given; k from the FLOPs.
 OpKernel gemm_like(std::string kernel, int64_t m, int64_t n, double flops, double bytes) {
   OpKernel k;
+  k.category = kernel == "gemm" ? KindCategory::matmul : KindCategory::conv;
   k.kernel = std::move(kernel);
   k.sample.m = std::max<int64_t>(1, m);
   k.sample.n = std::max<int64_t>(1, n);
@@ -121,6 +122,7 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
   int64_t outputs = 0;
   for (profiles::TensorId id : op.outputs) outputs += elements(graph.tensor(id).shape);
   OpKernel k;
+  k.category = category;
   k.kernel = std::string(profiles::kind_name(op.kind));
   k.sample.m = std::max<int64_t>(1, outputs);
   k.sample.flops = flops;

@@ -43,6 +43,7 @@ struct OpKernel {
   std::string kernel;   // "gemm", "conv2d_forward", ... or the op's kind
   std::string variant;  // conv kernels: conv_variant(); others: empty
   KernelSample sample;
+  profiles::KindCategory category = profiles::KindCategory::matmul;  // kernel_category(kernel)
 };
 std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op);
 

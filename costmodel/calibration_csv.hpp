@@ -161,7 +161,8 @@ std::vector<CalibrationRow> read_calibration_input(const std::string& path,
                                                    std::string* note = nullptr);
 // The same on text already read (gzip undone); `path` names it in messages.
 std::vector<CalibrationRow> parse_calibration_input(const std::string& text, const std::string& path,
-                                                    const std::string& trace_device = "", std::string* note = nullptr);
+                                                    const std::string& trace_device = "",
+                                                    std::string* note = nullptr);
 
 // CSV fields of one line (RFC 4180 quoting, no embedded newlines); `where` names the line in errors.
 std::vector<std::string> split_csv_line(std::string_view line, std::string_view where);

@@ -26,19 +26,21 @@ KernelModel fit_group(const std::vector<CalibrationRow>& rows, const std::vector
   std::vector<KernelSample> samples;
   for (size_t i : members) samples.push_back(to_sample(rows[i]));
   const CalibrationRow& first = rows[members.front()];
-  return fit_kernel_model(samples, device.sm_count, catalog_roofline(device, first.category, first.precision), where);
+  return fit_kernel_model(samples, device.sm_count, catalog_roofline(device, first.category, first.precision),
+                          where);
 }
 
 template <typename Key>
-std::vector<GroupError> summarize(const std::vector<CalibrationRow>& rows, const std::vector<double>& predictions,
-                                  Key key) {
+std::vector<GroupError> summarize(const std::vector<CalibrationRow>& rows,
+                                  const std::vector<double>& predictions, Key key) {
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> errors;
   for (size_t i = 0; i < rows.size(); ++i) {
     errors[{rows[i].device, key(rows[i]), rows[i].precision}].push_back(
         abs_error(predictions[i], static_cast<double>(rows[i].time_ns)));
   }
   std::vector<GroupError> out;
-  for (auto& [k, e] : errors) out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), summarize_errors(e)});
+  for (auto& [k, e] : errors)
+    out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), summarize_errors(e)});
   return out;
 }
 
@@ -72,7 +74,8 @@ std::vector<double> kfold_predictions(const std::vector<CalibrationRow>& rows, i
 
 std::vector<GroupError> kfold_errors_by_category(const std::vector<CalibrationRow>& rows,
                                                  const std::vector<double>& predictions) {
-  return summarize(rows, predictions, [](const CalibrationRow& r) { return std::string(profiles::category_name(r.category)); });
+  return summarize(rows, predictions,
+                   [](const CalibrationRow& r) { return std::string(profiles::category_name(r.category)); });
 }
 
 std::vector<GroupError> kfold_errors_by_kernel(const std::vector<CalibrationRow>& rows,
@@ -103,7 +106,9 @@ std::vector<CrossGpuError> cross_gpu_errors(const std::vector<CalibrationRow>& r
     by_shape[{r.device, shape_key[i]}] = i;
     devices.insert(r.device);
   }
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::vector<double>, std::vector<double>>> errors;
+  std::map<std::tuple<std::string, std::string, std::string>,
+           std::pair<std::vector<double>, std::vector<double>>>
+      errors;
   for (size_t b = 0; b < rows.size(); ++b) {
     const CalibrationRow& rb = rows[b];
     for (const std::string& from : devices) {
@@ -175,18 +180,24 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
   std::string md;
   md += "## Kernel level\n\n";
   md += fmt::format(
-      "Held-out error of the calibrated kernel model (costmodel/calibration_fit.hpp) on {} measured kernels of "
-      "Baidu DeepBench (tests/fixtures/calibration/): {}-fold per device, kernel and precision (row i of a group "
+      "Held-out error of the calibrated kernel model (costmodel/calibration_fit.hpp) on {} measured kernels "
+      "of "
+      "Baidu DeepBench (tests/fixtures/calibration/): {}-fold per device, kernel and precision (row i of a "
+      "group "
       "is held out in fold i % {}), |predicted - measured| / measured. Targets (issue 16): median <= 10 %, "
       "mean <= 15 % per category on V100 GEMM and conv. Regenerate: `{}`.\n\n",
       rows.size(), folds, folds, command);
-  md += "| device | category | precision | kernels | median | mean | max |\n|---|---|---|---:|---:|---:|---:|\n";
+  md +=
+      "| device | category | precision | kernels | median | mean | max "
+      "|\n|---|---|---|---:|---:|---:|---:|\n";
   const std::vector<GroupError> calibrated_by_category = kfold_errors_by_category(rows, predictions);
   for (const GroupError& g : calibrated_by_category) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", g.device, g.group, g.precision, g.error.count,
                       percent(g.error.median), percent(g.error.mean), percent(g.error.max));
   }
-  md += "\nPer kernel:\n\n| device | kernel | precision | kernels | median | mean | max |\n|---|---|---|---:|---:|---:|---:|\n";
+  md +=
+      "\nPer kernel:\n\n| device | kernel | precision | kernels | median | mean | max "
+      "|\n|---|---|---|---:|---:|---:|---:|\n";
   for (const GroupError& g : kfold_errors_by_kernel(rows, predictions)) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", g.device, g.group, g.precision, g.error.count,
                       percent(g.error.median), percent(g.error.mean), percent(g.error.max));
@@ -232,11 +243,15 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
   md += "\n## Cross-GPU\n\n";
   md +=
       "A kernel measured on GPU A predicts the same kernel on GPU B, Habitat-style (Yu et al., ATC'21): "
-      "t_A * pred_B / pred_A, with pred_B B's held-out k-fold prediction and pred_A A's profile fitted on all of "
-      "A's kernels; \"B's profile\" is pred_B alone on the same kernels. Target (issue 16): mean <= 15 % across "
+      "t_A * pred_B / pred_A, with pred_B B's held-out k-fold prediction and pred_A A's profile fitted on "
+      "all of "
+      "A's kernels; \"B's profile\" is pred_B alone on the same kernels. Target (issue 16): mean <= 15 % "
+      "across "
       "the DeepBench GPUs.\n\n";
-  md += "| from (measured) | to (predicted) | precision | kernels | Habitat median | Habitat mean | B's profile mean |\n"
-        "|---|---|---|---:|---:|---:|---:|\n";
+  md +=
+      "| from (measured) | to (predicted) | precision | kernels | Habitat median | Habitat mean | B's "
+      "profile mean |\n"
+      "|---|---|---|---:|---:|---:|---:|\n";
   std::vector<double> all_habitat, all_profile;
   double habitat_sum = 0, profile_sum = 0;
   int64_t count = 0;
@@ -248,14 +263,15 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
     count += e.habitat.count;
   }
   if (count > 0) {
-    md += fmt::format("\nOver all {} (pair, kernel) predictions: Habitat mean {}, B's profile mean {}.\n", count,
-                      percent(habitat_sum / static_cast<double>(count)), percent(profile_sum / static_cast<double>(count)));
+    md += fmt::format("\nOver all {} (pair, kernel) predictions: Habitat mean {}, B's profile mean {}.\n",
+                      count, percent(habitat_sum / static_cast<double>(count)),
+                      percent(profile_sum / static_cast<double>(count)));
   }
   return md;
 }
 
-std::string replace_marked_sections(std::string_view document, std::string_view sections, std::string_view begin_marker,
-                                    std::string_view end_marker) {
+std::string replace_marked_sections(std::string_view document, std::string_view sections,
+                                    std::string_view begin_marker, std::string_view end_marker) {
   const std::string block = fmt::format("{}\n{}{}\n", begin_marker, sections, end_marker);
   if (document.empty()) return fmt::format("# mutwo fidelity report\n\n{}", block);
   const size_t begin = document.find(begin_marker);

@@ -45,8 +45,8 @@ struct CrossGpuError {
   std::string from;  // A, measured
   std::string to;    // B, predicted
   std::string precision;
-  ErrorSummary habitat;     // t_A * pred_B / pred_A
-  ErrorSummary b_profile;   // pred_B (held out) on the same rows
+  ErrorSummary habitat;    // t_A * pred_B / pred_A
+  ErrorSummary b_profile;  // pred_B (held out) on the same rows
 };
 std::vector<CrossGpuError> cross_gpu_errors(const std::vector<CalibrationRow>& rows,
                                             const std::vector<double>& predictions);
@@ -83,7 +83,7 @@ inline constexpr std::string_view kFidelityBegin = "<!-- begin: mutwo calibrate 
 inline constexpr std::string_view kFidelityEnd = "<!-- end: mutwo calibrate --fidelity -->";
 std::string replace_fidelity_sections(std::string_view document, std::string_view sections);
 // The same for any pair of markers.
-std::string replace_marked_sections(std::string_view document, std::string_view sections, std::string_view begin_marker,
-                                    std::string_view end_marker);
+std::string replace_marked_sections(std::string_view document, std::string_view sections,
+                                    std::string_view begin_marker, std::string_view end_marker);
 
 }  // namespace mutwo::costmodel

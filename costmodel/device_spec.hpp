@@ -10,11 +10,11 @@ namespace mutwo::costmodel {
 // The host side of issuing work under PyTorch: how long the CPU takes to dispatch an op and launch
 // its kernels (eager), or to replay a captured CUDA graph, and how far it may run ahead of the GPU.
 struct HostDispatch {
-  int64_t forward_op_ns = 0;   // eager: one forward op, Python module call to kernel launch
-  int64_t backward_op_ns = 0;  // eager: one backward or optimizer op, issued from C++ (autograd)
-  int64_t copy_issue_ns = 0;   // cudaMemcpyAsync of a swap
-  int64_t launch_ns = 0;       // cudaLaunchKernel alone: an op issued inside another call
-  int64_t graph_kernel_ns = 0;  // CUDA-graph replay: per kernel node
+  int64_t forward_op_ns = 0;       // eager: one forward op, Python module call to kernel launch
+  int64_t backward_op_ns = 0;      // eager: one backward or optimizer op, issued from C++ (autograd)
+  int64_t copy_issue_ns = 0;       // cudaMemcpyAsync of a swap
+  int64_t launch_ns = 0;           // cudaLaunchKernel alone: an op issued inside another call
+  int64_t graph_kernel_ns = 0;     // CUDA-graph replay: per kernel node
   int32_t launch_queue_depth = 0;  // launches the host may have outstanding (0: unbounded)
   std::string source;              // where the figures come from, for listings
 };

@@ -42,14 +42,6 @@ const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const Wa
   return nullptr;
 }
 
-// The key itself, then the relaxations group_for documents.
-std::vector<WaveGroupKey> key_chain(const WaveGroupKey& key) {
-  std::vector<WaveGroupKey> chain{key};
-  if (!key.variant.empty()) chain.push_back({key.family, "", key.math});
-  if (!is_gemm_like(key) && key.family != "elementwise") chain.push_back({"elementwise", "", ""});
-  return chain;
-}
-
 nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   nlohmann::ordered_json o;
   o["family"] = g.key.family;
@@ -148,27 +140,36 @@ std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::strin
 
 }  // namespace
 
-const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const DeviceSpec& device) const {
-  const WaveRefinement* own = nullptr;
+const WaveRefinement* WaveModel::refinement_for(const DeviceSpec& device) const {
   for (const WaveRefinement& r : refinements) {
-    if (r.device == device.name) own = &r;
+    if (r.device == device.name) return &r;
   }
-  if (own == nullptr) {
-    for (const WaveRefinement& r : refinements) {
-      // A catalog device of the same chip and figures (a100-40gb takes a100-pcie-40gb's kernels).
-      try {
-        if (same_chip(find_device(r.device), device)) own = &r;
-      } catch (const Error&) {
-      }
-    }
-  }
-  for (const WaveGroupKey& k : key_chain(key)) {
-    if (own != nullptr) {
-      if (const WaveGroupFit* g = find_group(own->groups, k)) return g;
-    }
-    if (const WaveGroupFit* g = find_group(groups, k)) return g;
+  for (const WaveRefinement& r : refinements) {
+    // A catalog device of the same chip and figures (a100-40gb takes a100-pcie-40gb's kernels).
+    if (builtin_devices().contains(r.device) && same_chip(builtin_devices().find(r.device), device))
+      return &r;
   }
   return nullptr;
+}
+
+const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const WaveRefinement* refinement) const {
+  const auto lookup = [&](const WaveGroupKey& k) -> const WaveGroupFit* {
+    if (refinement != nullptr) {
+      if (const WaveGroupFit* g = find_group(refinement->groups, k)) return g;
+    }
+    return find_group(groups, k);
+  };
+  // The key itself, then the relaxations documented in the header.
+  if (const WaveGroupFit* g = lookup(key)) return g;
+  if (!key.variant.empty()) {
+    if (const WaveGroupFit* g = lookup({key.family, "", key.math})) return g;
+  }
+  if (!is_gemm_like(key) && key.family != "elementwise") return lookup({"elementwise", "", ""});
+  return nullptr;
+}
+
+const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const DeviceSpec& device) const {
+  return group_for(key, refinement_for(device));
 }
 
 double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device) {

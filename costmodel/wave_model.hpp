@@ -87,6 +87,12 @@ struct WaveModel {
   // own takes the pass's "" group; a bandwidth-bound family without one takes "elementwise".
   // nullptr when none applies.
   const WaveGroupFit* group_for(const WaveGroupKey& key, const DeviceSpec& device) const;
+  // The same with the device's refinement already looked up (refinement_for): what a cost source
+  // asks for every kernel.
+  const WaveGroupFit* group_for(const WaveGroupKey& key, const WaveRefinement* refinement) const;
+  // The refinement that prices `device`: its own, else one of a catalog device with the same chip and
+  // figures; nullptr when none.
+  const WaveRefinement* refinement_for(const DeviceSpec& device) const;
 };
 
 // t of the formula above, in ns (>= 0).

@@ -33,9 +33,8 @@ std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& gr
   if (kernels.empty()) return std::nullopt;
   double total = 0;
   for (const OpKernel& k : kernels) {
-    const WaveKernel w =
-        wave_kernel(k.kernel, kernel_category(k.kernel), k.variant, precision, k.sample, device);
-    const WaveGroupFit* g = model_->group_for(w.group, device);
+    const WaveKernel w = wave_kernel(k.kernel, k.category, k.variant, precision, k.sample, device);
+    const WaveGroupFit* g = model_->group_for(w.group, refinement_);
     if (g == nullptr) return std::nullopt;
     total += predict_wave_ns(*g, w, device);
   }
@@ -57,7 +56,7 @@ std::string WaveCostModel::describe(const profiles::Graph& graph) const {
   std::string refined;
   for (const WaveRefinement& r : model_->refinements) {
     for (const WaveGroupFit& g : r.groups) {
-      if (model_->group_for(g.key, fallback_.device()) == &g) {
+      if (model_->group_for(g.key, refinement_) == &g) {
         refined = fmt::format(", refined on {}'s kernels", r.device);
       }
     }

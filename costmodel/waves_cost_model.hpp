@@ -39,6 +39,7 @@ class WaveCostModel final : public OpCostModel {
  private:
   std::shared_ptr<const WaveModel> model_;
   AnalyticCostModel fallback_;
+  const WaveRefinement* refinement_ = nullptr;  // the device's, looked up once
 };
 
 }  // namespace mutwo::costmodel
