@@ -455,9 +455,20 @@ lease() {
 }
 
 # Packs the work folder into $OUT for the device tool to bring back (at most 8 files of 16 MiB).
+# A step the budget cut short may leave a process finishing its last write (`mutwo` stops at SIGTERM
+# after the write in progress), which GNU tar reports as "file changed as we read it" (exit 1): pack
+# again after it settles, and at the third try keep the archive, the cut step being recorded as such.
 pack_work() {
   rm -f "$pack"/device-check.tar.gz*
-  tar czf "$pack/device-check.tar.gz" -C "$work" . || return 1
+  local try rc
+  for try in 1 2 3; do
+    rc=0
+    tar czf "$pack/device-check.tar.gz" -C "$work" . || rc=$?
+    [ $rc -ne 1 ] && break
+    echo "pack: a file changed while packing (try $try of 3)"
+    sleep 2
+  done
+  [ $rc -le 1 ] || return 1
   local bytes
   bytes=$(stat -c %s "$pack/device-check.tar.gz")
   if [ "$bytes" -gt $((15 * 1024 * 1024)) ]; then
