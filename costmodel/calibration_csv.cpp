@@ -33,23 +33,6 @@ constexpr std::string_view kDeepBenchConvHeader =
 constexpr std::array<std::string_view, 4> kConvKernels{"conv2d_forward", "conv2d_backward_data",
                                                        "conv2d_backward_filter", ""};
 
-// The lines of a text with their 1-based numbers; a trailing '\r' is dropped.
-std::vector<std::pair<int, std::string_view>> text_lines(std::string_view text) {
-  std::vector<std::pair<int, std::string_view>> out;
-  int number = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    ++number;
-    if (!(end == text.size() && line.empty())) out.emplace_back(number, line);
-    start = end + 1;
-  }
-  return out;
-}
-
 bool skipped(std::string_view line) {
   return line.empty() || line.front() == '#';
 }
@@ -105,7 +88,7 @@ void expect_header(const std::vector<std::pair<int, std::string_view>>& lines, s
 // The data lines after the header, split into exactly `columns` fields.
 template <typename Row>
 void for_each_record(std::string_view text, std::string_view file, std::string_view header, Row row) {
-  const auto lines = text_lines(text);
+  const auto lines = profiles::numbered_lines(text);
   expect_header(lines, header, file);
   const size_t columns = split_csv_line(header, file).size();
   bool seen_header = false;
@@ -343,7 +326,7 @@ std::vector<std::string> split_csv_line(std::string_view line, std::string_view 
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file) {
   // Version 1 has no batch and no timing column: every other field moves up.
   bool v1 = false;
-  for (const auto& [number, line] : text_lines(text)) {
+  for (const auto& [number, line] : profiles::numbered_lines(text)) {
     if (skipped(line)) continue;
     v1 = line == kCalibrationCsvHeaderV1;
     break;
@@ -541,7 +524,7 @@ std::vector<CalibrationRow> parse_calibration_input(const std::string& text, con
     }
     return std::move(k.rows);
   }
-  for (const auto& [number, line] : text_lines(text)) {
+  for (const auto& [number, line] : profiles::numbered_lines(text)) {
     if (skipped(line)) continue;
     if (line == kCalibrationCsvHeader || line == kCalibrationCsvHeaderV1)
       return parse_calibration_csv(text, path);

@@ -49,12 +49,6 @@ std::array<double, N> coefficients(const profiles::JsonReader& r, std::string_vi
   return out;
 }
 
-bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
-  return a.sm_count == b.sm_count && a.fp32_flops_per_ns == b.fp32_flops_per_ns &&
-         a.tf32_flops_per_ns == b.tf32_flops_per_ns && a.half_flops_per_ns == b.half_flops_per_ns &&
-         a.hbm_bytes_per_ns == b.hbm_bytes_per_ns;
-}
-
 }  // namespace
 
 const KernelGroupFit* CalibrationProfile::find(std::string_view kernel, std::string_view variant,

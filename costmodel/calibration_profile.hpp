@@ -91,8 +91,8 @@ void write_calibration_profile(const CalibrationProfile& profile, const std::str
 // once, sorted by device name.
 const std::vector<CalibrationProfile>& shipped_calibration_profiles();
 // The profile that calibrates `device`, among `given` first, then the shipped ones: one whose
-// device is `device.name`, else one fitted on a catalog device with the same chip (SM count, every
-// peak and the memory bandwidth equal: v100-32gb uses v100-16gb's). nullopt when none does.
+// device is `device.name`, else one fitted on a catalog device of the same chip with the same
+// figures (same_chip, device_catalog.hpp: v100-32gb uses v100-16gb's). nullopt when none does.
 std::optional<CalibrationProfile> find_calibration_profile(const DeviceSpec& device,
                                                            const std::vector<CalibrationProfile>& given = {});
 

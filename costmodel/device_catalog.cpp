@@ -150,6 +150,12 @@ const DeviceCatalog& builtin_devices() {
   return catalog;
 }
 
+bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
+  return (a.chip.empty() || b.chip.empty() || a.chip == b.chip) && a.sm_count == b.sm_count &&
+         a.fp32_flops_per_ns == b.fp32_flops_per_ns && a.tf32_flops_per_ns == b.tf32_flops_per_ns &&
+         a.half_flops_per_ns == b.half_flops_per_ns && a.hbm_bytes_per_ns == b.hbm_bytes_per_ns;
+}
+
 DeviceSpec find_device(std::string_view name) {
   if (is_device_path(name)) return read_device_file(std::string(name));
   return builtin_devices().find(name);

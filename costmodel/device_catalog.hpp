@@ -42,6 +42,12 @@ void register_builtin_devices(DeviceCatalog& catalog);
 const std::vector<std::pair<std::string_view, std::string_view>>& shipped_device_texts();
 // A catalog with the built-ins, built once.
 const DeviceCatalog& builtin_devices();
+// Whether two devices are one chip with the same figures, so that what was measured on one holds
+// for the other (a calibration profile, a wave-model refinement): SM count, every peak and the
+// memory bandwidth equal, and no two different chip names (v100-32gb is v100-16gb's; a100-40gb the
+// A100-PCIE-40GB's).
+bool same_chip(const DeviceSpec& a, const DeviceSpec& b);
+
 // A copy of a built-in device (to apply overrides to), or the device a file describes when `name` is
 // a path (is_device_path: it holds a '/' or ends in ".toml"; device_file.hpp). Throws
 // UnknownNameError for an unknown name, Error/FormatError for a file that cannot be read or is bad.

@@ -10,6 +10,7 @@
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "profiles/error.hpp"
+#include "profiles/text_file.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -69,15 +70,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
   std::vector<CalibrationRow> rows;
   std::vector<std::string> header;
   std::map<std::string, size_t> column;
-  int number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (const auto& [number, line] : profiles::numbered_lines(text)) {
     if (line.empty()) continue;
     const std::string where = fmt::format("{}:{}", file, number);
     if (header.empty()) {

@@ -48,17 +48,6 @@ void design_row(const Columns& c, size_t set, bool eager, const WaveFeatures& f,
   }
 }
 
-double regime_price(const WaveGroupFit& g, const WaveFeatures& f, bool compute) {
-  if (compute) {
-    double t = g.fixed_cost_fitted ? g.compute[0] : kUnfittedFixedCostNs;
-    for (size_t j = 1; j < kWaveComputeTerms; ++j) t += g.compute[j] * f.compute[j];
-    return t;
-  }
-  double t = g.fixed_cost_fitted ? g.memory[0] : kUnfittedFixedCostNs;
-  for (size_t j = 1; j < kWaveMemoryTerms; ++j) t += g.memory[j] * f.memory[j];
-  return t;
-}
-
 struct GroupResult {
   WaveGroupFit fit;
   std::map<size_t, double> harness_ns;
@@ -139,11 +128,11 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
       const size_t i = members[r];
       const double t = static_cast<double>(w.rows[i].time_ns);
       const double h = w.eager[i] ? result.harness_ns[w.set_of[i]] : 0;
-      const double in_regime = regime_price(result.fit, features[r], compute_bound[r]);
+      const double in_regime = wave_regime_ns(result.fit, features[r], compute_bound[r]);
       const double e = (h + in_regime) / t - 1;
       objective += weight[r] * e * e;
       const char now =
-          regime_price(result.fit, features[r], true) >= regime_price(result.fit, features[r], false);
+          wave_regime_ns(result.fit, features[r], true) >= wave_regime_ns(result.fit, features[r], false);
       if (now != compute_bound[r]) {
         compute_bound[r] = now;
         changed = true;
@@ -234,8 +223,7 @@ WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use) {
     std::vector<double> errors;
     for (size_t i : members) {
       devices.insert(w.rows[i].device);
-      const double measured =
-          static_cast<double>(w.rows[i].time_ns) - (w.eager[i] ? best.harness_ns[w.set_of[i]] : 0);
+      const double measured = measured_kernel_ns(w, i, best.harness_ns);
       const double predicted = predict_wave_ns(best.fit, w.kernels[i], w.devices[w.device_of[i]]);
       errors.push_back(measured > 0 ? std::abs(predicted - measured) / measured : 1.0);
     }

@@ -29,12 +29,6 @@ constexpr std::string_view kMethod =
     "alternating fit, tile by grid, a harness term per (device, source) of eager-op measurements "
     "(costmodel/wave_fit.hpp)";
 
-bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
-  return !a.chip.empty() && a.chip == b.chip && a.sm_count == b.sm_count &&
-         a.fp32_flops_per_ns == b.fp32_flops_per_ns && a.tf32_flops_per_ns == b.tf32_flops_per_ns &&
-         a.half_flops_per_ns == b.half_flops_per_ns && a.hbm_bytes_per_ns == b.hbm_bytes_per_ns;
-}
-
 const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const WaveGroupKey& key) {
   for (const WaveGroupFit& g : groups) {
     if (g.key == key) return &g;
@@ -172,13 +166,20 @@ const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const DeviceSp
   return group_for(key, refinement_for(device));
 }
 
+double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& f, bool compute) {
+  if (compute) {
+    double t = group.fixed_cost_fitted ? group.compute[0] : kUnfittedFixedCostNs;
+    for (size_t j = 1; j < kWaveComputeTerms; ++j) t += group.compute[j] * f.compute[j];
+    return t;
+  }
+  double t = group.fixed_cost_fitted ? group.memory[0] : kUnfittedFixedCostNs;
+  for (size_t j = 1; j < kWaveMemoryTerms; ++j) t += group.memory[j] * f.memory[j];
+  return t;
+}
+
 double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device) {
   const WaveFeatures f = wave_features(kernel, group.tile, device);
-  double compute = group.fixed_cost_fitted ? group.compute[0] : kUnfittedFixedCostNs;
-  double memory = group.fixed_cost_fitted ? group.memory[0] : kUnfittedFixedCostNs;
-  for (size_t j = 1; j < kWaveComputeTerms; ++j) compute += group.compute[j] * f.compute[j];
-  for (size_t j = 1; j < kWaveMemoryTerms; ++j) memory += group.memory[j] * f.memory[j];
-  return std::max(compute, memory);
+  return std::max(wave_regime_ns(group, f, true), wave_regime_ns(group, f, false));
 }
 
 std::string wave_model_json(const WaveModel& m) {

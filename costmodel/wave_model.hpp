@@ -95,7 +95,10 @@ struct WaveModel {
   const WaveRefinement* refinement_for(const DeviceSpec& device) const;
 };
 
-// t of the formula above, in ns (>= 0).
+// One regime of the formula above on a kernel's features (compute: true for the first line), with
+// kUnfittedFixedCostNs for a group without a fitted fixed cost.
+double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& features, bool compute);
+// t of the formula above, in ns (>= 0): the larger regime.
 double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device);
 
 std::string wave_model_json(const WaveModel& model);  // 2-space indented, '\n' at the end

@@ -36,13 +36,16 @@ double relative(const WaveHeldOut& h, size_t i) {
   return (h.predicted[i] - h.measured[i]) / h.measured[i];
 }
 
-// The price of a kernel by the groups of one fit.
-double price(const WaveGroupsFit& fit, const WaveKernel& k, const DeviceSpec& device) {
-  WaveModel m;
-  m.groups = fit.groups;
-  const WaveGroupFit* g = m.group_for(k.group, device);
+// The price of a kernel by a held-out fit's groups (no refinement: the GPU's own kernels are out).
+double price(const WaveModel& fit, const WaveKernel& k, const DeviceSpec& device) {
+  const WaveGroupFit* g = fit.group_for(k.group, nullptr);
   if (g == nullptr) throw Error(fmt::format("wave model: no group prices {}", wave_group_text(k.group)));
   return predict_wave_ns(*g, k, device);
+}
+
+// What a GPU is held out as: its chip, or its name when the device file names none.
+const std::string& held_out_unit(const DeviceSpec& d) {
+  return d.chip.empty() ? d.name : d.chip;
 }
 
 }  // namespace
@@ -68,11 +71,10 @@ std::string wave_dataset(const WaveRows& rows, size_t i) {
 
 WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
   std::set<std::string> chips;
-  for (const DeviceSpec& d : w.devices) chips.insert(d.chip.empty() ? d.name : d.chip);
+  for (const DeviceSpec& d : w.devices) chips.insert(held_out_unit(d));
   if (chips.size() < 2) throw Error("leave one GPU out: the rows hold fewer than two GPUs");
-  const auto chip_of = [&](size_t i) {
-    const DeviceSpec& d = w.devices[w.device_of[i]];
-    return d.chip.empty() ? d.name : d.chip;
+  const auto chip_of = [&](size_t i) -> const std::string& {
+    return held_out_unit(w.devices[w.device_of[i]]);
   };
   WaveHeldOut h;
   h.scored.assign(w.rows.size(), 0);
@@ -81,29 +83,31 @@ WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
   for (const std::string& chip : chips) {
     std::vector<char> train(w.rows.size(), 0);
     for (size_t i = 0; i < w.rows.size(); ++i) train[i] = chip_of(i) != chip ? 1 : 0;
-    WaveGroupsFit fit = fit_wave_groups(w, train);
+    const WaveGroupsFit fit = fit_wave_groups(w, train);
+    WaveModel model;
+    model.groups = fit.groups;
     // Held-out harness per set: its floor times the training GPUs' median harness / floor of the source.
     std::map<std::string, std::vector<double>> ratios;
     for (const auto& [set, harness] : fit.harness_ns) {
       if (w.set_floor_ns[set] > 0) ratios[w.sets[set].second].push_back(harness / w.set_floor_ns[set]);
     }
+    std::map<std::string, double> ratio;
+    for (auto& [source, values] : ratios) ratio[source] = median_of(std::move(values));
     for (size_t i = 0; i < w.rows.size(); ++i) {
       if (train[i] || !w.kernel_bound[i]) continue;
       const DeviceSpec& device = w.devices[w.device_of[i]];
-      double harness = 0;
       if (w.eager[i]) {
-        const auto r = ratios.find(w.rows[i].source);
-        if (r == ratios.end()) continue;  // a source no other GPU measured: nothing to hold it against
-        harness = w.set_floor_ns[w.set_of[i]] * median_of(r->second);
-        h.harness_ns[w.set_of[i]] = harness;
+        const auto r = ratio.find(w.rows[i].source);
+        if (r == ratio.end()) continue;  // a source no other GPU measured: nothing to hold it against
+        h.harness_ns[w.set_of[i]] = w.set_floor_ns[w.set_of[i]] * r->second;
       }
-      const double measured = static_cast<double>(w.rows[i].time_ns) - harness;
+      const double measured = measured_kernel_ns(w, i, h.harness_ns);
       if (!(measured > 0)) continue;
       h.scored[i] = 1;
       h.measured[i] = measured;
-      h.predicted[i] = price(fit, w.kernels[i], device);
+      h.predicted[i] = price(model, w.kernels[i], device);
     }
-    h.fits.emplace(chip, std::move(fit));
+    h.fits.emplace(chip, std::move(model));
   }
   return h;
 }
@@ -173,7 +177,7 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h) {
     const double per_product = h.measured[best] / static_cast<double>(r.batch) *
                                static_cast<double>(b.m * b.n * b.k) / static_cast<double>(r.m * r.n * r.k);
     const DeviceSpec& device = w.devices[w.device_of[i]];
-    const WaveGroupsFit& fit = h.fits.at(device.chip.empty() ? device.name : device.chip);
+    const WaveModel& fit = h.fits.at(held_out_unit(device));
     WaveKernel smaller = w.kernels[i];
     smaller.sample.batch = r.batch;
     smaller.sample.flops =

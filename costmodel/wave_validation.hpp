@@ -36,11 +36,11 @@
 namespace mutwo::costmodel {
 
 struct WaveHeldOut {
-  std::vector<char> scored;                   // per row
-  std::vector<double> measured;               // per row: the measured kernel time (harness out), ns
-  std::vector<double> predicted;              // per row: the held-out price, ns
-  std::map<std::string, WaveGroupsFit> fits;  // chip -> the fit without it
-  std::map<size_t, double> harness_ns;        // every eager-op set's held-out harness
+  std::vector<char> scored;               // per row
+  std::vector<double> measured;           // per row: the measured kernel time (harness out), ns
+  std::vector<double> predicted;          // per row: the held-out price, ns
+  std::map<std::string, WaveModel> fits;  // chip -> the groups fitted without it
+  std::map<size_t, double> harness_ns;    // every eager-op set's held-out harness
 };
 // Throws Error when the rows hold fewer than two chips.
 WaveHeldOut leave_one_gpu_out(const WaveRows& rows);

@@ -50,15 +50,7 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
   std::set<std::string> ids;
   bool seen_header = false;
   size_t columns = 0;
-  int64_t number = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (const auto& [number, line] : profiles::numbered_lines(text)) {
     if (line.empty() || line.front() == '#') continue;
     const std::string where = fmt::format("{}:{}", file, number);
     if (!seen_header) {
@@ -92,7 +84,6 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
     r.source_note = f[13];
     if (r.source_url.empty()) field_error(where, "source_url", r.source_url, "must cite the measurement");
     rows.push_back(std::move(r));
-    if (end == text.size()) break;
   }
   if (!seen_header) throw FormatError(fmt::format("{}: no header line '{}'", file, kPublishedCsvHeader));
   return rows;

@@ -37,8 +37,8 @@ std::string gunzip(const std::string& bytes, const std::filesystem::path& path, 
     out.append(buffer, sizeof buffer - zs.avail_out);
     if (static_cast<int64_t>(out.size()) > max_bytes) {
       inflateEnd(&zs);
-      throw FormatError(fmt::format("{}: decompresses to more than {} bytes, the most mutwo reads", path.string(),
-                                    max_bytes));
+      throw FormatError(fmt::format("{}: decompresses to more than {} bytes, the most mutwo reads",
+                                    path.string(), max_bytes));
     }
     if (rc == Z_STREAM_END) {
       if (zs.avail_in == 0) break;
@@ -109,6 +109,22 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text,
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) fail(ec.message());
+}
+
+std::vector<std::pair<int, std::string_view>> numbered_lines(std::string_view text) {
+  std::vector<std::pair<int, std::string_view>> out;
+  int number = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++number;
+    if (!(end == text.size() && line.empty())) out.emplace_back(number, line);
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace mutwo::profiles

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace mutwo::profiles {
 
@@ -30,11 +32,16 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
 
 // Bytes read from `source` (a path, for messages) as text: gunzipped when they start with the gzip
 // magic, as read_text_file does; FormatError on a corrupt or truncated stream or past max_bytes.
-std::string text_of_bytes(std::string bytes, const std::filesystem::path& source, int64_t max_bytes = kMaxInputBytes);
+std::string text_of_bytes(std::string bytes, const std::filesystem::path& source,
+                          int64_t max_bytes = kMaxInputBytes);
 
 // Writes `text` to a temporary file beside `path` (same file system, name unique to this process),
 // then renames it over `path`: readers see the old file or the new one, never half of one. Throws
 // Error "cannot write <what> '<path>': <reason>" (the temporary file removed).
 void write_file_atomic(const std::filesystem::path& path, std::string_view text, std::string_view what = {});
+
+// The lines of a text with their 1-based numbers (views into `text`), a trailing '\r' dropped; a
+// final newline adds no empty line. What the line-oriented readers (CSVs) walk.
+std::vector<std::pair<int, std::string_view>> numbered_lines(std::string_view text);
 
 }  // namespace mutwo::profiles
