@@ -20,6 +20,7 @@ WaveCostModel::WaveCostModel(DeviceSpec device, std::shared_ptr<const WaveModel>
     throw Error(fmt::format(
         "cost source 'waves' on device '{}': the wave model needs the boost clock and L2 size", d.name));
   }
+  refinement_ = model_->refinement_for(d);
 }
 
 std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& graph,

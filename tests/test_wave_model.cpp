@@ -302,6 +302,15 @@ TEST_CASE(
   inputs.wave_model = model;
   const auto cost = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
   CHECK(cost->op_duration_ns(step, forward) == 3'968'167);
+  // With a refinement for the device (the same-chip A100 PCIe card's), the source prices with it:
+  // c = [2000, 0, 1, 0] -> 3,967,166.3 + 2,000, rounded up; describe() says so.
+  WaveRefinement pcie;
+  pcie.device = "a100-pcie-40gb";
+  pcie.groups = {group({"gemm", "", "cuda"}, {128, 128}, {2'000, 0, 1, 0}, {0, 1, 0})};
+  model->refinements = {pcie};
+  const auto refined = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
+  CHECK(refined->op_duration_ns(step, forward) == 3'969'167);
+  CHECK(refined->describe(step).find(", refined on a100-pcie-40gb's kernels: ") != std::string::npos);
   CHECK(cost->describe(step).rfind("waves (kernel model fitted 2026-11-26 across 0 GPUs: ", 0) == 0);
 }
 
