@@ -16,8 +16,8 @@ namespace mutwo::costmodel {
 
 namespace {
 
-// Inputs as given, a folder replaced by its measurement files (*.csv, *.csv.gz, *.json, *.json.gz
-// below it, in path order).
+// Inputs as given, a folder replaced by its measurement files (*.csv and *.csv.gz below it, in path
+// order).
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
   for (const std::string& input : inputs) {
