@@ -84,11 +84,7 @@ CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view 
   row.kernel = shape.kernel;
   row.variant = std::move(variant);
   row.category = kernel_category(shape.kernel);
-  row.m = work.m;
-  row.n = work.n;
-  row.k = work.k;
-  row.flops = work.flops;
-  row.bytes = work.bytes;
+  set_row_work(row, work);
   row.time_ns = timing.time_ns;
   row.source = shape.source.empty() ? "bench-ops" : "bench-ops " + shape.source;
   row.shape = text;

@@ -145,6 +145,23 @@ KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision
           profiles::checked_product({batch, elements, precision_element_bytes(precision)}, what)};
 }
 
+void set_row_work(CalibrationRow& row, const KernelWork& work) {
+  row.batch = work.batch;
+  row.m = work.m;
+  row.n = work.n;
+  row.k = work.k;
+  row.flops = work.flops;
+  row.bytes = work.bytes;
+}
+
+KernelWork row_work(std::string_view where, const std::function<KernelWork()>& work) {
+  try {
+    return work();
+  } catch (const Error& e) {
+    throw FormatError(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
 std::string_view timing_name(Timing timing) {
   return timing == Timing::kernel ? "kernel" : "eager-op";
 }
@@ -415,14 +432,7 @@ std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::s
                       if (f[i] != "N" && f[i] != "T")
                         field_error(where, i == 6 ? "a_transpose" : "b_transpose", f[i], "must be N or T");
                     }
-                    KernelWork work;
-                    try {
-                      work = gemm_work(r.m, r.n, r.k, r.precision);
-                    } catch (const Error& e) {
-                      throw FormatError(fmt::format("{}: {}", where, e.what()));
-                    }
-                    r.flops = work.flops;
-                    r.bytes = work.bytes;
+                    set_row_work(r, row_work(where, [&] { return gemm_work(r.m, r.n, r.k, r.precision); }));
                     r.time_ns = ms_to_ns(where, "time_ms", f[8]);
                     r.source = f[2];
                     r.shape = fmt::format("M={} N={} K={} {}{}", r.m, r.n, r.k, f[6], f[7]);
@@ -463,20 +473,11 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
           row.origin = where;
           row.device = device;
           row.precision = precision;
-          KernelWork work;
-          try {
-            work = conv_work(conv, static_cast<ConvPass>(pass), precision);
-          } catch (const Error& e) {
-            throw FormatError(fmt::format("{}: {}", where, e.what()));
-          }
+          set_row_work(row,
+                       row_work(where, [&] { return conv_work(conv, static_cast<ConvPass>(pass), precision); }));
           row.kernel = std::string(kConvKernels[pass]);
           row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
           row.category = KindCategory::conv;
-          row.m = work.m;
-          row.n = work.n;
-          row.k = work.k;
-          row.flops = work.flops;
-          row.bytes = work.bytes;
           row.time_ns = ms_to_ns(where, fields[pass], time);
           row.source = f[2];
           row.shape = pass == 0 && !f[17].empty() ? shape + " algo=" + f[17] : shape;

@@ -30,6 +30,7 @@
 // shape      a readable shape string; may be empty
 // Fields holding a comma or a double quote are double-quoted, quotes doubled (RFC 4180).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,11 @@ int64_t precision_element_bytes(std::string_view precision);
 // GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: flops 2*batch*m*n*k; bytes batch*(m*k + k*n + m*n)
 // elements.
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch = 1);
+// Copies a kernel's work (batch, m, n, k, flops, bytes) into its row.
+void set_row_work(CalibrationRow& row, const KernelWork& work);
+// Runs a row's work computation; the Error it throws (an overflowing shape) becomes a FormatError that
+// starts with the row's place, "<where>: ".
+KernelWork row_work(std::string_view where, const std::function<KernelWork()>& work);
 
 // A convolution (dilation 1, groups 1): x[N,C,H,W], w[K,C,R,S], y[N,K,P,Q].
 struct ConvGeometry {

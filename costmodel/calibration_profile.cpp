@@ -29,26 +29,6 @@ constexpr std::string_view kMethod =
     "by grid "
     "(costmodel/calibration_fit.hpp)";
 
-double number(const profiles::JsonReader& r, const nlohmann::json& j, std::string_view what) {
-  if (!j.is_number()) r.wrong_type(what, "number", j);
-  const double v = j.get<double>();
-  if (!(v >= 0) || !std::isfinite(v)) {
-    throw FormatError(fmt::format("{}: field '{}' = {} must be a finite number >= 0", r.where(), what, v));
-  }
-  return v;
-}
-
-template <size_t N>
-std::array<double, N> coefficients(const profiles::JsonReader& r, std::string_view key) {
-  const nlohmann::json& a = r.array(key);
-  if (a.size() != N) {
-    throw FormatError(fmt::format("{}: field '{}' has {} values, expected {}", r.where(), key, a.size(), N));
-  }
-  std::array<double, N> out{};
-  for (size_t i = 0; i < N; ++i) out[i] = number(r, a[i], fmt::format("{}[{}]", key, i));
-  return out;
-}
-
 }  // namespace
 
 const KernelGroupFit* CalibrationProfile::find(std::string_view kernel, std::string_view variant,
@@ -260,14 +240,14 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
       throw FormatError(
           fmt::format("{}: tile {}x{} must be >= 1x1", g.where(), fit.model.tile.m, fit.model.tile.n));
     }
-    fit.model.compute = coefficients<kComputeTerms>(g, "compute");
-    fit.model.memory = coefficients<kMemoryTerms>(g, "memory");
+    g.non_negative_numbers("compute", fit.model.compute);
+    g.non_negative_numbers("memory", fit.model.memory);
     const profiles::JsonReader e(g.field("error"), g.where() + ": error");
     e.expect_only({"median", "mean", "max"});
     fit.error.count = fit.rows;
-    fit.error.median = number(e, e.field("median"), "median");
-    fit.error.mean = number(e, e.field("mean"), "mean");
-    fit.error.max = number(e, e.field("max"), "max");
+    fit.error.median = e.non_negative("median");
+    fit.error.mean = e.non_negative("mean");
+    fit.error.max = e.non_negative("max");
     if (p.find(fit.kernel, fit.variant, fit.precision)) {
       throw FormatError(fmt::format("{}: a second group for kernel '{}', variant '{}', precision '{}'",
                                     g.where(), fit.kernel, fit.variant, fit.precision));

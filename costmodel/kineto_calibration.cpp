@@ -84,10 +84,7 @@ KinetoCalibration kineto_calibration_rows(const profiles::KinetoOpRecords& recor
         // B independent [M, K] x [K, N] products: one gemm row with batch B.
         profiles::KernelTiming t{{"gemm", {a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
         row = bench_row(t, device);
-        const KernelWork work = gemm_work(a[1], b[2], a[2], *precision, a[0]);
-        row->batch = work.batch;
-        row->flops = work.flops;
-        row->bytes = work.bytes;
+        set_row_work(*row, gemm_work(a[1], b[2], a[2], *precision, a[0]));
       }
     } else if (precision) {
       if (const auto shape = bench_shape(r)) row = bench_row({*shape, *precision, r.gpu_ns}, device);

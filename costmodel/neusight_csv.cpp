@@ -95,14 +95,6 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       return f[it->second];
     };
     const auto dim = [&](const std::string& name) { return positive_int(where, name, get(name)); };
-    // A row's work; an error in computing it (an overflowing shape) named with the row.
-    const auto at_row = [&](auto&& work) {
-      try {
-        return work();
-      } catch (const Error& e) {
-        throw FormatError(fmt::format("{}: {}", where, e.what()));
-      }
-    };
     CalibrationRow r;
     r.origin = where;
     const std::string& product = get("Device");
@@ -118,15 +110,10 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       const int64_t b = dim("B"), m = dim("M"), n = dim("N"), k = dim("K");
       if (op == "linear" && b != 1) field_error(where, "B", get("B"), "linear rows have B = 1");
       // N is the reduction: [B, M, N] x [B, N, K] -> [B, M, K].
-      const KernelWork work = at_row([&] { return gemm_work(m, k, n, r.precision, b); });
+      set_row_work(r, row_work(where, [&] { return gemm_work(m, k, n, r.precision, b); }));
+      if (op == "linear") r.bytes += k * precision_element_bytes(r.precision);  // the bias
       r.kernel = "gemm";
       r.category = profiles::KindCategory::matmul;
-      r.batch = work.batch;
-      r.m = work.m;
-      r.n = work.n;
-      r.k = work.k;
-      r.flops = work.flops;
-      r.bytes = work.bytes + (op == "linear" ? k * precision_element_bytes(r.precision) : 0);
       r.shape = fmt::format("B={} M={} N={} K={} {}", b, m, n, k,
                             column.count("Kernel Name") ? get("Kernel Name") : "");
     } else if (op == "conv") {
@@ -135,15 +122,10 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       const std::string& pad_text = get("Padding");
       const int64_t pad = pad_text == "0" ? 0 : positive_int(where, "Padding", pad_text);
       const ConvGeometry g{n, c, hw, hw, k, rs, rs, pad, pad, stride, stride};
-      const KernelWork work = at_row([&] { return conv_work(g, ConvPass::forward, r.precision); });
+      set_row_work(r, row_work(where, [&] { return conv_work(g, ConvPass::forward, r.precision); }));
       r.kernel = std::string(conv_pass_kernel(ConvPass::forward));
       r.variant = std::string(conv_variant(rs, rs, stride, stride));
       r.category = profiles::KindCategory::conv;
-      r.m = work.m;
-      r.n = work.n;
-      r.k = work.k;
-      r.flops = work.flops;
-      r.bytes = work.bytes;
       r.shape = conv_shape_text(g);
     } else {
       const auto it = vector_ops().find(op);
@@ -153,14 +135,9 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
         field_error(where, "OPName", op, fmt::format("valid: {}", fmt::join(valid, ", ")));
       }
       const int64_t b = dim("B"), h = dim("H");
-      const KernelWork work = at_row([&] { return op_kind_work(it->second.kernel, {b, h}, r.precision); });
+      set_row_work(r, row_work(where, [&] { return op_kind_work(it->second.kernel, {b, h}, r.precision); }));
       r.kernel = std::string(it->second.kernel);
       r.category = kernel_category(r.kernel);
-      r.m = work.m;
-      r.n = work.n;
-      r.k = work.k;
-      r.flops = work.flops;
-      r.bytes = work.bytes;
       r.shape = fmt::format("B={} H={}", b, h);
     }
     validate_calibration_row(r);

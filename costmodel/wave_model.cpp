@@ -52,33 +52,6 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   return o;
 }
 
-double number(const profiles::JsonReader& r, std::string_view key) {
-  const nlohmann::json& v = r.field(key);
-  if (!v.is_number()) r.wrong_type(key, "number", v);
-  const double d = v.get<double>();
-  if (!std::isfinite(d))
-    throw FormatError(fmt::format("{}: field '{}' = {} must be finite", r.where(), key, d));
-  return d;
-}
-
-template <size_t N>
-std::array<double, N> coefficients(const profiles::JsonReader& r, std::string_view key) {
-  const nlohmann::json& a = r.array(key);
-  if (a.size() != N) {
-    throw FormatError(fmt::format("{}: field '{}' has {} numbers, expected {}", r.where(), key, a.size(), N));
-  }
-  std::array<double, N> out{};
-  for (size_t i = 0; i < N; ++i) {
-    if (!a[i].is_number()) r.wrong_type(key, "array of numbers", a[i]);
-    out[i] = a[i].get<double>();
-    if (!std::isfinite(out[i]) || out[i] < 0) {
-      throw FormatError(
-          fmt::format("{}: field '{}'[{}] = {} must be a finite number >= 0", r.where(), key, i, out[i]));
-    }
-  }
-  return out;
-}
-
 std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::string_view key) {
   std::vector<WaveGroupFit> out;
   const nlohmann::json& groups = r.array(key);
@@ -110,8 +83,8 @@ std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::strin
       throw FormatError(
           fmt::format("{}: tile {}x{} must be at least 1x1", g.where(), fit.tile.m, fit.tile.n));
     }
-    fit.compute = coefficients<kWaveComputeTerms>(g, "compute");
-    fit.memory = coefficients<kWaveMemoryTerms>(g, "memory");
+    g.non_negative_numbers("compute", fit.compute);
+    g.non_negative_numbers("memory", fit.memory);
     fit.fixed_cost_fitted = g.boolean("fixed_cost_fitted");
     fit.rows = g.integer("rows");
     for (const nlohmann::json& d : g.array("devices")) {
@@ -121,9 +94,9 @@ std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::strin
     const profiles::JsonReader e(g.field("error"), g.where() + ": error");
     e.expect_only({"median", "mean", "max"});
     fit.error.count = fit.rows;
-    fit.error.median = number(e, "median");
-    fit.error.mean = number(e, "mean");
-    fit.error.max = number(e, "max");
+    fit.error.median = e.non_negative("median");
+    fit.error.mean = e.non_negative("mean");
+    fit.error.max = e.non_negative("max");
     if (find_group(out, fit.key)) {
       throw FormatError(fmt::format("{}: group {} appears twice", g.where(), wave_group_text(fit.key)));
     }
@@ -246,7 +219,7 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
     const profiles::JsonReader o(harness[i], fmt::format("{}: harness {}", where, i));
     o.expect_only({"device", "source", "floor_ns", "harness_ns"});
     m.harness.push_back(
-        {o.string("device"), o.string("source"), number(o, "floor_ns"), number(o, "harness_ns")});
+        {o.string("device"), o.string("source"), o.number("floor_ns"), o.number("harness_ns")});
   }
   return m;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 
 namespace mutwo::profiles {
@@ -61,6 +62,40 @@ bool JsonReader::boolean(std::string_view key) const {
   const Json& j = field(key);
   if (!j.is_boolean()) wrong_type(key, "a boolean", j);
   return j.get<bool>();
+}
+
+double JsonReader::number(std::string_view key) const {
+  const Json& j = field(key);
+  if (!j.is_number()) wrong_type(key, "number", j);
+  const double v = j.get<double>();
+  if (!std::isfinite(v)) throw FormatError(fmt::format("{}: field '{}' = {} must be finite", where_, key, v));
+  return v;
+}
+
+double JsonReader::non_negative(std::string_view key) const {
+  const Json& j = field(key);
+  if (!j.is_number()) wrong_type(key, "number", j);
+  const double v = j.get<double>();
+  if (!(v >= 0) || !std::isfinite(v)) {
+    throw FormatError(fmt::format("{}: field '{}' = {} must be a finite number >= 0", where_, key, v));
+  }
+  return v;
+}
+
+void JsonReader::non_negative_numbers(std::string_view key, std::span<double> out) const {
+  const Json& a = array(key);
+  if (a.size() != out.size()) {
+    throw FormatError(
+        fmt::format("{}: field '{}' has {} numbers, expected {}", where_, key, a.size(), out.size()));
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!a[i].is_number()) wrong_type(key, "array of numbers", a[i]);
+    out[i] = a[i].get<double>();
+    if (!(out[i] >= 0) || !std::isfinite(out[i])) {
+      throw FormatError(
+          fmt::format("{}: field '{}'[{}] = {} must be a finite number >= 0", where_, key, i, out[i]));
+    }
+  }
 }
 
 const Json& JsonReader::array(std::string_view key) const {

@@ -4,6 +4,7 @@
 // starts with where the object is ("op 2", "instruction 3", "graph") and names the field.
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,12 @@ class JsonReader {
   int32_t int32(std::string_view key) const;  // "field 'key' = v is out of range" past int32
   std::string string(std::string_view key) const;
   bool boolean(std::string_view key) const;
+  // A finite number, integer or float: "field 'key' = v must be finite" otherwise.
+  double number(std::string_view key) const;
+  // A finite number >= 0 (an error figure, a fitted coefficient).
+  double non_negative(std::string_view key) const;
+  // An array of exactly out.size() finite numbers >= 0 (fitted coefficients), read into `out`.
+  void non_negative_numbers(std::string_view key, std::span<double> out) const;
   const nlohmann::json& array(std::string_view key) const;
   std::vector<int64_t> int_list(std::string_view key) const;
   std::vector<int32_t> id_list(std::string_view key) const;
