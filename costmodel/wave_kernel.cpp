@@ -9,10 +9,6 @@
 namespace mutwo::costmodel {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
 std::string family_of(std::string_view kernel, profiles::KindCategory category) {
   if (kernel == "gemm" || category == profiles::KindCategory::matmul) return "gemm";
   if (is_conv_pass_kernel(kernel)) return std::string(kernel);
@@ -75,14 +71,10 @@ WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const Devic
   f.compute[2] = s.flops / kernel.peak_flops_per_ns;
   f.memory[0] = 1.0;
   if (is_gemm_like(kernel.group)) {
-    const int64_t tiles = s.batch * ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n);
-    const int64_t waves = ceil_div(tiles, device.sm_count);
-    const double slots = static_cast<double>(waves) * sms * tile.m * tile.n;
-    const double quantized =
-        s.flops * slots /
-        (static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n));
-    f.compute[1] = static_cast<double>(waves) / clock_ghz;
-    f.compute[3] = quantized / kernel.peak_flops_per_ns;
+    // The per-device model's waves and quantized FLOPs (calibration_fit.hpp), as times on this GPU.
+    const std::array<double, kComputeTerms> terms = compute_terms(s, tile, device.sm_count);
+    f.compute[1] = terms[1] / clock_ghz;
+    f.compute[3] = terms[3] / kernel.peak_flops_per_ns;
     f.memory[1] = s.bytes / device.hbm_bytes_per_ns;
     return f;
   }

@@ -233,7 +233,7 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
   size_t scored = 0;
   for (char s : h.scored) scored += s ? 1 : 0;
   std::set<std::string> chips;
-  for (const DeviceSpec& d : w.devices) chips.insert(d.chip.empty() ? d.name : d.chip);
+  for (const DeviceSpec& d : w.devices) chips.insert(held_out_unit(d));
   std::string out;
   out += "## Kernel level: the wave model across GPUs\n\n";
   out += fmt::format(
