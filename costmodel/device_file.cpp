@@ -8,6 +8,7 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_rates.hpp"
+#include "costmodel/process_node.hpp"
 #include "profiles/error.hpp"
 #include "profiles/text_file.hpp"
 #include "profiles/toml_reader.hpp"
@@ -61,11 +62,13 @@ bool is_device_path(std::string_view gpu) {
 DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
   const toml::table root = profiles::parse_toml(text, source);
   const DeviceReader r(source);
-  r.reject_unknown(
-      root, "",
-      {"name", "description", "chip", "memory_gib", "sm_count", "boost_clock_mhz", "l2_cache_mib",
-       "fp32_tflops", "tf32_tflops", "half_tflops", "fp64_tflops", "memory_gbps", "host_link", "h2d_gbps",
-       "d2h_gbps", "copy_latency_us", "launch_overhead_us", "half_duplex"});
+  // clang-format off
+  r.reject_unknown(root, "",
+                   {"name", "description", "chip", "board_power_w", "process", "memory_gib", "sm_count",
+                    "boost_clock_mhz", "l2_cache_mib", "fp32_tflops", "tf32_tflops", "half_tflops",
+                    "fp64_tflops", "memory_gbps", "host_link", "h2d_gbps", "d2h_gbps", "copy_latency_us",
+                    "launch_overhead_us", "half_duplex"});
+  // clang-format on
   DeviceSpec d;
   d.name = r.string(root, "", "name");
   if (!valid_device_name(d.name)) {
@@ -83,6 +86,12 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
   d.sm_count = static_cast<int32_t>(whole("sm_count", 1 << 16));
   d.boost_clock_mhz = static_cast<int32_t>(whole("boost_clock_mhz", 100'000));
   d.l2_bytes = static_cast<int64_t>(std::llround(r.figure(root, "l2_cache_mib") * kMiB));
+  d.board_power_w = r.optional_figure(root, "board_power_w", false).value_or(0);
+  d.process = r.optional_string(root, "", "process").value_or("");
+  if (!d.process.empty() && find_process_node(d.process) == nullptr) {
+    r.fail(root.get("process"), "process",
+           fmt::format("= '{}' is not a known process; valid: {}", d.process, process_node_names()));
+  }
   d.fp32_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "fp32_tflops"));
   d.tf32_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "tf32_tflops", /*zero_ok=*/true));
   d.half_flops_per_ns = tflops_to_flops_per_ns(r.figure(root, "half_tflops"));

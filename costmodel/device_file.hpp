@@ -6,6 +6,9 @@
 //   name = "a100-40gb"             # catalog key: lower-case letters, digits, '.', '_' and '-'
 //   description = "NVIDIA A100-SXM4-40GB"
 //   chip = "GA100"                 # optional: the die; parts of one chip are one GPU to validation
+//   board_power_w = 400            # optional: the board's power limit (TDP), W, and
+//   process = "TSMC N7"            #   its process (process_node.hpp): what may hold math below boost
+//                                  #   (wave_kernel.hpp); without both the GPU is never power-limited
 //   memory_gib = 40                # device memory in GiB (a datasheet's "40 GB" of HBM is binary)
 //   sm_count = 108                 # streaming multiprocessors
 //   boost_clock_mhz = 1410         # the datasheet's boost clock

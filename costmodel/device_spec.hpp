@@ -44,6 +44,9 @@ struct DeviceSpec {
   int32_t sm_count = 0;
   int32_t boost_clock_mhz = 0;  // the datasheet's boost clock: a wave's fixed cycles take time at it
   int64_t l2_bytes = 0;         // last-level cache: what a memory-bound kernel's working set may sit in
+  // What may hold the clock below boost on a long run of math (wave_kernel.hpp, sustained_clock_ratio):
+  double board_power_w = 0;  // the board's power limit (TDP); 0: not known, never power-limited
+  std::string process;       // the chip's fabrication process (process_node.hpp), "TSMC 12FFN"
   // Host link, per direction (pinned memory), and per-transfer latency.
   double h2d_bytes_per_ns = 0;
   double d2h_bytes_per_ns = 0;

@@ -115,20 +115,30 @@ TEST_CASE("a bad device file is refused with the file, the line, the key and the
   // A missing key, an unknown key, a value out of range, a wrong type, an unknown link.
   CHECK(refusal(a100_with("sm_count", "")) == "gpu.toml:1: 'sm_count' is missing");
   CHECK(refusal(a100_with("sm_count", "sm_count = 108\nsm_cnt = 1"))
-            .rfind("gpu.toml:9: 'sm_cnt' is not a known key here", 0) == 0);
-  CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 0")) == "gpu.toml:15: 'memory_gbps' = 0 must be > 0");
+            .rfind("gpu.toml:12: 'sm_cnt' is not a known key here", 0) == 0);
+  CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 0")) == "gpu.toml:18: 'memory_gbps' = 0 must be > 0");
   CHECK(refusal(a100_with("tf32_tflops", "tf32_tflops = -1")) ==
-        "gpu.toml:12: 'tf32_tflops' = -1 must be >= 0");
+        "gpu.toml:15: 'tf32_tflops' = -1 must be >= 0");
   CHECK(refusal(a100_with("sm_count", "sm_count = \"108\"")) ==
-        "gpu.toml:8: 'sm_count' must be an integer, not a string");
+        "gpu.toml:11: 'sm_count' must be an integer, not a string");
   CHECK(refusal(a100_with("sm_count", "sm_count = 0")) ==
-        "gpu.toml:8: 'sm_count' = 0 must be from 1 to 65536");
+        "gpu.toml:11: 'sm_count' = 0 must be from 1 to 65536");
   CHECK(refusal(a100_with("host_link", "host_link = \"NVLink\"")) ==
-        "gpu.toml:16: 'host_link' = 'NVLink' is not a known link; valid: PCIe 3.0 x16, PCIe 4.0 x16, PCIe "
+        "gpu.toml:19: 'host_link' = 'NVLink' is not a known link; valid: PCIe 3.0 x16, PCIe 4.0 x16, PCIe "
         "5.0 x16");
   CHECK(refusal(a100_with("name", "name = \"A100\"")) ==
         "gpu.toml:4: 'name' = 'A100' must be lower-case letters, digits, '.', '_' or '-'");
   CHECK(refusal("name = \n").rfind("gpu.toml:1:", 0) == 0);  // not TOML
+  // The power limit's figures: a process the table lacks, a board power of 0.
+  CHECK(refusal(a100_with("process", "process = \"TSMC 3nm\"")) ==
+        "gpu.toml:9: 'process' = 'TSMC 3nm' is not a known process; valid: TSMC 16FF+, TSMC 12FFN, TSMC N7, "
+        "TSMC 4N, TSMC 4NP, Samsung 8N");
+  CHECK(refusal(a100_with("board_power_w", "board_power_w = 0")) ==
+        "gpu.toml:8: 'board_power_w' = 0 must be > 0");
+  // Both may be left out: the device is then never power-limited (wave_kernel.hpp).
+  const DeviceSpec unlimited = parse_device_toml(a100_with("board_power_w", ""), "gpu.toml");
+  CHECK(unlimited.board_power_w == 0);
+  CHECK(unlimited.process == "TSMC N7");
   // Optional figures: a measured link and launch overhead.
   const DeviceSpec measured = parse_device_toml(
       a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\nh2d_gbps = 22.5\nlaunch_overhead_us = 1.5"),
