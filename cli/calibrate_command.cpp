@@ -77,6 +77,17 @@ void print_wave(const costmodel::CalibrateResult& result) {
                    percent(g.error.median), percent(g.error.mean)});
   }
   std::cout << table.render();
+  if (m.energy_pj_per_flop > 0) {
+    std::cout << fmt::format(
+        "power limit: {:.2f} pJ per FP32 FLOP on TSMC 16FF+; share of boost clock on math:",
+        m.energy_pj_per_flop);
+    for (const costmodel::DeviceSpec& d : result.wave_rows->devices) {
+      std::cout << fmt::format(" {} {:.2f}", d.name, m.clock_ratio(d));
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "power limit: none (no board of these kernels fits better below its boost clock)\n";
+  }
   if (result.wave_held_out) {
     const auto& rows = *result.wave_rows;
     const auto& held = *result.wave_held_out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -55,7 +56,7 @@ struct GroupResult {
 };
 
 GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::vector<size_t>& members,
-                         TileShape tile) {
+                         TileShape tile, const std::vector<double>& clock_ratio) {
   Columns c;
   bool any_kernel = false;
   for (size_t i : members) {
@@ -82,7 +83,7 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   features.reserve(members.size());
   for (size_t i : members) {
     const WaveKernel& k = w.kernels[i];
-    features.push_back(wave_features(k, tile, w.devices[w.device_of[i]]));
+    features.push_back(wave_features(k, tile, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
     weight.push_back(1.0 / set_rows[w.set_of[i]]);
     const DeviceSpec& d = w.devices[w.device_of[i]];
     compute_bound.push_back(k.sample.flops / k.peak_flops_per_ns >= k.sample.bytes / d.hbm_bytes_per_ns ? 1
@@ -145,6 +146,24 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   return best;
 }
 
+// One group's fit at the devices' clock ratios: a gemm-like group's tile by grid.
+GroupResult fit_group(const WaveRows& w, const WaveGroupKey& key, const std::vector<size_t>& members,
+                      const std::vector<double>& clock_ratio) {
+  if (!is_gemm_like(key)) return fit_one_tile(w, key, members, TileShape{}, clock_ratio);
+  GroupResult best;
+  for (const TileShape& tile : kTileCandidates) {
+    GroupResult r = fit_one_tile(w, key, members, tile, clock_ratio);
+    if (r.objective < best.objective) best = std::move(r);
+  }
+  return best;
+}
+
+std::vector<double> clock_ratios(const WaveRows& w, double energy_pj_per_flop) {
+  std::vector<double> out;
+  for (const DeviceSpec& d : w.devices) out.push_back(sustained_clock_ratio(d, energy_pj_per_flop));
+  return out;
+}
+
 }  // namespace
 
 WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
@@ -201,30 +220,61 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
   return w;
 }
 
-WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use) {
+WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use,
+                              std::optional<double> energy_pj_per_flop) {
   std::map<WaveGroupKey, std::vector<size_t>> groups;
   for (size_t i = 0; i < w.rows.size(); ++i) {
     if (use[i] && w.kernel_bound[i]) groups[w.kernels[i].group].push_back(i);
   }
   if (groups.empty()) throw Error("wave model fit: no kernel-bound rows to fit");
-  WaveGroupsFit out;
-  for (const auto& [key, members] : groups) {
-    GroupResult best;
-    if (is_gemm_like(key)) {
-      for (const TileShape& tile : kTileCandidates) {
-        GroupResult r = fit_one_tile(w, key, members, tile);
-        if (r.objective < best.objective) best = std::move(r);
-      }
-    } else {
-      best = fit_one_tile(w, key, members, TileShape{});
+  // The power limit's energy: only gemm-like groups see it, so the grid refits only them, and the
+  // energy whose summed objective is least wins (0, no limit, on a tie).
+  std::map<WaveGroupKey, GroupResult> fitted;
+  const auto fit_gemm_like = [&](double energy, std::map<WaveGroupKey, GroupResult>& out) {
+    const std::vector<double> ratios = clock_ratios(w, energy);
+    double total = 0;
+    for (const auto& [key, members] : groups) {
+      if (!is_gemm_like(key)) continue;
+      GroupResult r = fit_group(w, key, members, ratios);
+      total += r.objective;
+      out[key] = std::move(r);
     }
+    return total;
+  };
+  double energy = energy_pj_per_flop.value_or(0.0);
+  double best_objective = fit_gemm_like(energy, fitted);
+  if (!energy_pj_per_flop) {
+    const auto consider = [&](double e) {
+      std::map<WaveGroupKey, GroupResult> trial;
+      const double objective = fit_gemm_like(e, trial);
+      if (objective < best_objective) {
+        best_objective = objective;
+        energy = e;
+        fitted = std::move(trial);
+      }
+    };
+    for (double e = kEnergyGridFirstPj; e <= kEnergyGridLastPj * 1.0001; e *= std::sqrt(2.0)) consider(e);
+    if (energy > 0) {
+      for (double step : {std::pow(2.0, 0.25), std::pow(2.0, 0.125)}) {
+        const double center = energy;
+        consider(center * step);
+        consider(center / step);
+      }
+    }
+  }
+  const std::vector<double> ratios = clock_ratios(w, energy);
+  WaveGroupsFit out;
+  out.energy_pj_per_flop = energy;
+  for (const auto& [key, members] : groups) {
+    GroupResult best = is_gemm_like(key) ? std::move(fitted.at(key)) : fit_group(w, key, members, ratios);
     best.fit.rows = static_cast<int64_t>(members.size());
     std::set<std::string> devices;
     std::vector<double> errors;
     for (size_t i : members) {
       devices.insert(w.rows[i].device);
       const double measured = measured_kernel_ns(w, i, best.harness_ns);
-      const double predicted = predict_wave_ns(best.fit, w.kernels[i], w.devices[w.device_of[i]]);
+      const double predicted =
+          predict_wave_ns(best.fit, w.kernels[i], w.devices[w.device_of[i]], ratios[w.device_of[i]]);
       errors.push_back(measured > 0 ? std::abs(predicted - measured) / measured : 1.0);
     }
     best.fit.devices.assign(devices.begin(), devices.end());
@@ -251,6 +301,7 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
   const std::vector<char> all(w.rows.size(), 1);
   const WaveGroupsFit cross = fit_wave_groups(w, all);
   m.groups = cross.groups;
+  m.energy_pj_per_flop = cross.energy_pj_per_flop;
   for (size_t s = 0; s < w.sets.size(); ++s) {
     const auto it = cross.harness_ns.find(s);
     if (it == cross.harness_ns.end()) continue;
@@ -272,7 +323,7 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
         std::vector<char> use(w.rows.size(), 0);
         for (size_t i = 0; i < w.rows.size(); ++i)
           use[i] = w.device_of[i] == d && w.kernels[i].group == key ? 1 : 0;
-        WaveGroupsFit own = fit_wave_groups(w, use);
+        WaveGroupsFit own = fit_wave_groups(w, use, m.energy_pj_per_flop);
         ref.groups.push_back(std::move(own.groups.front()));
       }
       if (!ref.groups.empty()) m.refinements.push_back(std::move(ref));

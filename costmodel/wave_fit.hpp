@@ -19,9 +19,16 @@
 // rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective. A group
 // without kernel-timed rows fits no fixed cost (it cannot be told from the harness: kUnfittedFixedCostNs).
 //
-// A refinement is the same fit on one device's rows of a group, kept when the group has at least
-// kMinRefinementRows of them.
+// The power limit's energy per FLOP (wave_kernel.hpp, sustained_clock_ratio) is shared by every group:
+// the gemm-like groups are fitted at 0 (no limit) and at kEnergyGridFirstPj ... kEnergyGridLastPj in
+// steps of sqrt(2), then at 2^(+-1/4) and 2^(+-1/8) around the best, and the energy with the least
+// summed objective is kept. It is identified by the boards that run out of power (the 70-75 W T4 and
+// P4 beside 250-300 W boards of the same processes).
+//
+// A refinement is the same fit on one device's rows of a group, at the cross-GPU energy, kept when the
+// group has at least kMinRefinementRows of them.
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +40,8 @@ namespace mutwo::costmodel {
 
 inline constexpr size_t kMinRefinementRows = 24;
 inline constexpr double kKernelBoundFloors = 2.0;  // an eager-op row is fitted when time >= 2 x floor
+inline constexpr double kEnergyGridFirstPj = 4.0;  // pJ per FP32 FLOP on TSMC 16FF+
+inline constexpr double kEnergyGridLastPj = 128.0;
 
 // The rows with what the fit needs, computed once.
 struct WaveRows {
@@ -54,9 +63,12 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows);
 struct WaveGroupsFit {
   std::vector<WaveGroupFit> groups;
   std::map<size_t, double> harness_ns;  // set index -> harness
+  double energy_pj_per_flop = 0;        // the power limit's energy, fitted or given
 };
-// Fits every group over the kernel-bound rows with use[i] set. Throws Error when no row is used.
-WaveGroupsFit fit_wave_groups(const WaveRows& rows, const std::vector<char>& use);
+// Fits every group over the kernel-bound rows with use[i] set, at the given energy per FLOP or, without
+// one, with it fitted by the grid above. Throws Error when no row is used.
+WaveGroupsFit fit_wave_groups(const WaveRows& rows, const std::vector<char>& use,
+                              std::optional<double> energy_pj_per_flop = std::nullopt);
 
 // The measured kernel time of row i: its time, less the harness of its set when it is eager-op.
 double measured_kernel_ns(const WaveRows& rows, size_t i, const std::map<size_t, double>& harness_ns);

@@ -1,9 +1,12 @@
 #include "costmodel/wave_kernel.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
+#include "costmodel/process_node.hpp"
 #include "profiles/error.hpp"
 
 namespace mutwo::costmodel {
@@ -54,7 +57,24 @@ WaveKernel wave_kernel(std::string_view kernel, profiles::KindCategory category,
   return w;
 }
 
-WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const DeviceSpec& device) {
+double sustained_clock_ratio(const DeviceSpec& device, double energy_pj_per_flop) {
+  if (!(energy_pj_per_flop > 0) || !(device.board_power_w > 0) || device.process.empty()) return 1.0;
+  const ProcessNode* process = find_process_node(device.process);
+  if (process == nullptr) {
+    throw Error(fmt::format("device '{}': process '{}' is not a known process; valid: {}", device.name,
+                            device.process, process_node_names()));
+  }
+  // W / (pJ per FLOP) = 1e12 FLOP/s = 1e3 FLOP per ns.
+  const double sustained_flops_per_ns =
+      1000.0 * device.board_power_w / (energy_pj_per_flop * process->energy_vs_16ff);
+  return std::min(1.0, sustained_flops_per_ns / device.fp32_flops_per_ns);
+}
+
+WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const DeviceSpec& device,
+                           double clock_ratio) {
+  if (!(clock_ratio > 0 && clock_ratio <= 1)) {
+    throw Error(fmt::format("device '{}': clock ratio {} must be in (0, 1]", device.name, clock_ratio));
+  }
   if (device.sm_count < 1 || device.boost_clock_mhz < 1 || device.l2_bytes < 1) {
     throw Error(
         fmt::format("device '{}': the wave model needs its SMs, boost clock and L2 size", device.name));
@@ -73,8 +93,9 @@ WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const Devic
   if (is_gemm_like(kernel.group)) {
     // The per-device model's waves and quantized FLOPs (calibration_fit.hpp), as times on this GPU.
     const std::array<double, kComputeTerms> terms = compute_terms(s, tile, device.sm_count);
-    f.compute[1] = terms[1] / clock_ghz;
-    f.compute[3] = terms[3] / kernel.peak_flops_per_ns;
+    f.compute[1] = terms[1] / (clock_ghz * clock_ratio);
+    f.compute[2] /= clock_ratio;
+    f.compute[3] = terms[3] / (kernel.peak_flops_per_ns * clock_ratio);
     f.memory[1] = s.bytes / device.hbm_bytes_per_ns;
     return f;
   }

@@ -17,7 +17,9 @@
 //            precision on a GPU without tensor cores for it); "" for the bandwidth-bound families
 //
 // Features of a kernel of `batch` products of implicit-GEMM shape m x n x k (calibration_csv.hpp),
-// on S SMs at clock f (GHz), peak P of its math mode, HBM bandwidth H and L2 size L:
+// on S SMs at clock f (GHz), peak P of its math mode, HBM bandwidth H and L2 size L; a GEMM-like
+// kernel's compute features are at the clock the board sustains (r = sustained_clock_ratio below:
+// f and P times r), since a long run of math draws more power than a small board can deliver at boost:
 //   waves   = ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / S)      (gemm and conv only)
 //   compute = {1, waves / f, flops / P, Fq / P}      Fq = flops * waves * S * tile_m * tile_n
 //                                                          / (batch * m * n): every tile slot of
@@ -75,8 +77,18 @@ struct WaveFeatures {
   std::array<double, kWaveComputeTerms> compute{};
   std::array<double, kWaveMemoryTerms> memory{};
 };
-// The features above; `tile` is ignored for bandwidth-bound families. Throws Error for a device
-// without SMs, clock or L2, or a shape below 1.
-WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const DeviceSpec& device);
+// The features above at clock ratio r (sustained_clock_ratio); `tile` is ignored for bandwidth-bound
+// families. Throws Error for a device without SMs, clock or L2, a shape below 1 or r outside (0, 1].
+WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const DeviceSpec& device,
+                           double clock_ratio);
+
+// The share of its boost clock a GPU holds with every FP32 unit busy, under its board power W:
+//   r = min(1, W / (e * s * P32))
+// with P32 its FP32 peak, s its process's energy per op relative to TSMC 16FF+ (process_node.hpp) and
+// e the energy of one FP32 FLOP on a whole board on 16FF+ (pJ; fitted across GPUs, wave_fit.hpp).
+// What it says: the 70-75 W inference cards (T4, P4) run their math far below the datasheet's boost
+// while 250-700 W boards hold it, which no peak or clock figure separates. 1 when e is 0 or the device
+// names no board power or process.
+double sustained_clock_ratio(const DeviceSpec& device, double energy_pj_per_flop);
 
 }  // namespace mutwo::costmodel

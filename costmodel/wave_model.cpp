@@ -21,13 +21,15 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_m
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-wave-model";
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;
 constexpr std::string_view kMethod =
-    "t = max(c0 + cw*waves/clock + cf*flops/peak + cq*Fq/peak, d0 + dh*hbm_bytes/bandwidth + "
+    "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
-    "per kernel group across GPUs; weighted relative non-negative least squares (Lawson-Hanson), regimes by "
+    "per kernel group across GPUs, r = min(1, board power / (energy_pj_per_flop * process energy * FP32 "
+    "peak)); "
+    "weighted relative non-negative least squares (Lawson-Hanson), regimes by "
     "alternating fit, tile by grid, a harness term per (device, source) of eager-op measurements "
-    "(costmodel/wave_fit.hpp)";
+    "(costmodel/wave_fit.hpp), energy_pj_per_flop by grid";
 
 const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const WaveGroupKey& key) {
   for (const WaveGroupFit& g : groups) {
@@ -150,8 +152,9 @@ double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& f, bool com
   return t;
 }
 
-double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device) {
-  const WaveFeatures f = wave_features(kernel, group.tile, device);
+double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device,
+                       double clock_ratio) {
+  const WaveFeatures f = wave_features(kernel, group.tile, device, clock_ratio);
   return std::max(wave_regime_ns(group, f, true), wave_regime_ns(group, f, false));
 }
 
@@ -162,6 +165,7 @@ std::string wave_model_json(const WaveModel& m) {
   j["fitted_on"] = m.fitted_on;
   j["method"] = kMethod;
   j["inputs"] = m.inputs;
+  j["energy_pj_per_flop"] = m.energy_pj_per_flop;
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (const WaveGroupFit& g : m.groups) groups.push_back(group_json(g));
   j["groups"] = std::move(groups);
@@ -188,16 +192,24 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
   const nlohmann::json j = profiles::parse_json_document(text, file);
   const std::string where = fmt::format("wave model '{}'", file);
   const profiles::JsonReader r(j, where);
-  r.expect_only({"format", "version", "fitted_on", "method", "inputs", "groups", "refinements", "harness"});
+  r.expect_only({"format", "version", "fitted_on", "method", "inputs", "energy_pj_per_flop", "groups",
+                 "refinements", "harness"});
   if (r.string("format") != kFormat) {
     throw FormatError(
         fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
   }
-  if (r.integer("version") != kVersion) {
-    throw FormatError(fmt::format("{}: field 'version' = {} is not supported (this mutwo reads version {})",
-                                  where, r.integer("version"), kVersion));
+  const int64_t version = r.integer("version");
+  if (version != 1 && version != kVersion) {
+    throw FormatError(
+        fmt::format("{}: field 'version' = {} is not supported (this mutwo reads versions 1 and {})", where,
+                    version, kVersion));
   }
   WaveModel m;
+  if (version >= 2) {
+    m.energy_pj_per_flop = r.non_negative("energy_pj_per_flop");
+  } else if (j.contains("energy_pj_per_flop")) {
+    throw FormatError(fmt::format("{}: field 'energy_pj_per_flop' needs version 2", where));
+  }
   m.fitted_on = r.string("fitted_on");
   (void)r.string("method");
   for (const nlohmann::json& input : r.array("inputs")) {

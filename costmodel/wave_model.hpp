@@ -6,8 +6,12 @@
 // Per group of kernels (wave_kernel.hpp: family, conv class, math class), with the kernel's
 // features on the device:
 //
-//   t = max(c0 + cw * waves / f + cf * flops / P + cq * Fq / P,      compute: fill the SMs in waves
-//           d0 + dh * hbm_bytes / H + dl * l2_bytes / (S * f))       memory: stream from HBM or L2
+//   t = max(c0 + cw * waves / (r f) + cf * flops / (r P) + cq * Fq / (r P),   compute: fill the SMs
+//           d0 + dh * hbm_bytes / H + dl * l2_bytes / (S * f))                 memory: HBM or L2
+//
+// where r <= 1 is the share of the boost clock the board's power sustains under a long run of math
+// (wave_kernel.hpp, sustained_clock_ratio), from its board power, its process and one energy per FLOP
+// fitted with the coefficients.
 //
 // Coefficients are >= 0 and the same on every GPU: c0, d0 ns (a kernel's fixed cost on the GPU), cw
 // cycles per wave (a tile's fill and drain), cf and cq the inverse efficiency of a full and of a
@@ -25,8 +29,9 @@
 // cost cannot be told from the host's dispatch inside the measurement, take kUnfittedFixedCostNs as
 // c0 and d0 (fixed_cost_fitted false).
 //
-// JSON ("format": "mutwo-wave-model", "version": 1; unknown fields are errors):
-//   {"format", "version", "fitted_on", "method", "inputs": [...],
+// JSON ("format": "mutwo-wave-model", "version": 2; unknown fields are errors; version 1, written before
+// the power limit, is read with energy_pj_per_flop 0):
+//   {"format", "version", "fitted_on", "method", "inputs": [...], "energy_pj_per_flop",
 //    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "compute": [c0, cw, cf, cq],
 //                "memory": [d0, dh, dl], "fixed_cost_fitted", "rows", "devices": [...],
 //                "error": {"median", "mean", "max"}}, ...],
@@ -81,6 +86,12 @@ struct WaveModel {
   std::vector<WaveGroupFit> groups;         // across GPUs, sorted by key
   std::vector<WaveRefinement> refinements;  // sorted by device
   std::vector<HarnessFit> harness;
+  // e of sustained_clock_ratio (wave_kernel.hpp), pJ per FP32 FLOP on TSMC 16FF+; 0: no power limit.
+  double energy_pj_per_flop = 0;
+
+  double clock_ratio(const DeviceSpec& device) const {
+    return sustained_clock_ratio(device, energy_pj_per_flop);
+  }
 
   // The group that prices `key` on `device`: the device's refinement (its own, else one of a device
   // with the same chip and figures), else the cross-GPU group; a conv class without a group of its
@@ -98,8 +109,9 @@ struct WaveModel {
 // One regime of the formula above on a kernel's features (compute: true for the first line), with
 // kUnfittedFixedCostNs for a group without a fitted fixed cost.
 double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& features, bool compute);
-// t of the formula above, in ns (>= 0): the larger regime.
-double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device);
+// t of the formula above, in ns (>= 0): the larger regime, at clock ratio r (WaveModel::clock_ratio).
+double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device,
+                       double clock_ratio);
 
 std::string wave_model_json(const WaveModel& model);  // 2-space indented, '\n' at the end
 // Throws FormatError naming `file` and the field at fault.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/device_catalog.hpp"
 #include "profiles/error.hpp"
 #include "profiles/median.hpp"
 
@@ -40,7 +41,7 @@ double relative(const WaveHeldOut& h, size_t i) {
 double price(const WaveModel& fit, const WaveKernel& k, const DeviceSpec& device) {
   const WaveGroupFit* g = fit.group_for(k.group, nullptr);
   if (g == nullptr) throw Error(fmt::format("wave model: no group prices {}", wave_group_text(k.group)));
-  return predict_wave_ns(*g, k, device);
+  return predict_wave_ns(*g, k, device, fit.clock_ratio(device));
 }
 
 // What a GPU is held out as: its chip, or its name when the device file names none.
@@ -86,6 +87,7 @@ WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
     const WaveGroupsFit fit = fit_wave_groups(w, train);
     WaveModel model;
     model.groups = fit.groups;
+    model.energy_pj_per_flop = fit.energy_pj_per_flop;
     // Held-out harness per set: its floor times the training GPUs' median harness / floor of the source.
     std::map<std::string, std::vector<double>> ratios;
     for (const auto& [set, harness] : fit.harness_ns) {
@@ -332,6 +334,28 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
       "\n{} GPUs carry refinements ({} groups fitted on their own kernels), which price them in place "
       "of the rows above.\n",
       model.refinements.size(), refined);
+  // The power limit.
+  std::string folds;
+  for (const auto& [chip, fit] : h.fits) {
+    folds += fmt::format("{}{} {:.1f}", folds.empty() ? "" : ", ", chip, fit.energy_pj_per_flop);
+  }
+  out += fmt::format(
+      "\n**Power limit.** A GEMM-like kernel's waves and FLOPs run at the clock the board's power sustains "
+      "(costmodel/wave_kernel.hpp, sustained_clock_ratio): min(1, board power / (e x the process's energy "
+      "per op relative to TSMC 16FF+ x FP32 peak)), with the boards' power and process from their datasheets "
+      "(costmodel/devices/*.toml, costmodel/process_node.cpp) and e fitted by grid with the coefficients: "
+      "e = {:.1f} pJ per FP32 FLOP (fitted with each chip held out: {}). The catalog GPUs it holds below "
+      "their boost clock on math:\n\n",
+      model.energy_pj_per_flop, folds);
+  out += "| GPU | board power | process | FP32 peak | share of boost clock on math |\n";
+  out += "|---|---:|---|---:|---:|\n";
+  for (const std::string& name : builtin_devices().names()) {
+    const DeviceSpec d = builtin_devices().find(name);
+    const double r = model.clock_ratio(d);
+    if (r >= 1) continue;
+    out += fmt::format("| {} | {:.0f} W | {} | {:.1f} TFLOP/s | {:.2f} |\n", d.name, d.board_power_w,
+                       d.process, d.fp32_flops_per_ns / 1000.0, r);
+  }
   return out;
 }
 

@@ -21,6 +21,7 @@ WaveCostModel::WaveCostModel(DeviceSpec device, std::shared_ptr<const WaveModel>
         "cost source 'waves' on device '{}': the wave model needs the boost clock and L2 size", d.name));
   }
   refinement_ = model_->refinement_for(d);
+  clock_ratio_ = model_->clock_ratio(d);
 }
 
 std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& graph,
@@ -37,7 +38,7 @@ std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& gr
     const WaveKernel w = wave_kernel(k.kernel, k.category, k.variant, precision, k.sample, device);
     const WaveGroupFit* g = model_->group_for(w.group, refinement_);
     if (g == nullptr) return std::nullopt;
-    total += predict_wave_ns(*g, w, device);
+    total += predict_wave_ns(*g, w, device, clock_ratio_);
   }
   return static_cast<int64_t>(std::ceil(total));
 }
@@ -62,9 +63,13 @@ std::string WaveCostModel::describe(const profiles::Graph& graph) const {
       }
     }
   }
+  const std::string limited = clock_ratio_ < 1
+                                  ? fmt::format(", math at {:.2f} of the boost clock on a {:.0f} W board",
+                                                clock_ratio_, fallback_.device().board_power_w)
+                                  : "";
   const int64_t ops = static_cast<int64_t>(graph.ops.size());
-  return fmt::format("waves (kernel model fitted {} across {} GPUs{}: {} of {} ops{})", model_->fitted_on,
-                     gpus.size(), refined, covered, ops, covered < ops ? "; rest analytic" : "");
+  return fmt::format("waves (kernel model fitted {} across {} GPUs{}{}: {} of {} ops{})", model_->fitted_on,
+                     gpus.size(), refined, limited, covered, ops, covered < ops ? "; rest analytic" : "");
 }
 
 }  // namespace mutwo::costmodel

@@ -29,7 +29,8 @@ class WaveCostModel final : public OpCostModel {
   int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
   const DeviceSpec& device() const override { return fallback_.device(); }
   // "waves (kernel model fitted 2026-11-26 across 8 GPUs, refined on a100-pcie-40gb's kernels: 198 of
-  // 202 ops; rest analytic)".
+  // 202 ops; rest analytic)"; a power-limited board adds ", math at 0.49 of the boost clock on a 72 W
+  // board".
   std::string describe(const profiles::Graph& graph) const override;
 
   // The model's price of the op; nullopt when it prices no kernel of it.
@@ -40,6 +41,7 @@ class WaveCostModel final : public OpCostModel {
   std::shared_ptr<const WaveModel> model_;
   AnalyticCostModel fallback_;
   const WaveRefinement* refinement_ = nullptr;  // the device's, looked up once
+  double clock_ratio_ = 1;                      // the device's sustained clock ratio, once
 };
 
 }  // namespace mutwo::costmodel

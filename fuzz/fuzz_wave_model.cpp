@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto kernel = mutwo::costmodel::wave_kernel("gemm", mutwo::profiles::KindCategory::matmul, "",
                                                       "fp32", sample, device);
     if (const auto* group = model.group_for(kernel.group, device))
-      (void)mutwo::costmodel::predict_wave_ns(*group, kernel, device);
+      (void)mutwo::costmodel::predict_wave_ns(*group, kernel, device, model.clock_ratio(device));
   });
   return 0;
 }

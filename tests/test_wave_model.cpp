@@ -58,7 +58,7 @@ TEST_CASE("wave features: 2 products of 1000x300x100 in 128x64 tiles on the A100
       wave_kernel("gemm", KindCategory::matmul, "", "fp32", gemm_sample(2, 1000, 300, 100), a100);
   CHECK(k.group == WaveGroupKey{"gemm", "", "cuda"});
   CHECK(k.peak_flops_per_ns == doctest::Approx(19'500.0));
-  const WaveFeatures f = wave_features(k, {128, 64}, a100);
+  const WaveFeatures f = wave_features(k, {128, 64}, a100, 1.0);
   // tiles = 2 * ceil(1000/128) * ceil(300/64) = 2 * 8 * 5 = 80 <= 108 SMs: 1 wave, 1 / 1.41 GHz ns.
   CHECK(f.compute[0] == 1.0);
   CHECK(f.compute[1] == doctest::Approx(1 / 1.41));
@@ -73,7 +73,7 @@ TEST_CASE("wave features: 2 products of 1000x300x100 in 128x64 tiles on the A100
   // compute 1000 + 500 * 0.70922 + 1.2 * 6153.85 + 0.1 * 9074.22 = 9,646.65 ns;
   // memory 800 + 1.1 * 2212.22 = 3,233.44 ns; the larger binds.
   const WaveGroupFit g = group({"gemm", "", "cuda"}, {128, 64}, {1000, 500, 1.2, 0.1}, {800, 1.1, 0.05});
-  CHECK(predict_wave_ns(g, k, a100) == doctest::Approx(9'646.647));
+  CHECK(predict_wave_ns(g, k, a100, 1.0) == doctest::Approx(9'646.647));
 }
 
 TEST_CASE("wave kernels: the math class and peak follow the precision and the GPU") {
@@ -110,11 +110,11 @@ TEST_CASE("a bandwidth-bound kernel whose bytes fit in L2 streams them from L2")
   s.m = 1 << 20;
   s.bytes = 30.0 * (1 << 20);  // fits
   WaveFeatures f =
-      wave_features(wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, a100), {}, a100);
+      wave_features(wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, a100), {}, a100, 1.0);
   CHECK(f.memory[1] == 0);
   CHECK(f.memory[2] == doctest::Approx(30.0 * (1 << 20) / (108 * 1.41)));  // 206,575.3 byte-ns per SM-cycle
   s.bytes = 50.0 * (1 << 20);  // does not: 52,428,800 B / 1,555 B/ns from HBM
-  f = wave_features(wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, a100), {}, a100);
+  f = wave_features(wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, a100), {}, a100, 1.0);
   CHECK(f.memory[1] == doctest::Approx(33'716.270));
   CHECK(f.memory[2] == 0);
   CHECK(f.compute[1] == 0);  // no waves without a tile
@@ -147,7 +147,7 @@ TEST_CASE("the model picks a device's own group, then a same-chip device's, then
   tiny.bytes = 64;
   const DeviceSpec h100 = find_device("h100-sxm-80gb");
   CHECK(predict_wave_ns(unfitted, wave_kernel("relu", KindCategory::elementwise, "", "fp32", tiny, h100),
-                        h100) == doctest::Approx(kUnfittedFixedCostNs + 64 / (132 * 1.98)));
+                        h100, 1.0) == doctest::Approx(kUnfittedFixedCostNs + 64 / (132 * 1.98)));
 }
 
 TEST_CASE("the fixed cost the eager-op families take is read off HTA's V100 trace") {
@@ -186,6 +186,78 @@ TEST_CASE("non-negative least squares in normal form finds the subset method's o
   for (Eigen::Index j = 0; j < 4; ++j) CHECK(normal(j) == doctest::Approx(subsets(j)).epsilon(1e-9));
 }
 
+TEST_CASE("the power limit: a 70 W T4 holds 0.58 of its boost clock on math at 20 pJ per FLOP") {
+  const DeviceSpec t4 = find_device("t4");  // 70 W, TSMC 12FFN (0.75 of 16FF+'s energy), 8.1 TFLOPS
+  // 70 W / (20 pJ * 0.75) = 4,666.7 FLOP per ns sustained, of 8,100: 0.5761.
+  CHECK(sustained_clock_ratio(t4, 20) == doctest::Approx(0.576132));
+  // A 250 W A100 PCIe on N7 (0.40): 250 / (20 * 0.40) = 31,250 > 19,500 FLOP per ns: holds boost.
+  CHECK(sustained_clock_ratio(find_device("a100-pcie-40gb"), 20) == 1.0);
+  // No limit without an energy, or for a device that names no board power.
+  CHECK(sustained_clock_ratio(t4, 0) == 1.0);
+  DeviceSpec unknown = t4;
+  unknown.board_power_w = 0;
+  CHECK(sustained_clock_ratio(unknown, 20) == 1.0);
+  unknown = t4;
+  unknown.process = "TSMC 3nm";
+  CHECK(error_of([&] {
+          sustained_clock_ratio(unknown, 20);
+        }).rfind("device 't4': process 'TSMC 3nm' is not a known process; valid: TSMC 16FF+", 0) == 0);
+  // At half the clock a GEMM's waves and FLOPs take twice the time; its bytes do not.
+  const WaveKernel k =
+      wave_kernel("gemm", KindCategory::matmul, "", "fp32", gemm_sample(1, 512, 512, 512), t4);
+  const WaveFeatures boost = wave_features(k, {128, 64}, t4, 1.0);
+  const WaveFeatures half = wave_features(k, {128, 64}, t4, 0.5);
+  CHECK(half.compute[0] == 1.0);
+  for (size_t j = 1; j < kWaveComputeTerms; ++j)
+    CHECK(half.compute[j] == doctest::Approx(2 * boost.compute[j]));
+  CHECK(half.memory == boost.memory);
+  // A bandwidth-bound kernel does not see it.
+  KernelSample s;
+  s.bytes = 1e9;
+  const WaveKernel relu = wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, t4);
+  CHECK(wave_features(relu, {}, t4, 0.5).memory == wave_features(relu, {}, t4, 1.0).memory);
+  CHECK(error_of([&] {
+          wave_features(k, {128, 64}, t4, 0);
+        }) == "device 't4': clock ratio 0 must be in (0, 1]");
+}
+
+TEST_CASE("the fit recovers the power limit's energy from a throttled T4 beside an A100") {
+  // Kernels priced by one known gemm group at 20 pJ per FLOP: the T4 at 0.576 of its clock, the A100
+  // at its boost. The grid (4 ... 128 pJ by sqrt 2, then 2^(1/4) and 2^(1/8) around the best) lands
+  // within 2^(1/16) of 20 pJ, and the coefficients near the truth.
+  const WaveGroupFit truth = group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  std::vector<CalibrationRow> rows;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> dim(64, 4096);
+  for (const char* gpu : {"a100-pcie-40gb", "t4"}) {
+    const DeviceSpec device = find_device(gpu);
+    for (int i = 0; i < 200; ++i) {
+      const KernelSample s = gemm_sample(1, dim(rng), dim(rng), dim(rng));
+      CalibrationRow r;
+      r.device = gpu;
+      r.precision = "fp32";
+      r.kernel = "gemm";
+      r.category = KindCategory::matmul;
+      r.m = s.m;
+      r.n = s.n;
+      r.k = s.k;
+      r.flops = static_cast<int64_t>(s.flops);
+      r.bytes = static_cast<int64_t>(s.bytes);
+      const WaveKernel k = wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device);
+      r.time_ns = std::llround(predict_wave_ns(truth, k, device, sustained_clock_ratio(device, 20)));
+      r.timing = Timing::kernel;
+      r.source = "test";
+      rows.push_back(r);
+    }
+  }
+  const WaveModel m = fit_wave_model(prepare_wave_rows(rows), {{"synthetic"}, "2026-11-27", false});
+  CHECK(m.energy_pj_per_flop == doctest::Approx(20).epsilon(0.045));
+  REQUIRE(m.groups.size() == 1);
+  CHECK(m.groups[0].compute[2] == doctest::Approx(1.1).epsilon(0.06));
+  CHECK(m.groups[0].error.median < 0.03);
+  CHECK(m.clock_ratio(find_device("t4")) == doctest::Approx(0.576).epsilon(0.05));
+}
+
 TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's harness") {
   // Kernels priced by a known gemm group on an A100 and a V100, timed back to back; one more set
   // on the V100 timed as eager ops, each 20 us of harness on top.
@@ -208,8 +280,8 @@ TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's
       r.k = s.k;
       r.flops = static_cast<int64_t>(s.flops);
       r.bytes = static_cast<int64_t>(s.bytes);
-      const double price =
-          predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device), device);
+      const double price = predict_wave_ns(
+          truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device), device, 1.0);
       r.time_ns = std::llround(price + (eager ? 20'000.0 : 0.0));
       r.timing = eager ? Timing::eager_op : Timing::kernel;
       r.source = eager ? "neusight test" : "test";
@@ -218,6 +290,7 @@ TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's
   }
   const WaveRows prepared = prepare_wave_rows(rows);
   const WaveModel m = fit_wave_model(prepared, {{"synthetic"}, "2026-11-26", /*refinements=*/false});
+  CHECK(m.energy_pj_per_flop == 0);  // nothing throttled: no power limit is the best fit
   REQUIRE(m.groups.size() == 1);
   const WaveGroupFit& fit = m.groups.front();
   CHECK((fit.tile.m == 128 && fit.tile.n == 64));
@@ -246,6 +319,7 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
   m.groups = {group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
   m.groups[0].devices = {"v100-16gb"};
   m.harness = {{"t4", "neusight add", 25'000, 14'000}};
+  m.energy_pj_per_flop = 17.5;
   const std::string text = wave_model_json(m);
   const WaveModel back = parse_wave_model(text, "w.json");
   CHECK(wave_model_json(back) == text);
@@ -255,8 +329,17 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
     t.replace(t.find(from), from.size(), to);
     return error_of([&] { parse_wave_model(t, "w.json"); });
   };
-  CHECK(bad("\"version\": 1", "\"version\": 2") ==
-        "wave model 'w.json': field 'version' = 2 is not supported (this mutwo reads version 1)");
+  CHECK(bad("\"version\": 2", "\"version\": 3") ==
+        "wave model 'w.json': field 'version' = 3 is not supported (this mutwo reads versions 1 and 2)");
+  CHECK(bad("\"energy_pj_per_flop\": 17.5", "\"energy_pj_per_flop\": -1") ==
+        "wave model 'w.json': field 'energy_pj_per_flop' = -1 must be a finite number >= 0");
+  // A version 1 file (before the power limit) reads with no limit; it may not carry the energy.
+  std::string v1 = text;
+  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  CHECK(error_of([&] { parse_wave_model(v1, "w.json"); }) ==
+        "wave model 'w.json': field 'energy_pj_per_flop' needs version 2");
+  v1.replace(v1.find("  \"energy_pj_per_flop\": 17.5,\n"), 29, "");
+  CHECK(parse_wave_model(v1, "w.json").energy_pj_per_flop == 0);
   CHECK(bad("\"family\": \"gemm\"", "\"family\": \"fft\"")
             .rfind("wave model 'w.json': groups 0: field 'family' = 'fft'; valid: gemm", 0) == 0);
   CHECK(bad("\"math\": \"tensor\"", "\"math\": \"\"") ==
