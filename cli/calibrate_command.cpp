@@ -96,20 +96,26 @@ void print_wave(const costmodel::CalibrateResult& result) {
     print_wave_errors("held out, per category over every GPU:",
                       costmodel::held_out_categories_overall(rows, held));
     print_wave_errors("held out, by measured kernel time:", costmodel::held_out_by_duration(rows, held));
-    const auto pairs = costmodel::fusion_pairs(rows, held);
+    const auto pairs = costmodel::fusion_pairs(rows, held, m);
     std::cout << "fusion: one batched GEMM vs its products one at a time (" << pairs.size()
               << " matched pairs):\n";
     Table t({{"device", Align::left},
              {"B", Align::left},
              {"pairs", Align::right},
              {"measured", Align::right},
-             {"predicted", Align::right},
-             {"median error", Align::right}});
+             {"held out", Align::right},
+             {"error", Align::right},
+             {"fitted", Align::right},
+             {"error", Align::right}});
     for (const costmodel::FusionSummary& f : costmodel::summarize_fusion(pairs)) {
       t.add_row({f.device, std::to_string(f.bucket), std::to_string(f.pairs),
-                 fmt::format("{:.2f}x", f.measured), fmt::format("{:.2f}x", f.predicted), percent(f.error)});
+                 fmt::format("{:.2f}x", f.measured), fmt::format("{:.2f}x", f.predicted), percent(f.error),
+                 fmt::format("{:.2f}x", f.fitted), percent(f.fitted_error)});
     }
     std::cout << t.render();
+    std::cout << "fusion speed-up, median error: " << percent(costmodel::fusion_median_error(pairs))
+              << " held out, " << percent(costmodel::fusion_median_error(pairs, true))
+              << " fitted on every GPU\n";
   }
 }
 

@@ -68,9 +68,13 @@ struct FusionPair {
   size_t batched_row = 0;
   size_t single_row = 0;
   double measured_speedup = 0;
-  double predicted_speedup = 0;
+  double predicted_speedup = 0;  // by the fit that held the GPU out
+  double fitted_speedup = 0;     // by `fitted` (every GPU, refinements included: not independent)
 };
-std::vector<FusionPair> fusion_pairs(const WaveRows& rows, const WaveHeldOut& held_out);
+// Pairs of a batched GEMM row and the closest row of the same GPU holding at most half its products;
+// `fitted` is the model fitted on every row (wave_fidelity_markdown's).
+std::vector<FusionPair> fusion_pairs(const WaveRows& rows, const WaveHeldOut& held_out,
+                                     const WaveModel& fitted);
 
 // The pairs of one device and batch bucket (B = 2-3, 4-7, 8-15, 16-31, 32-64): medians of the
 // measured and predicted speed-ups and of the speed-up's error.
@@ -81,10 +85,12 @@ struct FusionSummary {
   double measured = 0;
   double predicted = 0;
   double error = 0;
+  double fitted = 0;
+  double fitted_error = 0;
 };
 std::vector<FusionSummary> summarize_fusion(const std::vector<FusionPair>& pairs);
-// The median error of the predicted speed-up over every pair.
-double fusion_median_error(const std::vector<FusionPair>& pairs);
+// The median error of the predicted (held-out) or fitted speed-up over every pair.
+double fusion_median_error(const std::vector<FusionPair>& pairs, bool fitted = false);
 
 // The markdown of the wave model's sections, with the command that regenerates them.
 std::string wave_fidelity_markdown(const WaveRows& rows, const WaveModel& model, const WaveHeldOut& held_out,

@@ -312,6 +312,57 @@ TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's
         "leave one GPU out: the rows hold fewer than two GPUs");
 }
 
+TEST_CASE("fusion pairs: a batched GEMM against the closest row holding at most half its products") {
+  // V100 rows priced by a known group train the fold that holds the A100 out; on the A100, times set by
+  // hand: 8 products of 256^3 in 25 us, 5 of 256^3 in 24 us, 2 of 260^3 in 20 us, 1 of 300x256x256.
+  const WaveGroupFit truth = group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  std::vector<CalibrationRow> rows;
+  const auto add = [&](const char* gpu, int64_t batch, int64_t m, int64_t n, int64_t k, double time_ns) {
+    const KernelSample s = gemm_sample(batch, m, n, k);
+    CalibrationRow r;
+    r.device = gpu;
+    r.precision = "fp32";
+    r.kernel = "gemm";
+    r.category = KindCategory::matmul;
+    r.batch = batch;
+    r.m = m;
+    r.n = n;
+    r.k = k;
+    r.flops = static_cast<int64_t>(s.flops);
+    r.bytes = static_cast<int64_t>(s.bytes);
+    if (time_ns == 0) {
+      const DeviceSpec d = find_device(gpu);
+      time_ns = predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, d), d, 1.0);
+    }
+    r.time_ns = std::llround(time_ns);
+    r.source = "test";
+    rows.push_back(r);
+  };
+  for (int i = 0; i < 40; ++i) add("v100-pcie-32gb", 1 + i % 4, 128 + 64 * i, 512, 256 + 32 * i, 0);
+  add("a100-pcie-40gb", 8, 256, 256, 256, 25'000);
+  add("a100-pcie-40gb", 5, 256, 256, 256, 24'000);
+  add("a100-pcie-40gb", 2, 260, 260, 260, 20'000);
+  add("a100-pcie-40gb", 1, 300, 256, 256, 9'000);  // 17 % off in m: nobody's partner
+  const WaveRows w = prepare_wave_rows(rows);
+  const WaveModel fitted = fit_wave_model(w, {{"synthetic"}, "2026-11-27", false});
+  const std::vector<FusionPair> pairs = fusion_pairs(w, leave_one_gpu_out(w), fitted);
+  std::vector<const FusionPair*> a100;
+  for (const FusionPair& p : pairs) {
+    if (p.device == "a100-pcie-40gb") a100.push_back(&p);
+  }
+  REQUIRE(a100.size() == 2);  // B = 8 and B = 5, each with the 2 x 260^3 row (B = 2 has no partner)
+  // Per product of the B = 2 row scaled to 256^3: 10,000 ns * 256^3 / 260^3 = 9,545.51 ns.
+  CHECK(a100[0]->batch == 8);
+  CHECK(a100[0]->smaller_batch == 2);
+  CHECK(a100[0]->measured_speedup == doctest::Approx(8 * 9'545.51 / 25'000).epsilon(1e-5));  // 3.0546
+  CHECK(a100[1]->batch == 5);
+  CHECK(a100[1]->measured_speedup == doctest::Approx(5 * 9'545.51 / 24'000).epsilon(1e-5));  // 1.9887
+  for (const FusionPair* p : a100) {
+    CHECK(p->predicted_speedup > 0);
+    CHECK(p->fitted_speedup > 0);
+  }
+}
+
 TEST_CASE("a wave model file round-trips, and a bad one is refused naming the field") {
   WaveModel m;
   m.fitted_on = "2026-11-26";
