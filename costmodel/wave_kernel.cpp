@@ -42,6 +42,7 @@ WaveKernel wave_kernel(std::string_view kernel, profiles::KindCategory category,
   w.peak_flops_per_ns = device.fp32_flops_per_ns;
   if (!is_gemm_like(w.group)) return w;
   if (variant == "3x3s1") w.group.variant = "3x3s1";
+  if (w.group.family == "gemm" && sample.batch > 1) w.group.variant = "batched";
   const bool tensor_cores = device.half_flops_per_ns >= 4 * device.fp32_flops_per_ns;
   w.group.math = "cuda";
   if (precision == "tf32" && device.tf32_flops_per_ns > 0) {

@@ -75,9 +75,11 @@ std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::strin
       throw FormatError(fmt::format("{}: field 'math' = '{}' {}", g.where(), fit.key.math,
                                     gemm_like ? "must be tensor or cuda" : "must be empty for this family"));
     }
-    if (!fit.key.variant.empty() && !(gemm_like && fit.key.family != "gemm" && fit.key.variant == "3x3s1")) {
-      throw FormatError(fmt::format("{}: field 'variant' = '{}' must be empty or, for a conv pass, 3x3s1",
-                                    g.where(), fit.key.variant));
+    const std::string_view allowed = fit.key.family == "gemm" ? "batched" : gemm_like ? "3x3s1" : "";
+    if (!fit.key.variant.empty() && fit.key.variant != allowed) {
+      throw FormatError(fmt::format(
+          "{}: field 'variant' = '{}' must be empty or, for gemm, batched, for a conv pass, 3x3s1", g.where(),
+          fit.key.variant));
     }
     fit.tile.m = g.int32("tile_m");
     fit.tile.n = g.int32("tile_n");

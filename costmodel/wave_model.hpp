@@ -94,8 +94,8 @@ struct WaveModel {
   }
 
   // The group that prices `key` on `device`: the device's refinement (its own, else one of a device
-  // with the same chip and figures), else the cross-GPU group; a conv class without a group of its
-  // own takes the pass's "" group; a bandwidth-bound family without one takes "elementwise".
+  // with the same chip and figures), else the cross-GPU group; a conv class or batched GEMM without a
+  // group of its own takes the family's "" group; a bandwidth-bound family without one takes "elementwise".
   // nullptr when none applies.
   const WaveGroupFit* group_for(const WaveGroupKey& key, const DeviceSpec& device) const;
   // The same with the device's refinement already looked up (refinement_for): what a cost source

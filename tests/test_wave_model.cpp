@@ -56,7 +56,7 @@ TEST_CASE("wave features: 2 products of 1000x300x100 in 128x64 tiles on the A100
   const DeviceSpec a100 = find_device("a100-40gb");
   const WaveKernel k =
       wave_kernel("gemm", KindCategory::matmul, "", "fp32", gemm_sample(2, 1000, 300, 100), a100);
-  CHECK(k.group == WaveGroupKey{"gemm", "", "cuda"});
+  CHECK(k.group == WaveGroupKey{"gemm", "batched", "cuda"});
   CHECK(k.peak_flops_per_ns == doctest::Approx(19'500.0));
   const WaveFeatures f = wave_features(k, {128, 64}, a100, 1.0);
   // tiles = 2 * ceil(1000/128) * ceil(300/64) = 2 * 8 * 5 = 80 <= 108 SMs: 1 wave, 1 / 1.41 GHz ns.
@@ -89,8 +89,13 @@ TEST_CASE("wave kernels: the math class and peak follow the precision and the GP
   CHECK(peak_of("bf16", "a100-40gb") == std::make_pair(std::string("tensor"), 312'000.0));
   CHECK(peak_of("tf32", "a100-40gb") == std::make_pair(std::string("tensor"), 156'000.0));
   CHECK(peak_of("tf32", "v100-16gb") == std::make_pair(std::string("cuda"), 15'700.0));  // no TF32
-  // A conv keeps its 3x3 stride-1 class apart; bandwidth-bound kinds go to their family.
+  // A conv keeps its 3x3 stride-1 class apart, a GEMM of several products is batched; bandwidth-bound
+  // kinds go to their family.
   const DeviceSpec a100 = find_device("a100-40gb");
+  CHECK(wave_kernel("gemm", KindCategory::matmul, "", "fp32", gemm_sample(8, 64, 64, 64), a100).group ==
+        WaveGroupKey{"gemm", "batched", "cuda"});
+  CHECK(wave_kernel("gemm", KindCategory::matmul, "", "fp32", gemm_sample(1, 64, 64, 64), a100).group ==
+        WaveGroupKey{"gemm", "", "cuda"});
   CHECK(wave_kernel("conv2d_forward", KindCategory::conv, "3x3s1", "fp32", gemm_sample(1, 8, 8, 8), a100)
             .group == WaveGroupKey{"conv2d_forward", "3x3s1", "cuda"});
   CHECK(
@@ -140,6 +145,10 @@ TEST_CASE("the model picks a device's own group, then a same-chip device's, then
   CHECK(m.group_for({"conv2d_forward", "3x3s1", "cuda"}, find_device("h100-sxm-80gb")) == &m.groups[2]);
   CHECK(m.group_for({"norm", "", ""}, find_device("h100-sxm-80gb")) == &m.groups[1]);
   CHECK(m.group_for({"gemm", "", "tensor"}, find_device("h100-sxm-80gb")) == nullptr);
+  // A batched GEMM without a group of its own takes the device's single-product one.
+  CHECK(m.group_for({"gemm", "batched", "cuda"}, find_device("a100-pcie-40gb")) ==
+        &m.refinements[0].groups[0]);
+  CHECK(m.group_for({"gemm", "batched", "cuda"}, find_device("h100-sxm-80gb")) == &m.groups[0]);
   // Without a fitted fixed cost a group pays kUnfittedFixedCostNs: 2,450 ns.
   WaveGroupFit unfitted = m.groups[1];
   unfitted.fixed_cost_fitted = false;
