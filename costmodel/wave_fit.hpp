@@ -11,6 +11,9 @@
 // smallest ops' time holds the harness and more). Kernel-timed rows (DeepBench, bench-ops,
 // profiler traces) are fitted as they are. Every set weighs the same in total (each row 1 / its
 // set's fitted rows), so 16,000 NeuSight bmm rows of one GPU do not drown DeepBench's 160 GEMMs.
+// A set whose rows fall in two groups (NeuSight's bmm: its B = 1 rows are single products) gets a
+// harness in each group's fit, used for that group's rows; the model records the last group's by key
+// (gemm batched).
 //
 // Fit, per group: minimise sum_i w_i (price_i / t_i - 1)^2 over the coefficients (>= 0) and the
 // harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
