@@ -388,10 +388,6 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
   return rows;
 }
 
-std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
-  return parse_calibration_csv(profiles::read_text_file(path, "calibration file"), path);
-}
-
 std::string calibration_csv_text(const std::vector<CalibrationRow>& rows) {
   std::string out(kCalibrationCsvHeader);
   out.push_back('\n');

@@ -138,8 +138,6 @@ void validate_calibration_row(const CalibrationRow& row);
 // '<name>' = '<value>': <why>" for a bad field, "<file>:<line>: expected 13 fields, got 9" for a
 // short row, "<file>:1: header ..." for a wrong header.
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file);
-// Reads a file (read_text_file: gzip accepted) in the calibration format.
-std::vector<CalibrationRow> read_calibration_csv(const std::string& path);
 // The rows as CSV text, header first, one row a line, in the given order.
 std::string calibration_csv_text(const std::vector<CalibrationRow>& rows);
 

@@ -8,6 +8,5 @@
 namespace mutwo::exec {
 
 c10::ScalarType scalar_type(profiles::DType dtype);
-profiles::DType ir_dtype(c10::ScalarType type);  // throws mutwo::Error for a type the IR lacks
 
 }  // namespace mutwo::exec

@@ -6,14 +6,6 @@ bool resident_at_start(TensorRole role) {
   return is_persistent(role) || role == TensorRole::input || role == TensorRole::label;
 }
 
-int64_t resident_at_start_bytes(const Graph& graph) {
-  int64_t bytes = 0;
-  for (const Tensor& t : graph.tensors) {
-    if (resident_at_start(t.role)) bytes += allocation_bytes(t.bytes);
-  }
-  return bytes;
-}
-
 std::vector<uint8_t> resident_at_start_mask(const Schedule& schedule) {
   std::vector<uint8_t> mask(schedule.graph.tensors.size(), 0);
   for (const Tensor& t : schedule.graph.tensors) mask[static_cast<size_t>(t.id)] = resident_at_start(t.role) ? 1 : 0;

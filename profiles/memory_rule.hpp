@@ -31,9 +31,6 @@ constexpr int64_t allocation_bytes(int64_t bytes) {
 // Allocated before the first instruction of a step and never freed by it.
 bool resident_at_start(TensorRole role);
 
-// Rounded bytes of every tensor resident at the start of a step.
-int64_t resident_at_start_bytes(const Graph& graph);
-
 // Per tensor of schedule.graph: 1 when it is on the device at the step's start (resident_at_start
 // by role and not in schedule.host_state). Ids in host_state must be in range (validate first).
 std::vector<uint8_t> resident_at_start_mask(const Schedule& schedule);

@@ -40,10 +40,6 @@ DType autocast_dtype(Precision precision) {
   }
 }
 
-bool uses_bf16(Precision precision) {
-  return precision == Precision::amp_bf16 || precision == Precision::bf16;
-}
-
 bool allows_tf32_matmul(Precision precision) {
   return precision == Precision::tf32;
 }

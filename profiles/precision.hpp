@@ -25,8 +25,6 @@ std::string_view precision_names();
 bool is_autocast(Precision precision);
 // The lower-precision dtype autocast casts to (f16 or bf16); f32 for the other modes.
 DType autocast_dtype(Precision precision);
-// Whether the mode computes in bf16 anywhere (needs bf16 support on the GPU to run as PyTorch does).
-bool uses_bf16(Precision precision);
 // torch.backends.cuda.matmul.allow_tf32 under this mode (only tf32 sets it; PyTorch's default is off).
 bool allows_tf32_matmul(Precision precision);
 

@@ -130,15 +130,4 @@ void write_server_schedule(const ServerSchedule& schedule, const std::string& pa
   write_file_atomic(path, server_schedule_to_json(schedule), "server schedule file");
 }
 
-ServerSchedule read_server_schedule(const std::string& path) {
-  const std::string text = read_file_bytes(path, "server schedule file");
-  try {
-    return server_schedule_from_json(text);
-  } catch (const FormatError& e) {
-    throw FormatError(fmt::format("{}: {}", path, e.what()));
-  } catch (const ServerScheduleError& e) {
-    throw ServerScheduleError(fmt::format("{}: {}", path, e.what()));
-  }
-}
-
 }  // namespace mutwo::profiles

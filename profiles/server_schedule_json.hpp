@@ -13,6 +13,5 @@ std::string server_schedule_to_json(const ServerSchedule& schedule);
 // fields, naming the task and field), ServerScheduleError (validate_server_schedule's rules).
 ServerSchedule server_schedule_from_json(const std::string& text);
 void write_server_schedule(const ServerSchedule& schedule, const std::string& path);  // atomic
-ServerSchedule read_server_schedule(const std::string& path);
 
 }  // namespace mutwo::profiles
