@@ -37,9 +37,11 @@ double relative(const WaveHeldOut& h, size_t i) {
   return (h.predicted[i] - h.measured[i]) / h.measured[i];
 }
 
-// The price of a kernel by a held-out fit's groups (no refinement: the GPU's own kernels are out).
-double price(const WaveModel& fit, const WaveKernel& k, const DeviceSpec& device) {
-  const WaveGroupFit* g = fit.group_for(k.group, nullptr);
+// The price of a kernel by a model's groups, with the device's refinement (nullptr for a held-out
+// fit: the GPU's own kernels are out).
+double price(const WaveModel& fit, const WaveKernel& k, const DeviceSpec& device,
+             const WaveRefinement* refinement = nullptr) {
+  const WaveGroupFit* g = fit.group_for(k.group, refinement);
   if (g == nullptr) throw Error(fmt::format("wave model: no group prices {}", wave_group_text(k.group)));
   return predict_wave_ns(*g, k, device, fit.clock_ratio(device));
 }
@@ -195,12 +197,9 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h, co
     p.single_row = best;
     p.measured_speedup = static_cast<double>(b.batch) * per_product / h.measured[i];
     p.predicted_speedup = factor * price(fit, smaller, device) / h.predicted[i];
-    const auto fitted_price = [&](const WaveKernel& k) {
-      const WaveGroupFit* g = fitted.group_for(k.group, device);
-      if (g == nullptr) throw Error(fmt::format("wave model: no group prices {}", wave_group_text(k.group)));
-      return predict_wave_ns(*g, k, device, fitted.clock_ratio(device));
-    };
-    p.fitted_speedup = factor * fitted_price(smaller) / fitted_price(w.kernels[i]);
+    const WaveRefinement* own = fitted.refinement_for(device);
+    p.fitted_speedup =
+        factor * price(fitted, smaller, device, own) / price(fitted, w.kernels[i], device, own);
     out.push_back(p);
   }
   return out;
