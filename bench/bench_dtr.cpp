@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/dtr_log.hpp"
 #include "policies/dtr_heuristics.hpp"
-#include "profiles/dtr_log.hpp"
-#include "profiles/text_file.hpp"
 #include "sim/dtr_replay.hpp"
+#include "support/text_file.hpp"
 
 namespace {
 
@@ -34,17 +34,17 @@ double simrd_seconds(const std::string& log) {
 // The full sweep over `jobs` threads (1: one core, as simrd ran).
 void sweep(benchmark::State& state, const std::string& log_name, bool include_parse) {
   const int jobs = static_cast<int>(state.range(0));
-  const std::string text = mutwo::profiles::read_text_file(kFixtures + log_name + ".gz");
+  const std::string text = mutwo::support::read_text_file(kFixtures + log_name + ".gz");
   std::vector<std::unique_ptr<mutwo::sim::EvictionHeuristic>> owned;
   std::vector<const mutwo::sim::EvictionHeuristic*> heuristics;
   for (const char* h : kHeuristics) {
     owned.push_back(mutwo::policies::make_dtr_heuristic(h));
     heuristics.push_back(owned.back().get());
   }
-  const mutwo::profiles::DtrLog parsed = mutwo::profiles::parse_dtr_log(text, log_name);
+  const mutwo::io::DtrLog parsed = mutwo::io::parse_dtr_log(text, log_name);
   for (auto _ : state) {
     if (include_parse) {
-      const mutwo::profiles::DtrLog log = mutwo::profiles::parse_dtr_log(text, log_name);
+      const mutwo::io::DtrLog log = mutwo::io::parse_dtr_log(text, log_name);
       const auto baseline = mutwo::sim::dtr_baseline(log);
       benchmark::DoNotOptimize(
           mutwo::sim::sweep_dtr_log(log, baseline, mutwo::sim::dtr_paper_ratios(), heuristics, jobs));

@@ -21,12 +21,12 @@ namespace {
 
 using namespace mutwo;
 
-profiles::Schedule schedule_of(const std::string& model, int64_t batch, const std::string& policy) {
+ir::Schedule schedule_of(const std::string& model, int64_t batch, const std::string& policy) {
   policies::ModelArray array;
   array.model = model;
   array.count = 4;
   array.config.batch_size = batch;
-  const std::vector<profiles::Graph> parts = policies::sub_array_steps(array, {2, 2});
+  const std::vector<ir::Graph> parts = policies::sub_array_steps(array, {2, 2});
   const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
   sim::SimOptions unlimited;
   unlimited.memory_limit_bytes = -1;
@@ -39,7 +39,7 @@ profiles::Schedule schedule_of(const std::string& model, int64_t batch, const st
 
 void BM_ExecStep(benchmark::State& state, const std::string& model, int64_t batch,
                  const std::string& policy) {
-  const profiles::Schedule s = schedule_of(model, batch, policy);
+  const ir::Schedule s = schedule_of(model, batch, policy);
   auto backend = exec::make_backend("cpu");
   exec::Interpreter interpreter(s, *backend);
   for (auto _ : state) {

@@ -6,13 +6,16 @@
 #include <cstdint>
 #include <string>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 // build_model + build_training_step, timed together; reports ms per step graph.
 void build_step(benchmark::State& state, const std::string& model, int64_t batch_size, int32_t width) {

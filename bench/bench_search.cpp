@@ -63,9 +63,9 @@ void BM_OffloadPlanGpt2(benchmark::State& state) {
   array.model = "gpt2";
   array.count = static_cast<int32_t>(state.range(0));
   array.config.batch_size = 8;
-  const std::vector<profiles::Graph> parts =
+  const std::vector<ir::Graph> parts =
       policies::sub_array_steps(array, std::vector<int32_t>(static_cast<size_t>(array.count / 2), 2));
-  const profiles::Schedule base = policies::build_multiplexed_schedule(parts, *cost);
+  const ir::Schedule base = policies::build_multiplexed_schedule(parts, *cost);
   const auto policy = policies::builtin_policies().create(state.range(1) == 0 ? "none" : "mutwo");
   policies::PolicyInput input;
   input.base = &base;

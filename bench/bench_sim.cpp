@@ -10,14 +10,14 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "ir/schedule.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/schedule.hpp"
 #include "sim/simulator.hpp"
 
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 
 // Op durations by phase: forward 100 us, backward 200 us; copies at 25 B/ns with 5 us latency.
 class PhaseCostModel : public mutwo::costmodel::OpCostModel {

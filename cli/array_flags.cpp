@@ -1,15 +1,18 @@
 #include "cli/array_flags.hpp"
 
 #include "cli/table.hpp"
+#include "io/schedule_json.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/schedule_json.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::cli {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 Precision precision_flag(const std::string& value) {
   try {
@@ -86,7 +89,7 @@ policies::ModelArray model_array(const ArrayFlags& flags) {
   array.config.image_size = flags.image_size;
   array.config.dtype = parse_dtype(flags.dtype);
   array.config.precision = precision_flag(flags.precision);
-  array.config.lean_ops = profiles::parse_lean_ops(flags.lean_ops);
+  array.config.lean_ops = transforms::parse_lean_ops(flags.lean_ops);
   array.optimizer.kind = parse_optimizer(flags.optimizer);
   if (!flags.lr.empty()) array.optimizer.lr = flags.lr;
   return array;

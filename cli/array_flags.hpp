@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ir/schedule.hpp"
 #include "policies/model_array.hpp"
-#include "profiles/schedule.hpp"
 
 namespace mutwo::cli {
 
@@ -23,7 +23,7 @@ struct ArrayFlags {
   int64_t image_size = 0;
   std::string dtype = "fp32";
   std::string precision = "fp32";
-  std::string lean_ops = "none";  // Tempo's lean layers (profiles/lean_ops.hpp)
+  std::string lean_ops = "none";  // Tempo's lean layers (transforms/lean_ops.hpp)
   std::string optimizer = "adam";
   std::vector<double> lr;  // one, or one per model
   std::string schedule;    // a schedule file instead of a model array
@@ -41,10 +41,10 @@ policies::ModelArray model_array(const ArrayFlags& flags);
 // --partition, or all models in one sub-array.
 std::vector<int32_t> partition_of(const ArrayFlags& flags);
 // The plain schedule of the array (sub-arrays one after another) or the --schedule file.
-profiles::Schedule plain_schedule(const ArrayFlags& flags);
+ir::Schedule plain_schedule(const ArrayFlags& flags);
 
 // --precision's value parsed; throws UnknownNameError naming the flag and the value.
-profiles::Precision precision_flag(const std::string& value);
+ir::Precision precision_flag(const std::string& value);
 // Help text of --lean-ops (simulate, run, trace; search adds "both").
 std::string lean_ops_help();
 // Help text of --precision (every command that builds a model array takes it).

@@ -16,10 +16,10 @@
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_fit.hpp"
-#include "profiles/bench_host.hpp"
-#include "profiles/error.hpp"
-#include "profiles/executor.hpp"
-#include "profiles/text_file.hpp"
+#include "experiments/executor_loader.hpp"
+#include "ir/bench_host.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -45,25 +45,25 @@ nlohmann::json way_json(const costmodel::LinkWayFit& f) {
 }
 
 void run_bench_host(const BenchHostFlags& flags) {
-  const std::unique_ptr<profiles::Executor> executor = profiles::load_executor("'mutwo bench-host'");
+  const std::unique_ptr<ir::Executor> executor = experiments::load_executor("'mutwo bench-host'");
   const std::string device_name = flags.device.empty() ? executor->default_device() : flags.device;
-  const profiles::ExecDevice device = executor->open_device(device_name);
-  profiles::BenchHostOptions options;
+  const ir::ExecDevice device = executor->open_device(device_name);
+  ir::BenchHostOptions options;
   options.device = device_name;
   options.sizes_bytes = flags.sizes;
   options.warmup_iterations = flags.warmup;
   options.timed_iterations = flags.iters;
-  profiles::validate_bench_host(options);
+  ir::validate_bench_host(options);
   std::cout << fmt::format("timing the host link of {} ({}), {} warm-up + {} timed copies each, the median kept\n",
                            device.product, device_name, options.warmup_iterations, options.timed_iterations)
             << std::flush;
-  const profiles::HostBench bench = executor->bench_host(options);
+  const ir::HostBench bench = executor->bench_host(options);
   const costmodel::LinkFit fit = costmodel::fit_link(bench.copies);
 
   Table t({{"size", Align::right}, {"way", Align::left}, {"median", Align::right}, {"GB/s", Align::right}});
-  for (const profiles::LinkTiming& c : bench.copies) {
-    const double moved = static_cast<double>(c.bytes) * (c.way == profiles::CopyWay::both ? 2.0 : 1.0);
-    t.add_row({human_bytes(c.bytes), std::string(profiles::copy_way_name(c.way)), human_duration(c.time_ns),
+  for (const ir::LinkTiming& c : bench.copies) {
+    const double moved = static_cast<double>(c.bytes) * (c.way == ir::CopyWay::both ? 2.0 : 1.0);
+    t.add_row({human_bytes(c.bytes), std::string(ir::copy_way_name(c.way)), human_duration(c.time_ns),
                fmt::format("{:.2f}", moved / static_cast<double>(c.time_ns))});
   }
   std::cout << t.render();
@@ -84,9 +84,13 @@ void run_bench_host(const BenchHostFlags& flags) {
   j["device"] = device.device;
   j["product"] = bench.device_name;
   nlohmann::json copies = nlohmann::json::array();
-  for (const profiles::LinkTiming& c : bench.copies) {
-    copies.push_back({{"way", profiles::copy_way_name(c.way)}, {"bytes", c.bytes}, {"time_ns", c.time_ns},
-                      {"min_ns", c.min_ns}, {"max_ns", c.max_ns}, {"samples", c.samples}});
+  for (const ir::LinkTiming& c : bench.copies) {
+    copies.push_back({{"way", ir::copy_way_name(c.way)},
+                      {"bytes", c.bytes},
+                      {"time_ns", c.time_ns},
+                      {"min_ns", c.min_ns},
+                      {"max_ns", c.max_ns},
+                      {"samples", c.samples}});
   }
   j["copies"] = copies;
   j["fit"] = {{"h2d", way_json(fit.h2d)}, {"d2h", way_json(fit.d2h)}, {"duplex_speedup", fit.duplex_speedup},
@@ -115,7 +119,7 @@ void run_bench_host(const BenchHostFlags& flags) {
   }
   j["run_flags"] = flags_line;
   if (!flags.output.empty()) {
-    profiles::write_file_atomic(flags.output, j.dump(2) + "\n", "bench-host JSON");
+    support::write_file_atomic(flags.output, j.dump(2) + "\n", "bench-host JSON");
     std::cout << fmt::format("wrote {}; a run on this link: mutwo run ... {}\n", flags.output, flags_line);
   }
 }

@@ -1,6 +1,6 @@
 // `mutwo bench-ops`: times single ATen kernels (cuBLAS/cuDNN on a CUDA device) of the zoo's op
 // kinds at many shapes and writes them as calibration CSV rows (costmodel/README.md, "Calibration
-// inputs") that `mutwo calibrate` fits. The kernels and the default grid are profiles/bench_ops.hpp's,
+// inputs") that `mutwo calibrate` fits. The kernels and the default grid are ir/bench_ops.hpp's,
 // the timing is the executor's (exec/bench_ops.cpp), the rows costmodel/bench_rows.hpp's; this file
 // parses flags, loads the executor and prints.
 #include <algorithm>
@@ -18,11 +18,11 @@
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "profiles/bench_ops.hpp"
-#include "profiles/error.hpp"
-#include "profiles/executor.hpp"
-#include "profiles/median.hpp"
-#include "profiles/text_file.hpp"
+#include "experiments/executor_loader.hpp"
+#include "ir/bench_ops.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -40,7 +40,7 @@ struct BenchOpsFlags {
 
 // The kernel names the flag asks for, in bench_kernel_names() order, each once.
 std::vector<std::string> selected_kernels(const std::vector<std::string>& asked) {
-  const std::vector<std::string>& all = profiles::bench_kernel_names();
+  const std::vector<std::string>& all = ir::bench_kernel_names();
   if (asked.empty()) return all;
   std::vector<std::string> wanted;
   for (const std::string& name : asked) {
@@ -52,7 +52,7 @@ std::vector<std::string> selected_kernels(const std::vector<std::string>& asked)
       continue;
     }
     try {
-      profiles::check_bench_kernel(name);
+      ir::check_bench_kernel(name);
     } catch (const UnknownNameError&) {
       throw UnknownNameError(fmt::format(
           "unknown kernel '{}'; valid: {}, conv (the three conv2d passes), all", name, joined(all)));
@@ -76,7 +76,7 @@ void check_precisions(const std::vector<std::string>& precisions) {
 }
 
 // The rows' device: "cpu" on the host, else the catalog entry of the CUDA device.
-std::string row_device(const profiles::ExecDevice& device, const std::string& gpu) {
+std::string row_device(const ir::ExecDevice& device, const std::string& gpu) {
   if (!device.is_cuda) {
     if (!gpu.empty()) {
       throw Error(
@@ -128,7 +128,7 @@ void print_summary(const std::vector<costmodel::CalibrationRow>& rows) {
     const Group& g = groups.at(key);
     t.add_row({key.first, key.second, std::to_string(g.times.size()),
                human_duration(*std::min_element(g.times.begin(), g.times.end())),
-               human_duration(profiles::median(g.times, profiles::EvenMedian::lower_middle)),
+               human_duration(support::median(g.times, support::EvenMedian::lower_middle)),
                human_duration(*std::max_element(g.times.begin(), g.times.end())),
                fmt::format("{:.3f}", g.best_flops_per_ns / 1e3),  // FLOP/ns = GFLOP/s
                fmt::format("{:.1f}", g.best_bytes_per_ns)});      // bytes/ns = GB/s
@@ -139,9 +139,9 @@ void print_summary(const std::vector<costmodel::CalibrationRow>& rows) {
 void run_bench_ops(const BenchOpsFlags& flags) {
   const std::vector<std::string> kernels = selected_kernels(flags.kernels);
   check_precisions(flags.precisions);
-  const std::unique_ptr<profiles::Executor> executor = profiles::load_executor("'mutwo bench-ops'");
+  const std::unique_ptr<ir::Executor> executor = experiments::load_executor("'mutwo bench-ops'");
   const std::string device_name = flags.device.empty() ? executor->default_device() : flags.device;
-  const profiles::ExecDevice device = executor->open_device(device_name);
+  const ir::ExecDevice device = executor->open_device(device_name);
   const std::string rows_device = row_device(device, flags.gpu);
   if (!device.is_cuda) {
     std::cout << fmt::format(
@@ -151,7 +151,7 @@ void run_bench_ops(const BenchOpsFlags& flags) {
         device.device, costmodel::kHostCpuDevice);
   }
 
-  profiles::BenchOpsOptions options;
+  ir::BenchOpsOptions options;
   options.device = device_name;
   options.precisions = flags.precisions;
   options.warmup_iterations = flags.warmup >= 0 ? flags.warmup : (flags.quick ? 1 : 3);
@@ -161,15 +161,15 @@ void run_bench_ops(const BenchOpsFlags& flags) {
                            options.timed_iterations);
   std::vector<costmodel::CalibrationRow> rows;
   for (const std::string& kernel : kernels) {
-    options.shapes = profiles::default_bench_grid(kernel, flags.quick);
+    options.shapes = ir::default_bench_grid(kernel, flags.quick);
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<profiles::KernelTiming> timings = executor->bench_ops(options);
-    for (const profiles::KernelTiming& t : timings) rows.push_back(costmodel::bench_row(t, rows_device));
+    const std::vector<ir::KernelTiming> timings = executor->bench_ops(options);
+    for (const ir::KernelTiming& t : timings) rows.push_back(costmodel::bench_row(t, rows_device));
     std::cout << fmt::format("  {}: {} shapes, {} timings in {:.1f} s\n", kernel, options.shapes.size(),
                              timings.size(), seconds_since(start))
               << std::flush;
   }
-  profiles::write_file_atomic(flags.output, costmodel::calibration_csv_text(rows), "calibration CSV");
+  support::write_file_atomic(flags.output, costmodel::calibration_csv_text(rows), "calibration CSV");
   print_summary(rows);
   if (device.is_cuda) {
     std::cout << fmt::format("wrote {} ({} rows; fit them: mutwo calibrate {} --device {} -o {}.json)\n",
@@ -191,7 +191,7 @@ void add_bench_ops_command(CLI::App& app) {
   cmd->add_option("--device", flags->device, "cpu, cuda or cuda:N (default: cuda in a CUDA build, else cpu)");
   cmd->add_option("--kernels", flags->kernels,
                   fmt::format("Kernels to time, comma-separated: {}, conv (the three passes), all (default)",
-                              joined(profiles::bench_kernel_names())))
+                              joined(ir::bench_kernel_names())))
       ->delimiter(',');
   cmd->add_option(
          "--precision", flags->precisions,

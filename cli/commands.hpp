@@ -14,7 +14,7 @@ void add_db_command(CLI::App& app);        // db_command.cpp
 void add_replay_command(CLI::App& app);    // replay_command.cpp
 void add_experiment_command(CLI::App& app);  // experiment_command.cpp
 void add_calibrate_command(CLI::App& app);   // calibrate_command.cpp
-// Executor commands: they load exec/'s module on demand (profiles::load_executor), and refuse with
+// Executor commands: they load exec/'s module on demand (experiments::load_executor), and refuse with
 // how to build it when this mutwo has no LibTorch.
 void add_profile_command(CLI::App& app);  // profile_command.cpp
 void add_run_command(CLI::App& app);      // run_command.cpp

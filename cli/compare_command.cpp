@@ -13,7 +13,7 @@
 #include "cli/table.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/results_db.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
-#include "profiles/trace_import.hpp"
+#include "io/trace_import.hpp"
 
 namespace mutwo::cli {
 
@@ -27,7 +27,7 @@ costmodel::CostSetup cost_setup(const DeviceFlags& flags) {
   setup.trace_files = flags.traces;
   setup.profile_files = flags.profiles;
   setup.traces_are_step = flags.traces_are_step;
-  if (!flags.trace_format.empty()) setup.trace_format = profiles::parse_trace_format(flags.trace_format);
+  if (!flags.trace_format.empty()) setup.trace_format = io::parse_trace_format(flags.trace_format);
   return setup;
 }
 
@@ -45,7 +45,7 @@ const costmodel::CostInputs& cost_inputs(const DeviceFlags& flags, const costmod
 
 }  // namespace
 
-const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags) {
+const std::vector<ir::Trace>& measured_traces(const DeviceFlags& flags) {
   return cost_inputs(flags, cost_setup(flags)).traces;
 }
 
@@ -98,7 +98,7 @@ std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags
   return costmodel::make_cost_model(setup, cost_inputs(flags, setup), device);
 }
 
-std::string describe_cost_source(const costmodel::OpCostModel& cost, const profiles::Graph& graph) {
+std::string describe_cost_source(const costmodel::OpCostModel& cost, const ir::Graph& graph) {
   return cost.describe(graph);
 }
 

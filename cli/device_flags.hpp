@@ -11,8 +11,8 @@
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::cli {
 
@@ -39,8 +39,8 @@ struct DeviceFlags {
 // overrides, --cost-source, --trace and --format.
 costmodel::CostSetup cost_setup(const DeviceFlags& flags);
 
-// The --trace files as Traces (read on first use; any format profiles::import_trace reads).
-const std::vector<profiles::Trace>& measured_traces(const DeviceFlags& flags);
+// The --trace files as Traces (read on first use; any format io::import_trace reads).
+const std::vector<ir::Trace>& measured_traces(const DeviceFlags& flags);
 
 // Adds the flags to a subcommand; help texts list the catalog's devices and cost sources.
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
@@ -59,6 +59,6 @@ std::unique_ptr<costmodel::OpCostModel> make_cost_model(const DeviceFlags& flags
 
 // One line for reports (OpCostModel::describe): "analytic", or "measured (1180 of 1256 ops from 1
 // trace on NVIDIA H100 80GB HBM3; rest analytic)" with the coverage of `graph`.
-std::string describe_cost_source(const costmodel::OpCostModel& cost, const profiles::Graph& graph);
+std::string describe_cost_source(const costmodel::OpCostModel& cost, const ir::Graph& graph);
 
 }  // namespace mutwo::cli

@@ -31,7 +31,7 @@ experiments::ScheduleSource schedule_source(const ArrayFlags& flags) {
   a.seq_len = flags.seq_len;
   a.image_size = flags.image_size;
   a.dtype = flags.dtype;
-  a.precision = std::string(profiles::precision_name(precision_flag(flags.precision)));  // names the flag
+  a.precision = std::string(ir::precision_name(precision_flag(flags.precision)));  // names the flag
   a.optimizer = flags.optimizer;
   a.lr = flags.lr;
   return source;

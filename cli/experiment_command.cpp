@@ -20,7 +20,7 @@
 #include "experiments/experiment_kind.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::cli {
 namespace {

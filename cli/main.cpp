@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"mutwo: simulate and schedule training many models at once on one GPU under a memory limit"};

@@ -9,13 +9,14 @@
 
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "support/error.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::zoo;
 
 struct ModelsOptions {
   bool json = false;

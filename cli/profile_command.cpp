@@ -19,15 +19,15 @@
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
 #include "cli/table.hpp"
+#include "experiments/executor_loader.hpp"
 #include "experiments/profile_pipeline.hpp"
-#include "profiles/error.hpp"
-#include "profiles/executor.hpp"
-#include "profiles/op_kind.hpp"
+#include "ir/op_kind.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 
 struct ProfileOptions {
   ArrayFlags array;
@@ -45,7 +45,7 @@ struct ProfileOptions {
 void run_profile(const ProfileOptions& opts) {
   if (!opts.exec.memory_cap.empty())
     throw Error("profile: --memory-cap applies to `mutwo run`, not to profiling");
-  const std::unique_ptr<Executor> executor = load_executor("'mutwo profile'");
+  const std::unique_ptr<Executor> executor = experiments::load_executor("'mutwo profile'");
   experiments::ProfileRequest request;
   request.source = schedule_source(opts.array);
   request.device = opts.exec.device;

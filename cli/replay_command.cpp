@@ -12,12 +12,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "io/dtr_log.hpp"
+#include "io/trace_import.hpp"
 #include "policies/dtr_heuristics.hpp"
-#include "profiles/dtr_log.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/trace_import.hpp"
 #include "sim/dtr_replay.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -45,15 +45,15 @@ std::string outcome_cell(const sim::DtrSweepRow& row) {
 }
 
 void run_replay(const ReplayOptions& opts) {
-  const std::string text = profiles::read_text_file(opts.dtr_log);
-  if (const auto format = profiles::detect_trace_format(text); format != profiles::TraceFormat::dtr) {
+  const std::string text = support::read_text_file(opts.dtr_log);
+  if (const auto format = io::detect_trace_format(text); format != io::TraceFormat::dtr) {
     throw FormatError(fmt::format(
         "{}: {}, not {}", opts.dtr_log,
-        format ? "is " + std::string(profiles::trace_format_description(*format)) : std::string("unreadable"),
-        profiles::trace_format_description(profiles::TraceFormat::dtr)));
+        format ? "is " + std::string(io::trace_format_description(*format)) : std::string("unreadable"),
+        io::trace_format_description(io::TraceFormat::dtr)));
   }
   const std::string source = std::filesystem::path(opts.dtr_log).filename().string();
-  const profiles::DtrLog log = profiles::parse_dtr_log(text, source, {.skip_to_start = !opts.no_start});
+  const io::DtrLog log = io::parse_dtr_log(text, source, {.skip_to_start = !opts.no_start});
   const sim::DtrBaseline baseline = sim::dtr_baseline(log);
 
   std::vector<std::string> names = opts.heuristics;

@@ -17,16 +17,16 @@
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
 #include "cli/table.hpp"
+#include "experiments/executor_loader.hpp"
 #include "experiments/run_pipeline.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/error.hpp"
 #include "sim/host_mode.hpp"
-#include "profiles/executor.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 
 struct RunOptions {
   ArrayFlags array;
@@ -112,7 +112,7 @@ void print_json(const RunOptions& opts, const experiments::RunOutcome& out) {
                    {"instructions", out.schedule.instructions.size()},
                    {"multiplexed", out.multiplexed},
                    {"model_state", out.schedule.host_state.empty() ? "device" : "host"},
-                   {"optimizer", out.schedule.host_stream == profiles::kNoStream ? "device" : "host"},
+                   {"optimizer", out.schedule.host_stream == ir::kNoStream ? "device" : "host"},
                    {"samples_per_step", out.samples_per_step}};
   j["device"] = out.target.label;
   j["gpu"] = out.cost.gpu.name;
@@ -161,13 +161,13 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
   };
   t.add_row({"samples", prediction.oom ? "-" : per_s(prediction.step_time_ns),
              m.oom ? "-" : per_s(m.step_time_ns), ""});
-  std::cout << fmt::format("schedule     {} ({} instructions, policy {}, {}{}); {} samples per step\n",
-                           schedule.graph.name, schedule.instructions.size(), schedule.policy,
-                           out.multiplexed ? "multiplexed" : "back to back",
-                           schedule.host_state.empty()                    ? ""
-                           : schedule.host_stream == profiles::kNoStream ? ", model state on the host"
-                                                                          : ", model state and optimizer on the host",
-                           samples);
+  std::cout << fmt::format(
+      "schedule     {} ({} instructions, policy {}, {}{}); {} samples per step\n", schedule.graph.name,
+      schedule.instructions.size(), schedule.policy, out.multiplexed ? "multiplexed" : "back to back",
+      schedule.host_state.empty()             ? ""
+      : schedule.host_stream == ir::kNoStream ? ", model state on the host"
+                                              : ", model state and optimizer on the host",
+      samples);
   std::cout << fmt::format("device       {}; prediction for {} ({}; host {})\n", target.label, out.cost.gpu.name,
                            describe_cost_source(*out.cost.cost, schedule.graph), sim::host_mode_name(out.host_mode));
   std::cout << fmt::format(
@@ -193,7 +193,7 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
 }
 
 void run_command(const RunOptions& opts) {
-  const std::unique_ptr<Executor> executor = load_executor("'mutwo run'");
+  const std::unique_ptr<Executor> executor = experiments::load_executor("'mutwo run'");
   experiments::RunOutcome out;
   try {
     out = experiments::run_pipeline(run_request(opts), *executor);

@@ -19,24 +19,26 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "costmodel/server_catalog.hpp"
+#include "io/schedule_json.hpp"
+#include "io/server_schedule_json.hpp"
+#include "ir/schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
 #include "policies/server_schemes.hpp"
 #include "policies/server_search.hpp"
-#include "costmodel/server_catalog.hpp"
 #include "policies/strategy.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/exported_model.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/schedule_json.hpp"
-#include "profiles/server_schedule_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
+#include "support/error.hpp"
+#include "zoo/exported_model.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::zoo;
 
 // An array where memory forces a choice (μ-TWO's MobileNet-V3-Large at its larger batch, 8 models on
 // an A100-40GB): HFTA cannot fuse all 8 within 40 GiB, so it runs 7 + 1; fused wider, the small
@@ -54,7 +56,7 @@ struct SearchOptions {
   int64_t image_size = 0;
   std::string dtype = "fp32";
   std::string precision = "fp32";
-  std::string lean_ops = "none";  // none, tempo, both, or a list (profiles/lean_ops.hpp)
+  std::string lean_ops = "none";  // none, tempo, both, or a list (transforms/lean_ops.hpp)
   std::string host_mode = "eager";
   std::string optimizer = "adam";
   DeviceFlags device;
@@ -294,7 +296,7 @@ void write_gpu_parts(const policies::ServerSearchReport& report, const policies:
   std::filesystem::create_directories(dir);
   for (const policies::ServerGpuPart& part : report.best_parts) {
     const std::string path = (std::filesystem::path(dir) / fmt::format("gpu{}.json", part.gpu)).string();
-    profiles::write_schedule(*part.schedule, path);
+    io::write_schedule(*part.schedule, path);
     std::cout << fmt::format(
         "GPU {}: {} {} {}, alone {} at peak {}: mutwo run --schedule {} --gpu {} --memory {} --host-mode {}\n", part.gpu,
         part.strategy, part.partition, part.policy, human_duration(part.step_time_ns), human_bytes(part.peak_bytes), path,
@@ -320,7 +322,7 @@ void run_server_search_command(SearchOptions opts, policies::ServerSearchConfig 
     if (report.best.tasks.empty()) {
       throw Error("--output: the winner was priced per GPU alone (a GPU runs separate runs), no server schedule");
     }
-    profiles::write_server_schedule(report.best, opts.schedule_out);
+    io::write_server_schedule(report.best, opts.schedule_out);
   }
   if (!opts.parts_dir.empty()) write_gpu_parts(report, config, opts.parts_dir);
 }
@@ -354,7 +356,7 @@ void run_search_command(SearchOptions opts) {
 
   policies::SearchConfig config;
   for (const std::string& m : models) config.architectures.push_back(parse_model_count(m, model_config));
-  config.optimizer.kind = parse_optimizer(opts.optimizer);
+  config.optimizer.kind = transforms::parse_optimizer(opts.optimizer);
   config.cost = cost.get();
   config.memory_limit_bytes = device.memory_bytes;
   config.policies = opts.policies;
@@ -362,8 +364,8 @@ void run_search_command(SearchOptions opts) {
   config.host_mode = sim::parse_host_mode(opts.host_mode);
   // --lean-ops: one option for every architecture, or both (none and tempo) searched side by side.
   if (opts.lean_ops == "both") {
-    config.lean_options = {profiles::LeanOps{}, profiles::parse_lean_ops("tempo")};
-  } else if (const profiles::LeanOps lean = profiles::parse_lean_ops(opts.lean_ops); lean.any()) {
+    config.lean_options = {transforms::LeanOps{}, transforms::parse_lean_ops("tempo")};
+  } else if (const transforms::LeanOps lean = transforms::parse_lean_ops(opts.lean_ops); lean.any()) {
     config.lean_options = {lean};
   }
 
@@ -499,7 +501,7 @@ void add_search_command(CLI::App& app) {
     // traces for --cost-source measured.
     std::vector<std::string> measured;
     for (const std::string& file : opts->device.traces) {
-      if (profiles::is_forward_graph_file(file)) {
+      if (zoo::is_forward_graph_file(file)) {
         opts->models.push_back(fmt::format("{}:{}", file, std::max(opts->trace_models, 1)));
       } else {
         measured.push_back(file);

@@ -18,6 +18,8 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "io/schedule_json.hpp"
+#include "ir/schedule.hpp"
 #include "policies/array_plan.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
@@ -25,18 +27,17 @@
 #include "policies/state_offload.hpp"
 #include "policies/trace_replay.hpp"
 #include "policies/wrapped_plan.hpp"
-#include "profiles/error.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/schedule_json.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
 
 struct SimulateOptions {
   ArrayFlags array;
@@ -65,7 +66,7 @@ Schedule planned_schedule(const SimulateOptions& opts, const costmodel::OpCostMo
   if (device.memory_bytes <= 0) throw Error(fmt::format("--policy needs a memory limit; device '{}' has none", device.name));
   const std::string policy_name = opts.policy.empty() ? "none" : opts.policy;
   const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(policy_name);
-  std::vector<profiles::Graph> parts = policies::sub_array_steps(model_array(opts.array), partition_of(opts.array));
+  std::vector<ir::Graph> parts = policies::sub_array_steps(model_array(opts.array), partition_of(opts.array));
   const policies::SubArrayOrder order = policies::parse_order(opts.order);
   const policies::OptimizerPlace place = policies::parse_optimizer_place(opts.optimizer_on);
   if (opts.wrap) {  // planned so that the wrapped steady state fits (policies/wrapped_plan.hpp)
@@ -224,7 +225,7 @@ void run_simulate(const SimulateOptions& opts) {
   const sim::Prediction p = sim::simulate(schedule, model, sim_options);
   if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
 
-  const int64_t samples = profiles::samples_per_step(schedule);
+  const int64_t samples = ir::samples_per_step(schedule);
   if (opts.json) {
     nlohmann::json j;
     j["schedule"] = {{"graph", schedule.graph.name},

@@ -12,15 +12,18 @@
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 struct TraceOptions {
   std::string model;

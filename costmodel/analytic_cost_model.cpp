@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 
 #include "costmodel/device_catalog.hpp"
-#include "profiles/op_category.hpp"
-#include "profiles/error.hpp"
+#include "ir/op_category.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
-using profiles::DType;
-using profiles::KindCategory;
+using ir::DType;
+using ir::KindCategory;
 
 namespace {
 
@@ -75,7 +75,7 @@ AnalyticCostModel::AnalyticCostModel(DeviceSpec device, AnalyticOptions options)
   validate_device(device_);
   for (size_t i = 0; i < kKindCategoryCount; ++i) {
     const CategoryEfficiency& e = options_.efficiency[i];
-    const std::string_view category = profiles::category_name(static_cast<KindCategory>(i));
+    const std::string_view category = ir::category_name(static_cast<KindCategory>(i));
     auto check_fraction = [&](std::string_view field, double v) {
       if (!(v > 0 && v <= 1)) {
         throw Error(
@@ -96,9 +96,9 @@ AnalyticCostModel::AnalyticCostModel(DeviceSpec device, AnalyticOptions options)
 }
 
 double AnalyticCostModel::peak_flops_per_ns(KindCategory category, DType dtype,
-                                            profiles::Precision precision) const {
+                                            ir::Precision precision) const {
   const bool tensor_category = category == KindCategory::matmul || category == KindCategory::conv;
-  const bool tf32_mode = profiles::allows_tf32_matmul(precision);
+  const bool tf32_mode = ir::allows_tf32_matmul(precision);
   switch (dtype) {
     case DType::f16:
       return tensor_category ? device_.half_flops_per_ns : device_.fp32_flops_per_ns;
@@ -115,10 +115,10 @@ double AnalyticCostModel::peak_flops_per_ns(KindCategory category, DType dtype,
   }
 }
 
-OpCostBreakdown AnalyticCostModel::breakdown(const profiles::Graph& graph, const profiles::Op& op) const {
-  const KindCategory category = profiles::op_category(op);
-  if (graph.precision != profiles::Precision::fp32) check_precision_supported(device_, graph.precision);
-  if (profiles::is_view_op(op)) return OpCostBreakdown{};  // no kernel
+OpCostBreakdown AnalyticCostModel::breakdown(const ir::Graph& graph, const ir::Op& op) const {
+  const KindCategory category = ir::op_category(op);
+  if (graph.precision != ir::Precision::fp32) check_precision_supported(device_, graph.precision);
+  if (ir::is_view_op(op)) return OpCostBreakdown{};  // no kernel
   return kernel_breakdown(category, peak_flops_per_ns(category, op_math_dtype(graph, op), graph.precision),
                           static_cast<double>(op.flops),
                           static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written));
@@ -140,7 +140,7 @@ OpCostBreakdown AnalyticCostModel::kernel_breakdown(KindCategory category, doubl
   return b;
 }
 
-int64_t AnalyticCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+int64_t AnalyticCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {
   return breakdown(graph, op).duration_ns;
 }
 
@@ -148,8 +148,8 @@ bool has_bf16_tensor_cores(const DeviceSpec& device) {
   return device.tf32_flops_per_ns > 0;
 }
 
-void check_precision_supported(const DeviceSpec& device, profiles::Precision precision) {
-  if (precision == profiles::Precision::amp_bf16 && !has_bf16_tensor_cores(device)) {
+void check_precision_supported(const DeviceSpec& device, ir::Precision precision) {
+  if (precision == ir::Precision::amp_bf16 && !has_bf16_tensor_cores(device)) {
     throw Error(fmt::format(
         "precision amp-bf16 on GPU '{}': torch.autocast refuses bfloat16 on a GPU without bf16 support "
         "(compute capability < 8.0: \"Current CUDA Device does not support bfloat16. Please switch dtype "
@@ -158,14 +158,14 @@ void check_precision_supported(const DeviceSpec& device, profiles::Precision pre
   }
 }
 
-DType op_math_dtype(const profiles::Graph& graph, const profiles::Op& op) {
-  for (profiles::TensorId id : op.outputs) {
+DType op_math_dtype(const ir::Graph& graph, const ir::Op& op) {
+  for (ir::TensorId id : op.outputs) {
     const DType d = graph.tensor(id).dtype;
-    if (profiles::is_floating(d)) return d;
+    if (ir::is_floating(d)) return d;
   }
-  for (profiles::TensorId id : op.inputs) {
+  for (ir::TensorId id : op.inputs) {
     const DType d = graph.tensor(id).dtype;
-    if (profiles::is_floating(d)) return d;
+    if (ir::is_floating(d)) return d;
   }
   return DType::f32;
 }

@@ -21,7 +21,7 @@
 // less than k separate ops, k (w + w_half) / (R eff_max) + k launch, and more than one of them.
 //
 // Math mode P(category, dtype, precision), dtype = the op's first floating output (else input)
-// dtype, precision = the graph's precision mode (profiles/precision.hpp):
+// dtype, precision = the graph's precision mode (ir/precision.hpp):
 //   f16:      matmul and conv run on tensor cores (half_flops_per_ns), other categories on CUDA cores
 //             (fp32 rate; they are bandwidth-bound, so the exact vector rate hardly matters);
 //   bf16:     as f16 on a GPU with bf16 tensor cores; before Ampere (no TF32 either: V100, T4, P100)
@@ -43,12 +43,12 @@
 #include <string_view>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/op_kind.hpp"
-#include "profiles/precision.hpp"
+#include "ir/op_kind.hpp"
+#include "ir/precision.hpp"
 
 namespace mutwo::costmodel {
 
-inline constexpr size_t kKindCategoryCount = static_cast<size_t>(profiles::KindCategory::opaque) + 1;
+inline constexpr size_t kKindCategoryCount = static_cast<size_t>(ir::KindCategory::opaque) + 1;
 
 // Efficiency parameters of one KindCategory.
 struct CategoryEfficiency {
@@ -85,18 +85,18 @@ class AnalyticCostModel final : public OpCostModel {
   explicit AnalyticCostModel(DeviceSpec device, AnalyticOptions options = {});
 
   std::string_view name() const override { return "analytic"; }
-  int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  int64_t op_duration_ns(const ir::Graph& graph, const ir::Op& op) const override;
   const DeviceSpec& device() const override { return device_; }
 
-  OpCostBreakdown breakdown(const profiles::Graph& graph, const profiles::Op& op) const;
+  OpCostBreakdown breakdown(const ir::Graph& graph, const ir::Op& op) const;
   // The same model for one kernel given by its category, the peak of its math mode, its FLOPs and
   // its bytes read + written (a measured kernel's row, say): what breakdown() computes for an op.
-  OpCostBreakdown kernel_breakdown(profiles::KindCategory category, double peak_flops_per_ns, double flops,
+  OpCostBreakdown kernel_breakdown(ir::KindCategory category, double peak_flops_per_ns, double flops,
                                    double bytes) const;
   // Dense peak FLOP/ns the model uses for an op of this category computing in this dtype, in a graph
   // of this precision mode (fp32: PyTorch's TF32 defaults as the options say).
-  double peak_flops_per_ns(profiles::KindCategory category, profiles::DType dtype,
-                           profiles::Precision precision = profiles::Precision::fp32) const;
+  double peak_flops_per_ns(ir::KindCategory category, ir::DType dtype,
+                           ir::Precision precision = ir::Precision::fp32) const;
   const AnalyticOptions& options() const { return options_; }
 
  private:
@@ -105,7 +105,7 @@ class AnalyticCostModel final : public OpCostModel {
 };
 
 // The dtype an op computes in: its first floating output, else its first floating input, else f32.
-profiles::DType op_math_dtype(const profiles::Graph& graph, const profiles::Op& op);
+ir::DType op_math_dtype(const ir::Graph& graph, const ir::Op& op);
 
 // Whether the GPU has bf16 tensor cores. NVIDIA added bf16 and TF32 tensor cores together with
 // compute capability 8.0 (Ampere), which is what torch.cuda.is_bf16_supported() tests in PyTorch 1.13
@@ -115,6 +115,6 @@ bool has_bf16_tensor_cores(const DeviceSpec& device);
 // dtype=torch.bfloat16) raises "Current CUDA Device does not support bfloat16. Please switch dtype to
 // float16." (torch/amp/autocast_mode.py). The bf16 mode is allowed everywhere: a bf16 model runs on a
 // V100, its matmuls on CUDA cores.
-void check_precision_supported(const DeviceSpec& device, profiles::Precision precision);
+void check_precision_supported(const DeviceSpec& device, ir::Precision precision);
 
 }  // namespace mutwo::costmodel

@@ -4,40 +4,40 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/calibrated_cost_model.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {
 
-using profiles::BenchShape;
+using ir::BenchShape;
 
-profiles::DType precision_dtype(std::string_view precision) {
-  if (precision == "fp16") return profiles::DType::f16;
-  if (precision == "bf16") return profiles::DType::bf16;
-  return profiles::DType::f32;
+ir::DType precision_dtype(std::string_view precision) {
+  if (precision == "fp16") return ir::DType::f16;
+  if (precision == "bf16") return ir::DType::bf16;
+  return ir::DType::f32;
 }
 
 }  // namespace
 
 KernelWork op_kind_work(std::string_view kernel, const std::vector<int64_t>& d, std::string_view precision) {
-  using profiles::FuseAxis;
-  using profiles::TensorRole;
-  const profiles::OpKind kind = profiles::parse_kind(kernel);
-  profiles::GraphBuilder b(fmt::format("kernel {}", kernel), precision_dtype(precision));
-  const profiles::TensorId x = b.add_input("x", d, TensorRole::input, FuseAxis::stack);
-  std::vector<profiles::TensorId> inputs{x};
-  if (kind == profiles::OpKind::add || kind == profiles::OpKind::mul) {
+  using ir::FuseAxis;
+  using ir::TensorRole;
+  const ir::OpKind kind = ir::parse_kind(kernel);
+  ir::GraphBuilder b(fmt::format("kernel {}", kernel), precision_dtype(precision));
+  const ir::TensorId x = b.add_input("x", d, TensorRole::input, FuseAxis::stack);
+  std::vector<ir::TensorId> inputs{x};
+  if (kind == ir::OpKind::add || kind == ir::OpKind::mul) {
     inputs.push_back(b.add_input("b", d, TensorRole::input, FuseAxis::stack));
-  } else if (kind == profiles::OpKind::layernorm || kind == profiles::OpKind::batchnorm2d) {
+  } else if (kind == ir::OpKind::layernorm || kind == ir::OpKind::batchnorm2d) {
     // gamma and beta over the normalised channel: the last dim (layer norm), dim 1 (batch norm).
-    const int64_t channels = kind == profiles::OpKind::layernorm ? d.back() : d.at(1);
-    const FuseAxis axis = kind == profiles::OpKind::layernorm ? FuseAxis::stack : FuseAxis::dim0;
+    const int64_t channels = kind == ir::OpKind::layernorm ? d.back() : d.at(1);
+    const FuseAxis axis = kind == ir::OpKind::layernorm ? FuseAxis::stack : FuseAxis::dim0;
     inputs.push_back(b.add_weight("gamma", {channels}, axis));
     inputs.push_back(b.add_weight("beta", {channels}, axis));
   }
   b.add_op(kind, std::string(kernel), inputs);
-  const profiles::Graph graph = std::move(b).finish();
+  const ir::Graph graph = std::move(b).finish();
   const std::vector<OpKernel> kernels = op_kernels(graph, graph.ops.front());
   if (kernels.size() != 1) {
     throw Error(fmt::format("op kind '{}' prices as {} kernels, expected 1", kernel, kernels.size()));
@@ -52,9 +52,9 @@ KernelWork op_kind_work(std::string_view kernel, const std::vector<int64_t>& d, 
   return work;
 }
 
-CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view device) {
+CalibrationRow bench_row(const ir::KernelTiming& timing, std::string_view device) {
   const BenchShape& shape = timing.shape;
-  profiles::validate_bench_shape(shape);
+  ir::validate_bench_shape(shape);
   const std::vector<int64_t>& d = shape.dims;
   KernelWork work;
   std::string text;
@@ -63,7 +63,7 @@ CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view 
     work = gemm_work(d[0], d[1], d[2], timing.precision);
     text = fmt::format("M={} N={} K={} NN", d[0], d[1], d[2]);
   } else if (shape.kernel.starts_with("conv2d_")) {
-    const profiles::BenchConv c = profiles::bench_conv(shape);
+    const ir::BenchConv c = ir::bench_conv(shape);
     const ConvGeometry conv{c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.pad, c.pad, c.stride, c.stride};
     const ConvPass passes[] = {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter};
     ConvPass pass = ConvPass::forward;

@@ -1,11 +1,11 @@
 #pragma once
 // Calibration CSV rows (calibration_csv.hpp) from `mutwo bench-ops` timings
-// (profiles/bench_ops.hpp), so that `mutwo calibrate` fits them as it fits DeepBench's.
+// (ir/bench_ops.hpp), so that `mutwo calibrate` fits them as it fits DeepBench's.
 #include <string_view>
 #include <vector>
 
 #include "costmodel/calibration_csv.hpp"
-#include "profiles/bench_ops.hpp"
+#include "ir/bench_ops.hpp"
 
 namespace mutwo::costmodel {
 
@@ -16,7 +16,7 @@ namespace mutwo::costmodel {
 // (op_kernels of the one-op graph at the precision's dtype: m = output elements, n = k = 1, the
 // op's FLOPs and bytes read + written), so a profile fitted on these rows prices the zoo's ops.
 // source is "bench-ops <shape's source>"; shape a readable text. Throws Error for a bad shape.
-CalibrationRow bench_row(const profiles::KernelTiming& timing, std::string_view device);
+CalibrationRow bench_row(const ir::KernelTiming& timing, std::string_view device);
 
 // An op kind's kernel as the calibrated source prices it: the one op of a graph holding only it, on
 // an input of shape `dims` at the precision's dtype (add and mul take two such inputs; layernorm a

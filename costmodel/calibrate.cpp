@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::costmodel {
 
@@ -66,10 +66,10 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
     if (!options.fidelity.empty()) {
       std::string existing;
       if (std::filesystem::exists(options.fidelity))
-        existing = profiles::read_text_file(options.fidelity, "report");
+        existing = support::read_text_file(options.fidelity, "report");
       const std::string sections = wave_fidelity_markdown(*result.wave_rows, *result.wave_model,
                                                           *result.wave_held_out, options.command);
-      profiles::write_file_atomic(
+      support::write_file_atomic(
           options.fidelity, replace_marked_sections(existing, sections, kWaveFidelityBegin, kWaveFidelityEnd),
           "report");
       result.written.push_back(options.fidelity);
@@ -148,9 +148,9 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     if (!options.fidelity.empty()) {
       std::string existing;
       if (std::filesystem::exists(options.fidelity))
-        existing = profiles::read_text_file(options.fidelity, "report");
+        existing = support::read_text_file(options.fidelity, "report");
       const std::string sections = calibration_fidelity_markdown(selected, options.kfold, options.command);
-      profiles::write_file_atomic(options.fidelity, replace_fidelity_sections(existing, sections), "report");
+      support::write_file_atomic(options.fidelity, replace_fidelity_sections(existing, sections), "report");
       result.written.push_back(options.fidelity);
     }
   }

@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {
 
-using profiles::KindCategory;
-using profiles::OpKind;
+using ir::KindCategory;
+using ir::OpKind;
 
 int64_t elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -19,7 +19,7 @@ int64_t elements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-int64_t op_bytes(const profiles::Op& op) {
+int64_t op_bytes(const ir::Op& op) {
   return op.bytes_read + op.bytes_written;
 }
 
@@ -39,25 +39,25 @@ OpKernel gemm_like(std::string kernel, int64_t m, int64_t n, double flops, doubl
 
 // The shape class of a conv2d op (the forward op for a conv2d_backward): its weight [K, C/g, R, S]
 // and its attributes, groups per model (fusion multiplies them by the width, not the class).
-std::string conv_op_variant(const profiles::Graph& graph, const profiles::Op& conv) {
+std::string conv_op_variant(const ir::Graph& graph, const ir::Op& conv) {
   const auto& w = graph.tensor(conv.inputs[1]).shape;
   if (w.size() != 4) return std::string(kGeneralConvVariant);
-  const auto stride = profiles::attr_ints_or(conv.attrs, "stride", {1, 1}, conv.name);
-  const auto dilation = profiles::attr_ints_or(conv.attrs, "dilation", {1, 1}, conv.name);
-  const int64_t groups = profiles::attr_int_or(conv.attrs, "groups", 1, conv.name);
+  const auto stride = ir::attr_ints_or(conv.attrs, "stride", {1, 1}, conv.name);
+  const auto dilation = ir::attr_ints_or(conv.attrs, "dilation", {1, 1}, conv.name);
+  const int64_t groups = ir::attr_int_or(conv.attrs, "groups", 1, conv.name);
   if (stride.size() != 2 || dilation.size() != 2) return std::string(kGeneralConvVariant);
   return std::string(conv_variant(w[2], w[3], stride[0], stride[1], dilation[0], dilation[1], groups));
 }
 
 }  // namespace
 
-std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op) {
+std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
   std::vector<OpKernel> out;
-  const KindCategory category = profiles::kind_category(op.kind);
+  const KindCategory category = ir::kind_category(op.kind);
   const double flops = static_cast<double>(op.flops);
   const double bytes = static_cast<double>(op_bytes(op));
   if (category == KindCategory::matmul) {
-    if (op.phase == profiles::Phase::forward) {
+    if (op.phase == ir::Phase::forward) {
       if (op.outputs.empty()) return out;
       const auto& shape = graph.tensor(op.outputs.front()).shape;
       if (shape.empty()) return out;
@@ -66,8 +66,8 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
     }
     // The GEMMs are the gradients of the forward's operands (its first two inputs); a bias gradient
     // is a reduction, even when fusion gives it a second dimension ([k, out] for k models).
-    const profiles::Op* forward =
-        op.forward_of == profiles::kNoId ? nullptr : &graph.ops[static_cast<size_t>(op.forward_of)];
+    const ir::Op* forward =
+        op.forward_of == ir::kNoId ? nullptr : &graph.ops[static_cast<size_t>(op.forward_of)];
     const auto operand_gradient = [&](const std::vector<int64_t>& shape) {
       if (forward == nullptr) return true;
       for (size_t i = 0; i < std::min<size_t>(2, forward->inputs.size()); ++i) {
@@ -76,7 +76,7 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
       return false;
     };
     std::vector<const std::vector<int64_t>*> grads;
-    for (profiles::TensorId id : op.outputs) {
+    for (ir::TensorId id : op.outputs) {
       const auto& shape = graph.tensor(id).shape;
       if (shape.size() >= 2 && operand_gradient(shape)) grads.push_back(&shape);
     }
@@ -96,13 +96,13 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
     return out;
   }
   if (op.kind == OpKind::conv2d_backward) {
-    if (op.forward_of == profiles::kNoId) return out;
-    const profiles::Op& forward = graph.ops[static_cast<size_t>(op.forward_of)];
+    if (op.forward_of == ir::kNoId) return out;
+    const ir::Op& forward = graph.ops[static_cast<size_t>(op.forward_of)];
     if (forward.inputs.size() < 2) return out;
     const auto& x = graph.tensor(forward.inputs[0]).shape;  // [N, C, H, W]
     const auto& w = graph.tensor(forward.inputs[1]).shape;  // [K, C/g, R, S]
     std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> kernels;
-    for (profiles::TensorId id : op.outputs) {
+    for (ir::TensorId id : op.outputs) {
       const auto& shape = graph.tensor(id).shape;
       if (shape.size() != 4) continue;
       if (shape == x) {
@@ -120,10 +120,10 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
     return out;
   }
   int64_t outputs = 0;
-  for (profiles::TensorId id : op.outputs) outputs += elements(graph.tensor(id).shape);
+  for (ir::TensorId id : op.outputs) outputs += elements(graph.tensor(id).shape);
   OpKernel k;
   k.category = category;
-  k.kernel = std::string(profiles::kind_name(op.kind));
+  k.kernel = std::string(ir::kind_name(op.kind));
   k.sample.m = std::max<int64_t>(1, outputs);
   k.sample.flops = flops;
   k.sample.bytes = bytes;
@@ -131,17 +131,17 @@ std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::O
   return out;
 }
 
-std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, const DeviceSpec& device,
+std::string op_precision(const ir::Graph& graph, const ir::Op& op, const DeviceSpec& device,
                          const AnalyticOptions& options) {
-  const KindCategory category = profiles::kind_category(op.kind);
+  const KindCategory category = ir::kind_category(op.kind);
   switch (op_math_dtype(graph, op)) {
-    case profiles::DType::f16:
+    case ir::DType::f16:
       return "fp16";
-    case profiles::DType::bf16:
+    case ir::DType::bf16:
       return "bf16";
-    case profiles::DType::f32: {
-      // The tf32 precision mode sets both of PyTorch's flags (profiles/precision.hpp).
-      const bool tf32_mode = profiles::allows_tf32_matmul(graph.precision);
+    case ir::DType::f32: {
+      // The tf32 precision mode sets both of PyTorch's flags (ir/precision.hpp).
+      const bool tf32_mode = ir::allows_tf32_matmul(graph.precision);
       const bool tf32 = (category == KindCategory::matmul && (options.allow_tf32_matmul || tf32_mode)) ||
                         (category == KindCategory::conv && (options.allow_tf32_conv || tf32_mode));
       return tf32 && device.tf32_flops_per_ns > 0 ? "tf32" : "fp32";
@@ -167,8 +167,8 @@ const KernelGroupFit* CalibratedCostModel::group(const OpKernel& kernel, const s
   return nullptr;
 }
 
-std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const profiles::Graph& graph,
-                                                                   const profiles::Op& op) const {
+std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Graph& graph,
+                                                                   const ir::Op& op) const {
   const std::string precision = op_precision(graph, op, fallback_.device(), fallback_.options());
   if (precision.empty()) return std::nullopt;
   const std::vector<OpKernel> kernels = op_kernels(graph, op);
@@ -182,14 +182,14 @@ std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const profile
   return static_cast<int64_t>(std::ceil(total));
 }
 
-int64_t CalibratedCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+int64_t CalibratedCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {
   if (const std::optional<int64_t> t = calibrated_duration_ns(graph, op)) return *t;
   return fallback_.op_duration_ns(graph, op);
 }
 
-std::string CalibratedCostModel::describe(const profiles::Graph& graph) const {
+std::string CalibratedCostModel::describe(const ir::Graph& graph) const {
   int64_t covered = 0;
-  for (const profiles::Op& op : graph.ops) {
+  for (const ir::Op& op : graph.ops) {
     if (calibrated_duration_ns(graph, op)) ++covered;
   }
   int64_t kernels = 0;

@@ -43,15 +43,15 @@ struct OpKernel {
   std::string kernel;   // "gemm", "conv2d_forward", ... or the op's kind
   std::string variant;  // conv kernels: conv_variant(); others: empty
   KernelSample sample;
-  profiles::KindCategory category = profiles::KindCategory::matmul;  // kernel_category(kernel)
+  ir::KindCategory category = ir::KindCategory::matmul;  // kernel_category(kernel)
 };
-std::vector<OpKernel> op_kernels(const profiles::Graph& graph, const profiles::Op& op);
+std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op);
 
 // "fp16" for f16, "bf16" for bf16, "tf32" for f32 when TF32 is on for the op's category (matmul:
 // allow_tf32_matmul or the graph's tf32 precision mode; conv: allow_tf32_conv or the tf32 mode) and
 // the device has TF32, else "fp32";
 // "" for anything else (f64): not calibrated.
-std::string op_precision(const profiles::Graph& graph, const profiles::Op& op, const DeviceSpec& device,
+std::string op_precision(const ir::Graph& graph, const ir::Op& op, const DeviceSpec& device,
                          const AnalyticOptions& options);
 
 class CalibratedCostModel final : public OpCostModel {
@@ -60,13 +60,13 @@ class CalibratedCostModel final : public OpCostModel {
   CalibratedCostModel(DeviceSpec device, CalibrationProfile profile, AnalyticOptions options = {});
 
   std::string_view name() const override { return "calibrated"; }
-  int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  int64_t op_duration_ns(const ir::Graph& graph, const ir::Op& op) const override;
   const DeviceSpec& device() const override { return fallback_.device(); }
   // "calibrated (v100-16gb profile of 2026-11-24, 864 kernels: 42 of 202 ops; rest analytic)".
-  std::string describe(const profiles::Graph& graph) const override;
+  std::string describe(const ir::Graph& graph) const override;
 
   // The profile's price of the op; nullopt when a kernel of it is not calibrated.
-  std::optional<int64_t> calibrated_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const;
+  std::optional<int64_t> calibrated_duration_ns(const ir::Graph& graph, const ir::Op& op) const;
   const CalibrationProfile& profile() const { return profile_; }
   const AnalyticCostModel& fallback() const { return fallback_; }
 

@@ -13,16 +13,16 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/kineto_calibration.hpp"
 #include "costmodel/neusight_csv.hpp"
-#include "profiles/checked_int.hpp"
-#include "profiles/error.hpp"
-#include "profiles/json_reader.hpp"
-#include "profiles/kineto_op_records.hpp"
-#include "profiles/text_file.hpp"
+#include "io/kineto_op_records.hpp"
+#include "support/checked_int.hpp"
+#include "support/error.hpp"
+#include "support/json_reader.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::costmodel {
 namespace {
 
-using profiles::KindCategory;
+using ir::KindCategory;
 
 constexpr std::string_view kDeepBenchGemmHeader =
     "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms";
@@ -88,7 +88,7 @@ void expect_header(const std::vector<std::pair<int, std::string_view>>& lines, s
 // The data lines after the header, split into exactly `columns` fields.
 template <typename Row>
 void for_each_record(std::string_view text, std::string_view file, std::string_view header, Row row) {
-  const auto lines = profiles::numbered_lines(text);
+  const auto lines = support::numbered_lines(text);
   expect_header(lines, header, file);
   const size_t columns = split_csv_line(header, file).size();
   bool seen_header = false;
@@ -134,15 +134,15 @@ int64_t precision_element_bytes(std::string_view precision) {
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch) {
   const std::string what = fmt::format("gemm {} x {}x{}x{}", batch, m, n, k);
   const int64_t elements =
-      profiles::checked_sum(profiles::checked_sum(profiles::checked_product({m, k}, what),
-                                                  profiles::checked_product({k, n}, what), what),
-                            profiles::checked_product({m, n}, what), what);
+      support::checked_sum(support::checked_sum(support::checked_product({m, k}, what),
+                                                support::checked_product({k, n}, what), what),
+                           support::checked_product({m, n}, what), what);
   return {batch,
           m,
           n,
           k,
-          profiles::checked_product({2, batch, m, n, k}, what),
-          profiles::checked_product({batch, elements, precision_element_bytes(precision)}, what)};
+          support::checked_product({2, batch, m, n, k}, what),
+          support::checked_product({batch, elements, precision_element_bytes(precision)}, what)};
 }
 
 void set_row_work(CalibrationRow& row, const KernelWork& work) {
@@ -177,10 +177,8 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
   if (g.pad_h < 0 || g.pad_w < 0)
     throw Error(fmt::format("convolution {}: padding must be >= 0", conv_shape_text(g)));
   const std::string padded = fmt::format("convolution {}", conv_shape_text(g));
-  const int64_t padded_h =
-      profiles::checked_sum(g.h, profiles::checked_product({2, g.pad_h}, padded), padded);
-  const int64_t padded_w =
-      profiles::checked_sum(g.w, profiles::checked_product({2, g.pad_w}, padded), padded);
+  const int64_t padded_h = support::checked_sum(g.h, support::checked_product({2, g.pad_h}, padded), padded);
+  const int64_t padded_w = support::checked_sum(g.w, support::checked_product({2, g.pad_w}, padded), padded);
   if (padded_h < g.r || padded_w < g.s) {
     throw Error(fmt::format("convolution {}: filter {}x{} larger than the padded input {}x{}",
                             conv_shape_text(g), g.r, g.s, padded_h, padded_w));
@@ -189,7 +187,7 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
   const int64_t q = (padded_w - g.s) / g.stride_w + 1;  // output width
   KernelWork work;
   const std::string what = fmt::format("convolution {}", conv_shape_text(g));
-  const auto product = [&](std::initializer_list<int64_t> f) { return profiles::checked_product(f, what); };
+  const auto product = [&](std::initializer_list<int64_t> f) { return support::checked_product(f, what); };
   switch (pass) {
     case ConvPass::forward:
       work.m = product({g.n, p, q}), work.n = g.k, work.k = product({g.c, g.r, g.s});
@@ -202,8 +200,8 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
       break;
   }
   work.flops = product({2, g.n, g.k, p, q, g.c, g.r, g.s});
-  const int64_t bytes = profiles::checked_sum(
-      profiles::checked_sum(product({g.n, g.c, g.h, g.w}), product({g.k, g.c, g.r, g.s}), what),
+  const int64_t bytes = support::checked_sum(
+      support::checked_sum(product({g.n, g.c, g.h, g.w}), product({g.k, g.c, g.r, g.s}), what),
       product({g.n, g.k, p, q}), what);
   work.bytes = product({bytes, precision_element_bytes(precision)});
   return work;
@@ -239,8 +237,8 @@ KindCategory parse_category(std::string_view name) {
   std::vector<std::string_view> valid;
   for (size_t i = 0; i < kKindCategoryCount; ++i) {
     const KindCategory c = static_cast<KindCategory>(i);
-    if (profiles::category_name(c) == name) return c;
-    valid.push_back(profiles::category_name(c));
+    if (ir::category_name(c) == name) return c;
+    valid.push_back(ir::category_name(c));
   }
   throw UnknownNameError(fmt::format("unknown category '{}'; valid: {}", name, fmt::join(valid, ", ")));
 }
@@ -261,7 +259,7 @@ KindCategory kernel_category(std::string_view kernel) {
     if (!conv.empty() && kernel == conv) return KindCategory::conv;
   }
   try {
-    return profiles::kind_category(profiles::parse_kind(kernel));
+    return ir::kind_category(ir::parse_kind(kernel));
   } catch (const UnknownNameError&) {
     throw UnknownNameError(fmt::format(
         "unknown kernel '{}'; valid: gemm, conv2d_forward, conv2d_backward_data, conv2d_backward_filter or a "
@@ -295,8 +293,8 @@ void validate_calibration_row(const CalibrationRow& row) {
             : fmt::format("only the conv2d_* kernels have one; '{}' must leave it empty", row.kernel));
   }
   if (implied != row.category) {
-    field_error(where, "category", profiles::category_name(row.category),
-                fmt::format("kernel '{}' is in category '{}'", row.kernel, profiles::category_name(implied)));
+    field_error(where, "category", ir::category_name(row.category),
+                fmt::format("kernel '{}' is in category '{}'", row.kernel, ir::category_name(implied)));
   }
   if (row.batch < 1) field_error(where, "batch", std::to_string(row.batch), "must be >= 1");
   if (row.batch != 1 && row.kernel != "gemm") {
@@ -343,7 +341,7 @@ std::vector<std::string> split_csv_line(std::string_view line, std::string_view 
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file) {
   // Version 1 has no batch and no timing column: every other field moves up.
   bool v1 = false;
-  for (const auto& [number, line] : profiles::numbered_lines(text)) {
+  for (const auto& [number, line] : support::numbered_lines(text)) {
     if (skipped(line)) continue;
     v1 = line == kCalibrationCsvHeaderV1;
     break;
@@ -394,8 +392,8 @@ std::string calibration_csv_text(const std::vector<CalibrationRow>& rows) {
   for (const CalibrationRow& r : rows) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.device),
                        csv_field(r.precision), csv_field(r.kernel), csv_field(r.variant),
-                       profiles::category_name(r.category), r.batch, r.m, r.n, r.k, r.flops, r.bytes,
-                       r.time_ns, timing_name(r.timing), csv_field(r.source), csv_field(r.shape));
+                       ir::category_name(r.category), r.batch, r.m, r.n, r.k, r.flops, r.bytes, r.time_ns,
+                       timing_name(r.timing), csv_field(r.source), csv_field(r.shape));
   }
   return out;
 }
@@ -485,8 +483,7 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
 
 std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device,
                                                    std::string* note) {
-  return parse_calibration_input(profiles::read_text_file(path, "calibration file"), path, trace_device,
-                                 note);
+  return parse_calibration_input(support::read_text_file(path, "calibration file"), path, trace_device, note);
 }
 
 std::vector<CalibrationRow> parse_calibration_input(const std::string& text, const std::string& path,
@@ -494,8 +491,7 @@ std::vector<CalibrationRow> parse_calibration_input(const std::string& text, con
   if (note) note->clear();
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
-    const profiles::KinetoOpRecords records =
-        profiles::kineto_op_records(profiles::parse_json_document(text, path), path);
+    const io::KinetoOpRecords records = io::kineto_op_records(support::parse_json_document(text, path), path);
     std::string device = match_device(records.device).value_or("");
     if (device.empty()) device = trace_device;
     if (device.empty()) {
@@ -521,7 +517,7 @@ std::vector<CalibrationRow> parse_calibration_input(const std::string& text, con
     }
     return std::move(k.rows);
   }
-  for (const auto& [number, line] : profiles::numbered_lines(text)) {
+  for (const auto& [number, line] : support::numbered_lines(text)) {
     if (skipped(line)) continue;
     if (line == kCalibrationCsvHeader || line == kCalibrationCsvHeaderV1)
       return parse_calibration_csv(text, path);

@@ -35,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-#include "profiles/op_kind.hpp"
+#include "ir/op_kind.hpp"
 
 namespace mutwo::costmodel {
 
@@ -54,7 +54,7 @@ struct CalibrationRow {
   std::string precision;
   std::string kernel;
   std::string variant;  // conv kernels: conv_variant(); others: empty
-  profiles::KindCategory category = profiles::KindCategory::matmul;
+  ir::KindCategory category = ir::KindCategory::matmul;
   int64_t batch = 1;
   int64_t m = 1, n = 1, k = 1;
   int64_t flops = 0;
@@ -74,11 +74,11 @@ inline constexpr std::string_view kHostCpuDevice = "cpu";
 const std::vector<std::string>& calibration_precisions();
 // The category a kernel name implies: gemm -> matmul, conv2d_* -> conv, an op kind -> its category.
 // Throws UnknownNameError naming the valid kernel names.
-profiles::KindCategory kernel_category(std::string_view kernel);
+ir::KindCategory kernel_category(std::string_view kernel);
 // conv2d_forward, conv2d_backward_data, conv2d_backward_filter: the kernels that carry a variant.
 bool is_conv_pass_kernel(std::string_view kernel);
 // Parses a KindCategory name ("matmul"); throws UnknownNameError listing the valid ones.
-profiles::KindCategory parse_category(std::string_view name);
+ir::KindCategory parse_category(std::string_view name);
 
 // A kernel's implicit-GEMM shape and work by the rules above.
 struct KernelWork {
@@ -146,7 +146,7 @@ std::string calibration_csv_text(const std::vector<CalibrationRow>& rows);
 // throws FormatError for another name.
 std::string deepbench_device(std::string_view gpu, std::string_view where);
 
-// Converts DeepBench's training results as ../shared/calibration/deepbench holds them (its README):
+// Converts DeepBench's training results as tests/fixtures/calibration holds them (its README):
 //   gemm.csv: gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms -> one `gemm` row each;
 //   conv.csv: gpu,precision,source,W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h,forward_ms,
 //             backward_data_ms,backward_filter_ms,forward_algorithm -> one row per time present.

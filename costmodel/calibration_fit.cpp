@@ -8,8 +8,8 @@
 #include <Eigen/Dense>
 
 #include "costmodel/relative_nnls.hpp"
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -95,7 +95,7 @@ ErrorSummary summarize_errors(std::vector<double> errors) {
     s.max = std::max(s.max, e);
   }
   s.mean = sum / static_cast<double>(errors.size());
-  s.median = profiles::median(std::move(errors), profiles::EvenMedian::mean_of_middles);
+  s.median = support::median(std::move(errors), support::EvenMedian::mean_of_middles);
   return s;
 }
 

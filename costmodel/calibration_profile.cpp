@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
-#include "profiles/json_reader.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/json_reader.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::costmodel {
 
@@ -71,9 +71,8 @@ std::map<CalibrationGroupKey, std::vector<size_t>> calibration_groups(
   return groups;
 }
 
-Roofline catalog_roofline(const DeviceSpec& device, profiles::KindCategory category,
-                          std::string_view precision) {
-  const bool tensor = category == profiles::KindCategory::matmul || category == profiles::KindCategory::conv;
+Roofline catalog_roofline(const DeviceSpec& device, ir::KindCategory category, std::string_view precision) {
+  const bool tensor = category == ir::KindCategory::matmul || category == ir::KindCategory::conv;
   Roofline r;
   r.bytes_per_ns = device.hbm_bytes_per_ns;
   if ((precision == "fp16" || precision == "bf16") && tensor) {
@@ -151,7 +150,7 @@ std::string calibration_profile_json(const CalibrationProfile& p) {
     nlohmann::ordered_json o;
     o["kernel"] = g.kernel;
     o["variant"] = g.variant;
-    o["category"] = profiles::category_name(g.category);
+    o["category"] = ir::category_name(g.category);
     o["precision"] = g.precision;
     o["rows"] = g.rows;
     o["tile_m"] = g.model.tile.m;
@@ -174,7 +173,7 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     throw FormatError(fmt::format("{}: not JSON: {}", file, e.what()));
   }
   const std::string where = fmt::format("calibration profile '{}'", file);
-  const profiles::JsonReader r(j, where);
+  const support::JsonReader r(j, where);
   r.expect_only({"format", "version", "device", "sm_count", "fitted_on", "method", "inputs", "groups"});
   if (r.string("format") != kFormat) {
     throw FormatError(
@@ -204,7 +203,7 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
   }
   const nlohmann::json& groups = r.array("groups");
   for (size_t i = 0; i < groups.size(); ++i) {
-    const profiles::JsonReader g(groups[i], fmt::format("{}: group {}", where, i));
+    const support::JsonReader g(groups[i], fmt::format("{}: group {}", where, i));
     g.expect_only({"kernel", "variant", "category", "precision", "rows", "tile_m", "tile_n", "compute",
                    "memory", "error"});
     KernelGroupFit fit;
@@ -214,8 +213,8 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     try {
       if (kernel_category(fit.kernel) != fit.category) {
         throw FormatError(fmt::format("{}: field 'category' = '{}' but kernel '{}' is in '{}'", g.where(),
-                                      profiles::category_name(fit.category), fit.kernel,
-                                      profiles::category_name(kernel_category(fit.kernel))));
+                                      ir::category_name(fit.category), fit.kernel,
+                                      ir::category_name(kernel_category(fit.kernel))));
       }
     } catch (const UnknownNameError& e) {
       throw FormatError(fmt::format("{}: field 'kernel': {}", g.where(), e.what()));
@@ -242,7 +241,7 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
     }
     g.non_negative_numbers("compute", fit.model.compute);
     g.non_negative_numbers("memory", fit.model.memory);
-    const profiles::JsonReader e(g.field("error"), g.where() + ": error");
+    const support::JsonReader e(g.field("error"), g.where() + ": error");
     e.expect_only({"median", "mean", "max"});
     fit.error.count = fit.rows;
     fit.error.median = e.non_negative("median");
@@ -258,11 +257,11 @@ CalibrationProfile parse_calibration_profile(std::string_view text, std::string_
 }
 
 CalibrationProfile read_calibration_profile(const std::string& path) {
-  return parse_calibration_profile(profiles::read_text_file(path, "calibration profile"), path);
+  return parse_calibration_profile(support::read_text_file(path, "calibration profile"), path);
 }
 
 void write_calibration_profile(const CalibrationProfile& profile, const std::string& path) {
-  profiles::write_file_atomic(path, calibration_profile_json(profile), "calibration profile");
+  support::write_file_atomic(path, calibration_profile_json(profile), "calibration profile");
 }
 
 const std::vector<CalibrationProfile>& shipped_calibration_profiles() {

@@ -37,7 +37,7 @@ inline constexpr size_t kMinVariantRows = 12;  // twice the kernel model's coeff
 struct KernelGroupFit {
   std::string kernel;   // "gemm", "conv2d_forward", an op kind
   std::string variant;  // conv kernels: conv_variant(); others: empty
-  profiles::KindCategory category = profiles::KindCategory::matmul;
+  ir::KindCategory category = ir::KindCategory::matmul;
   std::string precision;  // "fp32", "tf32", "fp16", "bf16"
   int64_t rows = 0;       // measured kernels it was fitted on
   KernelModel model;
@@ -66,7 +66,7 @@ struct CalibrationGroupKey {
 
 // The catalog roofline of a math mode: fp32 -> FP32 peak, tf32 -> TF32 (FP32 without TF32 tensor
 // cores), fp16/bf16 -> the half peak for matmul and conv, FP32 otherwise; HBM bandwidth.
-Roofline catalog_roofline(const DeviceSpec& device, profiles::KindCategory category, std::string_view precision);
+Roofline catalog_roofline(const DeviceSpec& device, ir::KindCategory category, std::string_view precision);
 
 // "device 'v100-16gb', kernel 'conv2d_forward' (3x3s1), precision 'fp32'" for messages.
 std::string calibration_group_text(const CalibrationGroupKey& key);

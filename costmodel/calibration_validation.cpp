@@ -11,8 +11,8 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -75,7 +75,7 @@ std::vector<double> kfold_predictions(const std::vector<CalibrationRow>& rows, i
 std::vector<GroupError> kfold_errors_by_category(const std::vector<CalibrationRow>& rows,
                                                  const std::vector<double>& predictions) {
   return summarize(rows, predictions,
-                   [](const CalibrationRow& r) { return std::string(profiles::category_name(r.category)); });
+                   [](const CalibrationRow& r) { return std::string(ir::category_name(r.category)); });
 }
 
 std::vector<GroupError> kfold_errors_by_kernel(const std::vector<CalibrationRow>& rows,
@@ -168,7 +168,7 @@ std::vector<DurationBucketError> errors_by_duration(const std::vector<Calibratio
       }
       if (absolute.empty()) continue;
       out.push_back({buckets[b], source, summarize_errors(absolute),
-                     profiles::median(std::move(signed_errors), profiles::EvenMedian::mean_of_middles)});
+                     support::median(std::move(signed_errors), support::EvenMedian::mean_of_middles)});
     }
   }
   return out;
@@ -219,15 +219,14 @@ std::string calibration_fidelity_markdown(const std::vector<CalibrationRow>& row
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> signed_by_category;
   for (size_t i = 0; i < rows.size(); ++i) {
     const double measured = static_cast<double>(rows[i].time_ns);
-    signed_by_category[{rows[i].device, std::string(profiles::category_name(rows[i].category)),
-                        rows[i].precision}]
+    signed_by_category[{rows[i].device, std::string(ir::category_name(rows[i].category)), rows[i].precision}]
         .push_back((analytic[i] - measured) / measured);
   }
   for (size_t g = 0; g < analytic_by_category.size(); ++g) {
     const GroupError& a = analytic_by_category[g];
     const double signed_median =
-        profiles::median(std::move(signed_by_category[{a.device, a.group, a.precision}]),
-                         profiles::EvenMedian::mean_of_middles);
+        support::median(std::move(signed_by_category[{a.device, a.group, a.precision}]),
+                        support::EvenMedian::mean_of_middles);
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {:+.1f} % | {} |\n", a.device, a.group, a.precision,
                       a.error.count, percent(a.error.median), percent(a.error.mean), 100.0 * signed_median,
                       percent(calibrated_by_category[g].error.median));

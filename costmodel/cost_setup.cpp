@@ -8,8 +8,8 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
-#include "profiles/error.hpp"
-#include "profiles/execution_trace_join.hpp"
+#include "io/execution_trace_join.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
@@ -29,7 +29,7 @@ CostInputs read_cost_inputs(const CostSetup& setup) {
   CostInputs inputs;
   for (size_t k = 0; k < setup.trace_files.size(); ++k) {
     const std::string& file = setup.trace_files[k];
-    profiles::TraceImport imported = profiles::import_trace(file, setup.trace_format);
+    io::TraceImport imported = io::import_trace(file, setup.trace_format);
     const bool durations_read = builtin_cost_sources().find(setup.cost_source).reads_measured_traces;
     if (imported.needs_profile && setup.traces_are_step && !durations_read && k + 1 == setup.trace_files.size()) {
       // The step alone, priced by a source that reads no durations: they stay 0, unread.
@@ -42,8 +42,8 @@ CostInputs read_cost_inputs(const CostSetup& setup) {
                                 "after it ({} {} {} PROFILE.json)",
                                 file, setup.traces_name, file, setup.traces_name));
       }
-      profiles::join_profiler_file(imported, setup.trace_files[++k],
-                                   std::filesystem::path(file).filename().string());
+      io::join_profiler_file(imported, setup.trace_files[++k],
+                             std::filesystem::path(file).filename().string());
     }
     inputs.warnings.insert(inputs.warnings.end(), imported.warnings.begin(), imported.warnings.end());
     try {
@@ -74,7 +74,7 @@ DeviceSpec resolve_device(const CostSetup& setup, const CostInputs& inputs) {
 std::unique_ptr<OpCostModel> make_cost_model(const CostSetup& setup, const CostInputs& inputs,
                                              const DeviceSpec& device) {
   check_cost_setup(setup);
-  const std::vector<profiles::Trace>& traces = inputs.traces;
+  const std::vector<ir::Trace>& traces = inputs.traces;
   for (size_t i = 1; i < traces.size(); ++i) {
     if (traces[i].device != traces.front().device) {
       const auto file = [&](size_t k) { return k < setup.trace_files.size() ? setup.trace_files[k] : traces[k].graph.name; };

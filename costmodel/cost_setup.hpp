@@ -12,8 +12,8 @@
 #include "costmodel/device_overrides.hpp"
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/trace_file.hpp"
-#include "profiles/trace_import.hpp"
+#include "io/trace_file.hpp"
+#include "io/trace_import.hpp"
 
 namespace mutwo::costmodel {
 
@@ -30,10 +30,10 @@ struct CostSetup {
   std::string default_gpu = kDefaultGpu;         // `mutwo run`: the catalog GPU of the executing device
   DeviceOverrides overrides;                     // memory limit, host link, ...
   std::string cost_source = kDefaultCostSource;  // builtin_cost_sources() name
-  // Measured traces (any format profiles::import_trace reads), for sources that read them; paths
+  // Measured traces (any format io::import_trace reads), for sources that read them; paths
   // as the caller resolved them (specs: against the spec's folder). Messages name them as given.
   std::vector<std::string> trace_files;
-  std::optional<profiles::TraceFormat> trace_format;  // nullopt: each file's format by content
+  std::optional<io::TraceFormat> trace_format;  // nullopt: each file's format by content
   // How messages name the traces input: "--trace" on the command line, "'sweep.traces'" in a spec.
   std::string traces_name = "--trace";
   // Calibration profiles (`mutwo calibrate -o`) for sources that read them (calibrated; measured
@@ -49,7 +49,7 @@ struct CostSetup {
 // A setup's inputs, read once: the measured traces in trace_files order, and what their importers
 // assumed (warnings, each naming its file) for the caller to show.
 struct CostInputs {
-  std::vector<profiles::Trace> traces;
+  std::vector<ir::Trace> traces;
   std::vector<std::string> warnings;
   std::vector<CalibrationProfile> profiles{};  // profile_files, in order
 };

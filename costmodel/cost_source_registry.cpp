@@ -10,7 +10,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
 #include "costmodel/waves_cost_model.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
@@ -87,7 +87,8 @@ void register_builtin_cost_sources(CostSourceRegistry& registry) {
                 [](const DeviceSpec& device, const CostSourceInputs&) {
                   return std::make_unique<AnalyticCostModel>(device);
                 }});
-  // DESIGN.md falls back to the calibrated source; until it exists, analytic on the same device.
+  // Ops without a measurement: analytic on the same device, which prices every catalog device
+  // (docs/ARCHITECTURE.md "Cost model").
   registry.add({"measured",
                 "per-op durations measured by `mutwo profile` (median over iterations), matched by op "
                 "signature; ops not measured fall back to analytic",

@@ -10,14 +10,14 @@
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "costmodel/wave_model.hpp"
-#include "profiles/registry.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::costmodel {
 
 // What a source may need beyond the device; sources ignore what they do not read.
 struct CostSourceInputs {
-  std::vector<profiles::Trace> measured_traces;  // `measured`: traces with op_duration_ns
+  std::vector<ir::Trace> measured_traces;  // `measured`: traces with op_duration_ns
   // `calibrated` (and `measured` across GPUs): profiles given (--profile), looked up before the
   // shipped ones by find_calibration_profile.
   std::vector<CalibrationProfile> calibration_profiles{};

@@ -10,7 +10,7 @@
 
 #include "costmodel/device_file.hpp"
 #include "costmodel/link_rates.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
@@ -38,7 +38,7 @@ HostDispatch default_host_dispatch() {
 
 // The host's optimizer update, fitted (scripts/fit-host-optimizer.py, relative least squares) on
 // the adam_step ops of `mutwo profile --device cpu` of bert-base on the development host (an AMD
-// EPYC VM slice, 2 threads, LibTorch 1.13.1, 2026-11-24; data: profiles/measured/host_adam_cpu.csv).
+// EPYC VM slice, 2 threads, LibTorch 1.13.1, 2026-11-24; data: costmodel/measured/host_adam_cpu.csv).
 // Checked on data not fitted: gpt2 +4.9 %, resnet18 -4.1 % of the measured optimizer time. No
 // catalog GPU's own host was measured: a server host with more cores and memory channels updates
 // faster, so the figure is a floor; `--host-optimizer-gbps` sets a measured host's rate.
@@ -49,7 +49,7 @@ HostOptimizer default_host_optimizer() {
   h.large_bytes_per_ns = 6.378;
   h.large_from_bytes = int64_t{64} << 20;
   h.source =
-      "LibTorch CPU Adam, measured on the development host (2 threads; profiles/measured/host_adam_cpu.csv)";
+      "LibTorch CPU Adam, measured on the development host (2 threads; costmodel/measured/host_adam_cpu.csv)";
   return h;
 }
 

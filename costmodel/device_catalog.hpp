@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "costmodel/device_spec.hpp"
-#include "profiles/registry.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::costmodel {
 

@@ -9,9 +9,9 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_rates.hpp"
 #include "costmodel/process_node.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/toml_reader.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
+#include "support/toml_reader.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -35,7 +35,7 @@ bool valid_device_name(std::string_view name) {
   });
 }
 
-class DeviceReader : public profiles::TomlReader {
+class DeviceReader : public support::TomlReader {
  public:
   using TomlReader::TomlReader;
 
@@ -60,7 +60,7 @@ bool is_device_path(std::string_view gpu) {
 }
 
 DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
-  const toml::table root = profiles::parse_toml(text, source);
+  const toml::table root = support::parse_toml(text, source);
   const DeviceReader r(source);
   // clang-format off
   r.reject_unknown(root, "",
@@ -142,7 +142,7 @@ DeviceSpec read_device_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw Error(fmt::format("cannot read device file '{}': no such file", path));
   }
-  return parse_device_toml(profiles::read_file_bytes(path, "device file"), path);
+  return parse_device_toml(support::read_file_bytes(path, "device file"), path);
 }
 
 }  // namespace mutwo::costmodel

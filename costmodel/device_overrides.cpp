@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {

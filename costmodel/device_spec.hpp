@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiles/dtype.hpp"
+#include "ir/dtype.hpp"
 
 namespace mutwo::costmodel {
 

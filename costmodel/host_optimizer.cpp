@@ -5,16 +5,17 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
-#include "profiles/op_kind.hpp"
+#include "ir/op_kind.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
-int64_t host_optimizer_ns(const DeviceSpec& device, const profiles::Op& op) {
-  if (!profiles::is_optimizer_update(op.kind)) {
-    throw Error(fmt::format("op {} '{}' of kind {} cannot run on the host: only optimizer updates (sgd_step, "
-                            "adam_step, adamw_step) do",
-                            op.id, op.name, profiles::kind_name(op.kind)));
+int64_t host_optimizer_ns(const DeviceSpec& device, const ir::Op& op) {
+  if (!ir::is_optimizer_update(op.kind)) {
+    throw Error(
+        fmt::format("op {} '{}' of kind {} cannot run on the host: only optimizer updates (sgd_step, "
+                    "adam_step, adamw_step) do",
+                    op.id, op.name, ir::kind_name(op.kind)));
   }
   const HostOptimizer& h = device.host_optimizer;
   if (!(h.bytes_per_ns > 0) || !(h.large_bytes_per_ns > 0)) {

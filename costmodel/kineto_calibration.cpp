@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/bench_rows.hpp"
-#include "profiles/bench_ops.hpp"
+#include "ir/bench_ops.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -31,7 +31,7 @@ std::optional<std::vector<int64_t>> rows_cols(const std::vector<int64_t>& shape)
 }
 
 // The bench-ops kernel and dims of a record, nullopt when it maps to none.
-std::optional<profiles::BenchShape> bench_shape(const profiles::KinetoOpRecord& r) {
+std::optional<ir::BenchShape> bench_shape(const io::KinetoOpRecord& r) {
   const auto& d = r.input_dims;
   auto dims = [&](size_t i) -> const std::vector<int64_t>& {
     static const std::vector<int64_t> none;
@@ -43,7 +43,7 @@ std::optional<profiles::BenchShape> bench_shape(const profiles::KinetoOpRecord& 
     const auto& x = dims(a);
     const auto& w = dims(a + 1);
     if (x.size() != 2 || w.size() != 2 || x[1] != w[0] || !nonzero(x) || !nonzero(w)) return std::nullopt;
-    return profiles::BenchShape{"gemm", {x[0], w[1], x[1]}, ""};
+    return ir::BenchShape{"gemm", {x[0], w[1], x[1]}, ""};
   }
   static const std::map<std::string, std::string> kUnary{{"aten::relu", "relu"},
                                                          {"aten::relu_", "relu"},
@@ -51,26 +51,26 @@ std::optional<profiles::BenchShape> bench_shape(const profiles::KinetoOpRecord& 
                                                          {"aten::_softmax", "softmax"},
                                                          {"aten::native_layer_norm", "layernorm"}};
   if (auto it = kUnary.find(r.name); it != kUnary.end()) {
-    if (auto rc = rows_cols(dims(0))) return profiles::BenchShape{it->second, *rc, ""};
+    if (auto rc = rows_cols(dims(0))) return ir::BenchShape{it->second, *rc, ""};
     return std::nullopt;
   }
   if (r.name == "aten::add" || r.name == "aten::add_") {
     if (dims(0) != dims(1)) return std::nullopt;  // broadcasting or a scalar: another kernel
-    if (auto rc = rows_cols(dims(0))) return profiles::BenchShape{"add", *rc, ""};
+    if (auto rc = rows_cols(dims(0))) return ir::BenchShape{"add", *rc, ""};
     return std::nullopt;
   }
   if (r.name == "aten::native_batch_norm" || r.name == "aten::cudnn_batch_norm") {
-    if (dims(0).size() == 4 && nonzero(dims(0))) return profiles::BenchShape{"batchnorm2d", dims(0), ""};
+    if (dims(0).size() == 4 && nonzero(dims(0))) return ir::BenchShape{"batchnorm2d", dims(0), ""};
   }
   return std::nullopt;
 }
 
 }  // namespace
 
-KinetoCalibration kineto_calibration_rows(const profiles::KinetoOpRecords& records, const std::string& device,
+KinetoCalibration kineto_calibration_rows(const io::KinetoOpRecords& records, const std::string& device,
                                           const std::string& file) {
   KinetoCalibration out;
-  for (const profiles::KinetoOpRecord& r : records.ops) {
+  for (const io::KinetoOpRecord& r : records.ops) {
     ++out.ops;
     out.gpu_ns += r.gpu_ns;
     const std::optional<std::string> precision =
@@ -82,7 +82,7 @@ KinetoCalibration kineto_calibration_rows(const profiles::KinetoOpRecords& recor
       if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1] && product(a) > 0 &&
           product(b) > 0) {
         // B independent [M, K] x [K, N] products: one gemm row with batch B.
-        profiles::KernelTiming t{{"gemm", {a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
+        ir::KernelTiming t{{"gemm", {a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
         row = bench_row(t, device);
         set_row_work(*row, gemm_work(a[1], b[2], a[2], *precision, a[0]));
       }

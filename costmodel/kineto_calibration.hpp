@@ -1,6 +1,6 @@
 #pragma once
 // Calibration rows (calibration_csv.hpp) from the kernels of a PyTorch profiler trace recorded with
-// record_shapes=True (profiles/kineto_op_records.hpp: each shaped aten op with the GPU time of the
+// record_shapes=True (io/kineto_op_records.hpp: each shaped aten op with the GPU time of the
 // kernels it launched), so that `mutwo calibrate` fits a real training run's kernels as it fits
 // DeepBench's and bench-ops'.
 //
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "costmodel/calibration_csv.hpp"
-#include "profiles/kineto_op_records.hpp"
+#include "io/kineto_op_records.hpp"
 
 namespace mutwo::costmodel {
 
@@ -36,7 +36,7 @@ struct KinetoCalibration {
 };
 
 // `device`: the catalog device the trace ran on. `file` names the trace in sources and messages.
-KinetoCalibration kineto_calibration_rows(const profiles::KinetoOpRecords& records, const std::string& device,
+KinetoCalibration kineto_calibration_rows(const io::KinetoOpRecords& records, const std::string& device,
                                           const std::string& file);
 
 }  // namespace mutwo::costmodel

@@ -1,5 +1,5 @@
 #pragma once
-// The host link's figures fitted to `mutwo bench-host`'s copies (profiles/bench_host.hpp): per way,
+// The host link's figures fitted to `mutwo bench-host`'s copies (ir/bench_host.hpp): per way,
 // time = latency + bytes / bandwidth (the rule transfer_duration_ns prices swaps by), by relative
 // non-negative least squares over every size (costmodel/relative_nnls.hpp); and whether the two
 // ways overlap (full duplex): one copy each way at once against the two one after another.
@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "profiles/bench_host.hpp"
+#include "ir/bench_host.hpp"
 
 namespace mutwo::costmodel {
 
@@ -29,6 +29,6 @@ struct LinkFit {
 
 // Throws Error naming the way when it has fewer than 2 sizes, or when the fit finds no bandwidth
 // (times that do not grow with the size).
-LinkFit fit_link(const std::vector<profiles::LinkTiming>& copies);
+LinkFit fit_link(const std::vector<ir::LinkTiming>& copies);
 
 }  // namespace mutwo::costmodel

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -35,7 +35,7 @@ void append_number(Buffer& out, double value) {
   fmt::format_to(std::back_inserter(out), "{:a}", value);
 }
 
-void append_attr(Buffer& out, const profiles::AttrValue& value) {
+void append_attr(Buffer& out, const ir::AttrValue& value) {
   std::visit(
       [&out](const auto& v) {
         using T = std::decay_t<decltype(v)>;
@@ -55,12 +55,12 @@ void append_attr(Buffer& out, const profiles::AttrValue& value) {
       value);
 }
 
-void append_tensors(Buffer& out, const profiles::Graph& graph, const std::vector<profiles::TensorId>& ids) {
+void append_tensors(Buffer& out, const ir::Graph& graph, const std::vector<ir::TensorId>& ids) {
   out.push_back('(');
   for (size_t i = 0; i < ids.size(); ++i) {
     if (i > 0) out.push_back(',');
-    const profiles::Tensor& t = graph.tensor(ids[i]);
-    fmt::format_to(std::back_inserter(out), "{}[", profiles::dtype_name(t.dtype));
+    const ir::Tensor& t = graph.tensor(ids[i]);
+    fmt::format_to(std::back_inserter(out), "{}[", ir::dtype_name(t.dtype));
     for (size_t d = 0; d < t.shape.size(); ++d) {
       if (d > 0) out.push_back(',');
       append_number(out, t.shape[d]);
@@ -72,10 +72,10 @@ void append_tensors(Buffer& out, const profiles::Graph& graph, const std::vector
 
 }  // namespace
 
-std::string op_signature(const profiles::Graph& graph, const profiles::Op& op) {
+std::string op_signature(const ir::Graph& graph, const ir::Op& op) {
   Buffer out;
-  fmt::format_to(std::back_inserter(out), "{}|{}|w{}|{{", profiles::kind_name(op.kind),
-                 profiles::phase_name(op.phase), op.width);
+  fmt::format_to(std::back_inserter(out), "{}|{}|w{}|{{", ir::kind_name(op.kind), ir::phase_name(op.phase),
+                 op.width);
   bool first = true;
   for (const auto& [key, value] : op.attrs) {
     if (!first) out.push_back(';');
@@ -91,7 +91,7 @@ std::string op_signature(const profiles::Graph& graph, const profiles::Op& op) {
   return fmt::to_string(out);
 }
 
-void validate_measured_trace(const profiles::Trace& trace) {
+void validate_measured_trace(const ir::Trace& trace) {
   const size_t ops = trace.graph.ops.size();
   if (trace.op_duration_ns.empty()) {
     throw Error(fmt::format(
@@ -121,14 +121,14 @@ void validate_measured_trace(const profiles::Trace& trace) {
   }
 }
 
-MeasuredCostModel::MeasuredCostModel(const std::vector<profiles::Trace>& traces,
+MeasuredCostModel::MeasuredCostModel(const std::vector<ir::Trace>& traces,
                                      std::unique_ptr<OpCostModel> fallback)
     : fallback_(std::move(fallback)) {
   if (!fallback_) throw Error("measured cost model: no fallback cost model given");
   if (traces.empty()) throw Error("measured cost model: no measured traces given");
   std::map<std::string, std::vector<int64_t>, std::less<>> samples;
   std::map<std::string, std::vector<int64_t>, std::less<>> host_samples;
-  for (const profiles::Trace& trace : traces) {
+  for (const ir::Trace& trace : traces) {
     validate_measured_trace(trace);
     traces_.push_back({trace.graph.name, trace.device, static_cast<int64_t>(trace.graph.ops.size())});
     for (size_t i = 0; i < trace.graph.ops.size(); ++i) {
@@ -139,20 +139,20 @@ MeasuredCostModel::MeasuredCostModel(const std::vector<profiles::Trace>& traces,
   }
   for (auto& [signature, values] : samples)
     median_ns_.emplace_hint(median_ns_.end(), signature,
-                            profiles::median(std::move(values), profiles::EvenMedian::lower_middle));
+                            support::median(std::move(values), support::EvenMedian::lower_middle));
   for (auto& [signature, values] : host_samples)
     median_host_ns_.emplace_hint(median_host_ns_.end(), signature,
-                                 profiles::median(std::move(values), profiles::EvenMedian::lower_middle));
+                                 support::median(std::move(values), support::EvenMedian::lower_middle));
 }
 
-std::optional<int64_t> MeasuredCostModel::measured_duration_ns(const profiles::Graph& graph,
-                                                               const profiles::Op& op) const {
+std::optional<int64_t> MeasuredCostModel::measured_duration_ns(const ir::Graph& graph,
+                                                               const ir::Op& op) const {
   const auto it = median_ns_.find(op_signature(graph, op));
   if (it == median_ns_.end()) return std::nullopt;
   return it->second;
 }
 
-std::optional<double> MeasuredCostModel::scale_factor(const profiles::Graph& graph, const profiles::Op& op) const {
+std::optional<double> MeasuredCostModel::scale_factor(const ir::Graph& graph, const ir::Op& op) const {
   if (!scaling_) return std::nullopt;
   const std::optional<int64_t> from = scaling_->from->calibrated_duration_ns(graph, op);
   const std::optional<int64_t> to = scaling_->to->calibrated_duration_ns(graph, op);
@@ -160,7 +160,7 @@ std::optional<double> MeasuredCostModel::scale_factor(const profiles::Graph& gra
   return static_cast<double>(*to) / static_cast<double>(*from);
 }
 
-int64_t MeasuredCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+int64_t MeasuredCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {
   if (const std::optional<int64_t> measured = measured_duration_ns(graph, op)) {
     if (const std::optional<double> factor = scale_factor(graph, op)) {
       return std::llround(static_cast<double>(*measured) * *factor);
@@ -170,24 +170,23 @@ int64_t MeasuredCostModel::op_duration_ns(const profiles::Graph& graph, const pr
   return fallback_->op_duration_ns(graph, op);
 }
 
-int64_t MeasuredCostModel::op_host_ns(const profiles::Graph& graph, const profiles::Op& op,
-                                      HostIssuer issuer) const {
+int64_t MeasuredCostModel::op_host_ns(const ir::Graph& graph, const ir::Op& op, HostIssuer issuer) const {
   if (!median_host_ns_.empty()) {
     if (const auto it = median_host_ns_.find(op_signature(graph, op)); it != median_host_ns_.end()) return it->second;
   }
   return fallback_->op_host_ns(graph, op, issuer);
 }
 
-MeasuredCoverage measured_coverage(const MeasuredCostModel& model, const profiles::Graph& graph) {
+MeasuredCoverage measured_coverage(const MeasuredCostModel& model, const ir::Graph& graph) {
   MeasuredCoverage coverage;
   coverage.ops = static_cast<int64_t>(graph.ops.size());
-  for (const profiles::Op& op : graph.ops) {
+  for (const ir::Op& op : graph.ops) {
     if (model.measured_duration_ns(graph, op)) ++coverage.measured_ops;
   }
   return coverage;
 }
 
-std::string MeasuredCostModel::describe(const profiles::Graph& graph) const {
+std::string MeasuredCostModel::describe(const ir::Graph& graph) const {
   const MeasuredCoverage coverage = measured_coverage(*this, graph);
   std::vector<std::string> devices;
   for (const MeasuredTraceSummary& t : traces_) {
@@ -197,7 +196,7 @@ std::string MeasuredCostModel::describe(const profiles::Graph& graph) const {
   std::string rest;
   if (scaling_) {
     int64_t scaled = 0;
-    for (const profiles::Op& op : graph.ops) {
+    for (const ir::Op& op : graph.ops) {
       if (measured_duration_ns(graph, op) && scale_factor(graph, op)) ++scaled;
     }
     rest = fmt::format("; scaled from {} to {} by calibrated profiles: {} of {} measured ops, {} unscaled",

@@ -9,8 +9,8 @@
 
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -70,7 +70,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
   std::vector<CalibrationRow> rows;
   std::vector<std::string> header;
   std::map<std::string, size_t> column;
-  for (const auto& [number, line] : profiles::numbered_lines(text)) {
+  for (const auto& [number, line] : support::numbered_lines(text)) {
     if (line.empty()) continue;
     const std::string where = fmt::format("{}:{}", file, number);
     if (header.empty()) {
@@ -113,7 +113,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       set_row_work(r, row_work(where, [&] { return gemm_work(m, k, n, r.precision, b); }));
       if (op == "linear") r.bytes += k * precision_element_bytes(r.precision);  // the bias
       r.kernel = "gemm";
-      r.category = profiles::KindCategory::matmul;
+      r.category = ir::KindCategory::matmul;
       r.shape = fmt::format("B={} M={} N={} K={} {}", b, m, n, k,
                             column.count("Kernel Name") ? get("Kernel Name") : "");
     } else if (op == "conv") {
@@ -125,7 +125,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       set_row_work(r, row_work(where, [&] { return conv_work(g, ConvPass::forward, r.precision); }));
       r.kernel = std::string(conv_pass_kernel(ConvPass::forward));
       r.variant = std::string(conv_variant(rs, rs, stride, stride));
-      r.category = profiles::KindCategory::conv;
+      r.category = ir::KindCategory::conv;
       r.shape = conv_shape_text(g);
     } else {
       const auto it = vector_ops().find(op);

@@ -4,21 +4,21 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
-std::string OpCostModel::describe(const profiles::Graph&) const {
+std::string OpCostModel::describe(const ir::Graph&) const {
   return std::string(name());
 }
 
-int64_t OpCostModel::op_host_ns(const profiles::Graph&, const profiles::Op& op, HostIssuer issuer) const {
+int64_t OpCostModel::op_host_ns(const ir::Graph&, const ir::Op& op, HostIssuer issuer) const {
   const HostDispatch& h = device().host;
   if (issuer == HostIssuer::cpp) return h.backward_op_ns;
-  const bool nested = op.kind == profiles::OpKind::cast || op.kind == profiles::OpKind::cast_backward ||
-                      op.phase == profiles::Phase::optimizer;
+  const bool nested =
+      op.kind == ir::OpKind::cast || op.kind == ir::OpKind::cast_backward || op.phase == ir::Phase::optimizer;
   if (nested) return h.launch_ns;
-  return op.phase == profiles::Phase::forward ? h.forward_op_ns : h.backward_op_ns;
+  return op.phase == ir::Phase::forward ? h.forward_op_ns : h.backward_op_ns;
 }
 
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction) {
@@ -42,10 +42,10 @@ int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirect
   return latency + n;
 }
 
-std::vector<int64_t> op_durations_ns(const OpCostModel& model, const profiles::Graph& graph) {
+std::vector<int64_t> op_durations_ns(const OpCostModel& model, const ir::Graph& graph) {
   std::vector<int64_t> out;
   out.reserve(graph.ops.size());
-  for (const profiles::Op& op : graph.ops) out.push_back(model.op_duration_ns(graph, op));
+  for (const ir::Op& op : graph.ops) out.push_back(model.op_duration_ns(graph, op));
   return out;
 }
 

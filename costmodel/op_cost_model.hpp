@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "costmodel/device_spec.hpp"
-#include "profiles/graph.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::costmodel {
 
@@ -23,11 +23,11 @@ class OpCostModel {
   virtual ~OpCostModel() = default;
   virtual std::string_view name() const = 0;
   // Duration of one op of `graph` on the model's device, >= 0, deterministic.
-  virtual int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const = 0;
+  virtual int64_t op_duration_ns(const ir::Graph& graph, const ir::Op& op) const = 0;
   virtual const DeviceSpec& device() const = 0;
   // One line for reports on how `graph` is priced: the name, and for sources with inputs what they
   // cover ("measured (1180 of 1256 ops from 1 trace on NVIDIA H100 80GB HBM3; rest analytic)").
-  virtual std::string describe(const profiles::Graph& graph) const;
+  virtual std::string describe(const ir::Graph& graph) const;
   // Host time to issue one op under PyTorch eager (framework dispatch and its kernel launches), >= 0.
   // Default, from the device's host figures: a forward op is a Python module call (forward_op_ns), a
   // backward op an autograd-engine call from C++ (backward_op_ns); ops PyTorch issues inside another
@@ -38,7 +38,7 @@ class OpCostModel {
   // dispatches its ATen ops and launches their kernels, priced at the C++ figure (backward_op_ns),
   // the only per-op dispatch cost measured from C++ (the catalog says where); casts and updates too,
   // as the interpreter issues each as an instruction of its own.
-  virtual int64_t op_host_ns(const profiles::Graph& graph, const profiles::Op& op,
+  virtual int64_t op_host_ns(const ir::Graph& graph, const ir::Op& op,
                              HostIssuer issuer = HostIssuer::python) const;
 };
 
@@ -49,7 +49,7 @@ class OpCostModel {
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction);
 
 // op_durations_ns(model, graph)[i] = model.op_duration_ns(graph, graph.ops[i]).
-std::vector<int64_t> op_durations_ns(const OpCostModel& model, const profiles::Graph& graph);
+std::vector<int64_t> op_durations_ns(const OpCostModel& model, const ir::Graph& graph);
 
 std::string_view direction_name(CopyDirection direction);  // "device_to_host" / "host_to_device"
 

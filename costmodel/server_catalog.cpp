@@ -7,7 +7,7 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_rates.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "costmodel/server_spec.hpp"
-#include "profiles/registry.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::costmodel {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {

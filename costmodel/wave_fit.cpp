@@ -12,8 +12,8 @@
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/relative_nnls.hpp"
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -209,7 +209,7 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
     const size_t smallest = std::max<size_t>(1, members.size() / 10);
     std::vector<double> times;
     for (size_t q = 0; q < smallest; ++q) times.push_back(static_cast<double>(w.rows[members[q]].time_ns));
-    w.set_floor_ns[s] = profiles::median(std::move(times), profiles::EvenMedian::mean_of_middles);
+    w.set_floor_ns[s] = support::median(std::move(times), support::EvenMedian::mean_of_middles);
   }
   for (size_t i = 0; i < w.rows.size(); ++i) {
     w.kernel_bound.push_back(!w.eager[i] || static_cast<double>(w.rows[i].time_ns) >=

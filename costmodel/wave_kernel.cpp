@@ -7,17 +7,17 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/process_node.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {
 
-std::string family_of(std::string_view kernel, profiles::KindCategory category) {
-  if (kernel == "gemm" || category == profiles::KindCategory::matmul) return "gemm";
+std::string family_of(std::string_view kernel, ir::KindCategory category) {
+  if (kernel == "gemm" || category == ir::KindCategory::matmul) return "gemm";
   if (is_conv_pass_kernel(kernel)) return std::string(kernel);
-  if (category == profiles::KindCategory::conv) return "conv2d_forward";
-  if (category == profiles::KindCategory::norm) return "norm";
-  if (category == profiles::KindCategory::reduction) return "reduction";
+  if (category == ir::KindCategory::conv) return "conv2d_forward";
+  if (category == ir::KindCategory::norm) return "norm";
+  if (category == ir::KindCategory::reduction) return "reduction";
   return "elementwise";
 }
 
@@ -34,7 +34,7 @@ bool is_gemm_like(const WaveGroupKey& key) {
   return key.family == "gemm" || is_conv_pass_kernel(key.family);
 }
 
-WaveKernel wave_kernel(std::string_view kernel, profiles::KindCategory category, std::string_view variant,
+WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::string_view variant,
                        std::string_view precision, const KernelSample& sample, const DeviceSpec& device) {
   WaveKernel w;
   w.sample = sample;

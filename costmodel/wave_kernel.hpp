@@ -41,7 +41,7 @@
 
 #include "costmodel/calibration_fit.hpp"
 #include "costmodel/device_spec.hpp"
-#include "profiles/op_kind.hpp"
+#include "ir/op_kind.hpp"
 
 namespace mutwo::costmodel {
 
@@ -74,7 +74,7 @@ bool is_gemm_like(const WaveGroupKey& key);
 //           (cuBLAS runs bf16 on CUDA cores before Ampere);
 //   fp32 -> cuda at FP32.
 // Bandwidth-bound families take the FP32 peak (their FLOP term rarely binds) and no math class.
-WaveKernel wave_kernel(std::string_view kernel, profiles::KindCategory category, std::string_view variant,
+WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::string_view variant,
                        std::string_view precision, const KernelSample& sample, const DeviceSpec& device);
 
 struct WaveFeatures {

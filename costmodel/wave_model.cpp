@@ -9,9 +9,9 @@
 
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
-#include "profiles/json_reader.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/json_reader.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::costmodel {
 
@@ -54,11 +54,11 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   return o;
 }
 
-std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::string_view key) {
+std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string_view key) {
   std::vector<WaveGroupFit> out;
   const nlohmann::json& groups = r.array(key);
   for (size_t i = 0; i < groups.size(); ++i) {
-    const profiles::JsonReader g(groups[i], fmt::format("{}: {} {}", r.where(), key, i));
+    const support::JsonReader g(groups[i], fmt::format("{}: {} {}", r.where(), key, i));
     g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "compute", "memory", "fixed_cost_fitted",
                    "rows", "devices", "error"});
     WaveGroupFit fit;
@@ -95,7 +95,7 @@ std::vector<WaveGroupFit> parse_groups(const profiles::JsonReader& r, std::strin
       if (!d.is_string()) g.wrong_type("devices", "array of strings", d);
       fit.devices.push_back(d.get<std::string>());
     }
-    const profiles::JsonReader e(g.field("error"), g.where() + ": error");
+    const support::JsonReader e(g.field("error"), g.where() + ": error");
     e.expect_only({"median", "mean", "max"});
     fit.error.count = fit.rows;
     fit.error.median = e.non_negative("median");
@@ -191,9 +191,9 @@ std::string wave_model_json(const WaveModel& m) {
 }
 
 WaveModel parse_wave_model(std::string_view text, std::string_view file) {
-  const nlohmann::json j = profiles::parse_json_document(text, file);
+  const nlohmann::json j = support::parse_json_document(text, file);
   const std::string where = fmt::format("wave model '{}'", file);
-  const profiles::JsonReader r(j, where);
+  const support::JsonReader r(j, where);
   r.expect_only({"format", "version", "fitted_on", "method", "inputs", "energy_pj_per_flop", "groups",
                  "refinements", "harness"});
   if (r.string("format") != kFormat) {
@@ -221,7 +221,7 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
   m.groups = parse_groups(r, "groups");
   const nlohmann::json& refinements = r.array("refinements");
   for (size_t i = 0; i < refinements.size(); ++i) {
-    const profiles::JsonReader o(refinements[i], fmt::format("{}: refinement {}", where, i));
+    const support::JsonReader o(refinements[i], fmt::format("{}: refinement {}", where, i));
     o.expect_only({"device", "groups"});
     WaveRefinement ref;
     ref.device = o.string("device");
@@ -230,7 +230,7 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
   }
   const nlohmann::json& harness = r.array("harness");
   for (size_t i = 0; i < harness.size(); ++i) {
-    const profiles::JsonReader o(harness[i], fmt::format("{}: harness {}", where, i));
+    const support::JsonReader o(harness[i], fmt::format("{}: harness {}", where, i));
     o.expect_only({"device", "source", "floor_ns", "harness_ns"});
     m.harness.push_back(
         {o.string("device"), o.string("source"), o.number("floor_ns"), o.number("harness_ns")});
@@ -239,11 +239,11 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
 }
 
 WaveModel read_wave_model(const std::string& path) {
-  return parse_wave_model(profiles::read_text_file(path, "wave model"), path);
+  return parse_wave_model(support::read_text_file(path, "wave model"), path);
 }
 
 void write_wave_model(const WaveModel& model, const std::string& path) {
-  profiles::write_file_atomic(path, wave_model_json(model), "wave model");
+  support::write_file_atomic(path, wave_model_json(model), "wave model");
 }
 
 const WaveModel& shipped_wave_model() {

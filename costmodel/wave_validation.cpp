@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "costmodel/device_catalog.hpp"
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -21,7 +21,7 @@ size_t band_of(double ns) {
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
-  return profiles::median(std::move(v), profiles::EvenMedian::mean_of_middles);
+  return support::median(std::move(v), support::EvenMedian::mean_of_middles);
 }
 
 WaveError summarize(std::string device, std::string dataset, std::string group,
@@ -55,13 +55,13 @@ const std::string& held_out_unit(const DeviceSpec& d) {
 
 std::string wave_category(const CalibrationRow& row) {
   switch (row.category) {
-    case profiles::KindCategory::matmul:
+    case ir::KindCategory::matmul:
       return row.batch > 1 || row.source == "neusight bmm" ? "bmm" : "GEMM/linear";
-    case profiles::KindCategory::conv:
+    case ir::KindCategory::conv:
       return "conv";
-    case profiles::KindCategory::norm:
+    case ir::KindCategory::norm:
       return "norm";
-    case profiles::KindCategory::reduction:
+    case ir::KindCategory::reduction:
       return "softmax";
     default:
       return "elementwise";

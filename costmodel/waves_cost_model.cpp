@@ -7,8 +7,8 @@
 
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
-#include "profiles/error.hpp"
-#include "profiles/op_category.hpp"
+#include "ir/op_category.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 
@@ -24,11 +24,10 @@ WaveCostModel::WaveCostModel(DeviceSpec device, std::shared_ptr<const WaveModel>
   clock_ratio_ = model_->clock_ratio(d);
 }
 
-std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& graph,
-                                                       const profiles::Op& op) const {
+std::optional<int64_t> WaveCostModel::wave_duration_ns(const ir::Graph& graph, const ir::Op& op) const {
   const DeviceSpec& device = fallback_.device();
-  if (graph.precision != profiles::Precision::fp32) check_precision_supported(device, graph.precision);
-  if (profiles::is_view_op(op)) return 0;
+  if (graph.precision != ir::Precision::fp32) check_precision_supported(device, graph.precision);
+  if (ir::is_view_op(op)) return 0;
   const std::string precision = op_precision(graph, op, device, fallback_.options());
   if (precision.empty()) return std::nullopt;
   const std::vector<OpKernel> kernels = op_kernels(graph, op);
@@ -43,14 +42,14 @@ std::optional<int64_t> WaveCostModel::wave_duration_ns(const profiles::Graph& gr
   return static_cast<int64_t>(std::ceil(total));
 }
 
-int64_t WaveCostModel::op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const {
+int64_t WaveCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {
   if (const std::optional<int64_t> t = wave_duration_ns(graph, op)) return *t;
   return fallback_.op_duration_ns(graph, op);
 }
 
-std::string WaveCostModel::describe(const profiles::Graph& graph) const {
+std::string WaveCostModel::describe(const ir::Graph& graph) const {
   int64_t covered = 0;
-  for (const profiles::Op& op : graph.ops) {
+  for (const ir::Op& op : graph.ops) {
     if (wave_duration_ns(graph, op)) ++covered;
   }
   std::set<std::string> gpus;

@@ -26,15 +26,15 @@ class WaveCostModel final : public OpCostModel {
   WaveCostModel(DeviceSpec device, std::shared_ptr<const WaveModel> model, AnalyticOptions options = {});
 
   std::string_view name() const override { return "waves"; }
-  int64_t op_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const override;
+  int64_t op_duration_ns(const ir::Graph& graph, const ir::Op& op) const override;
   const DeviceSpec& device() const override { return fallback_.device(); }
   // "waves (kernel model fitted 2026-11-26 across 8 GPUs, refined on a100-pcie-40gb's kernels: 198 of
   // 202 ops; rest analytic)"; a power-limited board adds ", math at 0.49 of the boost clock on a 72 W
   // board".
-  std::string describe(const profiles::Graph& graph) const override;
+  std::string describe(const ir::Graph& graph) const override;
 
   // The model's price of the op; nullopt when it prices no kernel of it.
-  std::optional<int64_t> wave_duration_ns(const profiles::Graph& graph, const profiles::Op& op) const;
+  std::optional<int64_t> wave_duration_ns(const ir::Graph& graph, const ir::Op& op) const;
   const WaveModel& model() const { return *model_; }
 
  private:

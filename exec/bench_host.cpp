@@ -1,4 +1,4 @@
-// The host link and the host's dispatch, timed for `mutwo bench-host` (profiles/bench_host.hpp): each
+// The host link and the host's dispatch, timed for `mutwo bench-host` (ir/bench_host.hpp): each
 // size copied between a device buffer and a host buffer from the backend's pool (pinned on CUDA,
 // as the executor's swaps use), h2d, d2h and both at once, timed by the backend (CUDA events on the
 // copy streams); then a 1-element in-place add launched back to back, its host time per call
@@ -12,16 +12,16 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/executor.hpp"
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::exec {
 namespace {
 
-using profiles::CopyWay;
+using ir::CopyWay;
 
-profiles::LinkTiming time_link(DeviceBackend& backend, int64_t bytes, CopyWay way,
-                               const profiles::BenchHostOptions& options) {
+ir::LinkTiming time_link(DeviceBackend& backend, int64_t bytes, CopyWay way,
+                         const ir::BenchHostOptions& options) {
   const at::TensorOptions on_device = at::TensorOptions().dtype(at::kByte).device(backend.device());
   // Distinct buffers each way, so that the pair of "both" shares no memory.
   const at::Tensor device_in = at::empty({bytes}, on_device);
@@ -37,18 +37,18 @@ profiles::LinkTiming time_link(DeviceBackend& backend, int64_t bytes, CopyWay wa
   std::vector<int64_t> samples;
   for (int32_t i = 0; i < options.timed_iterations; ++i) samples.push_back(once());
   backend.release_host_buffers();
-  profiles::LinkTiming t;
+  ir::LinkTiming t;
   t.way = way;
   t.bytes = bytes;
   t.min_ns = *std::min_element(samples.begin(), samples.end());
   t.max_ns = *std::max_element(samples.begin(), samples.end());
-  t.time_ns = std::max<int64_t>(1, profiles::median(std::move(samples), profiles::EvenMedian::lower_middle));
+  t.time_ns = std::max<int64_t>(1, support::median(std::move(samples), support::EvenMedian::lower_middle));
   t.samples = options.timed_iterations;
   return t;
 }
 
 // The host time per call and the device interval per kernel of a 1-element in-place add.
-void time_dispatch(DeviceBackend& backend, const profiles::BenchHostOptions& options, profiles::HostBench& out) {
+void time_dispatch(DeviceBackend& backend, const ir::BenchHostOptions& options, ir::HostBench& out) {
   at::Tensor x = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(backend.device()));
   const int32_t calls = options.dispatch_calls;
   for (int32_t i = 0; i < calls; ++i) x.add_(1);
@@ -63,19 +63,19 @@ void time_dispatch(DeviceBackend& backend, const profiles::BenchHostOptions& opt
     host.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(issued - start).count() / calls);
   }
   out.dispatch_calls = calls;
-  out.dispatch_ns = std::max<int64_t>(1, profiles::median(std::move(host), profiles::EvenMedian::lower_middle));
+  out.dispatch_ns = std::max<int64_t>(1, support::median(std::move(host), support::EvenMedian::lower_middle));
   out.kernel_interval_ns =
-      std::max<int64_t>(1, profiles::median(std::move(device), profiles::EvenMedian::lower_middle));
+      std::max<int64_t>(1, support::median(std::move(device), support::EvenMedian::lower_middle));
 }
 
 }  // namespace
 
-profiles::HostBench bench_host(const profiles::BenchHostOptions& options) {
-  profiles::validate_bench_host(options);
+ir::HostBench bench_host(const ir::BenchHostOptions& options) {
+  ir::validate_bench_host(options);
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   const std::vector<int64_t> sizes =
-      options.sizes_bytes.empty() ? profiles::default_link_sizes() : options.sizes_bytes;
-  profiles::HostBench out;
+      options.sizes_bytes.empty() ? ir::default_link_sizes() : options.sizes_bytes;
+  ir::HostBench out;
   out.device_name = backend->name();
   for (int64_t bytes : sizes) {
     for (CopyWay way : {CopyWay::h2d, CopyWay::d2h, CopyWay::both}) {
@@ -85,7 +85,7 @@ profiles::HostBench bench_host(const profiles::BenchHostOptions& options) {
         throw;
       } catch (const std::exception& error) {
         const std::string_view what = error.what();
-        throw Error(fmt::format("bench-host: a {} copy of {} B on '{}' failed: {}", profiles::copy_way_name(way),
+        throw Error(fmt::format("bench-host: a {} copy of {} B on '{}' failed: {}", ir::copy_way_name(way),
                                 bytes, options.device, what.substr(0, what.find('\n'))));
       }
     }

@@ -1,4 +1,4 @@
-// Single ATen kernels timed for `mutwo bench-ops` (profiles/bench_ops.hpp says each kernel's call
+// Single ATen kernels timed for `mutwo bench-ops` (ir/bench_ops.hpp says each kernel's call
 // and dims): cuBLAS/cuDNN on a CUDA device, ATen's CPU kernels on the cpu. Each launch is timed by
 // the device backend's op timers (CUDA events on the compute stream around each of the
 // back-to-back launches, as DeepBench times its kernels; steady_clock on the cpu).
@@ -12,12 +12,12 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/executor.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 namespace {
 
-using profiles::BenchShape;
+using ir::BenchShape;
 using Launch = std::function<void()>;
 
 // TF32 in cuBLAS and cuDNN as a precision asks (fp32: off, tf32: on), PyTorch's flags restored
@@ -58,12 +58,12 @@ Launch gemm(const BenchShape& s, const at::TensorOptions& o) {
 }
 
 struct ConvTensors {
-  profiles::BenchConv c;
+  ir::BenchConv c;
   at::Tensor x, w, dy;
 };
 
 ConvTensors conv_tensors(const BenchShape& s, const at::TensorOptions& o, bool with_dy) {
-  ConvTensors t{profiles::bench_conv(s), {}, {}, {}};
+  ConvTensors t{ir::bench_conv(s), {}, {}, {}};
   t.x = at::randn({t.c.n, t.c.c, t.c.h, t.c.w}, o);
   t.w = at::randn({t.c.k, t.c.c, t.c.r, t.c.s}, o);
   if (with_dy) t.dy = at::randn({t.c.n, t.c.k, t.c.p(), t.c.q()}, o);
@@ -135,7 +135,7 @@ struct KernelEntry {
   KernelSetup setup;
 };
 
-// One entry per name of profiles::bench_kernel_names() (tests/cli_bench_ops.cmake runs each).
+// One entry per name of ir::bench_kernel_names() (tests/cli_bench_ops.cmake runs each).
 constexpr std::array<KernelEntry, 10> kKernelSetups{{{"gemm", gemm},
                                                      {"conv2d_forward", conv_forward},
                                                      {"conv2d_backward_data", conv_backward_data},
@@ -151,7 +151,7 @@ KernelSetup kernel_setup(std::string_view kernel) {
   for (const KernelEntry& e : kKernelSetups) {
     if (e.name == kernel) return e.setup;
   }
-  profiles::check_bench_kernel(kernel);  // throws listing the valid names
+  ir::check_bench_kernel(kernel);  // throws listing the valid names
   throw Error(fmt::format("bench-ops: kernel '{}' has no ATen implementation in this executor", kernel));
 }
 
@@ -165,8 +165,8 @@ std::string_view first_line(const std::exception& error) {
   return what.substr(0, what.find('\n'));
 }
 
-profiles::KernelTiming time_kernel(DeviceBackend& backend, const BenchShape& shape,
-                                   const std::string& precision, const profiles::BenchOpsOptions& options) {
+ir::KernelTiming time_kernel(DeviceBackend& backend, const BenchShape& shape, const std::string& precision,
+                             const ir::BenchOpsOptions& options) {
   const Tf32Guard tf32(precision == "tf32");
   const Launch launch = kernel_setup(shape.kernel)(
       shape, at::TensorOptions().dtype(scalar_type(precision)).device(backend.device()));
@@ -176,15 +176,15 @@ profiles::KernelTiming time_kernel(DeviceBackend& backend, const BenchShape& sha
   backend.reset_op_timers(timed);
   backend.start_step_timer();
   for (size_t i = 0; i < timed; ++i) {
-    backend.start_op_timer(static_cast<profiles::OpId>(i));
+    backend.start_op_timer(static_cast<ir::OpId>(i));
     launch();
-    backend.stop_op_timer(static_cast<profiles::OpId>(i));
+    backend.stop_op_timer(static_cast<ir::OpId>(i));
   }
   (void)backend.stop_step_timer_ns();  // waits for the device: the op timers are readable after it
   std::vector<int64_t> samples;
   samples.reserve(timed);
-  for (size_t i = 0; i < timed; ++i) samples.push_back(backend.op_time_ns(static_cast<profiles::OpId>(i)));
-  profiles::KernelTiming t;
+  for (size_t i = 0; i < timed; ++i) samples.push_back(backend.op_time_ns(static_cast<ir::OpId>(i)));
+  ir::KernelTiming t;
   t.shape = shape;
   t.precision = precision;
   t.time_ns = std::max<int64_t>(1, median_ns(samples));
@@ -209,7 +209,7 @@ std::vector<std::string> device_precisions(const DeviceBackend& backend) {
 
 }  // namespace
 
-std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& options) {
+std::vector<ir::KernelTiming> bench_ops(const ir::BenchOpsOptions& options) {
   if (options.warmup_iterations < 0) {
     throw Error(fmt::format("bench-ops: warm-up iterations {} must be >= 0", options.warmup_iterations));
   }
@@ -227,14 +227,14 @@ std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& o
                       : fmt::format("unknown precision '{}'; valid: fp32, tf32, fp16, bf16", p));
   }
   for (const BenchShape& shape : options.shapes) {
-    profiles::validate_bench_shape(shape);
+    ir::validate_bench_shape(shape);
     (void)kernel_setup(shape.kernel);
   }
 
-  std::vector<profiles::KernelTiming> out;
+  std::vector<ir::KernelTiming> out;
   for (const BenchShape& shape : options.shapes) {
     for (const std::string& precision : precisions) {
-      if (!profiles::bench_precision_applies(shape.kernel, precision)) continue;
+      if (!ir::bench_precision_applies(shape.kernel, precision)) continue;
       try {
         out.push_back(time_kernel(*backend, shape, precision, options));
       } catch (const Error&) {

@@ -8,7 +8,7 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/host_buffer_pool.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -25,8 +25,8 @@ class CpuBackend final : public DeviceBackend {
   std::string name() const override { return "cpu"; }
   bool is_cuda() const override { return false; }
 
-  void before(const profiles::Instruction&) override {}
-  void after(const profiles::Instruction&) override {}
+  void before(const ir::Instruction&) override {}
+  void after(const ir::Instruction&) override {}
   void end_step() override {}
   void synchronize() override {}
 
@@ -42,11 +42,9 @@ class CpuBackend final : public DeviceBackend {
   }
   void mark_step_end() override { step_ends_ns_.push_back(now_ns() - steps_start_ns_); }
   std::vector<int64_t> steps_elapsed_ns() override { return step_ends_ns_; }
-  void start_op_timer(profiles::OpId) override { op_start_ns_ = now_ns(); }
-  void stop_op_timer(profiles::OpId op) override {
-    op_ns_.at(static_cast<size_t>(op)) += now_ns() - op_start_ns_;
-  }
-  int64_t op_time_ns(profiles::OpId op) override { return op_ns_.at(static_cast<size_t>(op)); }
+  void start_op_timer(ir::OpId) override { op_start_ns_ = now_ns(); }
+  void stop_op_timer(ir::OpId op) override { op_ns_.at(static_cast<size_t>(op)) += now_ns() - op_start_ns_; }
+  int64_t op_time_ns(ir::OpId op) override { return op_ns_.at(static_cast<size_t>(op)); }
   void reset_op_timers(size_t op_count) override { op_ns_.assign(op_count, 0); }
 
   int64_t time_copy_ns(const at::Tensor& h2d_dst, const at::Tensor& h2d_src, const at::Tensor& d2h_dst,

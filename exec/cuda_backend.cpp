@@ -20,7 +20,7 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/host_buffer_pool.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -38,7 +38,7 @@ class CudaBackend final : public DeviceBackend {
     c10::cuda::set_device(index_);
     streams_ = {c10::cuda::getStreamFromPool(false, index_), c10::cuda::getStreamFromPool(false, index_),
                 c10::cuda::getStreamFromPool(false, index_)};
-    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+    c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
   }
 
   at::Device device() const override { return at::Device(at::kCUDA, index_); }
@@ -52,37 +52,37 @@ class CudaBackend final : public DeviceBackend {
   // Extra compute streams (ids >= kFirstExtraComputeStream) share the compute stream: one compute
   // stream is what the simulator models by default.
   const CUDAStream& stream(int32_t id) const {
-    return streams_[static_cast<size_t>(id <= profiles::kHostToDeviceStream ? id : profiles::kComputeStream)];
+    return streams_[static_cast<size_t>(id <= ir::kHostToDeviceStream ? id : ir::kComputeStream)];
   }
 
-  void before(const profiles::Instruction& instruction) override {
+  void before(const ir::Instruction& instruction) override {
     const CUDAStream& own = stream(instruction.stream);
-    for (profiles::InstrId w : instruction.waits) {
+    for (ir::InstrId w : instruction.waits) {
       if (stream(stream_of_.at(static_cast<size_t>(w))) != own)
         events_.at(static_cast<size_t>(w))->block(own);
     }
     c10::cuda::setCurrentCUDAStream(own);
   }
 
-  void before_host(const profiles::Instruction& instruction) override {
-    for (profiles::InstrId w : instruction.waits) events_.at(static_cast<size_t>(w))->synchronize();
+  void before_host(const ir::Instruction& instruction) override {
+    for (ir::InstrId w : instruction.waits) events_.at(static_cast<size_t>(w))->synchronize();
   }
 
-  void after(const profiles::Instruction& instruction) override {
+  void after(const ir::Instruction& instruction) override {
     const auto id = static_cast<size_t>(instruction.id);
     if (events_.size() <= id) {
       events_.resize(id + 1);
-      stream_of_.resize(id + 1, profiles::kComputeStream);
+      stream_of_.resize(id + 1, ir::kComputeStream);
     }
     if (!events_[id]) events_[id] = std::make_unique<at::cuda::CUDAEvent>();  // timing disabled: cheap
     stream_of_[id] = instruction.stream;
     events_[id]->record(stream(instruction.stream));
-    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+    c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
   }
 
   void end_step() override {
-    const CUDAStream& compute = streams_[profiles::kComputeStream];
-    for (int32_t s : {profiles::kDeviceToHostStream, profiles::kHostToDeviceStream}) {
+    const CUDAStream& compute = streams_[ir::kComputeStream];
+    for (int32_t s : {ir::kDeviceToHostStream, ir::kHostToDeviceStream}) {
       tails_[static_cast<size_t>(s)].record(stream(s));
       tails_[static_cast<size_t>(s)].block(compute);
     }
@@ -103,7 +103,7 @@ class CudaBackend final : public DeviceBackend {
                        const at::Tensor& d2h_src) override {
     synchronize();
     at::cuda::CUDAEvent start(cudaEventDefault);
-    start.record(streams_[profiles::kComputeStream]);
+    start.record(streams_[ir::kComputeStream]);
     // Each copy on its own copy stream, both released by one event: started together.
     const auto copy = [&](const at::Tensor& dst, const at::Tensor& src, int32_t id, at::cuda::CUDAEvent& end) {
       const CUDAStream& s = streams_[static_cast<size_t>(id)];
@@ -114,9 +114,9 @@ class CudaBackend final : public DeviceBackend {
     };
     at::cuda::CUDAEvent h2d_end(cudaEventDefault);
     at::cuda::CUDAEvent d2h_end(cudaEventDefault);
-    if (h2d_dst.defined()) copy(h2d_dst, h2d_src, profiles::kHostToDeviceStream, h2d_end);
-    if (d2h_dst.defined()) copy(d2h_dst, d2h_src, profiles::kDeviceToHostStream, d2h_end);
-    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+    if (h2d_dst.defined()) copy(h2d_dst, h2d_src, ir::kHostToDeviceStream, h2d_end);
+    if (d2h_dst.defined()) copy(d2h_dst, d2h_src, ir::kDeviceToHostStream, d2h_end);
+    c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
     synchronize();
     float ms = 0;
     if (h2d_dst.defined()) ms = std::max(ms, start.elapsed_time(h2d_end));
@@ -124,23 +124,23 @@ class CudaBackend final : public DeviceBackend {
     return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
   }
 
-  void start_step_timer() override { step_start_.record(streams_[profiles::kComputeStream]); }
+  void start_step_timer() override { step_start_.record(streams_[ir::kComputeStream]); }
   int64_t stop_step_timer_ns() override {
-    step_end_.record(streams_[profiles::kComputeStream]);
+    step_end_.record(streams_[ir::kComputeStream]);
     step_end_.synchronize();
     synchronize();
     return static_cast<int64_t>(static_cast<double>(step_start_.elapsed_time(step_end_)) * 1e6);
   }
 
   void mark_steps_start() override {
-    steps_start_.record(streams_[profiles::kComputeStream]);
+    steps_start_.record(streams_[ir::kComputeStream]);
     marks_ = 0;
   }
   // After end_step() the compute stream has joined the copy streams: an event on it marks the
   // whole step's end. Events are kept across runs and re-recorded.
   void mark_step_end() override {
     if (step_marks_.size() <= marks_) step_marks_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
-    step_marks_[marks_++]->record(streams_[profiles::kComputeStream]);
+    step_marks_[marks_++]->record(streams_[ir::kComputeStream]);
   }
   std::vector<int64_t> steps_elapsed_ns() override {
     synchronize();
@@ -151,14 +151,14 @@ class CudaBackend final : public DeviceBackend {
     return out;
   }
 
-  void start_op_timer(profiles::OpId op) override {
-    op_events_.at(static_cast<size_t>(op)).first->record(streams_[profiles::kComputeStream]);
+  void start_op_timer(ir::OpId op) override {
+    op_events_.at(static_cast<size_t>(op)).first->record(streams_[ir::kComputeStream]);
   }
-  void stop_op_timer(profiles::OpId op) override {
-    op_events_.at(static_cast<size_t>(op)).second->record(streams_[profiles::kComputeStream]);
+  void stop_op_timer(ir::OpId op) override {
+    op_events_.at(static_cast<size_t>(op)).second->record(streams_[ir::kComputeStream]);
     timed_.at(static_cast<size_t>(op)) = 1;
   }
-  int64_t op_time_ns(profiles::OpId op) override {
+  int64_t op_time_ns(ir::OpId op) override {
     if (!timed_.at(static_cast<size_t>(op))) return 0;
     const auto& [start, end] = op_events_[static_cast<size_t>(op)];
     return static_cast<int64_t>(static_cast<double>(start->elapsed_time(*end)) * 1e6);
@@ -196,7 +196,7 @@ class CudaBackend final : public DeviceBackend {
   void begin_capture() override {
     synchronize();
     graph_ = std::make_unique<at::cuda::CUDAGraph>();
-    c10::cuda::setCurrentCUDAStream(streams_[profiles::kComputeStream]);
+    c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
     graph_->capture_begin();
   }
   void end_capture() override { graph_->capture_end(); }

@@ -14,7 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 
 namespace mutwo::exec {
 
@@ -32,11 +32,11 @@ class DeviceBackend {
   // Instructions are issued in Schedule order. before() makes the instruction's stream current and
   // has it wait for the completion of every instruction in `waits` (issued earlier, on any stream);
   // after() marks the instruction's completion point on its stream.
-  virtual void before(const profiles::Instruction& instruction) = 0;
-  virtual void after(const profiles::Instruction& instruction) = 0;
+  virtual void before(const ir::Instruction& instruction) = 0;
+  virtual void after(const ir::Instruction& instruction) = 0;
   // Instead of before() for an instruction the host runs (Schedule::host_stream): blocks the host
   // until every instruction in `waits` has completed (the CPU backend's work already has).
-  virtual void before_host(const profiles::Instruction& instruction) { (void)instruction; }
+  virtual void before_host(const ir::Instruction& instruction) { (void)instruction; }
   // Ends a step's issue: the compute stream joins the copy streams; the default stream is current.
   virtual void end_step() = 0;
   virtual void synchronize() = 0;
@@ -62,9 +62,9 @@ class DeviceBackend {
   virtual std::vector<int64_t> steps_elapsed_ns() = 0;
   // Per-op timing for the profiler, around one op on the compute stream; op_time_ns() is valid
   // after the step's stop_step_timer_ns().
-  virtual void start_op_timer(profiles::OpId op) = 0;
-  virtual void stop_op_timer(profiles::OpId op) = 0;
-  virtual int64_t op_time_ns(profiles::OpId op) = 0;
+  virtual void start_op_timer(ir::OpId op) = 0;
+  virtual void stop_op_timer(ir::OpId op) = 0;
+  virtual int64_t op_time_ns(ir::OpId op) = 0;
   virtual void reset_op_timers(size_t op_count) = 0;
 
   // The host link (`mutwo bench-host`): one copy host->device (h2d_dst.copy_(h2d_src)) and/or one

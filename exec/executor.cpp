@@ -6,8 +6,8 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/interpreter.hpp"
-#include "profiles/error.hpp"
-#include "profiles/median.hpp"
+#include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -26,12 +26,12 @@ void fill_oom(Measurement& m, const StepResult& step) {
 }  // namespace
 
 int64_t median_ns(std::vector<int64_t> values) {
-  return profiles::median(std::move(values), profiles::EvenMedian::mean_of_middles);
+  return support::median(std::move(values), support::EvenMedian::mean_of_middles);
 }
 
-Measurement measure_schedule(const profiles::Schedule& schedule, const RunOptions& options) {
+Measurement measure_schedule(const ir::Schedule& schedule, const RunOptions& options) {
   check_iterations(options.warmup_iterations, options.timed_iterations, "run");
-  if (options.cuda_graph && schedule.host_stream != profiles::kNoStream) {
+  if (options.cuda_graph && schedule.host_stream != ir::kNoStream) {
     throw Error(fmt::format("--cuda-graph cannot capture this schedule: its optimizer updates run on the host "
                             "(field 'host_stream' = {}), which a CUDA graph cannot replay",
                             schedule.host_stream));
@@ -88,9 +88,9 @@ Measurement measure_schedule(const profiles::Schedule& schedule, const RunOption
   m.back_to_back = back_to_back;
   if (back_to_back) backend->mark_steps_start();
   if (back_to_back && options.wrap.has_value()) {
-    // The timed steps as one program with merged boundaries (profiles/unrolled_schedule.hpp).
-    const profiles::UnrolledSchedule program =
-        profiles::unroll_iterations(schedule, options.timed_iterations, &*options.wrap);
+    // The timed steps as one program with merged boundaries (ir/unrolled_schedule.hpp).
+    const ir::UnrolledSchedule program =
+        ir::unroll_iterations(schedule, options.timed_iterations, &*options.wrap);
     const StepResult run = interpreter->run_iterations(program);
     m.accounted_peak_bytes = std::max(m.accounted_peak_bytes, run.accounted_peak_bytes);
     m.resident_bytes = run.resident_bytes;
@@ -144,7 +144,7 @@ Measurement measure_schedule(const profiles::Schedule& schedule, const RunOption
   return m;
 }
 
-profiles::Trace profile_schedule(const profiles::Schedule& schedule, const ProfileOptions& options) {
+ir::Trace profile_schedule(const ir::Schedule& schedule, const ProfileOptions& options) {
   check_iterations(options.warmup_iterations, options.measured_iterations, "profile");
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   InterpreterOptions interpreter_options;
@@ -168,26 +168,26 @@ profiles::Trace profile_schedule(const profiles::Schedule& schedule, const Profi
     if (i < options.warmup_iterations) continue;
     if (i < device_steps) {
       for (size_t k = 0; k < op_count; ++k)
-        samples[k].push_back(backend->op_time_ns(static_cast<profiles::OpId>(k)));
+        samples[k].push_back(backend->op_time_ns(static_cast<ir::OpId>(k)));
     } else {
       for (size_t k = 0; k < op_count; ++k)
-        host_samples[k].push_back(interpreter.op_host_ns(static_cast<profiles::OpId>(k)));
+        host_samples[k].push_back(interpreter.op_host_ns(static_cast<ir::OpId>(k)));
     }
   }
-  profiles::Trace trace;
+  ir::Trace trace;
   trace.graph = schedule.graph;
   trace.device = backend->name();
   trace.op_duration_ns.reserve(op_count);
   for (std::vector<int64_t>& s : samples)
-    trace.op_duration_ns.push_back(profiles::median(std::move(s), profiles::EvenMedian::lower_middle));
+    trace.op_duration_ns.push_back(support::median(std::move(s), support::EvenMedian::lower_middle));
   for (std::vector<int64_t>& s : host_samples)
-    trace.op_host_ns.push_back(profiles::median(std::move(s), profiles::EvenMedian::lower_middle));
+    trace.op_host_ns.push_back(support::median(std::move(s), support::EvenMedian::lower_middle));
   return trace;
 }
 
-profiles::ExecDevice open_device(std::string_view device) {
+ir::ExecDevice open_device(std::string_view device) {
   const std::unique_ptr<DeviceBackend> backend = make_backend(device);
-  profiles::ExecDevice d;
+  ir::ExecDevice d;
   d.device = backend->device().str();
   d.product = backend->name();
   d.is_cuda = backend->is_cuda();
@@ -197,7 +197,7 @@ profiles::ExecDevice open_device(std::string_view device) {
 
 namespace {
 
-class LibTorchExecutor final : public profiles::Executor {
+class LibTorchExecutor final : public ir::Executor {
  public:
   std::string default_device() const override {
 #ifdef MUTWO_WITH_CUDA
@@ -206,23 +206,27 @@ class LibTorchExecutor final : public profiles::Executor {
     return "cpu";
 #endif
   }
-  profiles::ExecDevice open_device(std::string_view device) override { return exec::open_device(device); }
-  Measurement measure(const profiles::Schedule& schedule, const RunOptions& options) override {
+  ir::ExecDevice open_device(std::string_view device) override {
+    return exec::open_device(device);
+  }
+  Measurement measure(const ir::Schedule& schedule, const RunOptions& options) override {
     return measure_schedule(schedule, options);
   }
-  profiles::Trace profile(const profiles::Schedule& schedule, const ProfileOptions& options) override {
+  ir::Trace profile(const ir::Schedule& schedule, const ProfileOptions& options) override {
     return profile_schedule(schedule, options);
   }
-  std::vector<profiles::KernelTiming> bench_ops(const profiles::BenchOpsOptions& options) override {
+  std::vector<ir::KernelTiming> bench_ops(const ir::BenchOpsOptions& options) override {
     return exec::bench_ops(options);
   }
-  profiles::HostBench bench_host(const profiles::BenchHostOptions& options) override {
+  ir::HostBench bench_host(const ir::BenchHostOptions& options) override {
     return exec::bench_host(options);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<profiles::Executor> make_executor() { return std::make_unique<LibTorchExecutor>(); }
+std::unique_ptr<ir::Executor> make_executor() {
+  return std::make_unique<LibTorchExecutor>();
+}
 
 }  // namespace mutwo::exec

@@ -9,15 +9,15 @@
 
 #include "exec/leaf_init.hpp"
 #include "exec/torch_types.hpp"
-#include "profiles/error.hpp"
-#include "profiles/memory_rule.hpp"
-#include "profiles/schedule_check.hpp"
+#include "ir/memory_rule.hpp"
+#include "ir/schedule_check.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 namespace {
 
-using profiles::InstrKind;
-using profiles::TensorRole;
+using ir::InstrKind;
+using ir::TensorRole;
 
 bool is_step_input(TensorRole role) {
   return role == TensorRole::input || role == TensorRole::label;
@@ -27,25 +27,24 @@ int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count();
 }
 
-std::string describe(const profiles::Schedule& schedule, const profiles::Instruction& instruction) {
+std::string describe(const ir::Schedule& schedule, const ir::Instruction& instruction) {
   return fmt::format("instruction {} ({})", instruction.id,
-                     profiles::describe_instruction(schedule, instruction.id));
+                     ir::describe_instruction(schedule, instruction.id));
 }
 
 }  // namespace
 
-Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& backend,
-                         InterpreterOptions options)
+Interpreter::Interpreter(const ir::Schedule& schedule, DeviceBackend& backend, InterpreterOptions options)
     : schedule_(schedule), graph_(schedule.graph), backend_(backend), options_(options) {
-  profiles::validate_schedule(schedule_);
-  for (const profiles::Instruction& instruction : schedule_.instructions) {
-    if (!profiles::runs_op(instruction.kind)) continue;
-    const profiles::Op& op = graph_.op(instruction.op);
+  ir::validate_schedule(schedule_);
+  for (const ir::Instruction& instruction : schedule_.instructions) {
+    if (!ir::runs_op(instruction.kind)) continue;
+    const ir::Op& op = graph_.op(instruction.op);
     if (builtin_kernels()[static_cast<size_t>(op.kind)] == nullptr) {
       throw Error(
           fmt::format("op {} '{}' of graph '{}' has kind '{}', which mutwo cannot execute (an imported op "
                       "of unknown semantics); only graphs of known kinds run",
-                      op.id, op.name, graph_.name, profiles::kind_name(op.kind)));
+                      op.id, op.name, graph_.name, ir::kind_name(op.kind)));
     }
   }
   axes_ = model_axes(graph_);
@@ -54,8 +53,8 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   const size_t op_count = graph_.ops.size();
   op_model_base_.assign(op_count, options_.first_model);
   models_ = 0;
-  for (const profiles::SubArray& s : schedule_.sub_arrays) {
-    for (profiles::OpId id = s.first_op; id < s.end_op; ++id) {
+  for (const ir::SubArray& s : schedule_.sub_arrays) {
+    for (ir::OpId id = s.first_op; id < s.end_op; ++id) {
       op_model_base_[static_cast<size_t>(id)] = options_.first_model + models_;
     }
     models_ += s.width;
@@ -77,21 +76,20 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   device_.resize(tensor_count);
   host_.resize(tensor_count);
   step_input_.resize(tensor_count);
-  alloc_stream_.assign(tensor_count, profiles::kComputeStream);
+  alloc_stream_.assign(tensor_count, ir::kComputeStream);
   loss_values_.resize(tensor_count);
   rounded_bytes_.resize(tensor_count);
   home_.resize(tensor_count);
-  at_start_ = profiles::resident_at_start_mask(schedule_);
+  at_start_ = ir::resident_at_start_mask(schedule_);
   const at::Device device = backend_.device();
   for (size_t i = 0; i < tensor_count; ++i) {
-    const profiles::Tensor& t = graph_.tensors[i];
-    rounded_bytes_[i] = profiles::allocation_bytes(t.bytes);
-    if (!profiles::resident_at_start(t.role)) continue;
+    const ir::Tensor& t = graph_.tensors[i];
+    rounded_bytes_[i] = ir::allocation_bytes(t.bytes);
+    if (!ir::resident_at_start(t.role)) continue;
     if (!at_start_[i] && t.role == TensorRole::gradient) continue;  // on the host: written by backward
-    const profiles::OpId first_reader = t.consumers.empty() ? t.producer : t.consumers.front();
-    const int32_t first_model = first_reader == profiles::kNoId
-                                    ? options_.first_model
-                                    : op_model_base_[static_cast<size_t>(first_reader)];
+    const ir::OpId first_reader = t.consumers.empty() ? t.producer : t.consumers.front();
+    const int32_t first_model =
+        first_reader == ir::kNoId ? options_.first_model : op_model_base_[static_cast<size_t>(first_reader)];
     at::Tensor value = initial_leaf_value(graph_, t.id, axes_, first_model, options_.seed, device);
     if (is_step_input(t.role)) {
       // Kept on the host and uploaded at every step's start, as a data loader would.
@@ -110,43 +108,43 @@ Interpreter::Interpreter(const profiles::Schedule& schedule, DeviceBackend& back
   }
 }
 
-const at::Tensor& Interpreter::tensor(profiles::TensorId id) const {
+const at::Tensor& Interpreter::tensor(ir::TensorId id) const {
   const auto i = static_cast<size_t>(id);
   if (is_step_input(graph_.tensor(id).role)) return step_input_.at(i);
   return home_.at(i).defined() ? home_[i] : device_.at(i);
 }
 
-void Interpreter::set_tensor(profiles::TensorId id, const at::Tensor& value) {
-  const profiles::Tensor& t = graph_.tensor(id);
+void Interpreter::set_tensor(ir::TensorId id, const at::Tensor& value) {
+  const ir::Tensor& t = graph_.tensor(id);
   if (is_step_input(t.role)) {
     step_input_.at(static_cast<size_t>(id)) = value.cpu().clone();
   } else if (home_.at(static_cast<size_t>(id)).defined()) {
     home_[static_cast<size_t>(id)].copy_(value.cpu());
-  } else if (profiles::is_persistent(t.role)) {
+  } else if (ir::is_persistent(t.role)) {
     device_.at(static_cast<size_t>(id)) = value.to(backend_.device()).clone();
   } else {
     throw Error(fmt::format("tensor {} '{}' has role {}; only persistent state and inputs can be set", id,
-                            t.name, profiles::role_name(t.role)));
+                            t.name, ir::role_name(t.role)));
   }
 }
 
 void Interpreter::upload_step_inputs() {
   in_use_bytes_ = 0;
   for (size_t i = 0; i < graph_.tensors.size(); ++i) {
-    const profiles::Tensor& t = graph_.tensors[i];
+    const ir::Tensor& t = graph_.tensors[i];
     if (is_step_input(t.role)) {
       device_[i] = step_input_[i].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
-      alloc_stream_[i] = profiles::kComputeStream;
+      alloc_stream_[i] = ir::kComputeStream;
     }
     if (at_start_[i]) in_use_bytes_ += rounded_bytes_[i];
     if (home_[i].defined()) host_[i] = home_[i];  // the host copy a swap_in loads
   }
   peak_bytes_ = in_use_bytes_;
-  peak_instruction_ = profiles::kNoId;
+  peak_instruction_ = ir::kNoId;
 }
 
 template <typename Where>
-void Interpreter::reserve(int64_t bytes, profiles::InstrId instruction, const Where& where, std::string_view what) {
+void Interpreter::reserve(int64_t bytes, ir::InstrId instruction, const Where& where, std::string_view what) {
   if (options_.memory_limit_bytes > 0 && in_use_bytes_ + bytes > options_.memory_limit_bytes) {
     throw OutOfMemory{instruction,
                       fmt::format("out of memory {}: {} B for {} with {} B in use would exceed the {} B limit",
@@ -159,11 +157,11 @@ void Interpreter::reserve(int64_t bytes, profiles::InstrId instruction, const Wh
   }
 }
 
-void Interpreter::allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what) {
+void Interpreter::allocate(int64_t bytes, const ir::Instruction& instruction, std::string_view what) {
   reserve(bytes, instruction.id, [&] { return fmt::format("at {}", describe(schedule_, instruction)); }, what);
 }
 
-void Interpreter::release_tensor(profiles::TensorId id) {
+void Interpreter::release_tensor(ir::TensorId id) {
   at::Tensor& t = device_[static_cast<size_t>(id)];
   if (!t.defined()) return;
   in_use_bytes_ -= rounded_bytes_[static_cast<size_t>(id)];
@@ -172,11 +170,11 @@ void Interpreter::release_tensor(profiles::TensorId id) {
 
 // An optimizer update on the host (Schedule::host_stream): the kernel runs on the host copies of
 // its inputs and updates the weight's and state's copies in place (their homes); no device memory.
-void Interpreter::run_host_op(const profiles::Instruction& instruction) {
-  const profiles::Op& op = graph_.op(instruction.op);
+void Interpreter::run_host_op(const ir::Instruction& instruction) {
+  const ir::Op& op = graph_.op(instruction.op);
   std::vector<at::Tensor> inputs;
   inputs.reserve(op.inputs.size());
-  for (profiles::TensorId id : op.inputs) {
+  for (ir::TensorId id : op.inputs) {
     const at::Tensor& t = host_[static_cast<size_t>(id)];
     if (!t.defined()) {
       throw Error(fmt::format("{} runs on the host and reads tensor {} '{}', which has no host copy",
@@ -188,11 +186,11 @@ void Interpreter::run_host_op(const profiles::Instruction& instruction) {
   run_kernel(context);
 }
 
-void Interpreter::run_op(const profiles::Instruction& instruction, bool recompute) {
-  const profiles::Op& op = graph_.op(instruction.op);
+void Interpreter::run_op(const ir::Instruction& instruction, bool recompute) {
+  const ir::Op& op = graph_.op(instruction.op);
   std::vector<at::Tensor> inputs;
   inputs.reserve(op.inputs.size());
-  for (profiles::TensorId id : op.inputs) {
+  for (ir::TensorId id : op.inputs) {
     const at::Tensor& t = device_[static_cast<size_t>(id)];
     if (!t.defined()) {
       throw Error(fmt::format("{} reads tensor {} '{}', which is not resident",
@@ -202,13 +200,13 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
       backend_.note_use(t, instruction.stream);
     inputs.push_back(t);
   }
-  // The memory rule's request (profiles/memory_rule.hpp): outputs not resident, plus the workspace.
-  const int64_t bytes = profiles::op_request_bytes(
-      graph_, op.id, [&](profiles::TensorId id) { return device_[static_cast<size_t>(id)].defined(); });
+  // The memory rule's request (ir/memory_rule.hpp): outputs not resident, plus the workspace.
+  const int64_t bytes = ir::op_request_bytes(
+      graph_, op.id, [&](ir::TensorId id) { return device_[static_cast<size_t>(id)].defined(); });
   allocate(bytes, instruction, "its outputs and workspace");
   if (!recompute) {
     // A resident gradient is overwritten: release the old copy first (its bytes stay accounted).
-    for (profiles::TensorId id : op.outputs) device_[static_cast<size_t>(id)].reset();
+    for (ir::TensorId id : op.outputs) device_[static_cast<size_t>(id)].reset();
   }
   const KernelContext context{graph_, op, inputs, runtime_[static_cast<size_t>(op.id)]};
   const bool timed = options_.time_ops && !recompute;
@@ -223,7 +221,7 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
     backend_.stop_op_timer(op.id);
     timer_ns_ += elapsed_ns(t0);
   }
-  in_use_bytes_ -= profiles::allocation_bytes(op.workspace_bytes);
+  in_use_bytes_ -= ir::allocation_bytes(op.workspace_bytes);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto id = static_cast<size_t>(op.outputs[i]);
@@ -233,15 +231,15 @@ void Interpreter::run_op(const profiles::Instruction& instruction, bool recomput
     if (!recompute) host_[id].reset();  // a host copy of an older value is stale
     if (graph_.tensors[id].role == TensorRole::loss) (*loss_sink_)[id] = device_[id];
   }
-  if (op.phase == profiles::Phase::optimizer) {
-    for (profiles::TensorId id : op.inputs) host_[static_cast<size_t>(id)].reset();  // updated in place
+  if (op.phase == ir::Phase::optimizer) {
+    for (ir::TensorId id : op.inputs) host_[static_cast<size_t>(id)].reset();  // updated in place
   }
 }
 
-void Interpreter::execute(const profiles::Instruction& instruction) {
+void Interpreter::execute(const ir::Instruction& instruction) {
   switch (instruction.kind) {
     case InstrKind::compute:
-      if (profiles::runs_on_host(schedule_, instruction)) {
+      if (ir::runs_on_host(schedule_, instruction)) {
         run_host_op(instruction);
       } else {
         run_op(instruction, false);
@@ -261,7 +259,7 @@ void Interpreter::execute(const profiles::Instruction& instruction) {
     }
     case InstrKind::swap_in: {
       const auto id = static_cast<size_t>(instruction.tensor);
-      const profiles::Tensor& ir = graph_.tensors[id];
+      const ir::Tensor& ir = graph_.tensors[id];
       if (!host_[id].defined()) {
         throw Error(fmt::format("{}: tensor {} '{}' has no host copy", describe(schedule_, instruction),
                                 ir.id, ir.name));
@@ -280,11 +278,11 @@ void Interpreter::execute(const profiles::Instruction& instruction) {
   }
 }
 
-void Interpreter::issue_instructions(profiles::InstrId* current) {
+void Interpreter::issue_instructions(ir::InstrId* current) {
   if (options_.time_host) op_host_ns_.assign(graph_.ops.size(), 0);
-  for (const profiles::Instruction& instruction : schedule_.instructions) {
+  for (const ir::Instruction& instruction : schedule_.instructions) {
     *current = instruction.id;
-    const bool on_host = profiles::runs_on_host(schedule_, instruction);
+    const bool on_host = ir::runs_on_host(schedule_, instruction);
     const bool host_timed = options_.time_host && instruction.kind == InstrKind::compute && !on_host;
     if (host_timed) backend_.synchronize();  // an empty launch queue: the issue alone is timed
     const auto t0 = std::chrono::steady_clock::now();
@@ -306,7 +304,7 @@ void Interpreter::issue_step() {
     r.optimizer_step = step_;
     r.capturing = true;
   }
-  profiles::InstrId current = profiles::kNoId;
+  ir::InstrId current = ir::kNoId;
   upload_step_inputs();
   issue_instructions(&current);
   for (OpRuntime& r : runtime_) r.capturing = false;
@@ -325,10 +323,10 @@ std::vector<double> Interpreter::read_losses(const std::vector<at::Tensor>& loss
   std::vector<double> losses(static_cast<size_t>(models_), 0.0);
   for (size_t i = 0; i < loss_values.size(); ++i) {
     if (!loss_values[i].defined()) continue;
-    const profiles::Tensor& t = graph_.tensors[i];
-    const int32_t base = (t.producer == profiles::kNoId ? options_.first_model
-                                                        : op_model_base_[static_cast<size_t>(t.producer)]) -
-                         options_.first_model;
+    const ir::Tensor& t = graph_.tensors[i];
+    const int32_t base =
+        (t.producer == ir::kNoId ? options_.first_model : op_model_base_[static_cast<size_t>(t.producer)]) -
+        options_.first_model;
     const at::Tensor values = loss_values[i].to(at::kDouble).cpu().reshape({-1});
     for (int64_t j = 0; j < values.numel(); ++j) {
       losses.at(static_cast<size_t>(base + j)) += values[j].item<double>();
@@ -339,14 +337,14 @@ std::vector<double> Interpreter::read_losses(const std::vector<at::Tensor>& loss
 
 void Interpreter::release_transients() {
   for (size_t i = 0; i < graph_.tensors.size(); ++i) {
-    const profiles::Tensor& t = graph_.tensors[i];
+    const ir::Tensor& t = graph_.tensors[i];
     host_[i].reset();
     loss_values_[i].reset();
-    if (!at_start_[i] && profiles::is_persistent(t.role)) {
+    if (!at_start_[i] && ir::is_persistent(t.role)) {
       device_[i].reset();  // its home is the host (a step stopped by OOM may leave a device copy)
       continue;
     }
-    if (profiles::is_persistent(t.role)) {
+    if (ir::is_persistent(t.role)) {
       // A step stopped between releasing a gradient and writing it leaves it missing: zero it.
       if (!device_[i].defined()) {
         device_[i] =
@@ -359,9 +357,9 @@ void Interpreter::release_transients() {
   backend_.release_host_buffers();
 }
 
-// A later iteration's batch upload (profiles/unrolled_schedule.hpp), accounted as the simulator
+// A later iteration's batch upload (ir/unrolled_schedule.hpp), accounted as the simulator
 // does: a tensor still resident is overwritten in place (no bytes), else allocated.
-void Interpreter::upload_input(const profiles::Instruction& upload) {
+void Interpreter::upload_input(const ir::Instruction& upload) {
   const auto id = static_cast<size_t>(upload.tensor);
   if (device_[id].defined()) {
     device_[id].copy_(step_input_[id], /*non_blocking=*/true);
@@ -369,14 +367,14 @@ void Interpreter::upload_input(const profiles::Instruction& upload) {
   }
   // An upload is no instruction of the step: the OOM and peak name none.
   reserve(
-      rounded_bytes_[id], profiles::kNoId, [] { return std::string("uploading the next batch"); },
+      rounded_bytes_[id], ir::kNoId, [] { return std::string("uploading the next batch"); },
       fmt::format("tensor {} '{}'", upload.tensor, graph_.tensors[id].name));
   device_[id] = step_input_[id].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
   alloc_stream_[id] = upload.stream;
 }
 
-StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program) {
-  const std::vector<profiles::Instruction>& list = program.schedule.instructions;
+StepResult Interpreter::run_iterations(const ir::UnrolledSchedule& program) {
+  const std::vector<ir::Instruction>& list = program.schedule.instructions;
   if (program.schedule.graph.ops.size() != graph_.ops.size() || list.size() != program.iteration_of.size() ||
       list.size() != program.original_of.size() || program.iterations < 1) {
     throw Error(fmt::format("run_iterations: the unrolled program ({} instructions, {} iterations) is not of this "
@@ -388,35 +386,35 @@ StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program
   for (size_t u = 0; u < list.size(); ++u) {
     const auto k = static_cast<size_t>(program.iteration_of[u]);
     if (k < iterations) last_of[k] = u;
-    const profiles::InstrId original = program.original_of[u];
-    if (original != profiles::kNoId && static_cast<size_t>(original) >= schedule_.instructions.size()) {
+    const ir::InstrId original = program.original_of[u];
+    if (original != ir::kNoId && static_cast<size_t>(original) >= schedule_.instructions.size()) {
       throw Error(fmt::format("run_iterations: program instruction {} repeats instruction {}, which the schedule "
                               "has not",
                               u, original));
     }
   }
   std::vector<std::vector<at::Tensor>> losses(iterations + 1, std::vector<at::Tensor>(graph_.tensors.size()));
-  profiles::InstrId current = profiles::kNoId;
+  ir::InstrId current = ir::kNoId;
   StepResult result = guarded(
       [&](StepResult& r) {
         upload_step_inputs();
         r.resident_bytes = in_use_bytes_;
         for (size_t u = 0; u < list.size(); ++u) {
-          const profiles::Instruction& issued = list[u];
-          const profiles::InstrId original = program.original_of[u];
+          const ir::Instruction& issued = list[u];
+          const ir::InstrId original = program.original_of[u];
           const auto k = static_cast<size_t>(program.iteration_of[u]);
           current = original;
           loss_sink_ = &losses[std::min(k, iterations)];
-          if (profiles::runs_on_host(schedule_, issued)) {
+          if (ir::runs_on_host(schedule_, issued)) {
             backend_.before_host(issued);
           } else {
             backend_.before(issued);
           }
-          if (original == profiles::kNoId) {
+          if (original == ir::kNoId) {
             upload_input(issued);
           } else {
-            const profiles::Instruction& instruction = schedule_.instructions[static_cast<size_t>(original)];
-            if (profiles::runs_op(instruction.kind)) {
+            const ir::Instruction& instruction = schedule_.instructions[static_cast<size_t>(original)];
+            if (ir::runs_op(instruction.kind)) {
               runtime_[static_cast<size_t>(instruction.op)].optimizer_step = step_ + static_cast<int64_t>(k);
             }
             execute(instruction);
@@ -434,7 +432,7 @@ StepResult Interpreter::run_iterations(const profiles::UnrolledSchedule& program
   return result;
 }
 
-StepResult Interpreter::guarded(const std::function<void(StepResult&)>& issue, const profiles::InstrId* current) {
+StepResult Interpreter::guarded(const std::function<void(StepResult&)>& issue, const ir::InstrId* current) {
   StepResult result;
   try {
     issue(result);
@@ -465,21 +463,20 @@ StepResult Interpreter::guarded(const std::function<void(StepResult&)>& issue, c
   return result;
 }
 
-StepResult Interpreter::caught_oom(const std::exception& error, profiles::InstrId current) {
+StepResult Interpreter::caught_oom(const std::exception& error, ir::InstrId current) {
   StepResult result;
   result.oom = true;
   result.oom_instruction = current;
-  result.oom_message =
-      fmt::format("out of memory at {}: {}",
-                  current == profiles::kNoId
-                      ? std::string("the step's start")
-                      : describe(schedule_, schedule_.instructions[static_cast<size_t>(current)]),
-                  std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
+  result.oom_message = fmt::format(
+      "out of memory at {}: {}",
+      current == ir::kNoId ? std::string("the step's start")
+                           : describe(schedule_, schedule_.instructions[static_cast<size_t>(current)]),
+      std::string_view(error.what()).substr(0, std::string_view(error.what()).find('\n')));
   return result;
 }
 
 StepResult Interpreter::step(bool wait) {
-  profiles::InstrId current = profiles::kNoId;
+  ir::InstrId current = ir::kNoId;
   if (options_.time_ops) backend_.reset_op_timers(graph_.ops.size());
   for (OpRuntime& r : runtime_) r.optimizer_step = step_;
   StepResult result = guarded(

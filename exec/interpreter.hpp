@@ -1,11 +1,11 @@
 #pragma once
 // The Schedule interpreter: executes compute, recompute, swap_out, swap_in and free exactly as
-// listed (profiles/schedule_check.hpp's residency model), on a DeviceBackend, one training step per
+// listed (ir/schedule_check.hpp's residency model), on a DeviceBackend, one training step per
 // step() call. Persistent state (weights, gradients, optimizer state) lives across steps, on the
 // device or, for Schedule::host_state, in pinned host buffers; inputs and labels are uploaded again
 // at the start of every step.
 //
-// Memory accounting follows the memory rule (profiles/memory_rule.hpp), as the simulator does:
+// Memory accounting follows the memory rule (ir/memory_rule.hpp), as the simulator does:
 // each live tensor counts its allocation bytes; what is resident at the start from the step's
 // start; an op's request from its start (the workspace until its end); a swap_in's tensor from its
 // start; a free releases. A resident
@@ -21,8 +21,8 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/kernel.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/unrolled_schedule.hpp"
+#include "ir/schedule.hpp"
+#include "ir/unrolled_schedule.hpp"
 
 namespace mutwo::exec {
 
@@ -44,21 +44,21 @@ struct InterpreterOptions {
 
 struct StepResult {
   bool oom = false;
-  profiles::InstrId oom_instruction = profiles::kNoId;
+  ir::InstrId oom_instruction = ir::kNoId;
   std::string oom_message;
   std::vector<double> losses;        // per model of the array: the sum of its loss tensors
   int64_t accounted_peak_bytes = 0;  // highest accounted bytes in the step
-  profiles::InstrId peak_instruction = profiles::kNoId;
+  ir::InstrId peak_instruction = ir::kNoId;
   int64_t resident_bytes = 0;  // accounted bytes at the step's start
   int64_t step_time_ns = 0;    // from the first instruction's issue to the device's completion
 };
 
 class Interpreter {
  public:
-  // Validates the schedule (profiles::validate_schedule), then allocates and initialises the
+  // Validates the schedule (ir::validate_schedule), then allocates and initialises the
   // persistent state on the backend's device. Throws mutwo::Error on an invalid schedule or an
   // op kind without a kernel (naming the op) before running anything.
-  Interpreter(const profiles::Schedule& schedule, DeviceBackend& backend, InterpreterOptions options = {});
+  Interpreter(const ir::Schedule& schedule, DeviceBackend& backend, InterpreterOptions options = {});
 
   // Runs one training step. An out-of-memory error (accounted limit or the device's allocator) is
   // caught and reported in the result; the step's transient tensors are released either way.
@@ -70,7 +70,7 @@ class Interpreter {
   // The losses of the k-th step run with wait = false (0-based, in issue order; waits for the device).
   std::vector<double> back_to_back_losses(size_t k) const;
 
-  // Runs unrolled iterations of this schedule (profiles/unrolled_schedule.hpp: the order the
+  // Runs unrolled iterations of this schedule (ir/unrolled_schedule.hpp: the order the
   // simulator replays, wrapped boundaries included) without waiting: as program.iterations steps
   // run with wait = false, except that the iterations overlap as listed. The batch uploads are its
   // instructions; the backend marks each iteration's end (end_step, mark_step_end) after that
@@ -78,7 +78,7 @@ class Interpreter {
   // program's last partner (the head of one more iteration) runs too and is dropped. The result
   // carries the peak and OOM of the whole run. Throws mutwo::Error when the program is not this
   // schedule's.
-  StepResult run_iterations(const profiles::UnrolledSchedule& program);
+  StepResult run_iterations(const ir::UnrolledSchedule& program);
 
   // Issues one step's instructions without waiting or reading results, drawing random numbers from
   // the default generator: CUDA-graph capture records this once; finish_captured_step() then releases the
@@ -91,10 +91,10 @@ class Interpreter {
   // Between steps: the value of a persistent tensor (on the device, or its host home when the
   // schedule keeps it there), or of an input or label (the host copy uploaded at every step's
   // start); undefined for other tensors (and for gradients kept on the host).
-  const at::Tensor& tensor(profiles::TensorId id) const;
+  const at::Tensor& tensor(ir::TensorId id) const;
   // Replaces a persistent tensor's value (tests start two interpreters from the same state).
-  void set_tensor(profiles::TensorId id, const at::Tensor& value);
-  const profiles::Schedule& schedule() const { return schedule_; }
+  void set_tensor(ir::TensorId id, const at::Tensor& value);
+  const ir::Schedule& schedule() const { return schedule_; }
   DeviceBackend& backend() { return backend_; }
   // Switches the timing of the next steps (InterpreterOptions::time_ops, time_host).
   void set_timing(bool time_ops, bool time_host) {
@@ -103,36 +103,36 @@ class Interpreter {
   }
   // With time_host: the host time of op `op`'s compute in the last step (0 when it was not computed
   // in it, or computed only as a recompute).
-  int64_t op_host_ns(profiles::OpId op) const { return op_host_ns_.at(static_cast<size_t>(op)); }
+  int64_t op_host_ns(ir::OpId op) const { return op_host_ns_.at(static_cast<size_t>(op)); }
 
  private:
   struct OutOfMemory {
-    profiles::InstrId instruction;
+    ir::InstrId instruction;
     std::string message;
   };
 
   void upload_step_inputs();
-  void upload_input(const profiles::Instruction& upload);
-  StepResult caught_oom(const std::exception& error, profiles::InstrId current);
+  void upload_input(const ir::Instruction& upload);
+  StepResult caught_oom(const std::exception& error, ir::InstrId current);
   // Runs `issue` (one step's or several iterations' instructions) with the handling both share: an
   // out-of-memory stops it and is reported (at *current); any other error propagates after the
   // device is drained and the transients released. Then the peak, and the transients released.
-  StepResult guarded(const std::function<void(StepResult&)>& issue, const profiles::InstrId* current);
-  void issue_instructions(profiles::InstrId* current);
-  void execute(const profiles::Instruction& instruction);
-  void run_host_op(const profiles::Instruction& instruction);
-  void run_op(const profiles::Instruction& instruction, bool recompute);
-  void allocate(int64_t bytes, const profiles::Instruction& instruction, std::string_view what);
+  StepResult guarded(const std::function<void(StepResult&)>& issue, const ir::InstrId* current);
+  void issue_instructions(ir::InstrId* current);
+  void execute(const ir::Instruction& instruction);
+  void run_host_op(const ir::Instruction& instruction);
+  void run_op(const ir::Instruction& instruction, bool recompute);
+  void allocate(int64_t bytes, const ir::Instruction& instruction, std::string_view what);
   // Accounts bytes against the limit (OutOfMemory at `instruction`, the message "out of memory
   // <where()>: ..." built only then) and the peak. Defined and used in interpreter.cpp only.
   template <typename Where>
-  void reserve(int64_t bytes, profiles::InstrId instruction, const Where& where, std::string_view what);
-  void release_tensor(profiles::TensorId id);
+  void reserve(int64_t bytes, ir::InstrId instruction, const Where& where, std::string_view what);
+  void release_tensor(ir::TensorId id);
   void release_transients();
   std::vector<double> read_losses(const std::vector<at::Tensor>& loss_values) const;
 
-  const profiles::Schedule& schedule_;
-  const profiles::Graph& graph_;
+  const ir::Schedule& schedule_;
+  const ir::Graph& graph_;
   DeviceBackend& backend_;
   InterpreterOptions options_;
   std::vector<ModelAxis> axes_;
@@ -154,7 +154,7 @@ class Interpreter {
   std::vector<std::vector<at::Tensor>> back_to_back_losses_;  // loss_values_ of each step run with wait = false
   int64_t in_use_bytes_ = 0;
   int64_t peak_bytes_ = 0;
-  profiles::InstrId peak_instruction_ = profiles::kNoId;
+  ir::InstrId peak_instruction_ = ir::kNoId;
   int64_t step_ = 1;
   std::vector<int64_t> op_host_ns_;  // per op: host issue time in the last step (time_host)
   int64_t timer_ns_ = 0;             // host time inside the op timers' calls of the current instruction

@@ -9,21 +9,21 @@
 #include <fmt/ranges.h>
 
 #include "exec/torch_types.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 
 bool KernelContext::needs_grad(size_t i) const {
-  const auto flags = profiles::attr_ints_or(op.attrs, "needs_grad", {}, op.name);
+  const auto flags = ir::attr_ints_or(op.attrs, "needs_grad", {}, op.name);
   return i < flags.size() && flags[i] != 0;
 }
 
 double KernelContext::attr_double(std::string_view key, double fallback) const {
-  return profiles::attr_double_or(op.attrs, key, fallback, op.name);
+  return ir::attr_double_or(op.attrs, key, fallback, op.name);
 }
 
 int64_t KernelContext::attr_int(std::string_view key, int64_t fallback) const {
-  return profiles::attr_int_or(op.attrs, key, fallback, op.name);
+  return ir::attr_int_or(op.attrs, key, fallback, op.name);
 }
 
 at::Generator KernelContext::generator(int32_t model_in_op, uint64_t salt) const {
@@ -87,29 +87,29 @@ const KernelTable& builtin_kernels() {
 }
 
 std::vector<at::Tensor> run_kernel(const KernelContext& context) {
-  const profiles::Op& op = context.op;
+  const ir::Op& op = context.op;
   const KernelFn fn = builtin_kernels()[static_cast<size_t>(op.kind)];
   if (fn == nullptr) {
     throw Error(
         fmt::format("op {} '{}' has kind '{}', which mutwo cannot execute (no kernel: an imported "
                     "op of unknown semantics)",
-                    op.id, op.name, profiles::kind_name(op.kind)));
+                    op.id, op.name, ir::kind_name(op.kind)));
   }
   std::vector<at::Tensor> outputs = fn(context);
   if (outputs.size() != op.outputs.size()) {
     throw Error(fmt::format("kernel of op {} '{}' ({}) returned {} outputs, the graph lists {}", op.id,
-                            op.name, profiles::kind_name(op.kind), outputs.size(), op.outputs.size()));
+                            op.name, ir::kind_name(op.kind), outputs.size(), op.outputs.size()));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const profiles::Tensor& ir = context.output_ir(i);
+    const ir::Tensor& ir = context.output_ir(i);
     at::Tensor& out = outputs[i];
     const c10::ScalarType want = scalar_type(ir.dtype);
     // ATen keeps norm statistics in the accumulation type; the graph states the stored type.
     if (out.scalar_type() != want) out = out.to(want);
     if (out.sizes() != at::IntArrayRef(ir.shape)) {
       throw Error(fmt::format("kernel of op {} '{}' ({}) made output {} '{}' of shape {}, the graph says {}",
-                              op.id, op.name, profiles::kind_name(op.kind), i, ir.name,
-                              fmt::join(out.sizes(), ","), profiles::shape_string(ir.shape)));
+                              op.id, op.name, ir::kind_name(op.kind), i, ir.name, fmt::join(out.sizes(), ","),
+                              ir::shape_string(ir.shape)));
     }
     // Every output owns its memory, as the memory model assumes: views and aliases of an input
     // (reshape, select, a gradient passed through) are copied.

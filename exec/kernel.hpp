@@ -17,7 +17,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "exec/model_layout.hpp"
-#include "profiles/graph.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::exec {
 
@@ -37,20 +37,20 @@ struct OpRuntime {
 };
 
 struct KernelContext {
-  const profiles::Graph& graph;
-  const profiles::Op& op;
+  const ir::Graph& graph;
+  const ir::Op& op;
   std::span<const at::Tensor> inputs;
   const OpRuntime& runtime;
 
   int32_t width() const { return op.width; }
   bool fused() const { return op.width > 1; }
-  const profiles::Tensor& input_ir(size_t i) const { return graph.tensor(op.inputs.at(i)); }
-  const profiles::Tensor& output_ir(size_t i) const { return graph.tensor(op.outputs.at(i)); }
-  ModelAxis axis(profiles::TensorId id) const { return runtime.axes->at(static_cast<size_t>(id)); }
+  const ir::Tensor& input_ir(size_t i) const { return graph.tensor(op.inputs.at(i)); }
+  const ir::Tensor& output_ir(size_t i) const { return graph.tensor(op.outputs.at(i)); }
+  ModelAxis axis(ir::TensorId id) const { return runtime.axes->at(static_cast<size_t>(id)); }
   // needs_grad flag of forward input i (backward kinds; attribute set by autodiff).
   bool needs_grad(size_t i) const;
   // The forward op a backward op differentiates.
-  const profiles::Op& forward() const { return graph.op(op.forward_of); }
+  const ir::Op& forward() const { return graph.op(op.forward_of); }
   double attr_double(std::string_view key, double fallback) const;
   int64_t attr_int(std::string_view key, int64_t fallback) const;
   // A generator on the inputs' device, seeded for (run seed, model, op, stream of numbers `salt`).
@@ -63,7 +63,7 @@ using KernelFn = std::vector<at::Tensor> (*)(const KernelContext&);
 
 // Fused per-model affine parameters [k,H] broadcast over x [k,...,H]: [k,1,...,1,H] (layer norms).
 at::Tensor per_model_affine(const at::Tensor& p, int64_t x_dim);
-using KernelTable = std::array<KernelFn, profiles::kOpKindCount>;
+using KernelTable = std::array<KernelFn, ir::kOpKindCount>;
 
 // The built-in kernels, one family per file under exec/kernels/; built once.
 const KernelTable& builtin_kernels();

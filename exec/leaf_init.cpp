@@ -8,19 +8,19 @@
 #include "exec/kernel.hpp"
 #include "exec/model_tensors.hpp"
 #include "exec/torch_types.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 namespace {
 
-using profiles::OpKind;
-using profiles::TensorRole;
+using ir::OpKind;
+using ir::TensorRole;
 
 // Exclusive upper bound of the values an int64 leaf may hold, from its first reader that states one.
-int64_t index_bound(const profiles::Graph& graph, const profiles::Tensor& t, int32_t width) {
-  for (profiles::OpId id : t.consumers) {
-    const profiles::Op& op = graph.op(id);
-    if (op.phase != profiles::Phase::forward) continue;
+int64_t index_bound(const ir::Graph& graph, const ir::Tensor& t, int32_t width) {
+  for (ir::OpId id : t.consumers) {
+    const ir::Op& op = graph.op(id);
+    if (op.phase != ir::Phase::forward) continue;
     const bool first = !op.inputs.empty() && op.inputs[0] == t.id;
     const bool second = op.inputs.size() > 1 && op.inputs[1] == t.id;
     if ((op.kind == OpKind::embedding || op.kind == OpKind::embedding_bag) && first) {
@@ -35,9 +35,9 @@ int64_t index_bound(const profiles::Graph& graph, const profiles::Tensor& t, int
                   t.id, t.name, width));
 }
 
-bool is_norm_scale(const profiles::Graph& graph, const profiles::Tensor& t) {
-  for (profiles::OpId id : t.consumers) {
-    const profiles::Op& op = graph.op(id);
+bool is_norm_scale(const ir::Graph& graph, const ir::Tensor& t) {
+  for (ir::OpId id : t.consumers) {
+    const ir::Op& op = graph.op(id);
     if ((op.kind == OpKind::layernorm || op.kind == OpKind::layernorm_lean || op.kind == OpKind::batchnorm2d) &&
         op.inputs.size() > 1 &&
         op.inputs[1] == t.id) {
@@ -47,17 +47,17 @@ bool is_norm_scale(const profiles::Graph& graph, const profiles::Tensor& t) {
   return false;
 }
 
-bool read_as_bce_label(const profiles::Graph& graph, const profiles::Tensor& t) {
-  for (profiles::OpId id : t.consumers) {
-    const profiles::Op& op = graph.op(id);
+bool read_as_bce_label(const ir::Graph& graph, const ir::Tensor& t) {
+  for (ir::OpId id : t.consumers) {
+    const ir::Op& op = graph.op(id);
     if (op.kind == OpKind::bce_with_logits && op.inputs.size() > 1 && op.inputs[1] == t.id) return true;
   }
   return false;
 }
 
 // One model's copy of leaf t.
-at::Tensor one_model_value(const profiles::Graph& graph, const profiles::Tensor& t,
-                           const std::vector<int64_t>& shape, at::Generator& gen, const at::Device& device) {
+at::Tensor one_model_value(const ir::Graph& graph, const ir::Tensor& t, const std::vector<int64_t>& shape,
+                           at::Generator& gen, const at::Device& device) {
   const at::TensorOptions options = at::TensorOptions().dtype(scalar_type(t.dtype)).device(device);
   switch (t.role) {
     case TensorRole::gradient:
@@ -77,11 +77,11 @@ at::Tensor one_model_value(const profiles::Graph& graph, const profiles::Tensor&
       break;
   }
   // Inputs and labels (and any other leaf role).
-  if (t.dtype == profiles::DType::i64 || t.dtype == profiles::DType::i32) {
+  if (t.dtype == ir::DType::i64 || t.dtype == ir::DType::i32) {
     const int64_t bound = index_bound(graph, t, t.width);
     return at::randint(0, bound, shape, gen, options);
   }
-  if (!profiles::is_floating(t.dtype)) return at::zeros(shape, options);
+  if (!ir::is_floating(t.dtype)) return at::zeros(shape, options);
   if (read_as_bce_label(graph, t)) return at::empty(shape, options).bernoulli_(0.5, gen);
   return at::empty(shape, options).normal_(0.0, 1.0, gen);
 }
@@ -97,10 +97,9 @@ std::string_view base_name(std::string_view name) {
   return name;
 }
 
-at::Tensor initial_leaf_value(const profiles::Graph& graph, profiles::TensorId id,
-                              const std::vector<ModelAxis>& axes, int32_t first_model, uint64_t seed,
-                              const at::Device& device) {
-  const profiles::Tensor& t = graph.tensor(id);
+at::Tensor initial_leaf_value(const ir::Graph& graph, ir::TensorId id, const std::vector<ModelAxis>& axes,
+                              int32_t first_model, uint64_t seed, const at::Device& device) {
+  const ir::Tensor& t = graph.tensor(id);
   const ModelAxis axis = axes.at(static_cast<size_t>(id));
   const int32_t width = axis == ModelAxis::single ? 1 : t.width;
   const std::vector<int64_t> shape = per_model_shape(t.shape, axis, width);

@@ -16,16 +16,15 @@
 #include <ATen/core/Tensor.h>
 
 #include "exec/model_layout.hpp"
-#include "profiles/graph.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::exec {
 
 // The starting value of leaf `id` (a tensor with no producer) on `device`. first_model is the
 // global index of the tensor's first model. Throws mutwo::Error naming the tensor when it cannot
 // be synthesised (an integer tensor whose readers give no index range).
-at::Tensor initial_leaf_value(const profiles::Graph& graph, profiles::TensorId id,
-                              const std::vector<ModelAxis>& axes, int32_t first_model, uint64_t seed,
-                              const at::Device& device);
+at::Tensor initial_leaf_value(const ir::Graph& graph, ir::TensorId id, const std::vector<ModelAxis>& axes,
+                              int32_t first_model, uint64_t seed, const at::Device& device);
 
 // The name without a "s<i>/" sub-array prefix (concat_graphs): seeds and dropout streams use it,
 // so a model draws the same numbers whichever sub-array it lands in.

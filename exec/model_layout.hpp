@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "profiles/graph.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::exec {
 
@@ -15,11 +15,11 @@ enum class ModelAxis : uint8_t {
   dim1,    // dim 1 holds k equal chunks: [B, k*C, H, W] (channel-layout activations)
 };
 
-// One axis per tensor. Leaves take the layout of their first reader (profiles::fused_layout_for_use);
+// One axis per tensor. Leaves take the layout of their first reader (transforms::fused_layout_for_use);
 // forward outputs follow their kind (conv, batch norm and pooling keep the channel layout, flatten
 // and the ViT class token switch to stacked, elementwise kinds keep their input's); gradients take
 // their tensor's. Width-1 tensors are `single`.
-std::vector<ModelAxis> model_axes(const profiles::Graph& graph);
+std::vector<ModelAxis> model_axes(const ir::Graph& graph);
 
 // The per-model shape of a fused tensor (the shape one model's copy has).
 std::vector<int64_t> per_model_shape(const std::vector<int64_t>& shape, ModelAxis axis, int32_t width);

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::exec {
 
-c10::ScalarType scalar_type(profiles::DType dtype) {
-  using profiles::DType;
+c10::ScalarType scalar_type(ir::DType dtype) {
+  using ir::DType;
   switch (dtype) {
     case DType::f32:
       return c10::kFloat;

@@ -3,10 +3,10 @@
 #include <ATen/core/ATen_fwd.h>
 #include <c10/core/ScalarType.h>
 
-#include "profiles/dtype.hpp"
+#include "ir/dtype.hpp"
 
 namespace mutwo::exec {
 
-c10::ScalarType scalar_type(profiles::DType dtype);
+c10::ScalarType scalar_type(ir::DType dtype);
 
 }  // namespace mutwo::exec

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "profiles/median.hpp"
+#include "support/median.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -40,7 +40,7 @@ ErrorSummary summarise(const std::vector<double>& abs_errors) {
 }  // namespace
 
 double median(std::vector<double> values) {
-  return profiles::median(std::move(values), profiles::EvenMedian::mean_of_middles);
+  return support::median(std::move(values), support::EvenMedian::mean_of_middles);
 }
 
 std::string run_label(const RunRecord& run) {

@@ -56,7 +56,7 @@ CompareReport compare_runs(const std::vector<StoredRun>& runs);
 // The label of a run: model, x count, [partition], policy, "on" device; empty parts left out.
 std::string run_label(const RunRecord& run);
 
-// profiles::median with the mean of the two middle values for an even count; 0 for no values.
+// support::median with the mean of the two middle values for an even count; 0 for no values.
 double median(std::vector<double> values);
 
 }  // namespace mutwo::experiments

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -42,7 +42,7 @@ void write_csv(const CsvTable& table, const std::filesystem::path& path) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (ec)
     throw Error(fmt::format("cannot create folder '{}': {}", path.parent_path().string(), ec.message()));
-  profiles::write_file_atomic(path, csv_text(table));
+  support::write_file_atomic(path, csv_text(table));
 }
 
 }  // namespace mutwo::experiments

@@ -7,15 +7,15 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 
-ExecTarget resolve_exec_target(profiles::Executor& executor, const std::string& device,
+ExecTarget resolve_exec_target(ir::Executor& executor, const std::string& device,
                                const std::string& memory_cap) {
   ExecTarget target;
   target.device = device.empty() ? executor.default_device() : device;
-  const profiles::ExecDevice opened = executor.open_device(target.device);
+  const ir::ExecDevice opened = executor.open_device(target.device);
   target.product = opened.product;
   target.is_cuda = opened.is_cuda;
   target.total_memory_bytes = opened.total_memory_bytes;

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "profiles/executor.hpp"
+#include "ir/executor.hpp"
 
 namespace mutwo::experiments {
 
@@ -27,7 +27,7 @@ struct ExecTarget {
 // memory cap: a fraction of the CUDA device's memory ("0.5") or a size ("2GiB"; on the cpu
 // enforced by accounting); empty: none. Throws mutwo::Error on an unknown device, a CUDA device in
 // a CPU-only build, a malformed cap, or a fraction on the cpu.
-ExecTarget resolve_exec_target(profiles::Executor& executor, const std::string& device,
+ExecTarget resolve_exec_target(ir::Executor& executor, const std::string& device,
                                const std::string& memory_cap);
 
 // The memory limit a run plans, predicts and (on the cpu) enforces: the catalog GPU's memory

@@ -13,7 +13,7 @@
 
 #include "experiments/records.hpp"
 #include "experiments/spec.hpp"
-#include "profiles/registry.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::experiments {
 

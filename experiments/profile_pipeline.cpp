@@ -5,25 +5,25 @@
 #include <fmt/format.h>
 
 #include "costmodel/cost_setup.hpp"
-#include "profiles/op_kind.hpp"
 #include "experiments/content_hash.hpp"
 #include "experiments/results_db.hpp"
+#include "ir/op_kind.hpp"
 
 namespace mutwo::experiments {
 
-ProfileOutcome profile_pipeline(const ProfileRequest& request, profiles::Executor& executor) {
+ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor) {
   ProfileOutcome out;
   out.target = resolve_exec_target(executor, request.device, "");
-  const profiles::Schedule schedule = plain_schedule(request.source);
+  const ir::Schedule schedule = plain_schedule(request.source);
 
-  profiles::ProfileOptions options;
+  ir::ProfileOptions options;
   options.device = out.target.device;
   options.warmup_iterations = request.warmup_iterations;
   options.time_host = request.time_host;
   options.measured_iterations = request.measured_iterations;
   options.seed = request.seed;
   out.trace = executor.profile(schedule, options);
-  profiles::write_trace(out.trace, request.output);
+  io::write_trace(out.trace, request.output);
   if (request.db.empty()) return out;
 
   // The stored op predictions come from the one cost setup (analytic on the catalog GPU).
@@ -32,12 +32,12 @@ ProfileOutcome profile_pipeline(const ProfileRequest& request, profiles::Executo
   cost_setup.default_gpu = out.target.catalog_gpu.value_or(costmodel::kDefaultGpu);
   const auto analytic = costmodel::make_cost_model(cost_setup);
   const costmodel::DeviceSpec& gpu = analytic->device();
-  const profiles::Graph& g = out.trace.graph;
+  const ir::Graph& g = out.trace.graph;
   std::vector<OpTimeRecord> op_times;
-  for (const profiles::Op& op : g.ops) {
-    op_times.push_back({op.id, op.name, std::string(profiles::kind_name(op.kind)),
-                        std::string(profiles::phase_name(op.phase)), op.width,
-                        out.trace.op_duration_ns[static_cast<size_t>(op.id)], analytic->op_duration_ns(g, op)});
+  for (const ir::Op& op : g.ops) {
+    op_times.push_back(
+        {op.id, op.name, std::string(ir::kind_name(op.kind)), std::string(ir::phase_name(op.phase)), op.width,
+         out.trace.op_duration_ns[static_cast<size_t>(op.id)], analytic->op_duration_ns(g, op)});
   }
   RunRecord record = executed_run_record("profile", request.source, schedule, out.target);
   record.gpu = gpu.name;

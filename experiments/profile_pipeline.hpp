@@ -9,8 +9,8 @@
 
 #include "experiments/exec_target.hpp"
 #include "experiments/run_pipeline.hpp"
-#include "profiles/executor.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "ir/executor.hpp"
 
 namespace mutwo::experiments {
 
@@ -20,7 +20,7 @@ struct ProfileRequest {
   uint64_t seed = 0;
   int32_t warmup_iterations = 1;
   int32_t measured_iterations = 3;
-  bool time_host = false;  // host issue times on the cpu too (profiles::ProfileOptions::time_host)
+  bool time_host = false;  // host issue times on the cpu too (ir::ProfileOptions::time_host)
   std::string output;  // the measured trace to write
   // Results database for the op times; empty: not stored. `gpu` (empty: the CUDA device's catalog
   // GPU, else a100-40gb) is the catalog GPU of the analytic predictions stored beside them.
@@ -30,12 +30,12 @@ struct ProfileRequest {
 
 struct ProfileOutcome {
   ExecTarget target;
-  profiles::Trace trace;
+  ir::Trace trace;
   std::optional<int64_t> run_id;  // when stored
 };
 
 // Throws mutwo::Error from any step (an unknown device, OOM while profiling, a file or database
 // that cannot be written).
-ProfileOutcome profile_pipeline(const ProfileRequest& request, profiles::Executor& executor);
+ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor);
 
 }  // namespace mutwo::experiments

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "costmodel/calibration_csv.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -50,7 +50,7 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
   std::set<std::string> ids;
   bool seen_header = false;
   size_t columns = 0;
-  for (const auto& [number, line] : profiles::numbered_lines(text)) {
+  for (const auto& [number, line] : support::numbered_lines(text)) {
     if (line.empty() || line.front() == '#') continue;
     const std::string where = fmt::format("{}:{}", file, number);
     if (!seen_header) {
@@ -90,7 +90,7 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
 }
 
 std::vector<PublishedThroughput> read_published_csv(const std::string& path) {
-  return parse_published_csv(profiles::read_file_bytes(path, "published throughput CSV"), path);
+  return parse_published_csv(support::read_file_bytes(path, "published throughput CSV"), path);
 }
 
 }  // namespace mutwo::experiments

@@ -15,7 +15,7 @@ struct PublishedThroughput {
   std::string zoo_model;     // the mutwo zoo model that stands for it: "resnet50"
   std::string gpu;           // device catalog name
   int32_t gpus_in_run = 1;   // GPUs of the measured run; samples_per_s is per GPU
-  std::string precision;     // profiles/precision.hpp name: fp32, tf32, amp-fp16, amp-bf16, bf16
+  std::string precision;     // ir/precision.hpp name: fp32, tf32, amp-fp16, amp-bf16, bf16
   int64_t batch_size = 0;    // per GPU, per step
   int64_t seq_len = 0;       // 0: not a sequence model
   int64_t image_size = 0;    // 0: not a vision model

@@ -1,6 +1,6 @@
 #pragma once
 // The error every results-database failure throws; cli/ prints it and exits 1.
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 

@@ -9,14 +9,14 @@
 #include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
 #include "experiments/results_db.hpp"
+#include "io/schedule_json.hpp"
+#include "ir/dtype.hpp"
+#include "ir/precision.hpp"
+#include "ir/unrolled_schedule.hpp"
 #include "policies/array_plan.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/wrapped_plan.hpp"
-#include "profiles/dtype.hpp"
-#include "profiles/precision.hpp"
-#include "profiles/schedule_json.hpp"
-#include "profiles/unrolled_schedule.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
 
@@ -24,7 +24,7 @@ namespace mutwo::experiments {
 namespace {
 
 struct Planned {
-  profiles::Schedule schedule;
+  ir::Schedule schedule;
   bool multiplexed = false;
   std::string note;
 };
@@ -33,7 +33,7 @@ Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int6
   Planned p;
   const ScheduleSource& source = request.source;
   if (!source.schedule_file.empty()) {
-    p.schedule = profiles::read_schedule(source.schedule_file);
+    p.schedule = io::read_schedule(source.schedule_file);
     p.note = "schedule file";
     return p;
   }
@@ -86,9 +86,9 @@ policies::ModelArray ArrayRequest::model_array() const {
   array.config.batch_size = batch_size;
   array.config.seq_len = seq_len;
   array.config.image_size = image_size;
-  array.config.dtype = profiles::parse_dtype(dtype);
-  array.config.precision = profiles::parse_precision(precision);
-  array.optimizer.kind = profiles::parse_optimizer(optimizer);
+  array.config.dtype = ir::parse_dtype(dtype);
+  array.config.precision = ir::parse_precision(precision);
+  array.optimizer.kind = transforms::parse_optimizer(optimizer);
   if (!lr.empty()) array.optimizer.lr = lr;
   return array;
 }
@@ -97,21 +97,21 @@ std::vector<int32_t> ArrayRequest::sub_arrays() const {
   return partition.empty() ? std::vector<int32_t>{models} : partition;
 }
 
-profiles::Schedule plain_schedule(const ScheduleSource& source) {
-  if (!source.schedule_file.empty()) return profiles::read_schedule(source.schedule_file);
+ir::Schedule plain_schedule(const ScheduleSource& source) {
+  if (!source.schedule_file.empty()) return io::read_schedule(source.schedule_file);
   return policies::build_plain_schedule(
       policies::sub_array_steps(source.array.model_array(), source.array.sub_arrays()));
 }
 
-RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const profiles::Schedule& schedule,
+RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const ir::Schedule& schedule,
                               const ExecTarget& target) {
   RunRecord r;
   r.kind = std::move(kind);
   const bool from_file = !source.schedule_file.empty();
   r.model = from_file ? source.schedule_file : source.array.model;
   r.models =
-      static_cast<int32_t>(profiles::samples_per_step(schedule) / std::max<int64_t>(1, schedule.graph.batch_size));
-  for (const profiles::SubArray& s : schedule.sub_arrays) {
+      static_cast<int32_t>(ir::samples_per_step(schedule) / std::max<int64_t>(1, schedule.graph.batch_size));
+  for (const ir::SubArray& s : schedule.sub_arrays) {
     if (!r.partition.empty()) r.partition += ',';
     r.partition += std::to_string(s.width);
   }
@@ -124,7 +124,7 @@ RunRecord executed_run_record(std::string kind, const ScheduleSource& source, co
   r.device = target.label;
   r.mutwo_version = std::string(mutwo_version());
   r.git_revision = std::string(git_revision());
-  r.schedule_hash = content_hash(profiles::schedule_to_json(schedule));
+  r.schedule_hash = content_hash(io::schedule_to_json(schedule));
   return r;
 }
 
@@ -137,7 +137,7 @@ InfeasiblePlanError::InfeasiblePlanError(std::string policy_name, std::string ar
       limit_bytes(limit),
       needed_bytes(needed) {}
 
-MeasurementRecord measurement_record(const profiles::Measurement& m, int64_t samples) {
+MeasurementRecord measurement_record(const ir::Measurement& m, int64_t samples) {
   MeasurementRecord r;
   r.step_time_ns = m.step_time_ns;
   r.step_time_min_ns = m.step_time_min_ns;
@@ -189,7 +189,7 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
   return j;
 }
 
-RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor) {
+RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   if (!request.cost) throw Error("run pipeline: no cost setup given");
   RunOutcome out;
   out.target = resolve_exec_target(executor, request.device, request.memory_cap);
@@ -200,27 +200,27 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   out.schedule = std::move(planned.schedule);
   out.multiplexed = planned.multiplexed;
   out.plan_note = std::move(planned.note);
-  if (!request.save_schedule.empty()) profiles::write_schedule(out.schedule, request.save_schedule);
-  out.samples_per_step = profiles::samples_per_step(out.schedule);
+  if (!request.save_schedule.empty()) io::write_schedule(out.schedule, request.save_schedule);
+  out.samples_per_step = ir::samples_per_step(out.schedule);
 
   sim::SimOptions sim_options;
   sim_options.memory_limit_bytes = out.memory_limit_bytes;
   out.host_mode = run_host_mode(request);
   sim_options.host_mode = out.host_mode;
   sim_options.iterations = request.back_to_back && !request.cuda_graph ? 3 : 1;
-  std::optional<profiles::BoundaryMerge> wrap;
+  std::optional<ir::BoundaryMerge> wrap;
   if (request.wrap) {
     if (!request.back_to_back || request.cuda_graph) {
       throw Error(fmt::format("--wrap merges the boundaries of steps run back to back: not with {}",
                               request.cuda_graph ? "--cuda-graph" : "--sync-each-step"));
     }
     // The same merge for both back ends: weighed by the prediction's cost model.
-    wrap = profiles::boundary_merge(out.schedule, costmodel::op_durations_ns(*out.cost.cost, out.schedule.graph));
+    wrap = ir::boundary_merge(out.schedule, costmodel::op_durations_ns(*out.cost.cost, out.schedule.graph));
     sim_options.wrap_iterations = true;
   }
   out.prediction = sim::simulate(out.schedule, *out.cost.cost, sim_options);
 
-  profiles::RunOptions run;
+  ir::RunOptions run;
   run.device = out.target.device;
   run.warmup_iterations = request.warmup_iterations;
   run.timed_iterations = request.timed_iterations;
@@ -232,7 +232,7 @@ RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor)
   run.wrap = std::move(wrap);
   out.measurement = executor.measure(out.schedule, run);
 
-  const profiles::Measurement& m = out.measurement;
+  const ir::Measurement& m = out.measurement;
   out.record = executed_run_record("run", request.source, out.schedule, out.target);
   out.record.gpu = out.cost.gpu.name;
   out.record.memory_limit_bytes = out.memory_limit_bytes;

@@ -1,7 +1,7 @@
 #pragma once
 // The measured-run pipeline (`mutwo run`, the `measured` experiment kind): plan a model array with
 // a policy (or read a schedule file), simulate the schedule on the catalog GPU, execute the same
-// schedule through the executor interface (profiles/executor.hpp, implemented by exec/'s module),
+// schedule through the executor interface (ir/executor.hpp, implemented by exec/'s module),
 // and store prediction and measurement side by side in the results database. It reaches exec/
 // only through that interface, so experiments/ builds and tests without LibTorch.
 #include <cstdint>
@@ -17,12 +17,12 @@
 #include "costmodel/op_cost_model.hpp"
 #include "experiments/exec_target.hpp"
 #include "experiments/records.hpp"
+#include "ir/executor.hpp"
+#include "ir/schedule.hpp"
 #include "policies/model_array.hpp"
-#include "profiles/error.hpp"
-#include "profiles/executor.hpp"
-#include "profiles/schedule.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/prediction.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 
@@ -35,7 +35,7 @@ struct ArrayRequest {
   int64_t seq_len = 0;
   int64_t image_size = 0;
   std::string dtype = "fp32";
-  std::string precision = "fp32";  // profiles/precision.hpp
+  std::string precision = "fp32";  // ir/precision.hpp
   std::string optimizer = "adam";
   std::vector<double> lr;  // one, or one per model; empty: the optimizer's default
 
@@ -50,11 +50,11 @@ struct ScheduleSource {
 };
 
 // The array's plain schedule (sub-arrays one after another) or the schedule file.
-profiles::Schedule plain_schedule(const ScheduleSource& source);
+ir::Schedule plain_schedule(const ScheduleSource& source);
 
 // The runs row `run` and `profile` fill alike: the array (or schedule file), its sub-arrays,
 // policy and sizes, where it ran, which mutwo, and the schedule's hash.
-RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const profiles::Schedule& schedule,
+RunRecord executed_run_record(std::string kind, const ScheduleSource& source, const ir::Schedule& schedule,
                               const ExecTarget& target);
 
 // The cost setup a prediction uses: the catalog GPU (with overrides) and the op cost model on it.
@@ -82,11 +82,11 @@ struct RunRequest {
   int32_t warmup_iterations = 3;
   int32_t timed_iterations = 20;
   bool cuda_graph = false;
-  // Timed steps back to back (profiles::RunOptions::back_to_back), predicted alike: the simulator's
+  // Timed steps back to back (ir::RunOptions::back_to_back), predicted alike: the simulator's
   // steady state (the last of 3 iterations); false: steps timed one by one, one iteration predicted.
   bool back_to_back = true;
   // With back_to_back and a multiplexed plan of two or more sub-arrays: wrap the iteration
-  // boundaries (profiles/unrolled_schedule.hpp) in both the prediction and the timed program, the
+  // boundaries (ir/unrolled_schedule.hpp) in both the prediction and the timed program, the
   // merge weighed by the prediction's cost model. Throws mutwo::Error where the plan has one
   // sub-array, with --sync-each-step or --cuda-graph.
   bool wrap = false;
@@ -103,13 +103,13 @@ struct RunOutcome {
   ExecTarget target;
   RunCost cost;
   int64_t memory_limit_bytes = 0;
-  profiles::Schedule schedule;
+  ir::Schedule schedule;
   bool multiplexed = false;
   std::string plan_note;  // the policy's one-line summary, or "schedule file"
   int64_t samples_per_step = 0;
   sim::Prediction prediction;
   sim::HostMode host_mode = sim::HostMode::libtorch;  // the prediction's host timeline
-  profiles::Measurement measurement;
+  ir::Measurement measurement;
   // The rows as stored (or as they would be): the run (config_hash of the run's configuration),
   // its prediction and its measurement.
   RunRecord record;
@@ -132,11 +132,11 @@ class InfeasiblePlanError : public Error {
 // plan -> simulate -> run -> store. The measured step running out of memory is not an error here
 // (outcome.measurement.oom, stored like any run); the caller decides. Throws InfeasiblePlanError,
 // mutwo::Error from any step (an unknown policy, device or order, a bad cap, a database error).
-RunOutcome run_pipeline(const RunRequest& request, profiles::Executor& executor);
+RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor);
 
 // The run's configuration as `mutwo run` hashes it (runs.config_hash) to recognise a repeat.
 nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome);
 
-MeasurementRecord measurement_record(const profiles::Measurement& m, int64_t samples_per_step);
+MeasurementRecord measurement_record(const ir::Measurement& m, int64_t samples_per_step);
 
 }  // namespace mutwo::experiments

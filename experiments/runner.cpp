@@ -14,7 +14,7 @@
 
 #include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {

@@ -8,10 +8,10 @@
 #include <fmt/ranges.h>
 
 #include "experiments/experiment_kind.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/exported_model.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/toml_reader.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
+#include "support/toml_reader.hpp"
+#include "zoo/exported_model.hpp"
 
 // The source tree's experiments/ folder: relative paths of an embedded spec resolve against it.
 #ifndef MUTWO_EXPERIMENTS_DIR
@@ -22,7 +22,7 @@ namespace mutwo::experiments {
 namespace {
 
 // Reads one spec: every error names the source, the line and the key.
-class SpecReader : public profiles::TomlReader {
+class SpecReader : public support::TomlReader {
  public:
   using TomlReader::TomlReader;
 
@@ -137,7 +137,7 @@ bool valid_name(std::string_view name) {
 
 ExperimentSpec parse_spec(std::string_view text, std::string_view source,
                           const std::filesystem::path& base_dir) {
-  const toml::table root = profiles::parse_toml(text, source);
+  const toml::table root = support::parse_toml(text, source);
   const SpecReader r(source);
   r.reject_unknown(root, "", {"name", "title", "description", "kind", "figures", "sweep"});
   ExperimentSpec spec;
@@ -166,11 +166,11 @@ ExperimentSpec parse_spec(std::string_view text, std::string_view source,
     if (t == nullptr) r.fail(s, "sweep", "must be a table ([sweep])");
     r.sweep(*t, spec);
   }
-  // A model given as a file (an exported model, profiles/models/exported_model.hpp) resolves
+  // A model given as a file (an exported model, zoo/exported_model.hpp) resolves
   // against the spec's folder, as sweep.traces do.
   for (SweepModel& m : spec.sweep.models) {
     const std::filesystem::path file(m.name);
-    if (profiles::is_model_file(m.name) && file.is_relative())
+    if (zoo::is_model_file(m.name) && file.is_relative())
       m.name = (base_dir / file).lexically_normal().string();
   }
   spec.source = std::string(source);
@@ -185,7 +185,7 @@ ExperimentSpec read_spec(const std::string& path_or_name) {
   const bool is_file = std::filesystem::is_regular_file(path, ec);
   if (is_file || path.extension() == ".toml" || path_or_name.find('/') != std::string::npos) {
     if (!is_file) throw Error(fmt::format("cannot read experiment spec '{}': no such file", path_or_name));
-    return parse_spec(profiles::read_file_bytes(path, "experiment spec"), path_or_name,
+    return parse_spec(support::read_file_bytes(path, "experiment spec"), path_or_name,
                       path.parent_path().empty() ? "." : path.parent_path());
   }
   std::vector<std::string_view> names;

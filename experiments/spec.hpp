@@ -34,8 +34,8 @@ struct Sweep {
   std::vector<std::string> strategies;     // sequential, hfta, hfta+capuchin, mutwo
   std::vector<std::string> policies;       // swap/recompute policies
   std::string dtype = "fp32";
-  std::string precision = "fp32";     // profiles/precision.hpp: fp32, tf32, amp-fp16, amp-bf16, bf16
-  std::vector<std::string> lean_ops;  // Tempo's lean layers to sweep (profiles/lean_ops.hpp); empty: none
+  std::string precision = "fp32";     // ir/precision.hpp: fp32, tf32, amp-fp16, amp-bf16, bf16
+  std::vector<std::string> lean_ops;  // Tempo's lean layers to sweep (transforms/lean_ops.hpp); empty: none
   // sim/host_mode.hpp: eager, libtorch, cuda-graph, none; empty: the kind's default (eager; the
   // measured kind: libtorch, as the executor issues its steps)
   std::string host_mode;

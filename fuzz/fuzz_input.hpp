@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::fuzz {
 

@@ -1,9 +1,8 @@
-// libFuzzer target: a mutwo trace file (profiles/trace_file.hpp), graph validation included.
+// libFuzzer target: a mutwo trace file (io/trace_file.hpp), graph validation included.
 #include "fuzz/fuzz_input.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mutwo::fuzz::refuse_only_with_errors(
-      [&] { mutwo::profiles::trace_from_json(mutwo::fuzz::text_of(data, size)); });
+  mutwo::fuzz::refuse_only_with_errors([&] { io::trace_from_json(mutwo::fuzz::text_of(data, size)); });
   return 0;
 }

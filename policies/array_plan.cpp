@@ -6,7 +6,7 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_result.hpp"
 #include "policies/state_offload.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
@@ -30,21 +30,20 @@ SubArrayOrder parse_order(std::string_view name) {
       fmt::format("unknown sub-array order '{}'; valid: multiplexed, back-to-back, best", name));
 }
 
-ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy& policy,
-                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
-                          SubArrayOrder order, bool state_offload, OptimizerPlace optimizer) {
+ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& policy,
+                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes, SubArrayOrder order,
+                          bool state_offload, OptimizerPlace optimizer) {
   if (parts.empty()) throw GraphError("plan_sub_arrays: no sub-arrays to plan");
   std::vector<int64_t> step_ns;
   step_ns.reserve(parts.size());
-  for (const profiles::Graph& g : parts) step_ns.push_back(estimated_step_ns(g, cost));
-  std::vector<profiles::Graph> ordered;
+  for (const ir::Graph& g : parts) step_ns.push_back(estimated_step_ns(g, cost));
+  std::vector<ir::Graph> ordered;
   ordered.reserve(parts.size());
   for (int32_t i : multiplex_order(step_ns)) ordered.push_back(std::move(parts[static_cast<size_t>(i)]));
 
   const auto plan = [&](bool interleave) {
-    const profiles::Schedule base = interleave && ordered.size() > 1
-                                        ? build_multiplexed_schedule(ordered, cost)
-                                        : build_plain_schedule(ordered);
+    const ir::Schedule base = interleave && ordered.size() > 1 ? build_multiplexed_schedule(ordered, cost)
+                                                               : build_plain_schedule(ordered);
     PolicyInput input;
     input.base = &base;
     input.cost = &cost;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "ir/graph.hpp"
 #include "policies/memory_policy.hpp"
 #include "policies/state_offload.hpp"
-#include "profiles/graph.hpp"
 
 namespace mutwo::policies {
 
@@ -34,9 +34,8 @@ struct ArrayPlan {
 // With state_offload the policy plans through plan_with_state_offload (state_offload.hpp): every
 // sub-array's weights, gradients and optimizer state live on the host between uses, the optimizer
 // step where `optimizer` says.
-ArrayPlan plan_sub_arrays(std::vector<profiles::Graph> parts, const MemoryPolicy& policy,
-                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
-                          SubArrayOrder order, bool state_offload = false,
-                          OptimizerPlace optimizer = OptimizerPlace::best);
+ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& policy,
+                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes, SubArrayOrder order,
+                          bool state_offload = false, OptimizerPlace optimizer = OptimizerPlace::best);
 
 }  // namespace mutwo::policies

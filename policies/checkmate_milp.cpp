@@ -8,7 +8,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 

@@ -13,7 +13,7 @@
 //   continuous: at integral R and S its bound is 0 or 1, and freeing less only over-counts memory;
 // - U[t][k]: bytes resident after op k of stage t allocated its outputs (4.4's linearised
 //   recurrence), kept with the op's workspace under the budget.
-// Recomputing op p rebuilds only its outputs that are not resident (profiles/schedule_check.hpp), so an
+// Recomputing op p rebuilds only its outputs that are not resident (ir/schedule_check.hpp), so an
 // output v adds M_v * A[t][v] with continuous A >= R[t][p] - S[t][v].
 // Values that can no longer be read by any op that may still run (directly, or through a chain of
 // recomputable readers) get no S or R variables past that stage: this trims the model without

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "profiles/registry.hpp"
 #include "sim/eviction_heuristic.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::policies {
 

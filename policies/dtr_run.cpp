@@ -4,40 +4,40 @@
 
 #include <vector>
 
-#include "profiles/error.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
 namespace {
 
 // The policy's input contract: every op computed once, only compute and free.
-void check_base(const profiles::Schedule& base) {
-  const profiles::Graph& g = base.graph;
-  std::vector<profiles::InstrId> seen(g.ops.size(), profiles::kNoId);
-  for (const profiles::Instruction& in : base.instructions) {
-    if (in.kind == profiles::InstrKind::compute) {
+void check_base(const ir::Schedule& base) {
+  const ir::Graph& g = base.graph;
+  std::vector<ir::InstrId> seen(g.ops.size(), ir::kNoId);
+  for (const ir::Instruction& in : base.instructions) {
+    if (in.kind == ir::InstrKind::compute) {
       const auto k = static_cast<size_t>(in.op);
       if (in.op < 0 || k >= g.ops.size()) throw Error(fmt::format("dtr: base instruction {} computes no op", in.id));
-      if (seen[k] != profiles::kNoId) {
+      if (seen[k] != ir::kNoId) {
         throw Error(fmt::format("dtr: base schedule computes op {} '{}' twice (instructions {} and {})", in.op,
                                 g.ops[k].name, seen[k], in.id));
       }
       seen[k] = in.id;
-    } else if (in.kind != profiles::InstrKind::free) {
+    } else if (in.kind != ir::InstrKind::free) {
       throw Error(fmt::format("dtr: base schedule is not a base schedule: instruction {} is a {}", in.id,
-                              profiles::instr_kind_name(in.kind)));
+                              ir::instr_kind_name(in.kind)));
     }
   }
   for (size_t k = 0; k < g.ops.size(); ++k) {
-    if (seen[k] == profiles::kNoId)
+    if (seen[k] == ir::kNoId)
       throw Error(fmt::format("dtr: base schedule never computes op {} '{}'", k, g.ops[k].name));
   }
 }
 
 }  // namespace
 
-DtrRun run_dtr(const profiles::Schedule& base, const costmodel::OpCostModel& cost, int64_t budget_bytes,
+DtrRun run_dtr(const ir::Schedule& base, const costmodel::OpCostModel& cost, int64_t budget_bytes,
                const sim::EvictionHeuristic& heuristic) {
   if (budget_bytes <= 0) throw Error(fmt::format("dtr: budget_bytes = {} must be > 0", budget_bytes));
   check_base(base);

@@ -8,14 +8,14 @@
 #include <string>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 #include "sim/eviction_heuristic.hpp"
 #include "sim/prediction.hpp"
 
 namespace mutwo::policies {
 
 struct DtrRun {
-  profiles::Schedule schedule;  // policy left empty; the caller names it
+  ir::Schedule schedule;  // policy left empty; the caller names it
   // False when some op could not fit under the budget even with everything evictable evicted, or
   // when recomputation passed the step's own compute time (simrd's thrashing limit, overhead 2.0).
   // The run then went on without evicting any more (so the Schedule is complete) and `failure`
@@ -33,7 +33,7 @@ struct DtrRun {
 
 // Throws mutwo::Error when the base holds swap or recompute instructions, or computes an op twice
 // or not at all (not a base schedule), or when budget_bytes <= 0.
-DtrRun run_dtr(const profiles::Schedule& base, const costmodel::OpCostModel& cost, int64_t budget_bytes,
+DtrRun run_dtr(const ir::Schedule& base, const costmodel::OpCostModel& cost, int64_t budget_bytes,
                const sim::EvictionHeuristic& heuristic);
 
 }  // namespace mutwo::policies

@@ -5,21 +5,21 @@
 #include <algorithm>
 #include <limits>
 
+#include "ir/memory_rule.hpp"
 #include "policies/plan_emitter.hpp"
 #include "policies/policy_result.hpp"
-#include "profiles/error.hpp"
-#include "profiles/memory_rule.hpp"
 #include "sim/memory_simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::InstrKind;
-using profiles::kNoId;
-using profiles::Op;
-using profiles::OpId;
-using profiles::Tensor;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::InstrKind;
+using ir::kNoId;
+using ir::Op;
+using ir::OpId;
+using ir::Tensor;
+using ir::TensorId;
+using ir::TensorRole;
 
 namespace {
 
@@ -30,11 +30,11 @@ constexpr int32_t kTriggerTries = 8;
 
 // Device memory during each position's compute (outputs and workspace allocated), replaying the
 // base schedule's list order through the simulator's own allocator model.
-std::vector<int64_t> memory_per_position(const profiles::Schedule& base, const ComputeOrder& order) {
+std::vector<int64_t> memory_per_position(const ir::Schedule& base, const ComputeOrder& order) {
   sim::MemorySimulator memory(base.graph, 0);
   memory.allocate_resident();
   std::vector<int64_t> at(order.op_at.size(), 0);
-  for (const profiles::Instruction& in : base.instructions) {
+  for (const ir::Instruction& in : base.instructions) {
     if (in.kind == InstrKind::compute) {
       memory.start_op(in.op, 0, in.id);
       at[static_cast<size_t>(order.position_of[static_cast<size_t>(in.op)])] = memory.in_use_bytes();
@@ -48,12 +48,12 @@ std::vector<int64_t> memory_per_position(const profiles::Schedule& base, const C
 
 }  // namespace
 
-GreedyPlanState::GreedyPlanState(const profiles::Schedule& base, const costmodel::OpCostModel& cost)
+GreedyPlanState::GreedyPlanState(const ir::Schedule& base, const costmodel::OpCostModel& cost)
     : base_(base),
       order_(compute_order(base, cost)),
       memory_(memory_per_position(base, order_)),
       shared_engine_(!cost.device().full_duplex) {
-  const profiles::Graph& g = base.graph;
+  const ir::Graph& g = base.graph;
   const size_t n = order_.op_at.size();
   ends_.resize(n);
   for (size_t k = 0; k < n; ++k) ends_[k] = order_.start_ns[k] + order_.duration_ns[k];
@@ -80,11 +80,11 @@ GreedyPlanState::GreedyPlanState(const profiles::Schedule& base, const costmodel
     SwapRecomputeCandidate c;
     c.window = w;
     c.producer_pos = produced_at_[static_cast<size_t>(t.id)];
-    c.rounded_bytes = profiles::allocation_bytes(t.bytes);
+    c.rounded_bytes = ir::allocation_bytes(t.bytes);
     c.swap_out_ns =
         costmodel::transfer_duration_ns(device, t.bytes, costmodel::CopyDirection::device_to_host);
     c.swap_in_ns = costmodel::transfer_duration_ns(device, t.bytes, costmodel::CopyDirection::host_to_device);
-    c.recomputable = producer.phase == profiles::Phase::forward && producer.recomputable;
+    c.recomputable = producer.phase == ir::Phase::forward && producer.recomputable;
     candidates_.push_back(c);
   }
   decision_of_.assign(candidates_.size(), -1);
@@ -105,27 +105,27 @@ int64_t GreedyPlanState::free_time_ns(size_t c) const {
 bool GreedyPlanState::resident_before(TensorId t, int32_t k) const {
   const auto ut = static_cast<size_t>(t);
   const TensorRole role = base_.graph.tensors[ut].role;
-  if (profiles::is_persistent(role)) return true;
+  if (ir::is_persistent(role)) return true;
   if (gone_first_[ut] <= k && k <= gone_last_[ut]) return false;
   return produced_at_[ut] < k && last_read_[ut] >= k;
 }
 
 // Rebuild t before position k: its producer, after any of that op's inputs that are gone then.
 bool GreedyPlanState::chain_visit(TensorId t, int32_t k, Chain& out) const {
-  const profiles::Graph& g = base_.graph;
+  const ir::Graph& g = base_.graph;
   const Tensor& tensor = g.tensor(t);
   const auto ut = static_cast<size_t>(t);
   if (tensor.producer == kNoId) return false;
   // A swapped tensor between its free and its reload is in flight; emit_plan would race its swap_in.
   if (swapped_[ut] && gone_first_[ut] <= k && k <= gone_last_[ut]) return false;
   const Op& p = g.op(tensor.producer);
-  if (p.phase != profiles::Phase::forward || !p.recomputable) return false;
+  if (p.phase != ir::Phase::forward || !p.recomputable) return false;
   uint32_t& mark = visit_mark_[static_cast<size_t>(p.id)];
   if (mark == visit_stamp_) return true;
   mark = visit_stamp_;
   out.duration_ns += order_.duration_ns[static_cast<size_t>(order_.position_of[static_cast<size_t>(p.id)])];
   for (TensorId o : p.outputs) {
-    if (!resident_before(o, k)) out.extra_bytes += profiles::allocation_bytes(g.tensor(o).bytes);
+    if (!resident_before(o, k)) out.extra_bytes += ir::allocation_bytes(g.tensor(o).bytes);
   }
   if (++out_ops_ > kMaxChainOps) return false;
   for (TensorId in : p.inputs) {
@@ -147,7 +147,7 @@ std::optional<GreedyPlanState::Chain> GreedyPlanState::chain(TensorId t, int32_t
   Chain c;
   if (!chain_visit(t, k, c)) return std::nullopt;
   // The tensor itself is on the device at its reload in the base curve already.
-  if (!resident_before(t, k)) c.extra_bytes -= profiles::allocation_bytes(base_.graph.tensor(t).bytes);
+  if (!resident_before(t, k)) c.extra_bytes -= ir::allocation_bytes(base_.graph.tensor(t).bytes);
   std::sort(c.leaves.begin(), c.leaves.end());
   c.leaves.erase(std::unique(c.leaves.begin(), c.leaves.end()), c.leaves.end());
   return c;
@@ -331,7 +331,7 @@ PolicyResult plan_greedy(const PolicyInput& input, std::string_view policy, cons
     if (r.feasible) return r;
     // The simulator needs more than the estimate said: aim lower by the shortfall.
     const int64_t shortfall = std::max(r.peak_bytes - limit, r.peak_bytes - state.peak_estimate());
-    target = std::min(target - std::max<int64_t>(shortfall, profiles::kAllocationBlockBytes),
+    target = std::min(target - std::max<int64_t>(shortfall, ir::kAllocationBlockBytes),
                       limit - (r.peak_bytes - state.peak_estimate()));
   }
   select(state, -1);  // the most-saving plan: every candidate that can be evicted

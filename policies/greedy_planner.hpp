@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "ir/schedule.hpp"
 #include "policies/copy_queue.hpp"
 #include "policies/max_segment_tree.hpp"
 #include "policies/memory_plan.hpp"
 #include "policies/memory_policy.hpp"
-#include "profiles/schedule.hpp"
 
 namespace mutwo::policies {
 
@@ -48,7 +48,7 @@ struct RecomputeCost {
 class GreedyPlanState {
  public:
   // Throws what compute_order / inactive_windows throw on a base schedule that is not one.
-  GreedyPlanState(const profiles::Schedule& base, const costmodel::OpCostModel& cost);
+  GreedyPlanState(const ir::Schedule& base, const costmodel::OpCostModel& cost);
 
   const ComputeOrder& order() const { return order_; }
   const std::vector<SwapRecomputeCandidate>& candidates() const { return candidates_; }
@@ -85,17 +85,17 @@ class GreedyPlanState {
   struct Chain {
     int64_t duration_ns = 0;
     int64_t extra_bytes = 0;
-    std::vector<profiles::TensorId> leaves;  // resident inputs it reads at the reload
+    std::vector<ir::TensorId> leaves;  // resident inputs it reads at the reload
   };
-  bool resident_before(profiles::TensorId t, int32_t k) const;
-  std::optional<Chain> chain(profiles::TensorId t, int32_t k) const;
-  bool chain_visit(profiles::TensorId t, int32_t k, Chain& out) const;
+  bool resident_before(ir::TensorId t, int32_t k) const;
+  std::optional<Chain> chain(ir::TensorId t, int32_t k) const;
+  bool chain_visit(ir::TensorId t, int32_t k, Chain& out) const;
   // Recomputations whose chains read t at a reload inside [first, last].
-  std::vector<size_t> readers_in(profiles::TensorId t, int32_t first, int32_t last) const;
+  std::vector<size_t> readers_in(ir::TensorId t, int32_t first, int32_t last) const;
   void set_chain(size_t d, Chain chain);
   int64_t end_of(int32_t k) const { return ends_[static_cast<size_t>(k)]; }
 
-  const profiles::Schedule& base_;
+  const ir::Schedule& base_;
   ComputeOrder order_;
   std::vector<int64_t> ends_;  // position -> estimated end (start + duration), nondecreasing
   std::vector<SwapRecomputeCandidate> candidates_;

@@ -4,17 +4,17 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::Graph;
-using profiles::kNoId;
-using profiles::Op;
-using profiles::OpId;
-using profiles::Phase;
-using profiles::Tensor;
-using profiles::TensorRole;
+using ir::Graph;
+using ir::kNoId;
+using ir::Op;
+using ir::OpId;
+using ir::Phase;
+using ir::Tensor;
+using ir::TensorRole;
 
 namespace {
 

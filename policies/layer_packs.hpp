@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/graph.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::policies {
 
 struct LayerPack {
-  profiles::OpId first_forward = 0;  // forward ops [first_forward, end_forward) in program order
-  profiles::OpId end_forward = 0;
+  ir::OpId first_forward = 0;  // forward ops [first_forward, end_forward) in program order
+  ir::OpId end_forward = 0;
   int64_t weight_bytes = 0;     // W: weights first read by the pack's forward ops
   int64_t gradient_bytes = 0;   // dW: their gradients
   int64_t optimizer_bytes = 0;  // K: their optimizer state
@@ -40,6 +40,6 @@ struct PackedModel {
 // go to their forward_of's pack (the loss seed and others without one to the last), optimizer ops
 // to their weight's pack; data tensors (inputs, labels) are loaded where needed, never passed on.
 // Throws Error when packs < 1 or exceeds the forward ops, or the step has no optimizer phase.
-PackedModel pack_training_step(const profiles::Graph& step, const costmodel::OpCostModel& cost, int32_t packs);
+PackedModel pack_training_step(const ir::Graph& step, const costmodel::OpCostModel& cost, int32_t packs);
 
 }  // namespace mutwo::policies

@@ -4,26 +4,26 @@
 
 #include <algorithm>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::InstrKind;
-using profiles::kNoId;
-using profiles::Tensor;
-using profiles::TensorRole;
+using ir::InstrKind;
+using ir::kNoId;
+using ir::Tensor;
+using ir::TensorRole;
 
-ComputeOrder compute_order(const profiles::Schedule& base, const costmodel::OpCostModel& cost) {
-  const profiles::Graph& g = base.graph;
+ComputeOrder compute_order(const ir::Schedule& base, const costmodel::OpCostModel& cost) {
+  const ir::Graph& g = base.graph;
   ComputeOrder order;
   order.position_of.assign(g.ops.size(), -1);
   order.op_at.reserve(g.ops.size());
-  for (const profiles::Instruction& in : base.instructions) {
+  for (const ir::Instruction& in : base.instructions) {
     if (in.kind == InstrKind::free) continue;
     if (in.kind != InstrKind::compute) {
       throw Error(
           fmt::format("compute_order: instruction {} is a {}; a base schedule holds only compute and free",
-                      in.id, profiles::instr_kind_name(in.kind)));
+                      in.id, ir::instr_kind_name(in.kind)));
     }
     if (in.op < 0 || static_cast<size_t>(in.op) >= g.ops.size()) {
       throw Error(fmt::format("compute_order: instruction {}: field 'op' = {} refers to no op ({} ops)",
@@ -37,14 +37,14 @@ ComputeOrder compute_order(const profiles::Schedule& base, const costmodel::OpCo
     pos = static_cast<int32_t>(order.op_at.size());
     order.op_at.push_back(in.op);
   }
-  for (const profiles::Op& op : g.ops) {
+  for (const ir::Op& op : g.ops) {
     if (order.position_of[static_cast<size_t>(op.id)] == -1) {
       throw Error(fmt::format("compute_order: op {} '{}' is never computed", op.id, op.name));
     }
   }
   order.start_ns.reserve(order.op_at.size());
   order.duration_ns.reserve(order.op_at.size());
-  for (profiles::OpId op : order.op_at) {
+  for (ir::OpId op : order.op_at) {
     const int64_t d = cost.op_duration_ns(g, g.op(op));
     order.start_ns.push_back(order.total_ns);
     order.duration_ns.push_back(d);
@@ -53,8 +53,8 @@ ComputeOrder compute_order(const profiles::Schedule& base, const costmodel::OpCo
   return order;
 }
 
-std::vector<InactiveWindow> inactive_windows(const profiles::Schedule& base, const ComputeOrder& order) {
-  const profiles::Graph& g = base.graph;
+std::vector<InactiveWindow> inactive_windows(const ir::Schedule& base, const ComputeOrder& order) {
+  const ir::Graph& g = base.graph;
   std::vector<InactiveWindow> out;
   std::vector<int32_t> access;
   for (const Tensor& t : g.tensors) {
@@ -62,7 +62,7 @@ std::vector<InactiveWindow> inactive_windows(const profiles::Schedule& base, con
     if (t.producer == kNoId || t.consumers.empty()) continue;
     access.clear();
     access.push_back(order.position_of.at(static_cast<size_t>(t.producer)));
-    for (profiles::OpId c : t.consumers) access.push_back(order.position_of.at(static_cast<size_t>(c)));
+    for (ir::OpId c : t.consumers) access.push_back(order.position_of.at(static_cast<size_t>(c)));
     std::sort(access.begin(), access.end());
     InactiveWindow best;
     // The longest gap by estimated idle time; equal times go to more positions, then the earliest.

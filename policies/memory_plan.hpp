@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 
 namespace mutwo::policies {
 
 struct ComputeOrder {
-  std::vector<profiles::OpId> op_at;  // position -> op
+  std::vector<ir::OpId> op_at;        // position -> op
   std::vector<int32_t> position_of;   // op id -> position
   std::vector<int64_t> start_ns;      // position -> estimated start (ops back to back, no stalls)
   std::vector<int64_t> duration_ns;   // position -> the cost model's op duration
@@ -24,12 +24,12 @@ struct ComputeOrder {
 // Reads the compute instructions of a base schedule and prices them with the cost model.
 // Throws mutwo::Error when an op is computed twice or not at all, or the schedule already holds
 // swap or recompute instructions (it is not a base schedule).
-ComputeOrder compute_order(const profiles::Schedule& base, const costmodel::OpCostModel& cost);
+ComputeOrder compute_order(const ir::Schedule& base, const costmodel::OpCostModel& cost);
 
 // The longest stretch of the compute order during which a tensor is not accessed: it could be off
 // the device from right after position evict_after to right before position reload_before.
 struct InactiveWindow {
-  profiles::TensorId tensor = profiles::kNoId;
+  ir::TensorId tensor = ir::kNoId;
   int64_t bytes = 0;
   int32_t evict_after = -1;    // the access before the gap (the producer or a reader)
   int32_t reload_before = -1;  // the access after the gap (a reader)
@@ -39,12 +39,12 @@ struct InactiveWindow {
 // One window per evictable tensor (role activation or temporary, produced by an op, read at least
 // twice with a gap, i.e. accessed at two positions that are not adjacent), in tensor id order.
 // Ties between equal gaps go to the earliest. Tensors with no gap of >= 1 position are left out.
-std::vector<InactiveWindow> inactive_windows(const profiles::Schedule& base, const ComputeOrder& order);
+std::vector<InactiveWindow> inactive_windows(const ir::Schedule& base, const ComputeOrder& order);
 
 enum class TensorAction : uint8_t { keep, swap, recompute };
 
 struct TensorDecision {
-  profiles::TensorId tensor = profiles::kNoId;
+  ir::TensorId tensor = ir::kNoId;
   TensorAction action = TensorAction::keep;
   int32_t evict_after = -1;    // position after which the device copy is released
   int32_t reload_before = -1;  // position that needs it back (evict_after < reload_before)

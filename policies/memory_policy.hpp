@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/prediction.hpp"
 
@@ -16,14 +16,14 @@ namespace mutwo::policies {
 struct PolicyInput {
   // Validated schedule with one compute per op on the compute stream(s), in run order (plain or
   // multiplexed), each non-persistent tensor freed after its last reader in that order.
-  const profiles::Schedule* base = nullptr;
+  const ir::Schedule* base = nullptr;
   const costmodel::OpCostModel* cost = nullptr;  // op and transfer durations; its device's link
   int64_t memory_limit_bytes = 0;                // > 0; the simulator's limit for the result
   sim::HostMode host_mode = sim::HostMode::none;   // how the result is simulated (sim/host_mode.hpp)
 };
 
 struct PolicyResult {
-  profiles::Schedule schedule;  // validates (profiles::validate_schedule); policy = the policy's name
+  ir::Schedule schedule;  // validates (ir::validate_schedule); policy = the policy's name
   // True when sim::simulate(schedule, cost, {memory_limit_bytes}) runs without OOM.
   bool feasible = false;
   // Peak bytes of the returned schedule in simulation. When infeasible, the schedule is the

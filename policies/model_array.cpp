@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
@@ -50,9 +50,9 @@ void validate_partition(const ModelArray& array, const std::vector<int32_t>& par
   }
 }
 
-std::vector<profiles::Graph> sub_array_steps(const ModelArray& array, const std::vector<int32_t>& partition) {
+std::vector<ir::Graph> sub_array_steps(const ModelArray& array, const std::vector<int32_t>& partition) {
   validate_partition(array, partition);
-  const profiles::OptimizerConfig& opt = array.optimizer;
+  const transforms::OptimizerConfig& opt = array.optimizer;
   check_list("lr", opt.lr, array.count);
   check_list("momentum", opt.momentum, array.count);
   check_list("beta1", opt.beta1, array.count);
@@ -60,19 +60,19 @@ std::vector<profiles::Graph> sub_array_steps(const ModelArray& array, const std:
   check_list("eps", opt.eps, array.count);
   check_list("weight_decay", opt.weight_decay, array.count);
 
-  std::vector<profiles::Graph> parts;
+  std::vector<ir::Graph> parts;
   int32_t first = 0;
   for (int32_t size : partition) {
-    profiles::ModelConfig config = array.config;
+    zoo::ModelConfig config = array.config;
     config.width = size;
-    profiles::OptimizerConfig sub = opt;
+    transforms::OptimizerConfig sub = opt;
     sub.lr = slice(opt.lr, first, size);
     sub.momentum = slice(opt.momentum, first, size);
     sub.beta1 = slice(opt.beta1, first, size);
     sub.beta2 = slice(opt.beta2, first, size);
     sub.eps = slice(opt.eps, first, size);
     sub.weight_decay = slice(opt.weight_decay, first, size);
-    parts.push_back(profiles::build_training_step(profiles::build_model(array.model, config), sub));
+    parts.push_back(transforms::build_training_step(zoo::build_model(array.model, config), sub));
     first += size;
   }
   return parts;
@@ -111,7 +111,7 @@ size_t architecture_index(const std::vector<ArchitectureCount>& architectures, c
   throw Error(fmt::format("partition {}: model '{}' is not in the array", partition_text(partition), model));
 }
 
-void check_lists(const profiles::OptimizerConfig& opt, int32_t count) {
+void check_lists(const transforms::OptimizerConfig& opt, int32_t count) {
   check_list("lr", opt.lr, count);
   check_list("momentum", opt.momentum, count);
   check_list("beta1", opt.beta1, count);
@@ -120,8 +120,9 @@ void check_lists(const profiles::OptimizerConfig& opt, int32_t count) {
   check_list("weight_decay", opt.weight_decay, count);
 }
 
-profiles::OptimizerConfig slice_optimizer(const profiles::OptimizerConfig& opt, int32_t first, int32_t size) {
-  profiles::OptimizerConfig sub = opt;
+transforms::OptimizerConfig slice_optimizer(const transforms::OptimizerConfig& opt, int32_t first,
+                                            int32_t size) {
+  transforms::OptimizerConfig sub = opt;
   sub.lr = slice(opt.lr, first, size);
   sub.momentum = slice(opt.momentum, first, size);
   sub.beta1 = slice(opt.beta1, first, size);
@@ -131,10 +132,10 @@ profiles::OptimizerConfig slice_optimizer(const profiles::OptimizerConfig& opt, 
   return sub;
 }
 
-profiles::Graph build_step(const ArchitectureCount& a, int32_t width, const profiles::OptimizerConfig& opt) {
-  profiles::ModelConfig config = a.config;
+ir::Graph build_step(const ArchitectureCount& a, int32_t width, const transforms::OptimizerConfig& opt) {
+  zoo::ModelConfig config = a.config;
   config.width = width;
-  return profiles::build_training_step(profiles::build_model(a.model, config), opt);
+  return transforms::build_training_step(zoo::build_model(a.model, config), opt);
 }
 
 // First model index (over the whole array) of each architecture.
@@ -189,13 +190,13 @@ void validate_array_partition(const std::vector<ArchitectureCount>& architecture
   }
 }
 
-std::vector<profiles::Graph> sub_array_steps(const std::vector<ArchitectureCount>& architectures,
-                                             const ArrayPartition& partition,
-                                             const profiles::OptimizerConfig& optimizer) {
+std::vector<ir::Graph> sub_array_steps(const std::vector<ArchitectureCount>& architectures,
+                                       const ArrayPartition& partition,
+                                       const transforms::OptimizerConfig& optimizer) {
   validate_array_partition(architectures, partition);
   check_lists(optimizer, static_cast<int32_t>(total_count(architectures)));
   std::vector<int32_t> next_model = model_offsets(architectures);
-  std::vector<profiles::Graph> parts;
+  std::vector<ir::Graph> parts;
   parts.reserve(partition.size());
   for (const SubArraySpec& s : partition) {
     const size_t a = architecture_index(architectures, s.model, partition);
@@ -207,20 +208,20 @@ std::vector<profiles::Graph> sub_array_steps(const std::vector<ArchitectureCount
 }
 
 StepGraphCache::StepGraphCache(std::vector<ArchitectureCount> architectures,
-                               profiles::OptimizerConfig optimizer)
+                               transforms::OptimizerConfig optimizer)
     : architectures_(std::move(architectures)), optimizer_(std::move(optimizer)) {
   validate_architectures(architectures_);
   check_lists(optimizer_, static_cast<int32_t>(total_count(architectures_)));
 }
 
-const profiles::Graph& StepGraphCache::get(const std::string& model, int32_t width) {
+const ir::Graph& StepGraphCache::get(const std::string& model, int32_t width) {
   for (size_t i = 0; i < architectures_.size(); ++i) {
     if (architectures_[i].model == model) return get(i, width);
   }
   throw Error(fmt::format("step graph cache: model '{}' is not in the array", model));
 }
 
-const profiles::Graph& StepGraphCache::get(size_t architecture, int32_t width) {
+const ir::Graph& StepGraphCache::get(size_t architecture, int32_t width) {
   if (architecture >= architectures_.size()) {
     throw Error(fmt::format("step graph cache: architecture index {} out of range [0, {})", architecture,
                             architectures_.size()));
@@ -230,17 +231,17 @@ const profiles::Graph& StepGraphCache::get(size_t architecture, int32_t width) {
     throw Error(
         fmt::format("step graph cache: width {} of '{}' must be in [1, {}]", width, a.model, a.count));
   }
-  std::unique_ptr<profiles::Graph>& slot = graphs_[{architecture, width}];
+  std::unique_ptr<ir::Graph>& slot = graphs_[{architecture, width}];
   if (!slot) {
     const int32_t first = model_offsets(architectures_)[architecture];
-    slot = std::make_unique<profiles::Graph>(build_step(a, width, slice_optimizer(optimizer_, first, width)));
+    slot = std::make_unique<ir::Graph>(build_step(a, width, slice_optimizer(optimizer_, first, width)));
   }
   return *slot;
 }
 
-std::vector<profiles::Graph> StepGraphCache::steps(const ArrayPartition& partition) {
+std::vector<ir::Graph> StepGraphCache::steps(const ArrayPartition& partition) {
   validate_array_partition(architectures_, partition);
-  std::vector<profiles::Graph> parts;
+  std::vector<ir::Graph> parts;
   parts.reserve(partition.size());
   for (const SubArraySpec& s : partition) parts.push_back(get(s.model, s.width));
   return parts;

@@ -9,17 +9,17 @@
 #include <utility>
 #include <vector>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::policies {
 
 struct ModelArray {
   std::string model;             // zoo name, "bert-base"
   int32_t count = 1;             // models in the array
-  profiles::ModelConfig config;  // per-model batch, sequence length, image size, dtype (width ignored)
-  profiles::OptimizerConfig optimizer;
+  zoo::ModelConfig config;       // per-model batch, sequence length, image size, dtype (width ignored)
+  transforms::OptimizerConfig optimizer;
 };
 
 // Checks that the sub-array sizes are >= 1 and add up to array.count; throws mutwo::Error naming
@@ -32,7 +32,7 @@ std::string partition_text(const std::vector<int32_t>& partition);
 // One fused training-step graph per sub-array (width = its size), named "bert-base x2". The
 // optimizer's per-model lists must have one value or array.count values; with count values each
 // sub-array gets its models' slice.
-std::vector<profiles::Graph> sub_array_steps(const ModelArray& array, const std::vector<int32_t>& partition);
+std::vector<ir::Graph> sub_array_steps(const ModelArray& array, const std::vector<int32_t>& partition);
 
 // ---- Mixed arrays: several architectures, each split into its own sub-arrays ----
 
@@ -40,7 +40,7 @@ std::vector<profiles::Graph> sub_array_steps(const ModelArray& array, const std:
 struct ArchitectureCount {
   std::string model;
   int32_t count = 1;
-  profiles::ModelConfig config;
+  zoo::ModelConfig config;
 };
 
 // One fused sub-array: `width` models of architecture `model`. Architectures never share one.
@@ -71,9 +71,9 @@ void validate_array_partition(const std::vector<ArchitectureCount>& architecture
 // model of the whole array (sum of counts, architectures in list order, each architecture's
 // models in order); a sub-array gets its models' slice. Throws as validate_array_partition and
 // on a list of another length (naming the field).
-std::vector<profiles::Graph> sub_array_steps(const std::vector<ArchitectureCount>& architectures,
-                                             const ArrayPartition& partition,
-                                             const profiles::OptimizerConfig& optimizer);
+std::vector<ir::Graph> sub_array_steps(const std::vector<ArchitectureCount>& architectures,
+                                       const ArrayPartition& partition,
+                                       const transforms::OptimizerConfig& optimizer);
 
 // Builds each (architecture, width) training-step graph once and keeps it for the cache's
 // lifetime: the search builds the same sub-array for many partitions. References returned stay
@@ -84,24 +84,24 @@ std::vector<profiles::Graph> sub_array_steps(const std::vector<ArchitectureCount
 class StepGraphCache {
  public:
   // Validates the architectures and the optimizer's list lengths (as sub_array_steps).
-  StepGraphCache(std::vector<ArchitectureCount> architectures, profiles::OptimizerConfig optimizer);
+  StepGraphCache(std::vector<ArchitectureCount> architectures, transforms::OptimizerConfig optimizer);
 
   // Throws mutwo::Error on an unknown model or a width outside [1, that architecture's count].
-  const profiles::Graph& get(const std::string& model, int32_t width);
-  const profiles::Graph& get(size_t architecture, int32_t width);  // index into architectures()
+  const ir::Graph& get(const std::string& model, int32_t width);
+  const ir::Graph& get(size_t architecture, int32_t width);  // index into architectures()
 
   // Copies of the cached graphs, one per sub-array, in partition order (for the schedule
   // builders, which take their parts by value). Validates the partition.
-  std::vector<profiles::Graph> steps(const ArrayPartition& partition);
+  std::vector<ir::Graph> steps(const ArrayPartition& partition);
 
   const std::vector<ArchitectureCount>& architectures() const { return architectures_; }
-  const profiles::OptimizerConfig& optimizer() const { return optimizer_; }
+  const transforms::OptimizerConfig& optimizer() const { return optimizer_; }
   int64_t graphs_built() const { return static_cast<int64_t>(graphs_.size()); }
 
  private:
   std::vector<ArchitectureCount> architectures_;
-  profiles::OptimizerConfig optimizer_;
-  std::map<std::pair<size_t, int32_t>, std::unique_ptr<profiles::Graph>> graphs_;
+  transforms::OptimizerConfig optimizer_;
+  std::map<std::pair<size_t, int32_t>, std::unique_ptr<ir::Graph>> graphs_;
 };
 
 }  // namespace mutwo::policies

@@ -8,14 +8,14 @@
 #include <numeric>
 #include <utility>
 
+#include "ir/merge_by_progress.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/merge_by_progress.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::Graph;
-using profiles::OpId;
+using ir::Graph;
+using ir::OpId;
 
 namespace {
 
@@ -31,7 +31,7 @@ std::vector<int64_t> durations(const Graph& g, const std::vector<OpId>& ops,
 
 int64_t estimated_step_ns(const Graph& graph, const costmodel::OpCostModel& cost) {
   int64_t total = 0;
-  for (const profiles::Op& op : graph.ops) total += cost.op_duration_ns(graph, op);
+  for (const ir::Op& op : graph.ops) total += cost.op_duration_ns(graph, op);
   return total;
 }
 
@@ -49,14 +49,14 @@ std::vector<int32_t> multiplex_order(const std::vector<int64_t>& step_time_ns) {
   return order;
 }
 
-std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<profiles::SubArray>& sub_arrays,
+std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<ir::SubArray>& sub_arrays,
                                        const costmodel::OpCostModel& cost) {
   // fw[i], bw[i]: sub-array i's forward ops and its backward-then-optimizer ops, program order.
   const size_t n = sub_arrays.size();
   std::vector<std::vector<OpId>> fw(n);
   std::vector<std::vector<OpId>> bw(n);
   for (size_t i = 0; i < n; ++i) {
-    const profiles::SubArray& s = sub_arrays[i];
+    const ir::SubArray& s = sub_arrays[i];
     if (s.first_op < 0 || s.end_op < s.first_op || static_cast<size_t>(s.end_op) > g.ops.size() ||
         (i > 0 && s.first_op != sub_arrays[i - 1].end_op) || (i == 0 && s.first_op != 0)) {
       throw Error(
@@ -67,13 +67,13 @@ std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<profile
     std::vector<OpId> optimizer;
     for (OpId id = s.first_op; id < s.end_op; ++id) {
       switch (g.op(id).phase) {
-        case profiles::Phase::forward:
+        case ir::Phase::forward:
           fw[i].push_back(id);
           break;
-        case profiles::Phase::backward:
+        case ir::Phase::backward:
           bw[i].push_back(id);
           break;
-        case profiles::Phase::optimizer:
+        case ir::Phase::optimizer:
           optimizer.push_back(id);
           break;
       }
@@ -90,18 +90,18 @@ std::vector<OpId> multiplexed_op_order(const Graph& g, const std::vector<profile
   order.insert(order.end(), fw[0].begin(), fw[0].end());
   for (size_t i = 0; i + 1 < n; ++i) {
     const std::vector<OpId> merged =
-        profiles::merge_by_progress(bw[i], durations(g, bw[i], cost), fw[i + 1], durations(g, fw[i + 1], cost));
+        ir::merge_by_progress(bw[i], durations(g, bw[i], cost), fw[i + 1], durations(g, fw[i + 1], cost));
     order.insert(order.end(), merged.begin(), merged.end());
   }
   order.insert(order.end(), bw[n - 1].begin(), bw[n - 1].end());
   return order;
 }
 
-profiles::Schedule build_multiplexed_schedule(std::vector<Graph> parts, const costmodel::OpCostModel& cost,
-                                              std::string policy) {
+ir::Schedule build_multiplexed_schedule(std::vector<Graph> parts, const costmodel::OpCostModel& cost,
+                                        std::string policy) {
   // Durations are taken on the concatenated graph, the one the simulator prices.
-  std::vector<profiles::SubArray> ranges;
-  Graph whole = profiles::concat_graphs(parts, &ranges);
+  std::vector<ir::SubArray> ranges;
+  Graph whole = ir::concat_graphs(parts, &ranges);
   parts.clear();
   const std::vector<OpId> order = multiplexed_op_order(whole, ranges, cost);
   return build_ordered_schedule(std::move(whole), std::move(ranges), order, std::move(policy));

@@ -8,7 +8,7 @@
 #include <functional>
 #include <limits>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 

@@ -6,25 +6,25 @@
 #include <numeric>
 #include <utility>
 
-#include "profiles/schedule_check.hpp"
+#include "ir/schedule_check.hpp"
 
 namespace mutwo::policies {
 
-using profiles::Graph;
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::kNoId;
-using profiles::OpId;
-using profiles::Schedule;
-using profiles::Tensor;
+using ir::Graph;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::kNoId;
+using ir::OpId;
+using ir::Schedule;
+using ir::Tensor;
 
 namespace {
 
-void emit(Schedule& s, InstrKind kind, OpId op, profiles::TensorId tensor) {
+void emit(Schedule& s, InstrKind kind, OpId op, ir::TensorId tensor) {
   Instruction in;
-  in.id = static_cast<profiles::InstrId>(s.instructions.size());
+  in.id = static_cast<ir::InstrId>(s.instructions.size());
   in.kind = kind;
-  in.stream = profiles::kComputeStream;
+  in.stream = ir::kComputeStream;
   in.op = op;
   in.tensor = tensor;
   s.instructions.push_back(std::move(in));
@@ -49,8 +49,8 @@ std::vector<int64_t> check_order(const Graph& g, const std::vector<OpId>& order)
     position[static_cast<size_t>(id)] = static_cast<int64_t>(i);
   }
   for (size_t i = 0; i < order.size(); ++i) {
-    const profiles::Op& op = g.op(order[i]);
-    for (profiles::TensorId t : op.inputs) {
+    const ir::Op& op = g.op(order[i]);
+    for (ir::TensorId t : op.inputs) {
       const OpId p = g.tensor(t).producer;
       if (p != kNoId && position[static_cast<size_t>(p)] > static_cast<int64_t>(i)) {
         throw Error(fmt::format(
@@ -66,13 +66,13 @@ std::vector<int64_t> check_order(const Graph& g, const std::vector<OpId>& order)
 
 Schedule build_ordered_schedule(std::vector<Graph> parts, const std::vector<OpId>& order,
                                 std::string policy) {
-  std::vector<profiles::SubArray> ranges;
-  Graph whole = profiles::concat_graphs(parts, &ranges);
+  std::vector<ir::SubArray> ranges;
+  Graph whole = ir::concat_graphs(parts, &ranges);
   parts.clear();  // the concatenated copy is all we need; release the parts early
   return build_ordered_schedule(std::move(whole), std::move(ranges), order, std::move(policy));
 }
 
-Schedule build_ordered_schedule(Graph concatenated, std::vector<profiles::SubArray> sub_arrays,
+Schedule build_ordered_schedule(Graph concatenated, std::vector<ir::SubArray> sub_arrays,
                                 const std::vector<OpId>& order, std::string policy) {
   Schedule s;
   s.graph = std::move(concatenated);
@@ -82,9 +82,9 @@ Schedule build_ordered_schedule(Graph concatenated, std::vector<profiles::SubArr
   const std::vector<int64_t> position = check_order(g, order);
 
   // frees_after[k + 1]: tensors freed right after order[k] (slot 0: before the first op), ascending ids.
-  std::vector<std::vector<profiles::TensorId>> frees_after(g.ops.size() + 1);
+  std::vector<std::vector<ir::TensorId>> frees_after(g.ops.size() + 1);
   for (const Tensor& t : g.tensors) {
-    if (profiles::is_persistent(t.role)) continue;
+    if (ir::is_persistent(t.role)) continue;
     int64_t after = -1;  // position of the last reader (or the producer when unread); -1: before all
     if (t.consumers.empty()) {
       if (t.producer != kNoId) after = position[static_cast<size_t>(t.producer)];
@@ -94,12 +94,12 @@ Schedule build_ordered_schedule(Graph concatenated, std::vector<profiles::SubArr
     frees_after[static_cast<size_t>(after + 1)].push_back(t.id);
   }
   s.instructions.reserve(g.ops.size() + g.tensors.size());
-  for (profiles::TensorId t : frees_after[0]) emit(s, InstrKind::free, kNoId, t);
+  for (ir::TensorId t : frees_after[0]) emit(s, InstrKind::free, kNoId, t);
   for (size_t k = 0; k < order.size(); ++k) {
     emit(s, InstrKind::compute, order[k], kNoId);
-    for (profiles::TensorId t : frees_after[k + 1]) emit(s, InstrKind::free, kNoId, t);
+    for (ir::TensorId t : frees_after[k + 1]) emit(s, InstrKind::free, kNoId, t);
   }
-  profiles::validate_schedule(s);
+  ir::validate_schedule(s);
   return s;
 }
 

@@ -7,21 +7,21 @@
 #include <span>
 #include <utility>
 
-#include "profiles/error.hpp"
-#include "profiles/memory_rule.hpp"
+#include "ir/memory_rule.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::InstrId;
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::kNoId;
-using profiles::Op;
-using profiles::OpId;
-using profiles::Schedule;
-using profiles::Tensor;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::InstrId;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::kNoId;
+using ir::Op;
+using ir::OpId;
+using ir::Schedule;
+using ir::Tensor;
+using ir::TensorId;
+using ir::TensorRole;
 
 namespace {
 
@@ -29,10 +29,10 @@ namespace {
 struct TensorState {
   bool resident = false;
   InstrId maker = kNoId;  // made the device copy resident (kNoId: resident from the start)
-  int32_t maker_stream = profiles::kComputeStream;
+  int32_t maker_stream = ir::kComputeStream;
   int32_t synced_stream = -1;  // a stream that already waits on `maker`
   InstrId freed_by = kNoId;    // the last free
-  int32_t freed_stream = profiles::kComputeStream;
+  int32_t freed_stream = ir::kComputeStream;
   InstrId reader_main = kNoId;  // last reader on kComputeStream since `maker`
   // Last reader per other stream since `maker` (the swap_out, extra compute streams); inline, as the
   // emitter runs many times per policy.
@@ -73,10 +73,11 @@ class Emitter {
     bucket_decisions();
     out_.instructions.reserve(base_.instructions.size() + 4 * plan_.decisions.size());
     state_.resize(g_.tensors.size());
-    for (const Tensor& t : g_.tensors) state_[static_cast<size_t>(t.id)].resident = profiles::resident_at_start(t.role);
+    for (const Tensor& t : g_.tensors)
+      state_[static_cast<size_t>(t.id)].resident = ir::resident_at_start(t.role);
     new_id_.assign(base_.instructions.size(), kNoId);
     compute_instr_.assign(n_, kNoId);
-    stream_at_.assign(n_, profiles::kComputeStream);
+    stream_at_.assign(n_, ir::kComputeStream);
     for (const Instruction& b : base_.instructions) {
       if (b.kind == InstrKind::compute) stream_at_[static_cast<size_t>(order_.position_of[b.op])] = b.stream;
     }
@@ -128,7 +129,7 @@ class Emitter {
       fail(i, d.tensor,
            fmt::format("field 'tensor': role {} is not evictable (only activation and temporary tensors made "
                        "by an op)",
-                       profiles::role_name(t.role)));
+                       ir::role_name(t.role)));
     }
     const int32_t produced = order_.position_of[static_cast<size_t>(t.producer)];
     if (d.evict_after < produced || d.evict_after >= n_) {
@@ -174,11 +175,11 @@ class Emitter {
                          d.swap_in_after));
       }
       const Op& p = g_.op(t.producer);
-      if (p.phase != profiles::Phase::forward || !p.recomputable) {
+      if (p.phase != ir::Phase::forward || !p.recomputable) {
         fail(i, d.tensor,
              fmt::format("field 'action' = recompute: its producer op {} '{}' is not recomputable (phase {}, "
                          "recomputable {})",
-                         p.id, p.name, profiles::phase_name(p.phase), p.recomputable));
+                         p.id, p.name, ir::phase_name(p.phase), p.recomputable));
       }
     }
   }
@@ -261,7 +262,7 @@ class Emitter {
       add_wait(waits, s.maker);
       s.synced_stream = stream;
     }
-    if (stream == profiles::kComputeStream) {
+    if (stream == ir::kComputeStream) {
       s.reader_main = self;
       return;
     }
@@ -292,7 +293,7 @@ class Emitter {
   void free_waits(std::vector<InstrId>& waits, TensorId t, int32_t stream) const {
     const TensorState& s = state_[static_cast<size_t>(t)];
     if (s.maker != kNoId && s.maker_stream != stream && s.synced_stream != stream) add_wait(waits, s.maker);
-    if (stream != profiles::kComputeStream) add_wait(waits, s.reader_main);
+    if (stream != ir::kComputeStream) add_wait(waits, s.reader_main);
     for (int32_t i = 0; i < s.others; ++i) {
       const auto& [rs, id] = s.reader_other[static_cast<size_t>(i)];
       if (rs != stream) add_wait(waits, id);
@@ -343,8 +344,8 @@ class Emitter {
     for (TensorId t : swap_out_after_.at(k)) {
       std::vector<InstrId> w{self};
       const InstrId id = next_id();
-      reading(w, t, profiles::kDeviceToHostStream, id);
-      push(InstrKind::swap_out, profiles::kDeviceToHostStream, kNoId, t, std::move(w));
+      reading(w, t, ir::kDeviceToHostStream, id);
+      push(InstrKind::swap_out, ir::kDeviceToHostStream, kNoId, t, std::move(w));
     }
   }
 
@@ -365,8 +366,8 @@ class Emitter {
       }
       std::vector<InstrId> waits{s.freed_by};
       if (swap_in_trigger_[static_cast<size_t>(t)] != -1) add_wait(waits, compute_instr_[uk]);
-      made(t, push(InstrKind::swap_in, profiles::kHostToDeviceStream, kNoId, t, std::move(waits)),
-           profiles::kHostToDeviceStream);
+      made(t, push(InstrKind::swap_in, ir::kHostToDeviceStream, kNoId, t, std::move(waits)),
+           ir::kHostToDeviceStream);
     }
   }
 
@@ -375,7 +376,7 @@ class Emitter {
     if (st(t).resident || building_[static_cast<size_t>(t)]) return;
     const Tensor& tensor = g_.tensor(t);
     const Op* p = tensor.producer == kNoId ? nullptr : &g_.op(tensor.producer);
-    if (p == nullptr || p->phase != profiles::Phase::forward || !p->recomputable) {
+    if (p == nullptr || p->phase != ir::Phase::forward || !p->recomputable) {
       throw Error(fmt::format(
           "emit_plan: plan decision for {}: field 'reload_before' = {}: rebuilding it needs {}, which is not "
           "resident there and cannot be recomputed ({})",
@@ -444,7 +445,7 @@ class Emitter {
   }
 
   const Schedule& base_;
-  const profiles::Graph& g_;
+  const ir::Graph& g_;
   const ComputeOrder& order_;
   const MemoryPlan& plan_;
   int32_t n_ = 0;

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/schedule.hpp"
 #include "policies/memory_plan.hpp"
-#include "profiles/schedule.hpp"
 
 namespace mutwo::policies {
 
@@ -28,13 +28,13 @@ namespace mutwo::policies {
 // order, a tensor that is not evictable, or an access of the tensor inside its window).
 // reload_before need not read the tensor itself (a policy may reload early, e.g. a whole
 // checkpoint segment at once), but some op at or after it must.
-profiles::Schedule emit_plan(const profiles::Schedule& base, const ComputeOrder& order,
-                             const MemoryPlan& plan, std::string policy_name);
+ir::Schedule emit_plan(const ir::Schedule& base, const ComputeOrder& order, const MemoryPlan& plan,
+                       std::string policy_name);
 
 // The instructions emit_plan puts in its Schedule, without copying the graph (which costs more than
 // the emission on large graphs): a policy that tries many plans keeps one Schedule and replaces its
 // instructions. Same checks and errors as emit_plan.
-std::vector<profiles::Instruction> emit_instructions(const profiles::Schedule& base,
-                                                     const ComputeOrder& order, const MemoryPlan& plan);
+std::vector<ir::Instruction> emit_instructions(const ir::Schedule& base, const ComputeOrder& order,
+                                               const MemoryPlan& plan);
 
 }  // namespace mutwo::policies

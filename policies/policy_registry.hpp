@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "policies/memory_policy.hpp"
-#include "profiles/registry.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::policies {
 

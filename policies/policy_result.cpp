@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
-#include "profiles/schedule_check.hpp"
+#include "ir/schedule_check.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
@@ -22,8 +22,8 @@ bool better_result(const PolicyResult& a, const PolicyResult& b) {
   return a.feasible ? a.step_time_ns < b.step_time_ns : a.peak_bytes < b.peak_bytes;
 }
 
-PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& input, std::string note) {
-  profiles::validate_schedule(schedule);
+PolicyResult evaluate_schedule(ir::Schedule schedule, const PolicyInput& input, std::string note) {
+  ir::validate_schedule(schedule);
   sim::SimOptions options;
   options.memory_limit_bytes = input.memory_limit_bytes;
   options.continue_past_limit = true;  // an OOM's peak is the smallest limit this schedule meets
@@ -38,7 +38,7 @@ PolicyResult evaluate_schedule(profiles::Schedule schedule, const PolicyInput& i
   return r;
 }
 
-PolicyResult policy_result(profiles::Schedule schedule, const sim::Prediction& unlimited, const PolicyInput& input,
+PolicyResult policy_result(ir::Schedule schedule, const sim::Prediction& unlimited, const PolicyInput& input,
                            std::string note) {
   PolicyResult r;
   r.prediction = unlimited;

@@ -12,11 +12,11 @@
 
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
-#include "policies/state_offload.hpp"
 #include "policies/policy_result.hpp"
+#include "policies/state_offload.hpp"
 #include "policies/strategy.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "support/error.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::policies {
 
@@ -33,10 +33,10 @@ namespace {
 // Sizes per architecture, e.g. {{3, 3, 2}} or {{4, 4}, {2}}.
 using Sizes = std::vector<std::vector<int32_t>>;
 
-int64_t persistent_bytes(const profiles::Graph& graph) {
+int64_t persistent_bytes(const ir::Graph& graph) {
   int64_t bytes = 0;
-  for (const profiles::Tensor& t : graph.tensors) {
-    if (profiles::is_persistent(t.role)) bytes += t.bytes;
+  for (const ir::Tensor& t : graph.tensors) {
+    if (ir::is_persistent(t.role)) bytes += t.bytes;
   }
   return bytes;
 }
@@ -44,7 +44,7 @@ int64_t persistent_bytes(const profiles::Graph& graph) {
 void validate(const SearchConfig& config, const PolicyRegistry& registry) {
   if (config.architectures.empty()) throw Error("search: the model array is empty; give at least one model");
   for (const ArchitectureCount& a : config.architectures) {
-    profiles::find_model(a.model);  // a zoo model or a test-scale variant
+    zoo::find_model(a.model);  // a zoo model or a test-scale variant
     if (a.count < 1) throw Error(fmt::format("search: model '{}' count {} must be >= 1", a.model, a.count));
   }
   for (size_t i = 0; i < config.architectures.size(); ++i) {
@@ -67,7 +67,7 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
 struct Candidate {
   SearchRow row;
   RunFigures figures;           // the policy's own simulation of `schedule` (not re-simulated)
-  profiles::Schedule schedule;  // empty when row.pruned
+  ir::Schedule schedule;        // empty when row.pruned
   int64_t sequence = 0;         // enumeration order, the tie-break
 };
 
@@ -110,7 +110,7 @@ class Search {
     ctx.memory_limit_bytes = limit_;
     ctx.samples_per_step = samples_per_step_;
     ctx.host_mode = config_.host_mode;
-    ctx.step_graph = [this](size_t a, int32_t w) -> const profiles::Graph& { return step_graph(a, w); };
+    ctx.step_graph = [this](size_t a, int32_t w) -> const ir::Graph& { return step_graph(a, w); };
     std::vector<StrategyOutcome> outcomes;
     outcomes.push_back(run_sequential(ctx));
     outcomes.push_back(run_hfta(ctx));
@@ -134,7 +134,7 @@ class Search {
       row.policy = c.row.policy;
       row.note = c.row.note;
       row.state_offloaded = c.row.state_offloaded;
-      row.optimizer_on_host = c.schedule.host_stream != profiles::kNoStream;
+      row.optimizer_on_host = c.schedule.host_stream != ir::kNoStream;
       StrategyOutcome o;
       o.row = std::move(row);
       o.schedule = std::move(c.schedule);
@@ -166,7 +166,7 @@ class Search {
   }
 
  private:
-  const profiles::Graph& step_graph(size_t arch, int32_t width);
+  const ir::Graph& step_graph(size_t arch, int32_t width);
   int64_t compute_ns(size_t arch, int32_t width);
   // Rule 1's verdict: fits, or the limit the whole plan needs at least (the lone plan's smallest
   // limit plus the other models' state).
@@ -182,10 +182,10 @@ class Search {
   std::vector<SubArrayKey> multiplex_sequence(const Sizes& sizes);
   // The partition x policy planned with the model state on the host, offered as a row.
   // Returns 0 when rule 1' pruned it, 1 when plans were made, 2 when one of them is feasible.
-  int offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
-                       SearchStats& stats);
+  int offer_offloaded(const Sizes& sizes, size_t policy, std::optional<ir::Schedule>& base,
+                      SearchStats& stats);
   std::vector<Sizes> enumerate_partitions() const;
-  profiles::Schedule multiplexed(const Sizes& sizes, bool interleave);
+  ir::Schedule multiplexed(const Sizes& sizes, bool interleave);
   void offer(Candidate c);
   void search_partitions(SearchStats& stats);
   // One fused sub-array of `width` models as a run of its own, at the whole limit: its plain step
@@ -193,7 +193,7 @@ class Search {
   struct Run {
     RunFigures figures;
     std::string policy;
-    profiles::Schedule schedule;
+    ir::Schedule schedule;
   };
   const std::optional<Run>& separate_run(size_t arch, int32_t width, SearchStats& stats);
   // The fastest array of separate runs (search.hpp), nullopt when some architecture has none.
@@ -224,7 +224,7 @@ class Search {
   std::vector<Candidate> kept_;  // best first, at most config.top
 };
 
-const profiles::Graph& Search::step_graph(size_t arch, int32_t width) {
+const ir::Graph& Search::step_graph(size_t arch, int32_t width) {
   return graphs_.get(arch, width);
 }
 
@@ -241,11 +241,11 @@ Search::Lone Search::lone(size_t arch, int32_t width, size_t policy, SearchStats
   const auto key = std::make_tuple(arch, width, policy);
   auto it = lone_.find(key);
   if (it != lone_.end()) return it->second;
-  const profiles::Graph& graph = step_graph(arch, width);
+  const ir::Graph& graph = step_graph(arch, width);
   const int64_t others = total_persistent_bytes_ - persistent_bytes(graph);
   Lone verdict{false, total_persistent_bytes_};
   if (limit_ - others > 0) {
-    const profiles::Schedule base = build_plain_schedule({graph});
+    const ir::Schedule base = build_plain_schedule({graph});
     PolicyInput input;
     input.base = &base;
     input.cost = &cost_;
@@ -275,9 +275,9 @@ bool Search::offload_fits(const std::vector<SubArrayKey>& neighbours, size_t pol
     }
     if ((!fits && wider) || (fits && narrower)) return fits;
   }
-  std::vector<profiles::Graph> parts;
+  std::vector<ir::Graph> parts;
   for (const auto& [arch, width] : neighbours) parts.push_back(step_graph(arch, width));
-  const profiles::Schedule base = build_multiplexed_schedule(std::move(parts), cost_);
+  const ir::Schedule base = build_multiplexed_schedule(std::move(parts), cost_);
   PolicyInput input;
   input.base = &base;
   input.cost = &cost_;
@@ -302,7 +302,7 @@ std::vector<Search::SubArrayKey> Search::multiplex_sequence(const Sizes& sizes) 
   return ordered;
 }
 
-int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<profiles::Schedule>& base,
+int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<ir::Schedule>& base,
                             SearchStats& stats) {
   if (!registry_.find(names_[policy]).static_plan) return 0;
   const std::vector<SubArrayKey> sequence = multiplex_sequence(sizes);
@@ -334,7 +334,7 @@ int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<pro
   // With the state dominating memory, two neighbours' state may not share the device: back to
   // back, one sub-array's state is resident at a time (plus the next one's prefetch).
   if ((!result || !result->feasible) && sequence.size() > 1 && each_fits()) {
-    const profiles::Schedule back_to_back = multiplexed(sizes, false);
+    const ir::Schedule back_to_back = multiplexed(sizes, false);
     input.base = &back_to_back;
     PolicyResult alt = plan_with_state_offload(*policies_[policy], input);
     ++stats.plans;
@@ -386,8 +386,8 @@ size_t total_sub_arrays(const Sizes& sizes) {
 }
 
 // interleave = false: the same sub-arrays in the same order, back to back (plain schedule).
-profiles::Schedule Search::multiplexed(const Sizes& sizes, bool interleave) {
-  std::vector<const profiles::Graph*> graphs;
+ir::Schedule Search::multiplexed(const Sizes& sizes, bool interleave) {
+  std::vector<const ir::Graph*> graphs;
   std::vector<int64_t> step_ns;
   for (size_t a = 0; a < sizes.size(); ++a) {
     for (int32_t w : sizes[a]) {
@@ -395,7 +395,7 @@ profiles::Schedule Search::multiplexed(const Sizes& sizes, bool interleave) {
       step_ns.push_back(compute_ns(a, w));
     }
   }
-  std::vector<profiles::Graph> parts;
+  std::vector<ir::Graph> parts;
   for (int32_t i : multiplex_order(step_ns)) parts.push_back(*graphs[static_cast<size_t>(i)]);
   return interleave ? build_multiplexed_schedule(std::move(parts), cost_)
                     : build_plain_schedule(std::move(parts));
@@ -414,7 +414,7 @@ void Search::offer(Candidate c) {
 const std::optional<Search::Run>& Search::separate_run(size_t arch, int32_t width, SearchStats& stats) {
   auto it = runs_.find({arch, width});
   if (it != runs_.end()) return it->second;
-  const profiles::Schedule base = build_plain_schedule({step_graph(arch, width)});
+  const ir::Schedule base = build_plain_schedule({step_graph(arch, width)});
   PolicyInput input;
   input.base = &base;
   input.cost = &cost_;
@@ -496,7 +496,7 @@ void Search::offload_separate_partition(SearchStats& stats) {
   auto try_partition = [&](const Sizes& sizes) {
     if (std::find(offload_tried_.begin(), offload_tried_.end(), sizes) != offload_tried_.end()) return;
     offload_tried_.push_back(sizes);
-    std::optional<profiles::Schedule> base;
+    std::optional<ir::Schedule> base;
     for (size_t p = 0; p < policies_.size(); ++p) offer_offloaded(sizes, p, base, stats);
   };
   if (separate_sizes_) try_partition(*separate_sizes_);
@@ -535,8 +535,8 @@ void Search::search_partitions(SearchStats& stats) {
       stats.partitions_pruned_by_bound = static_cast<int64_t>(by_bound.size() - visit);
       break;
     }
-    std::optional<profiles::Schedule> base;
-    std::optional<profiles::Schedule> back_to_back;
+    std::optional<ir::Schedule> base;
+    std::optional<ir::Schedule> back_to_back;
     bool as_is_checked = false;
     const bool offload_allowed =
         offload_partitions < config_.offload_partitions && offload_attempts < 2 * config_.offload_partitions;
@@ -649,25 +649,28 @@ SearchReport run_one_search(const SearchConfig& config) {
   validate(config, registry);
   Search search(config, registry);
   SearchReport report = search.run();
-  const std::string lean = profiles::lean_ops_name(config.architectures.front().config.lean_ops);
+  const std::string lean = transforms::lean_ops_name(config.architectures.front().config.lean_ops);
   for (SearchRow& row : report.rows) row.lean_ops = lean;
   return report;
 }
 
-LeanEffect lean_effect(const ArchitectureCount& arch, const profiles::LeanOps& lean, const SearchConfig& config) {
-  profiles::ModelConfig model = arch.config;
+LeanEffect lean_effect(const ArchitectureCount& arch, const transforms::LeanOps& lean,
+                       const SearchConfig& config) {
+  zoo::ModelConfig model = arch.config;
   model.width = 1;
   model.lean_ops = {};
-  const profiles::Graph plain = profiles::build_training_step(profiles::build_model(arch.model, model), config.optimizer);
+  const ir::Graph plain =
+      transforms::build_training_step(zoo::build_model(arch.model, model), config.optimizer);
   model.lean_ops = lean;
-  const profiles::Graph leaned = profiles::build_training_step(profiles::build_model(arch.model, model), config.optimizer);
-  const auto compute = [&](const profiles::Graph& g) {
+  const ir::Graph leaned =
+      transforms::build_training_step(zoo::build_model(arch.model, model), config.optimizer);
+  const auto compute = [&](const ir::Graph& g) {
     int64_t ns = 0;
-    for (const profiles::Op& op : g.ops) ns += config.cost->op_duration_ns(g, op);
+    for (const ir::Op& op : g.ops) ns += config.cost->op_duration_ns(g, op);
     return ns;
   };
-  return {profiles::lean_ops_name(lean), arch.model,
-          profiles::saved_for_backward_bytes(plain) - profiles::saved_for_backward_bytes(leaned),
+  return {transforms::lean_ops_name(lean), arch.model,
+          ir::saved_for_backward_bytes(plain) - ir::saved_for_backward_bytes(leaned),
           compute(leaned) - compute(plain)};
 }
 

@@ -52,16 +52,16 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "ir/schedule.hpp"
 #include "policies/partition.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/schedule.hpp"
+#include "transforms/autodiff.hpp"
 
 namespace mutwo::policies {
 
 struct SearchConfig {
   std::vector<ArchitectureCount> architectures;  // the model array; per-model config in each
-  profiles::OptimizerConfig optimizer;
+  transforms::OptimizerConfig optimizer;
   const costmodel::OpCostModel* cost = nullptr;  // required; its device gives the host link
   int64_t memory_limit_bytes = 0;                // 0: the cost model's device memory
   std::vector<std::string> policies;             // empty: default_search_policies()
@@ -77,10 +77,10 @@ struct SearchConfig {
   // Rule 2 with the separate runs as the incumbent (above): for callers that want the mutwo
   // strategy's best plan only (experiments), not its best one-run plans.
   bool prune_below_separate_runs = false;
-  // Tempo's lean layers (profiles/lean_ops.hpp) as a lever: each option is searched with every
+  // Tempo's lean layers (transforms/lean_ops.hpp) as a lever: each option is searched with every
   // partition and policy (every architecture's config.lean_ops set to it) and the rows merged; the
   // report's lean_effects say what each option saves and costs. Empty: the architectures' own.
-  std::vector<profiles::LeanOps> lean_options;
+  std::vector<transforms::LeanOps> lean_options;
 };
 
 // One strategy's result (for the mutwo strategy: one partition x policy).
@@ -104,7 +104,7 @@ struct SearchRow {
   int64_t swap_ns = 0;     // copy streams' busy time
   int32_t runs = 1;        // separate runs one after another (sequential, hfta groups)
   bool pruned = false;     // skipped by pruning rule 1: peak_bytes is a lower bound, not a plan's
-  std::string lean_ops = "none";  // profiles::lean_ops_name of the architectures' lean layers
+  std::string lean_ops = "none";  // transforms::lean_ops_name of the architectures' lean layers
   std::string note;
 };
 
@@ -134,7 +134,7 @@ struct SearchReport {
   // The first row's schedule when it is feasible. For a strategy of separate runs (sequential,
   // hfta groups, hfta+capuchin over several architectures) it is the schedule of the run with the
   // highest peak, and best_schedule_is_whole_step is false.
-  std::optional<profiles::Schedule> best_schedule;
+  std::optional<ir::Schedule> best_schedule;
   bool best_schedule_is_whole_step = true;
   int64_t smallest_limit_bytes =
       0;  // the smallest peak of any plan made, feasible or not (pruned rows aside)

@@ -5,17 +5,17 @@
 #include <fmt/format.h>
 
 #include "costmodel/host_optimizer.hpp"
-#include "profiles/error.hpp"
 #include "sim/host_plan.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::Payload;
-using profiles::ServerTask;
-using profiles::ServerTaskKind;
-using profiles::TensorRole;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::Payload;
+using ir::ServerTask;
+using ir::ServerTaskKind;
+using ir::TensorRole;
 
 namespace {
 
@@ -30,12 +30,12 @@ Payload payload_of(TensorRole role) {
 
 }  // namespace
 
-void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost, int32_t gpu,
-                   profiles::ServerSchedule& into, sim::HostMode host_mode) {
+void lift_schedule(const ir::Schedule& schedule, const costmodel::OpCostModel& cost, int32_t gpu,
+                   ir::ServerSchedule& into, sim::HostMode host_mode) {
   if (gpu < 0 || gpu >= into.gpu_count) {
     throw Error(fmt::format("lift_schedule: gpu = {} must be in [0, {})", gpu, into.gpu_count));
   }
-  const profiles::Graph& g = schedule.graph;
+  const ir::Graph& g = schedule.graph;
   const auto base = static_cast<int32_t>(into.tasks.size());
   const sim::HostPlan host = sim::make_host_plan(schedule, cost, host_mode);
   if (host.on) into.launch_queue_depth = host.queue_depth;
@@ -49,17 +49,17 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
       t.issue_ns = host.issue_ns[static_cast<size_t>(in.id)];
       t.host_sync = host.sync[static_cast<size_t>(in.id)] != 0;
     }
-    for (const profiles::InstrId w : in.waits) t.waits.push_back(base + w);
+    for (const ir::InstrId w : in.waits) t.waits.push_back(base + w);
     switch (in.kind) {
       case InstrKind::compute:
       case InstrKind::recompute: {
-        const profiles::Op& op = g.op(in.op);
+        const ir::Op& op = g.op(in.op);
         t.kind = ServerTaskKind::compute;
-        if (profiles::runs_on_host(schedule, in)) {  // a host-placed optimizer's update, on the host CPU
-          t.stream = profiles::kServerHostCpuStream;
+        if (ir::runs_on_host(schedule, in)) {  // a host-placed optimizer's update, on the host CPU
+          t.stream = ir::kServerHostCpuStream;
           t.duration_ns = costmodel::host_optimizer_ns(cost.device(), op);
         } else {
-          t.stream = profiles::kServerComputeStream;
+          t.stream = ir::kServerComputeStream;
           t.duration_ns = cost.op_duration_ns(g, op);
         }
         t.label = fmt::format("{} {}", in.kind == InstrKind::compute ? "compute" : "recompute", op.name);
@@ -69,12 +69,12 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
       }
       case InstrKind::swap_out:
       case InstrKind::swap_in: {
-        const profiles::Tensor& tensor = g.tensor(in.tensor);
+        const ir::Tensor& tensor = g.tensor(in.tensor);
         const bool out = in.kind == InstrKind::swap_out;
         t.kind = ServerTaskKind::transfer;
-        t.stream = out ? profiles::kServerToHostStream : profiles::kServerFromHostStream;
-        t.from = out ? gpu : profiles::kHostSide;
-        t.to = out ? profiles::kHostSide : gpu;
+        t.stream = out ? ir::kServerToHostStream : ir::kServerFromHostStream;
+        t.from = out ? gpu : ir::kHostSide;
+        t.to = out ? ir::kHostSide : gpu;
         t.bytes = tensor.bytes;
         t.payload = payload_of(tensor.role);
         t.label = fmt::format("{} {}", out ? "swap_out" : "swap_in", tensor.name);
@@ -86,10 +86,10 @@ void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostMo
         // that stream waits for it, and it waits for every earlier toucher of its tensor (a compute
         // stream stalls behind the free of a tensor still being swapped out).
         t.kind = ServerTaskKind::compute;
-        t.stream = in.stream == profiles::kDeviceToHostStream   ? profiles::kServerToHostStream
-                   : in.stream == profiles::kHostToDeviceStream ? profiles::kServerFromHostStream
-                   : in.stream == schedule.host_stream          ? profiles::kServerHostCpuStream
-                                                                : profiles::kServerComputeStream;
+        t.stream = in.stream == ir::kDeviceToHostStream   ? ir::kServerToHostStream
+                   : in.stream == ir::kHostToDeviceStream ? ir::kServerFromHostStream
+                   : in.stream == schedule.host_stream    ? ir::kServerHostCpuStream
+                                                          : ir::kServerComputeStream;
         t.label = fmt::format("free {}", g.tensor(in.tensor).name);
         auto& readers = touched[static_cast<size_t>(in.tensor)];
         t.waits.insert(t.waits.end(), readers.begin(), readers.end());

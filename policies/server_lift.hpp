@@ -9,8 +9,8 @@
 #include <cstdint>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/server_schedule.hpp"
+#include "ir/schedule.hpp"
+#include "ir/server_schedule.hpp"
 #include "sim/host_mode.hpp"
 
 namespace mutwo::policies {
@@ -20,7 +20,7 @@ namespace mutwo::policies {
 // the GPU's compute stream, in list order. Throws Error on a GPU index out of range.
 // With a host mode other than none the tasks carry the host timeline the single-GPU simulator
 // replays for that mode (sim/host_plan.hpp): each GPU's host issues its part.
-void lift_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost, int32_t gpu,
-                   profiles::ServerSchedule& into, sim::HostMode host_mode = sim::HostMode::none);
+void lift_schedule(const ir::Schedule& schedule, const costmodel::OpCostModel& cost, int32_t gpu,
+                   ir::ServerSchedule& into, sim::HostMode host_mode = sim::HostMode::none);
 
 }  // namespace mutwo::policies

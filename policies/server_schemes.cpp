@@ -5,15 +5,15 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::kHostSide;
-using profiles::Payload;
-using profiles::ServerSchedule;
-using profiles::ServerTask;
-using profiles::ServerTaskKind;
+using ir::kHostSide;
+using ir::Payload;
+using ir::ServerSchedule;
+using ir::ServerTask;
+using ir::ServerTaskKind;
 
 namespace {
 
@@ -34,7 +34,7 @@ class Emitter {
     ServerTask t;
     t.kind = ServerTaskKind::compute;
     t.gpu = gpu;
-    t.stream = profiles::kServerComputeStream;
+    t.stream = ir::kServerComputeStream;
     t.duration_ns = ns;
     t.alloc_bytes = alloc;
     t.free_bytes = free;
@@ -58,8 +58,8 @@ class Emitter {
     t.bytes = bytes;
     t.payload = payload;
     t.gpu = from == kHostSide ? to : from;
-    t.stream = from == kHostSide ? profiles::kServerFromHostStream
-                                 : (to == kHostSide ? profiles::kServerToHostStream : profiles::kServerPeerStream);
+    t.stream = from == kHostSide ? ir::kServerFromHostStream
+                                 : (to == kHostSide ? ir::kServerToHostStream : ir::kServerPeerStream);
     t.alloc_bytes = to == kHostSide ? 0 : alloc;
     t.free_bytes = from == kHostSide ? 0 : free;
     t.waits = std::move(waits);
@@ -508,7 +508,7 @@ ServerSchedule build_server_schedule(std::string_view scheme, const PackedModel&
                             config.gpus, model.packs.size()));
   }
   ServerSchedule s = info.create(model, server, config);
-  profiles::validate_server_schedule(s);
+  ir::validate_server_schedule(s);
   return s;
 }
 

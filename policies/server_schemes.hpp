@@ -44,9 +44,9 @@
 #include <vector>
 
 #include "costmodel/server_spec.hpp"
+#include "ir/server_schedule.hpp"
 #include "policies/layer_packs.hpp"
-#include "profiles/registry.hpp"
-#include "profiles/server_schedule.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::policies {
 
@@ -60,7 +60,8 @@ struct ServerSchemeInfo {
   std::string description;
   bool data_parallel = true;  // samples per step: N M micro-batches (DP) or M (PP)
   bool swaps = false;         // moves state to the host (the schemes Harmony compares)
-  std::function<profiles::ServerSchedule(const PackedModel&, const costmodel::ServerSpec&, const SchemeConfig&)> create;
+  std::function<ir::ServerSchedule(const PackedModel&, const costmodel::ServerSpec&, const SchemeConfig&)>
+      create;
 };
 
 class ServerSchemeRegistry : public Registry<ServerSchemeInfo> {
@@ -74,10 +75,10 @@ const ServerSchemeRegistry& builtin_server_schemes();
 // builtin_server_schemes().find(scheme).create(...), after checking the config: gpus in
 // [1, server.gpu_count], micro_batches >= 1, and for the pipelines at least `gpus` packs. Throws
 // Error naming the field, UnknownNameError on an unknown scheme.
-profiles::ServerSchedule build_server_schedule(std::string_view scheme, const PackedModel& model,
-                                               const costmodel::ServerSpec& server, const SchemeConfig& config);
+ir::ServerSchedule build_server_schedule(std::string_view scheme, const PackedModel& model,
+                                         const costmodel::ServerSpec& server, const SchemeConfig& config);
 
-// The table above for one scheme: expected bytes per payload (profiles::Payload), swaps and peer
+// The table above for one scheme: expected bytes per payload (ir::Payload), swaps and peer
 // copies apart. `stage_boundary_bytes` is A for pp/pp-swap (harmony-pp's A is every pack boundary).
 struct SchemeVolumes {
   int64_t swap_weights = 0;

@@ -11,20 +11,20 @@
 #include "policies/search.hpp"
 #include "policies/server_lift.hpp"
 #include "policies/server_schemes.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
 #include "sim/server_simulator.hpp"
+#include "support/error.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::policies {
 
-using profiles::ServerSchedule;
+using ir::ServerSchedule;
 
 namespace {
 
-profiles::Graph training_step(const ArchitectureCount& a, const profiles::OptimizerConfig& optimizer) {
-  profiles::ModelConfig config = a.config;
+ir::Graph training_step(const ArchitectureCount& a, const transforms::OptimizerConfig& optimizer) {
+  zoo::ModelConfig config = a.config;
   config.width = 1;
-  return profiles::build_training_step(profiles::build_model(a.model, config), optimizer);
+  return transforms::build_training_step(zoo::build_model(a.model, config), optimizer);
 }
 
 // Fills a row's server-side figures from a simulation.
@@ -63,9 +63,9 @@ using ShareMemo = std::map<std::vector<int32_t>, SearchReport>;
 void search_schemes(const ServerSearchConfig& c, int64_t limit, std::vector<Candidate>& out, ServerSearchStats& stats) {
   const costmodel::ServerRoutes routes(c.server);
   const ArchitectureCount& a = c.architectures.front();
-  const profiles::Graph step = training_step(a, c.optimizer);
+  const ir::Graph step = training_step(a, c.optimizer);
   int32_t forward_ops = 0;
-  for (const profiles::Op& op : step.ops) forward_ops += op.phase == profiles::Phase::forward ? 1 : 0;
+  for (const ir::Op& op : step.ops) forward_ops += op.phase == ir::Phase::forward ? 1 : 0;
   std::vector<int32_t> gpu_counts;
   for (int32_t g = 1; g < c.server.gpu_count; g *= 2) gpu_counts.push_back(g);
   gpu_counts.push_back(c.server.gpu_count);

@@ -20,17 +20,17 @@
 
 #include "costmodel/op_cost_model.hpp"
 #include "costmodel/server_spec.hpp"
+#include "ir/schedule.hpp"
+#include "ir/server_schedule.hpp"
 #include "policies/model_array.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/server_schedule.hpp"
 #include "sim/host_mode.hpp"
+#include "transforms/autodiff.hpp"
 
 namespace mutwo::policies {
 
 struct ServerSearchConfig {
   std::vector<ArchitectureCount> architectures;
-  profiles::OptimizerConfig optimizer;
+  transforms::OptimizerConfig optimizer;
   const costmodel::OpCostModel* cost = nullptr;  // required; prices the server's GPU
   costmodel::ServerSpec server;
   int64_t memory_limit_bytes = 0;                    // per GPU; 0: the GPU's memory
@@ -75,7 +75,7 @@ struct ServerGpuPart {
   int64_t peak_bytes = 0;    // predicted
   // The plan's schedule; absent for separate runs one after another (sequential, hfta groups), which
   // are several schedules, not one.
-  std::optional<profiles::Schedule> schedule;
+  std::optional<ir::Schedule> schedule;
 };
 
 struct ServerSearchStats {
@@ -87,7 +87,7 @@ struct ServerSearchStats {
 struct ServerSearchReport {
   int64_t memory_limit_bytes = 0;
   std::vector<ServerSearchRow> rows;
-  profiles::ServerSchedule best;  // the first row's schedule (empty when none is feasible)
+  ir::ServerSchedule best;  // the first row's schedule (empty when none is feasible)
   // The first row's GPUs, each part alone, when it is a feasible model-array placement (empty for a
   // scheme of one model: its GPUs run layer packs, not single-GPU schedules).
   std::vector<ServerGpuPart> best_parts;

@@ -7,36 +7,36 @@
 
 #include <fmt/format.h>
 
+#include "ir/memory_rule.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/policy_result.hpp"
-#include "profiles/error.hpp"
-#include "profiles/memory_rule.hpp"
-#include "profiles/schedule_check.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::InstrId;
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::Schedule;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::InstrId;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::Schedule;
+using ir::TensorId;
+using ir::TensorRole;
 
 namespace {
 
 // Op ranges [first, end) the pass covers.
-std::vector<std::pair<profiles::OpId, profiles::OpId>> chosen_ranges(const Schedule& s,
-                                                                     const std::vector<int32_t>& sub_arrays) {
-  std::vector<std::pair<profiles::OpId, profiles::OpId>> ranges;
+std::vector<std::pair<ir::OpId, ir::OpId>> chosen_ranges(const Schedule& s,
+                                                         const std::vector<int32_t>& sub_arrays) {
+  std::vector<std::pair<ir::OpId, ir::OpId>> ranges;
   if (s.sub_arrays.empty()) {
     if (!sub_arrays.empty()) {
       throw Error(fmt::format("state offload: sub-array {} given, but the schedule lists no sub-arrays",
                               sub_arrays.front()));
     }
-    ranges.emplace_back(0, static_cast<profiles::OpId>(s.graph.ops.size()));
+    ranges.emplace_back(0, static_cast<ir::OpId>(s.graph.ops.size()));
     return ranges;
   }
   if (sub_arrays.empty()) {
-    for (const profiles::SubArray& sa : s.sub_arrays) ranges.emplace_back(sa.first_op, sa.end_op);
+    for (const ir::SubArray& sa : s.sub_arrays) ranges.emplace_back(sa.first_op, sa.end_op);
     return ranges;
   }
   for (int32_t i : sub_arrays) {
@@ -50,8 +50,8 @@ std::vector<std::pair<profiles::OpId, profiles::OpId>> chosen_ranges(const Sched
 }
 
 struct Access {
-  InstrId first = profiles::kNoId;  // first instruction reading or writing the tensor
-  InstrId last = profiles::kNoId;   // last one
+  InstrId first = ir::kNoId;        // first instruction reading or writing the tensor
+  InstrId last = ir::kNoId;         // last one
   std::vector<InstrId> readers;     // every instruction reading it
   bool updated = false;             // an optimizer op updates it in place
 };
@@ -88,19 +88,19 @@ OptimizerPlace parse_optimizer_place(std::string_view name) {
 
 std::vector<TensorId> offloadable_state(const Schedule& planned, const std::vector<int32_t>& sub_arrays) {
   const auto ranges = chosen_ranges(planned, sub_arrays);
-  auto in_range = [&](profiles::OpId op) {
+  auto in_range = [&](ir::OpId op) {
     for (const auto& [first, end] : ranges) {
       if (op >= first && op < end) return true;
     }
     return false;
   };
   std::vector<TensorId> out;
-  for (const profiles::Tensor& t : planned.graph.tensors) {
-    if (!profiles::is_persistent(t.role)) continue;
-    const profiles::OpId op = t.producer != profiles::kNoId ? t.producer
-                              : t.consumers.empty()         ? profiles::kNoId
-                                                            : t.consumers.front();
-    if (op != profiles::kNoId && in_range(op)) out.push_back(t.id);
+  for (const ir::Tensor& t : planned.graph.tensors) {
+    if (!ir::is_persistent(t.role)) continue;
+    const ir::OpId op = t.producer != ir::kNoId ? t.producer
+                        : t.consumers.empty()   ? ir::kNoId
+                                                : t.consumers.front();
+    if (op != ir::kNoId && in_range(op)) out.push_back(t.id);
   }
   return out;
 }
@@ -111,7 +111,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     throw Error("state offload: the optimizer's place must be device or host (best is plan_with_state_offload's)");
   }
   const bool on_host = place == OptimizerPlace::host;
-  const profiles::Graph& g = planned.graph;
+  const ir::Graph& g = planned.graph;
   std::vector<TensorId> state = offloadable_state(planned, sub_arrays);
   std::vector<uint8_t> moved(g.tensors.size(), 0);
   for (TensorId t : state) moved[static_cast<size_t>(t)] = 1;
@@ -124,21 +124,22 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   // With the optimizer on the host: which instructions are its updates (all of whose inputs move).
   const size_t n = planned.instructions.size();
   std::vector<uint8_t> host_op(n, 0);
-  int32_t host_stream = profiles::kFirstExtraComputeStream;
+  int32_t host_stream = ir::kFirstExtraComputeStream;
   for (const Instruction& in : planned.instructions) host_stream = std::max(host_stream, in.stream + 1);
   if (on_host) {
     for (size_t k = 0; k < n; ++k) {
       const Instruction& in = planned.instructions[k];
       if (in.kind != InstrKind::compute) continue;
-      const profiles::Op& op = g.op(in.op);
-      if (op.phase != profiles::Phase::optimizer) continue;
+      const ir::Op& op = g.op(in.op);
+      if (op.phase != ir::Phase::optimizer) continue;
       bool mine = !op.inputs.empty();
       for (TensorId t : op.inputs) mine = mine && moved[static_cast<size_t>(t)] != 0;
       if (!mine) continue;
-      if (!profiles::is_optimizer_update(op.kind)) {
-        throw Error(fmt::format("state offload: op {} '{}' of kind {} cannot run on the host (only sgd_step, "
-                                "adam_step and adamw_step do); keep the optimizer on the device",
-                                op.id, op.name, profiles::kind_name(op.kind)));
+      if (!ir::is_optimizer_update(op.kind)) {
+        throw Error(
+            fmt::format("state offload: op {} '{}' of kind {} cannot run on the host (only sgd_step, "
+                        "adam_step and adamw_step do); keep the optimizer on the device",
+                        op.id, op.name, ir::kind_name(op.kind)));
       }
       host_op[k] = 1;
     }
@@ -153,7 +154,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   int64_t now = 0;
   auto touch = [&](TensorId t, InstrId i, bool reads) {
     Access& a = access[static_cast<size_t>(t)];
-    if (a.first == profiles::kNoId) a.first = i;
+    if (a.first == ir::kNoId) a.first = i;
     a.last = i;
     if (reads) a.readers.push_back(i);
   };
@@ -162,8 +163,8 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     const auto i = static_cast<InstrId>(k);
     if (host_op[k] != 0) {  // on the host: no device access, off the device's timeline
       start_ns[k] = end_ns[k] = now;
-    } else if (profiles::runs_op(in.kind)) {
-      const profiles::Op& op = g.op(in.op);
+    } else if (ir::runs_op(in.kind)) {
+      const ir::Op& op = g.op(in.op);
       start_ns[k] = now;
       now += op_ns[static_cast<size_t>(in.op)];
       end_ns[k] = now;
@@ -171,7 +172,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
       for (TensorId t : op.inputs) {
         if (moved[static_cast<size_t>(t)] == 0) continue;
         touch(t, i, true);
-        if (op.phase == profiles::Phase::optimizer && in.kind == InstrKind::compute) {
+        if (op.phase == ir::Phase::optimizer && in.kind == InstrKind::compute) {
           access[static_cast<size_t>(t)].updated = true;
         }
       }
@@ -209,7 +210,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   std::vector<TensorId> streamed;  // gradients copied to the host for the host optimizer
   for (TensorId t : state) {
     const Access& a = access[static_cast<size_t>(t)];
-    if (a.first == profiles::kNoId) continue;  // not touched: stays on the host, nothing to do
+    if (a.first == ir::kNoId) continue;  // not touched: stays on the host, nothing to do
     if (g.tensor(t).role != TensorRole::gradient) {
       loaded.push_back(t);
       continue;
@@ -219,7 +220,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
       continue;
     }
     const int32_t stream = planned.instructions[static_cast<size_t>(a.last)].stream;
-    NewInstr f{InstrKind::free, t, {}, -1, profiles::is_compute_stream(stream) ? stream : profiles::kComputeStream};
+    NewInstr f{InstrKind::free, t, {}, -1, ir::is_compute_stream(stream) ? stream : ir::kComputeStream};
     for (InstrId r : a.readers) {
       if (planned.instructions[static_cast<size_t>(r)].stream != f.stream) f.waits_old.push_back(r);
     }
@@ -241,7 +242,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     next_start = latest[j];
   }
   size_t cursor = 0;  // compute_list index: the trigger only moves forward with j
-  InstrId trigger = profiles::kNoId;
+  InstrId trigger = ir::kNoId;
   for (size_t j = 0; j < by_first.size(); ++j) {
     const TensorId t = by_first[j];
     const InstrId first = access[static_cast<size_t>(t)].first;
@@ -249,11 +250,11 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
            end_ns[static_cast<size_t>(compute_list[cursor])] <= latest[j]) {
       trigger = compute_list[cursor++];
     }
-    NewInstr in{InstrKind::swap_in, t, {}, -1, profiles::kHostToDeviceStream};
-    if (trigger != profiles::kNoId) in.waits_old.push_back(trigger);
+    NewInstr in{InstrKind::swap_in, t, {}, -1, ir::kHostToDeviceStream};
+    if (trigger != ir::kNoId) in.waits_old.push_back(trigger);
     news.push_back(std::move(in));
     const auto idx = static_cast<int32_t>(news.size() - 1);
-    (trigger == profiles::kNoId ? at_start : after[static_cast<size_t>(trigger)]).push_back(idx);
+    (trigger == ir::kNoId ? at_start : after[static_cast<size_t>(trigger)]).push_back(idx);
     waited_by[static_cast<size_t>(first)].push_back(idx);
   }
 
@@ -270,7 +271,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     int32_t out_index = -1;
     int64_t done_ns = end_ns[static_cast<size_t>(a.last)];
     if (a.updated || g.tensor(t).role == TensorRole::gradient) {
-      news.push_back(NewInstr{InstrKind::swap_out, t, {a.last}, -1, profiles::kDeviceToHostStream});
+      news.push_back(NewInstr{InstrKind::swap_out, t, {a.last}, -1, ir::kDeviceToHostStream});
       out_index = static_cast<int32_t>(news.size() - 1);
       swap_out_of[static_cast<size_t>(t)] = out_index;
       after[static_cast<size_t>(a.last)].push_back(out_index);
@@ -282,9 +283,9 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     InstrId place = a.last;
     while (pos != compute_list.end() && end_ns[static_cast<size_t>(*pos)] < done_ns) place = *pos++;
     if (pos != compute_list.end()) place = *pos;
-    NewInstr f{InstrKind::free, t, {}, out_index, profiles::kComputeStream};
+    NewInstr f{InstrKind::free, t, {}, out_index, ir::kComputeStream};
     const int32_t stream = planned.instructions[static_cast<size_t>(place)].stream;
-    if (profiles::is_compute_stream(stream)) f.stream = stream;
+    if (ir::is_compute_stream(stream)) f.stream = stream;
     for (InstrId r : a.readers) {
       if (planned.instructions[static_cast<size_t>(r)].stream != f.stream) f.waits_old.push_back(r);
     }
@@ -319,12 +320,12 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
   std::sort(out.host_state.begin(), out.host_state.end());
   out.host_stream = planned.host_stream;
   if (on_host) {
-    if (planned.host_stream != profiles::kNoStream) host_stream = planned.host_stream;
+    if (planned.host_stream != ir::kNoStream) host_stream = planned.host_stream;
     out.host_stream = host_stream;
   }
   out.instructions.reserve(n + news.size());
-  std::vector<InstrId> new_id_of_old(n, profiles::kNoId);
-  std::vector<InstrId> new_id_of_new(news.size(), profiles::kNoId);
+  std::vector<InstrId> new_id_of_old(n, ir::kNoId);
+  std::vector<InstrId> new_id_of_new(news.size(), ir::kNoId);
   auto emit_new = [&](int32_t idx) {
     const NewInstr& x = news[static_cast<size_t>(idx)];
     Instruction in;
@@ -352,7 +353,7 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     out.instructions.push_back(std::move(in));
     for (int32_t idx : after[k]) emit_new(idx);
   }
-  profiles::validate_schedule(out);
+  ir::validate_schedule(out);
   return out;
 }
 
@@ -361,7 +362,7 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
   const Schedule& base = *input.base;
   const std::vector<TensorId> state = offloadable_state(base);
   int64_t state_bytes = 0;
-  for (TensorId t : state) state_bytes += profiles::allocation_bytes(base.graph.tensor(t).bytes);
+  for (TensorId t : state) state_bytes += ir::allocation_bytes(base.graph.tensor(t).bytes);
   // First guess at what stays on the device at once: the two largest neighbouring sub-arrays'
   // state (multiplexing overlaps one sub-array's backward with the next one's forward).
   int64_t window_bytes = state_bytes;
@@ -369,7 +370,7 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
     std::vector<int64_t> per(base.sub_arrays.size(), 0);
     for (size_t i = 0; i < base.sub_arrays.size(); ++i) {
       for (TensorId t : offloadable_state(base, {static_cast<int32_t>(i)})) {
-        per[i] += profiles::allocation_bytes(base.graph.tensor(t).bytes);
+        per[i] += ir::allocation_bytes(base.graph.tensor(t).bytes);
       }
     }
     window_bytes = 0;
@@ -377,8 +378,8 @@ PolicyResult plan_with_state_offload(const MemoryPolicy& policy, const PolicyInp
   }
   // With `best`, the host is tried only where it runs every optimizer op (not amp_unscale).
   bool host_runs_all = true;
-  for (const profiles::Op& op : base.graph.ops) {
-    if (op.phase == profiles::Phase::optimizer && !profiles::is_optimizer_update(op.kind)) host_runs_all = false;
+  for (const ir::Op& op : base.graph.ops) {
+    if (op.phase == ir::Phase::optimizer && !ir::is_optimizer_update(op.kind)) host_runs_all = false;
   }
   // The activation plan offloaded with the optimizer at `at`.
   auto offload = [&](const PolicyResult& planned, OptimizerPlace at) {

@@ -32,16 +32,16 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "ir/schedule.hpp"
 #include "policies/memory_policy.hpp"
-#include "profiles/schedule.hpp"
 
 namespace mutwo::policies {
 
 // The persistent tensors of the chosen sub-arrays (indices into planned.sub_arrays; empty: every
 // sub-array, or the whole graph when it has none) that the pass would move: read or written by one
 // of their ops. Ascending.
-std::vector<profiles::TensorId> offloadable_state(const profiles::Schedule& planned,
-                                                  const std::vector<int32_t>& sub_arrays = {});
+std::vector<ir::TensorId> offloadable_state(const ir::Schedule& planned,
+                                            const std::vector<int32_t>& sub_arrays = {});
 
 enum class OptimizerPlace : uint8_t {
   device,  // the optimizer step on the device, its state prefetched and copied back
@@ -55,9 +55,9 @@ OptimizerPlace parse_optimizer_place(std::string_view name);  // throws UnknownN
 // says (device or host). The result validates. Throws mutwo::Error when the plan already moves or
 // frees one of those tensors, when a sub-array index is out of range, when `place` is best, or,
 // for the host, when a chosen optimizer op is not an update the host runs (amp_unscale).
-profiles::Schedule offload_model_state(const profiles::Schedule& planned, const costmodel::OpCostModel& cost,
-                                       const std::vector<int32_t>& sub_arrays = {},
-                                       OptimizerPlace place = OptimizerPlace::device);
+ir::Schedule offload_model_state(const ir::Schedule& planned, const costmodel::OpCostModel& cost,
+                                 const std::vector<int32_t>& sub_arrays = {},
+                                 OptimizerPlace place = OptimizerPlace::device);
 
 // policy's plan of input.base with every sub-array's state offloaded, checked at
 // input.memory_limit_bytes; with `best`, each round's activation plan is offloaded with the

@@ -48,8 +48,7 @@ RunFigures run_figures(const sim::Prediction& p) {
   f.recompute_ns = p.recompute_ns;
   f.compute_stall_ns = p.compute_stall_ns;
   for (size_t stream = 0; stream < p.busy_ns.size(); ++stream) {
-    (profiles::is_compute_stream(static_cast<int32_t>(stream)) ? f.compute_ns : f.swap_ns) +=
-        p.busy_ns[stream];
+    (ir::is_compute_stream(static_cast<int32_t>(stream)) ? f.compute_ns : f.swap_ns) += p.busy_ns[stream];
   }
   f.host_optimizer_ns = p.host_optimizer_ns;  // its stream is no device compute stream
   f.compute_ns -= p.recompute_ns + p.host_optimizer_ns;
@@ -65,7 +64,7 @@ RunFigures figures_at_limit(const sim::Prediction& p) {
   return f;
 }
 
-RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
+RunFigures measure_schedule(const ir::Schedule& schedule, const costmodel::OpCostModel& cost,
                             int64_t memory_limit_bytes, sim::HostMode host_mode) {
   sim::SimOptions options;
   options.host_mode = host_mode;
@@ -100,16 +99,16 @@ SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_
 
 namespace {
 
-profiles::Schedule plain(const profiles::Graph& graph) {
+ir::Schedule plain(const ir::Graph& graph) {
   return build_plain_schedule({graph});
 }
 
 // Keeps the schedule of the run with the highest peak (the one the limit binds).
 struct LargestRun {
   int64_t peak_bytes = -1;
-  std::optional<profiles::Schedule> schedule;
+  std::optional<ir::Schedule> schedule;
 
-  void offer(const RunFigures& f, profiles::Schedule s) {
+  void offer(const RunFigures& f, ir::Schedule s) {
     if (f.peak_bytes <= peak_bytes) return;
     peak_bytes = f.peak_bytes;
     schedule = std::move(s);
@@ -124,7 +123,7 @@ StrategyOutcome run_sequential(const StrategyContext& ctx) {
   LargestRun largest;
   for (size_t a = 0; a < ctx.config->architectures.size(); ++a) {
     const int32_t count = ctx.config->architectures[a].count;
-    profiles::Schedule s = plain(ctx.step_graph(a, 1));
+    ir::Schedule s = plain(ctx.step_graph(a, 1));
     const RunFigures f = measure_schedule(s, *ctx.cost, ctx.memory_limit_bytes, ctx.host_mode);
     runs.insert(runs.end(), static_cast<size_t>(count), f);
     sizes.emplace_back(static_cast<size_t>(count), 1);
@@ -201,7 +200,7 @@ std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& ctx) {
   LargestRun largest;
   for (size_t a = 0; a < ctx.config->architectures.size(); ++a) {
     const int32_t count = ctx.config->architectures[a].count;
-    const profiles::Schedule base = plain(ctx.step_graph(a, count));
+    const ir::Schedule base = plain(ctx.step_graph(a, count));
     PolicyInput input;
     input.base = &base;
     input.cost = ctx.cost;

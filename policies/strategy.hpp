@@ -1,5 +1,5 @@
 #pragma once
-// The baselines every search reports (DESIGN.md "Policies"): sequential (one model at a time),
+// The baselines every search reports (docs/ARCHITECTURE.md "Policies"): sequential (one model at a time),
 // hfta (HFTA, Wang et al., MLSys 2021: fuse as many models as fit, groups one after another, no
 // memory optimisation) and hfta+capuchin (all models of an architecture fused, planned by Capuchin,
 // Peng et al., ASPLOS 2020). The fourth strategy, mutwo, is the search itself (search.hpp).
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
+#include "ir/graph.hpp"
+#include "ir/schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/schedule.hpp"
 #include "sim/prediction.hpp"
 
 namespace mutwo::policies {
@@ -32,7 +32,7 @@ const std::vector<StrategyInfo>& strategies();
 
 // The training-step graph of `width` fused models of architecture `arch` (an index into
 // SearchConfig::architectures); the reference stays valid for the whole search.
-using StepGraphFn = std::function<const profiles::Graph&(size_t arch, int32_t width)>;
+using StepGraphFn = std::function<const ir::Graph&(size_t arch, int32_t width)>;
 
 // One schedule simulated at a limit.
 struct RunFigures {
@@ -56,7 +56,7 @@ RunFigures run_figures(const sim::Prediction& prediction);
 RunFigures figures_at_limit(const sim::Prediction& prediction);
 
 // Simulates once at the limit, continuing past it on OOM for the peak.
-RunFigures measure_schedule(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost,
+RunFigures measure_schedule(const ir::Schedule& schedule, const costmodel::OpCostModel& cost,
                             int64_t memory_limit_bytes, sim::HostMode host_mode = sim::HostMode::none);
 
 // partition_text of the sub-arrays with these widths per architecture (index into the config):
@@ -69,7 +69,7 @@ SearchRow combine_runs(const std::vector<RunFigures>& runs, int64_t samples_per_
 // A strategy's row and the schedule kept should it win (the whole step, or its largest run).
 struct StrategyOutcome {
   SearchRow row;
-  std::optional<profiles::Schedule> schedule;
+  std::optional<ir::Schedule> schedule;
   bool schedule_is_whole_step = true;
 };
 

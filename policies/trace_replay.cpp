@@ -9,23 +9,23 @@
 
 #include <fmt/format.h>
 
+#include "ir/schedule_check.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/error.hpp"
-#include "profiles/schedule_check.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 namespace {
 
-using profiles::Graph;
-using profiles::InstrId;
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::kNoId;
-using profiles::Op;
-using profiles::OpId;
-using profiles::StreamWork;
-using profiles::TensorId;
-using profiles::Trace;
+using ir::Graph;
+using ir::InstrId;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::kNoId;
+using ir::Op;
+using ir::OpId;
+using ir::StreamWork;
+using ir::TensorId;
+using ir::Trace;
 
 void check_host_side(const Trace& trace) {
   const size_t ops = trace.graph.ops.size();
@@ -63,8 +63,8 @@ std::map<int64_t, int32_t> map_streams(const Trace& trace) {
     if (a.second.duration_ns != b.second.duration_ns) return a.second.duration_ns < b.second.duration_ns;
     return a.second.first > b.second.first;
   });
-  int32_t next = profiles::kFirstExtraComputeStream;
-  for (int64_t s : first_use) to_stream[s] = s == main->first ? profiles::kComputeStream : next++;
+  int32_t next = ir::kFirstExtraComputeStream;
+  for (int64_t s : first_use) to_stream[s] = s == main->first ? ir::kComputeStream : next++;
   return to_stream;
 }
 
@@ -82,7 +82,7 @@ TraceReplay build_trace_replay(const Trace& trace) {
   Graph& g = out.trace.graph;
   const size_t traced_ops = g.ops.size();
   const bool has_host = !trace.op_host_ns.empty();
-  std::vector<int32_t> stream_of(traced_ops, profiles::kComputeStream);
+  std::vector<int32_t> stream_of(traced_ops, ir::kComputeStream);
   std::vector<int64_t> duration_ns = trace.op_duration_ns;
   std::vector<int64_t> host_ns = has_host ? trace.op_host_ns : std::vector<int64_t>(traced_ops, 0);
   std::vector<std::vector<OpId>> issued_before(traced_ops);
@@ -107,7 +107,7 @@ TraceReplay build_trace_replay(const Trace& trace) {
   };
   for (size_t k = 0; k < traced_ops; ++k) {
     if (g.ops[k].attrs.contains("device_sync")) {
-      const OpId sync = append_copy(k, g.ops[k].name + " [device sync]", profiles::kComputeStream, 0, 0);
+      const OpId sync = append_copy(k, g.ops[k].name + " [device sync]", ir::kComputeStream, 0, 0);
       g.ops[static_cast<size_t>(sync)].attrs["host_sync"] = int64_t{1};
       g.ops[static_cast<size_t>(sync)].attrs["device_sync"] = int64_t{1};
       g.ops[k].attrs.erase("host_sync");
@@ -129,13 +129,13 @@ TraceReplay build_trace_replay(const Trace& trace) {
   // A 0-byte tensor carries nothing: a read of one made on another stream orders nothing.
   for (Op& op : g.ops) {
     std::erase_if(op.inputs, [&](TensorId t) {
-      const profiles::Tensor& tensor = g.tensor(t);
+      const ir::Tensor& tensor = g.tensor(t);
       return tensor.bytes == 0 && tensor.producer != kNoId &&
              stream_of[static_cast<size_t>(tensor.producer)] != stream_of[static_cast<size_t>(op.id)];
     });
   }
-  profiles::link(g);
-  profiles::validate(g);
+  ir::link(g);
+  ir::validate(g);
   out.trace.op_duration_ns = std::move(duration_ns);
   out.trace.op_host_ns = has_host ? std::move(host_ns) : std::vector<int64_t>{};
   out.trace.op_streams.clear();
@@ -148,7 +148,7 @@ TraceReplay build_trace_replay(const Trace& trace) {
     if (sync_after[k] != kNoId) order.push_back(sync_after[k]);
   }
   const auto ops = static_cast<OpId>(g.ops.size());
-  out.schedule = build_ordered_schedule(g, {profiles::SubArray{g.name, g.width, 0, ops}}, order, "none");
+  out.schedule = build_ordered_schedule(g, {ir::SubArray{g.name, g.width, 0, ops}}, order, "none");
 
   // Streams and the waits that data with bytes and device synchronisations need.
   struct Touch {
@@ -186,7 +186,7 @@ TraceReplay build_trace_replay(const Trace& trace) {
     in.waits.assign(waits.begin(), waits.end());
     last_on[in.stream] = in.id;
   }
-  profiles::validate_schedule(out.schedule);
+  ir::validate_schedule(out.schedule);
   return out;
 }
 

@@ -20,23 +20,23 @@
 //   a tensor with bytes read on another stream than the one that made it gives the reader a wait
 //   on its maker, and a free waits on the maker and readers on other streams. The Kineto traces
 //   mutwo reads do not say which stream a cudaStreamWaitEvent waits on, so no other cross-stream
-//   wait is made: each stream runs in issue order (DESIGN.md's stream rule).
+//   wait is made: each stream runs in issue order (docs/ARCHITECTURE.md "The Schedule": the stream rule).
 // - An op with attribute "device_sync" (cudaDeviceSynchronize) hands its host_sync to a 0 ns op
 //   issued right after it, "<op> [device sync]" on stream 0, which waits for the last instruction
 //   of every other stream: the host, waiting for that op, waits for the whole device, and no
 //   kernel is held back by the synchronisation.
-#include "profiles/schedule.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "ir/schedule.hpp"
 
 namespace mutwo::policies {
 
 struct TraceReplay {
-  profiles::Trace trace;        // the graph the schedule runs, with its durations and host times
-  profiles::Schedule schedule;  // over trace.graph; validates
+  ir::Trace trace;        // the graph the schedule runs, with its durations and host times
+  ir::Schedule schedule;  // over trace.graph; validates
 };
 
-// Throws mutwo::Error when op_streams does not match the graph (profiles::trace_from_json checks
+// Throws mutwo::Error when op_streams does not match the graph (io::trace_from_json checks
 // files; this checks traces built in memory).
-TraceReplay build_trace_replay(const profiles::Trace& trace);
+TraceReplay build_trace_replay(const ir::Trace& trace);
 
 }  // namespace mutwo::policies

@@ -4,7 +4,7 @@
 
 namespace mutwo::policies {
 
-WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<profiles::Graph>& parts, const MemoryPolicy& policy,
+WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<ir::Graph>& parts, const MemoryPolicy& policy,
                                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
                                          SubArrayOrder order, bool state_offload, OptimizerPlace optimizer) {
   sim::SimOptions options;

@@ -1,5 +1,5 @@
 #pragma once
-// Planning for the wrapped steady state (profiles/unrolled_schedule.hpp): policies plan one step, in
+// Planning for the wrapped steady state (ir/unrolled_schedule.hpp): policies plan one step, in
 // which the first sub-array's forward runs alone; wrapped, it runs beside the last sub-array's
 // backward of the iteration before, and the steady state can need more memory than the plan's
 // step. This plans the array as plan_sub_arrays does, simulates the wrapped steady state (3
@@ -19,9 +19,9 @@ struct WrappedArrayPlan {
   int64_t wrapped_peak_bytes = 0;
 };
 
-// Throws as plan_sub_arrays does, and mutwo::Error (profiles::boundary_merge) when the plan kept
+// Throws as plan_sub_arrays does, and mutwo::Error (ir::boundary_merge) when the plan kept
 // has fewer than two sub-arrays.
-WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<profiles::Graph>& parts, const MemoryPolicy& policy,
+WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<ir::Graph>& parts, const MemoryPolicy& policy,
                                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
                                          SubArrayOrder order, bool state_offload = false,
                                          OptimizerPlace optimizer = OptimizerPlace::best);

@@ -10,7 +10,7 @@ MODULE is an importable module or a .py file, FACTORY a callable in it returning
 shapes propagated on a random input of --input-shape (ShapeProp: real tensors on the CPU; the
 batch and image size are fixed in the graph); a cross-entropy loss over its [batch, classes]
 output is appended, with int64 labels [batch]. Each node maps to one mutwo op kind
-(profiles/op_kind.hpp) with its inputs, attributes and extra outputs as mutwo's kinds define them
+(ir/op_kind.hpp) with its inputs, attributes and extra outputs as mutwo's kinds define them
 (batch norm's saved mean and inverse std, max pooling's indices, dropout's mask, the loss's
 log-probabilities); FLOPs and bytes are left 0 and re-derived by mutwo from the kinds' rules. A
 node without a mutwo kind (or an attribute mutwo does not model: dilation, groups, ceil_mode, a

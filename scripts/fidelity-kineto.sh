@@ -40,7 +40,7 @@ section_lines = [
     "picks) from durations and dependencies only: each op's measured host time (its CPU span up to its last "
     "launch plus the Python time before it, with synchronisations and launches held by a full launch queue "
     "taken out), its kernels' GPU time on their own streams, host syncs, launch -> kernel. Rules: "
-    "`profiles/kineto_trace.hpp` (\"Host timeline\") and `policies/trace_replay.hpp`. Target (issue 16): "
+    "`io/kineto_trace.hpp` (\"Host timeline\") and `policies/trace_replay.hpp`. Target (issue 16): "
     "|error| <= 5 % per trace. GPU time = the step's kernels, memcpys and memsets summed over streams; host "
     "time = the host timeline's issue time summed over ops; cuda-graph and no host: the same replay with "
     "`--host-mode cuda-graph` / `none`.",

@@ -11,9 +11,9 @@ executor on LibTorch's CPU kernels, the update exec/kernels/optimizer.cpp runs),
 (never fitted). With --rows, writes every measured op as CSV (the data the fit reads back with
 --from-rows, so the figures regenerate without re-profiling).
 
-  scripts/fit-host-optimizer.py --rows profiles/measured/host_adam_cpu.csv \
+  scripts/fit-host-optimizer.py --rows costmodel/measured/host_adam_cpu.csv \
       --fit bert-base:1=/tmp/prof_bert_t1.json ... --check resnet18:1=/tmp/prof_r18_t1.json ...
-  scripts/fit-host-optimizer.py --from-rows profiles/measured/host_adam_cpu.csv
+  scripts/fit-host-optimizer.py --from-rows costmodel/measured/host_adam_cpu.csv
 """
 import argparse
 import csv

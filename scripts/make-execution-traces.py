@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Training-step pairs for mutwo's execution-trace import (profiles/execution_trace.hpp): for each
+"""Training-step pairs for mutwo's execution-trace import (io/execution_trace.hpp): for each
 model, one training step recorded by PyTorch's execution trace observer (ExecutionGraphObserver in
 PyTorch 1.13, ExecutionTraceObserver in 2.x) and, around the same step, by the profiler (Kineto, or
 the legacy profiler's event array where PyTorch was built without Kineto, as Debian's 1.13 is).

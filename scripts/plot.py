@@ -307,7 +307,7 @@ def step_time_vs_models(exp, rows):
 @figure("strategies")
 def throughput_vs_batch(exp, rows):
     """Samples/s against batch size per model and array size, one line per strategy and lean ops
-    (profiles/lean_ops.hpp): a line ends where its batch no longer fits; the largest batch that fits
+    (transforms/lean_ops.hpp): a line ends where its batch no longer fits; the largest batch that fits
     is marked and labelled."""
     def key(r):
         return (get(r, "model"), get(r, "models"), get(r, "gpu"), get(r, "memory_limit_bytes"))

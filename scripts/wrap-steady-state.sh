@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The steady state with and without wrapped iteration boundaries (mutwo simulate --wrap,
-# profiles/unrolled_schedule.hpp) on multiplexed plans under memory limits that force swapping:
+# ir/unrolled_schedule.hpp) on multiplexed plans under memory limits that force swapping:
 # one CSV row per (array, partition, policy, memory), both steady-state step times and peaks.
 # The default cost source (waves) on the A100-40GB catalog entry: predictions, not measurements.
 # Usage: scripts/wrap-steady-state.sh [path/to/mutwo] > wrap.csv

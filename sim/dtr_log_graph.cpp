@@ -4,14 +4,14 @@
 
 namespace mutwo::sim {
 
-using profiles::DtrLog;
+using io::DtrLog;
 
 DtrLogGraph::DtrLogGraph(const DtrLog& log) {
   const size_t n = log.tensors.size();
   storage_of.assign(n, -1);
   op_of.assign(n, 0);
   for (size_t o = 0; o < log.ops.size(); ++o) {
-    const profiles::DtrOp& op = log.ops[o];
+    const io::DtrOp& op = log.ops[o];
     for (int32_t i = 0; i < op.output_count(); ++i) {
       const auto t = static_cast<size_t>(op.first_output + i);
       op_of[t] = static_cast<int32_t>(o);
@@ -34,13 +34,13 @@ DtrLogGraph::DtrLogGraph(const DtrLog& log) {
     tensors_flat[static_cast<size_t>(fill[static_cast<size_t>(storage_of[t])]++)] = static_cast<int32_t>(t);
   // Tensor -> children: p.children.extend(outputs) for every arg p, in op order.
   children_begin.assign(n + 1, 0);
-  for (const profiles::DtrOp& op : log.ops) {
+  for (const io::DtrOp& op : log.ops) {
     for (int32_t p : op.args) children_begin[static_cast<size_t>(p) + 1] += op.output_count();
   }
   for (size_t t = 0; t < n; ++t) children_begin[t + 1] += children_begin[t];
   children_flat.resize(static_cast<size_t>(children_begin[n]));
   std::vector<int32_t> cfill(children_begin.begin(), children_begin.end() - 1);
-  for (const profiles::DtrOp& op : log.ops) {
+  for (const io::DtrOp& op : log.ops) {
     for (int32_t p : op.args) {
       for (int32_t i = 0; i < op.output_count(); ++i) {
         children_flat[static_cast<size_t>(cfill[static_cast<size_t>(p)]++)] = op.first_output + i;

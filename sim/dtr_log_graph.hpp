@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "profiles/dtr_log.hpp"
+#include "io/dtr_log.hpp"
 #include "sim/dtr_replay.hpp"
 #include "sim/eviction_heuristic.hpp"
 
@@ -35,15 +35,14 @@ struct DtrLogGraph {
   std::vector<int32_t> rev_begin;
   std::vector<Edge> rev_flat;
 
-  explicit DtrLogGraph(const profiles::DtrLog& log);
+  explicit DtrLogGraph(const io::DtrLog& log);
 
  private:
-  void build_edges(const profiles::DtrLog& log, bool forward, std::vector<int32_t>& begin,
-                   std::vector<Edge>& flat);
+  void build_edges(const io::DtrLog& log, bool forward, std::vector<int32_t>& begin, std::vector<Edge>& flat);
 };
 
 // replay_dtr_log over a graph built beforehand (the sweep builds it once for all its runs).
-DtrReplayResult replay_dtr_log(const profiles::DtrLog& log, const DtrLogGraph& graph, int64_t budget_bytes,
+DtrReplayResult replay_dtr_log(const io::DtrLog& log, const DtrLogGraph& graph, int64_t budget_bytes,
                                double remat_limit_ns, const EvictionHeuristic& heuristic);
 
 }  // namespace mutwo::sim

@@ -11,16 +11,16 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
 #include "sim/dtr_log_graph.hpp"
 #include "sim/dtr_regions.hpp"
 #include "sim/eq_classes.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::sim {
 namespace {
 
-using profiles::DtrCommandKind;
-using profiles::DtrLog;
+using io::DtrCommandKind;
+using io::DtrLog;
 
 struct OutOfBudget {};    // simrd's MemoryError
 struct RematExceeded {};  // simrd's RematExceededError
@@ -61,7 +61,7 @@ class Runtime {
 
   DtrReplayResult run() {
     try {
-      for (const profiles::DtrCommand& cmd : log_.commands) {
+      for (const io::DtrCommand& cmd : log_.commands) {
         switch (cmd.kind) {
           case DtrCommandKind::compute:
             compute(cmd.id);
@@ -108,7 +108,7 @@ class Runtime {
   int32_t storage(int32_t t) const { return g_.storage_of[static_cast<size_t>(t)]; }
   bool material(int32_t s) const { return material_[static_cast<size_t>(s)] != 0; }
   int64_t size(int32_t s) const { return g_.storage_size[static_cast<size_t>(s)]; }
-  const profiles::DtrOp& op_of(int32_t t) const {
+  const io::DtrOp& op_of(int32_t t) const {
     return log_.ops[static_cast<size_t>(g_.op_of[static_cast<size_t>(t)])];
   }
 
@@ -307,7 +307,7 @@ class Runtime {
 
   // ---- compute / materialize (v2.py)
   void run_op(int32_t t, bool remat) {
-    const profiles::DtrOp& op = op_of(t);
+    const io::DtrOp& op = op_of(t);
     const int32_t first = op.first_output;
     const int32_t n = op.output_count();
     // Which siblings are defined, which storages come back (t included).
@@ -406,7 +406,7 @@ class Runtime {
   }
 
   void compute(int32_t op_id) {
-    const profiles::DtrOp& op = log_.ops[static_cast<size_t>(op_id)];
+    const io::DtrOp& op = log_.ops[static_cast<size_t>(op_id)];
     ops_created_ = op_id + 1;
     ++result_.op_count;
     for (int32_t i = 0; i < op.output_count(); ++i) {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "profiles/dtr_log.hpp"
+#include "io/dtr_log.hpp"
 #include "sim/eviction_heuristic.hpp"
 
 namespace mutwo::sim {
@@ -42,7 +42,7 @@ struct DtrReplayResult {
 
 // Fails (outcome oom / remat_limit_exceeded) rather than throwing: a failed replay is a result.
 // remat_limit_ns < 0: no limit.
-DtrReplayResult replay_dtr_log(const profiles::DtrLog& log, int64_t budget_bytes, double remat_limit_ns,
+DtrReplayResult replay_dtr_log(const io::DtrLog& log, int64_t budget_bytes, double remat_limit_ns,
                                const EvictionHeuristic& heuristic);
 
 // simrd's baseline (RuntimeV1, infinite budget): storages freed when their last handle goes, pinned
@@ -52,7 +52,7 @@ struct DtrBaseline {
   int64_t compute_ns = 0;  // every op once
   int64_t constant_bytes = 0;
 };
-DtrBaseline dtr_baseline(const profiles::DtrLog& log);
+DtrBaseline dtr_baseline(const io::DtrLog& log);
 
 // The paper's "pareto" protocol (simrd_experiments/eval/pareto/run.py): budget = int(peak * ratio),
 // remat limit = baseline compute * (overhead_limit - 1).
@@ -67,7 +67,7 @@ const std::vector<double>& dtr_paper_ratios();  // 0.1, 0.2, ..., 1.0
 // Every heuristic at every ratio (rows heuristic-major, in the order given). The runs are
 // independent and spread over `jobs` threads (0: one per hardware thread); the rows do not depend
 // on it. Throws mutwo::Error on a ratio <= 0.
-std::vector<DtrSweepRow> sweep_dtr_log(const profiles::DtrLog& log, const DtrBaseline& baseline,
+std::vector<DtrSweepRow> sweep_dtr_log(const io::DtrLog& log, const DtrBaseline& baseline,
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs = 1,
                                        double overhead_limit = kDtrOverheadLimit);

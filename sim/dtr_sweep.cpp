@@ -8,14 +8,14 @@
 
 #include <fmt/format.h>
 
-#include "profiles/error.hpp"
 #include "sim/dtr_log_graph.hpp"
 #include "sim/dtr_replay.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::sim {
 
-using profiles::DtrCommandKind;
-using profiles::DtrLog;
+using io::DtrCommandKind;
+using io::DtrLog;
 
 DtrBaseline dtr_baseline(const DtrLog& log) {
   const DtrLogGraph graph(log);
@@ -24,10 +24,10 @@ DtrBaseline dtr_baseline(const DtrLog& log) {
   std::vector<uint8_t> live(storages, 0);
   DtrBaseline b;
   int64_t memory = 0;
-  for (const profiles::DtrCommand& cmd : log.commands) {
+  for (const io::DtrCommand& cmd : log.commands) {
     switch (cmd.kind) {
       case DtrCommandKind::compute: {
-        const profiles::DtrOp& op = log.ops[static_cast<size_t>(cmd.id)];
+        const io::DtrOp& op = log.ops[static_cast<size_t>(cmd.id)];
         for (int32_t i = 0; i < op.output_count(); ++i) {
           const auto s = static_cast<size_t>(graph.storage_of[static_cast<size_t>(op.first_output + i)]);
           ++refs[s];
@@ -36,7 +36,7 @@ DtrBaseline dtr_baseline(const DtrLog& log) {
         memory += op.total_size_bytes();
         b.peak_bytes = std::max(b.peak_bytes, memory);
         b.compute_ns += op.time_ns;
-        if (op.origin == profiles::DtrOpOrigin::constant) b.constant_bytes += op.total_size_bytes();
+        if (op.origin == io::DtrOpOrigin::constant) b.constant_bytes += op.total_size_bytes();
         break;
       }
       case DtrCommandKind::get:

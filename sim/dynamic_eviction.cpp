@@ -7,17 +7,17 @@
 
 #include <algorithm>
 
-#include "profiles/error.hpp"
-#include "profiles/memory_rule.hpp"
+#include "ir/memory_rule.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::sim {
 
-using profiles::InstrKind;
-using profiles::OpId;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::InstrKind;
+using ir::OpId;
+using ir::TensorId;
+using ir::TensorRole;
 
-DynamicEviction::DynamicEviction(const profiles::Schedule& schedule, const std::vector<int64_t>& op_ns,
+DynamicEviction::DynamicEviction(const ir::Schedule& schedule, const std::vector<int64_t>& op_ns,
                                  MemorySimulator& memory, std::vector<ExecutedInstruction>& executed,
                                  const EvictionHeuristic& heuristic, int64_t budget_bytes,
                                  int64_t remat_limit_ns)
@@ -32,13 +32,13 @@ DynamicEviction::DynamicEviction(const profiles::Schedule& schedule, const std::
   const size_t nt = g_.tensors.size();
   position_of_.assign(g_.ops.size(), -1);
   int32_t position = 0;
-  for (const profiles::Instruction& in : schedule.instructions) {
+  for (const ir::Instruction& in : schedule.instructions) {
     const bool base_kind = in.kind == InstrKind::compute || in.kind == InstrKind::free;
-    if (!base_kind || in.stream != profiles::kComputeStream) {
+    if (!base_kind || in.stream != ir::kComputeStream) {
       throw Error(fmt::format(
           "simulate: dynamic eviction replays a base schedule (compute and free on the compute stream); "
           "instruction {} is a {} on stream {}",
-          in.id, profiles::instr_kind_name(in.kind), in.stream));
+          in.id, ir::instr_kind_name(in.kind), in.stream));
     }
     if (in.kind == InstrKind::compute) {
       int32_t& p = position_of_[static_cast<size_t>(in.op)];
@@ -63,12 +63,11 @@ DynamicEviction::DynamicEviction(const profiles::Schedule& schedule, const std::
   memo_value_.assign(nt, 0);
   class_of_.assign(nt, -1);
   for (size_t t = 0; t < nt; ++t) {
-    const profiles::Tensor& tensor = g_.tensors[t];
-    if (profiles::resident_at_start(tensor.role)) state_[t] = State::resident;
-    if (tensor.producer != profiles::kNoId) {
-      const profiles::Op& op = g_.op(tensor.producer);
-      rebuildable_[t] = !profiles::is_persistent(tensor.role) && op.phase == profiles::Phase::forward &&
-                        op.recomputable;
+    const ir::Tensor& tensor = g_.tensors[t];
+    if (ir::resident_at_start(tensor.role)) state_[t] = State::resident;
+    if (tensor.producer != ir::kNoId) {
+      const ir::Op& op = g_.op(tensor.producer);
+      rebuildable_[t] = !ir::is_persistent(tensor.role) && op.phase == ir::Phase::forward && op.recomputable;
       evictable_[t] =
           rebuildable_[t] && (tensor.role == TensorRole::activation || tensor.role == TensorRole::temporary);
     }
@@ -83,7 +82,7 @@ DynamicEviction::DynamicEviction(const profiles::Schedule& schedule, const std::
   }
 }
 
-void DynamicEviction::begin(OpId op, profiles::InstrId instruction) {
+void DynamicEviction::begin(OpId op, ir::InstrId instruction) {
   Frame f;
   f.op = op;
   f.instruction = instruction;
@@ -94,7 +93,7 @@ void DynamicEviction::begin(OpId op, profiles::InstrId instruction) {
 OpId DynamicEviction::next(int64_t now_ns) {
   for (;;) {
     Frame& f = frames_.back();
-    const profiles::Op& op = g_.ops[static_cast<size_t>(f.op)];
+    const ir::Op& op = g_.ops[static_cast<size_t>(f.op)];
     if (f.phase == 0) {
       for (TensorId t : op.inputs) last_access_ns_[static_cast<size_t>(t)] = now_ns;
       for (TensorId t : op.inputs) {
@@ -135,8 +134,8 @@ OpId DynamicEviction::next(int64_t now_ns) {
         break;
       }
     }
-    const auto id = static_cast<profiles::InstrId>(executed_.size());
-    executed_.push_back({f.remat ? InstrKind::recompute : InstrKind::compute, f.op, profiles::kComputeStream,
+    const auto id = static_cast<ir::InstrId>(executed_.size());
+    executed_.push_back({f.remat ? InstrKind::recompute : InstrKind::compute, f.op, ir::kComputeStream,
                          now_ns, op_ns_[static_cast<size_t>(f.op)], f.instruction});
     memory_.start_op(f.op, now_ns, id);  // the memory simulator runs without a limit here
     f.phase = 2;
@@ -147,7 +146,7 @@ OpId DynamicEviction::next(int64_t now_ns) {
 bool DynamicEviction::finish(int64_t now_ns) {
   Frame f = std::move(frames_.back());
   frames_.pop_back();
-  const profiles::Op& op = g_.ops[static_cast<size_t>(f.op)];
+  const ir::Op& op = g_.ops[static_cast<size_t>(f.op)];
   if (f.remat) {
     remat_ns_ += op_ns_[static_cast<size_t>(f.op)];
     ++recomputes_;
@@ -203,7 +202,7 @@ void DynamicEviction::pool_remove(TensorId t) {
 }
 
 bool DynamicEviction::evict_one(int64_t now_ns) {
-  TensorId best = profiles::kNoId;
+  TensorId best = ir::kNoId;
   double best_score = 0;
   uint64_t best_stamp = 0;
   for (TensorId t : pool_) {
@@ -211,7 +210,7 @@ bool DynamicEviction::evict_one(int64_t now_ns) {
     if (locks_[k] > 0) continue;
     const double s = heuristic_.score(candidate(t, now_ns));
     const uint64_t stamp = pool_stamp_[k];
-    if (best != profiles::kNoId) {
+    if (best != ir::kNoId) {
       const bool better =
           s < best_score || (s == best_score && (s == 0 ? stamp < best_stamp : stamp > best_stamp));
       if (!better) continue;
@@ -221,7 +220,7 @@ bool DynamicEviction::evict_one(int64_t now_ns) {
     best_score = s;
     best_stamp = stamp;
   }
-  if (best == profiles::kNoId) return false;
+  if (best == ir::kNoId) return false;
   free_tensor(best, now_ns);
   ++evictions_;
   return true;
@@ -229,7 +228,7 @@ bool DynamicEviction::evict_one(int64_t now_ns) {
 
 void DynamicEviction::free_tensor(TensorId t, int64_t now_ns) {
   const auto k = static_cast<size_t>(t);
-  executed_.push_back({InstrKind::free, t, profiles::kComputeStream, now_ns, 0, profiles::kNoId});
+  executed_.push_back({InstrKind::free, t, ir::kComputeStream, now_ns, 0, ir::kNoId});
   memory_.free_tensor(t, now_ns);
   pool_remove(t);
   state_[k] = rebuildable_[k] ? State::evicted : State::lost;
@@ -330,7 +329,7 @@ bool DynamicEviction::feeds_needed_remat(TensorId t) {
 
 EvictionCandidate DynamicEviction::candidate(TensorId t, int64_t now_ns) {
   const auto k = static_cast<size_t>(t);
-  const profiles::Tensor& tensor = g_.tensors[k];
+  const ir::Tensor& tensor = g_.tensors[k];
   EvictionCandidate c;
   c.size_bytes = tensor.bytes;
   c.compute_ns = op_ns_[static_cast<size_t>(tensor.producer)];
@@ -373,12 +372,12 @@ int64_t DynamicEviction::region_compute_ns(TensorId t, bool children) {
     walk_stack_.push_back(n);
   };
   auto push_neighbours = [&](TensorId v) {
-    const profiles::Tensor& tensor = g_.tensors[static_cast<size_t>(v)];
+    const ir::Tensor& tensor = g_.tensors[static_cast<size_t>(v)];
     if (children) {
       for (OpId r : tensor.consumers) {
         for (TensorId o : g_.op(r).outputs) visit(o);
       }
-    } else if (tensor.producer != profiles::kNoId) {
+    } else if (tensor.producer != ir::kNoId) {
       for (TensorId i : g_.op(tensor.producer).inputs) visit(i);
     }
   };
@@ -395,7 +394,7 @@ int64_t DynamicEviction::region_compute_ns(TensorId t, bool children) {
 void DynamicEviction::on_evicted(TensorId t) {
   if (!features_.eq_classes) return;
   const auto k = static_cast<size_t>(t);
-  const profiles::Tensor& tensor = g_.tensors[k];
+  const ir::Tensor& tensor = g_.tensors[k];
   class_of_[k] = classes_.make(op_ns_[static_cast<size_t>(tensor.producer)]);
   auto merge = [&](TensorId n) {
     if (n != t && state_[static_cast<size_t>(n)] == State::evicted)

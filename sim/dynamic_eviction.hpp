@@ -1,5 +1,5 @@
 #pragma once
-// The engine's dynamic eviction (DESIGN.md "Simulation": DTR's eviction at a memory budget): when
+// The engine's dynamic eviction (docs/ARCHITECTURE.md "Simulation": DTR's eviction at a memory budget): when
 // an op's request does not fit under the budget, ask an EvictionHeuristic for a victim among the
 // resident tensors that can be rebuilt, and rematerialise evicted tensors on demand when an op reads
 // them again (their producer runs again, its own evicted inputs first). It follows DTR's runtime
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 #include "sim/eq_classes.hpp"
 #include "sim/eviction_heuristic.hpp"
 #include "sim/executed_instruction.hpp"
@@ -35,21 +35,21 @@ class DynamicEviction {
  public:
   // op_ns: per op duration. remat_limit_ns < 0: no limit. Throws mutwo::Error when the schedule is
   // not a base schedule (compute and free on the compute stream, each op computed once).
-  DynamicEviction(const profiles::Schedule& schedule, const std::vector<int64_t>& op_ns,
-                  MemorySimulator& memory, std::vector<ExecutedInstruction>& executed,
-                  const EvictionHeuristic& heuristic, int64_t budget_bytes, int64_t remat_limit_ns);
+  DynamicEviction(const ir::Schedule& schedule, const std::vector<int64_t>& op_ns, MemorySimulator& memory,
+                  std::vector<ExecutedInstruction>& executed, const EvictionHeuristic& heuristic,
+                  int64_t budget_bytes, int64_t remat_limit_ns);
 
   // The compute stream's next instruction (a compute of op) is due: materialise it.
-  void begin(profiles::OpId op, profiles::InstrId instruction);
+  void begin(ir::OpId op, ir::InstrId instruction);
   // Walks the materialisation until an op must run (a recompute first, or the op itself), evicting
   // to fit its request, and allocates that request. Returns the op; its duration is the caller's.
-  profiles::OpId next(int64_t now_ns);
+  ir::OpId next(int64_t now_ns);
   // The running op finished (workspace already released). True when it was the instruction's own
   // op (the instruction is done); false when a remat finished and next() must be called again.
   bool finish(int64_t now_ns);
   bool active() const { return !frames_.empty(); }
 
-  void base_free(profiles::TensorId t, int64_t now_ns);  // the base's free(t) is due
+  void base_free(ir::TensorId t, int64_t now_ns);        // the base's free(t) is due
   void release_dead(int64_t now_ns);                     // after the base's frees at an instant
   void end_of_step(int64_t now_ns);                      // frees base-freed tensors still resident
 
@@ -61,33 +61,33 @@ class DynamicEviction {
  private:
   enum class State : uint8_t { unborn, resident, evicted, lost };
   struct Frame {
-    profiles::OpId op = profiles::kNoId;
+    ir::OpId op = ir::kNoId;
     bool remat = false;
     int32_t phase = 0;  // 0 new, 1 bringing inputs back, 2 running
     size_t next_input = 0;
-    std::vector<profiles::TensorId> locked;
-    profiles::InstrId instruction = profiles::kNoId;  // the base instruction (bottom frame only)
+    std::vector<ir::TensorId> locked;
+    ir::InstrId instruction = ir::kNoId;  // the base instruction (bottom frame only)
   };
 
-  bool resident(profiles::TensorId t) const { return state_[static_cast<size_t>(t)] == State::resident; }
-  void lock(profiles::TensorId t, std::vector<profiles::TensorId>& locked);
-  void unlock(profiles::TensorId t);
-  void pool_add(profiles::TensorId t);
-  void pool_remove(profiles::TensorId t);
+  bool resident(ir::TensorId t) const { return state_[static_cast<size_t>(t)] == State::resident; }
+  void lock(ir::TensorId t, std::vector<ir::TensorId>& locked);
+  void unlock(ir::TensorId t);
+  void pool_add(ir::TensorId t);
+  void pool_remove(ir::TensorId t);
   bool evict_one(int64_t now_ns);
-  void free_tensor(profiles::TensorId t, int64_t now_ns);
+  void free_tensor(ir::TensorId t, int64_t now_ns);
   void fail(std::string why);
-  bool may_free(profiles::TensorId t);
-  bool rebuildable_if_freed(profiles::TensorId t);
-  bool producer_inputs_rebuildable(profiles::TensorId t);
-  bool needed_for_remat(profiles::TensorId t);
-  bool feeds_needed_remat(profiles::TensorId t);
-  EvictionCandidate candidate(profiles::TensorId t, int64_t now_ns);
-  int64_t region_compute_ns(profiles::TensorId t, bool children);
-  void on_evicted(profiles::TensorId t);
-  void on_rematerialised(profiles::TensorId t);
+  bool may_free(ir::TensorId t);
+  bool rebuildable_if_freed(ir::TensorId t);
+  bool producer_inputs_rebuildable(ir::TensorId t);
+  bool needed_for_remat(ir::TensorId t);
+  bool feeds_needed_remat(ir::TensorId t);
+  EvictionCandidate candidate(ir::TensorId t, int64_t now_ns);
+  int64_t region_compute_ns(ir::TensorId t, bool children);
+  void on_evicted(ir::TensorId t);
+  void on_rematerialised(ir::TensorId t);
 
-  const profiles::Graph& g_;
+  const ir::Graph& g_;
   const std::vector<int64_t>& op_ns_;
   MemorySimulator& memory_;
   std::vector<ExecutedInstruction>& executed_;
@@ -104,7 +104,7 @@ class DynamicEviction {
   std::vector<uint8_t> base_freed_;
   std::vector<int32_t> locks_;
   std::vector<int64_t> last_access_ns_;
-  std::vector<profiles::TensorId> pool_;  // resident evictable tensors, any order; stamps give the order
+  std::vector<ir::TensorId> pool_;  // resident evictable tensors, any order; stamps give the order
   std::vector<int32_t> pool_index_;
   std::vector<uint64_t> pool_stamp_;
   uint64_t stamp_counter_ = 0;
@@ -115,8 +115,8 @@ class DynamicEviction {
   std::vector<int32_t> class_of_;  // per tensor: its equivalence-class node while evicted, else -1
   EqClasses classes_;
   std::vector<int32_t> roots_;
-  std::vector<profiles::TensorId> dead_;      // rebuilt by a remat after the base freed them
-  std::vector<profiles::TensorId> deferred_;  // base-freed, kept because an evicted tensor needs them
+  std::vector<ir::TensorId> dead_;      // rebuilt by a remat after the base freed them
+  std::vector<ir::TensorId> deferred_;  // base-freed, kept because an evicted tensor needs them
 
   std::vector<Frame> frames_;
   int32_t now_pos_ = 0;

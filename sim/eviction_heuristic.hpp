@@ -1,6 +1,6 @@
 #pragma once
 // The question a dynamic policy answers while a replay runs: "which resident storage to evict
-// now?" (DESIGN.md, "Simulation"). The engine (sim/dtr_replay) keeps the state; a heuristic scores
+// now?" (docs/ARCHITECTURE.md, "Simulation"). The engine (sim/dtr_replay) keeps the state; a heuristic scores
 // one candidate from the figures below and the engine evicts the smallest score, scanning its pool
 // in order, ties to the later entry, a score of 0 ending the scan (simrd's Heuristic.choose).
 // Implementations live in policies/ (policies/eviction_heuristics).

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::sim {
 

@@ -1,5 +1,5 @@
 #pragma once
-// How the host issues a step's work (DESIGN.md "Simulation": the host timeline). eager: PyTorch
+// How the host issues a step's work (docs/ARCHITECTURE.md "Simulation": the host timeline). eager: PyTorch
 // eager, each op dispatched from Python or C++ and its kernels launched one by one (the device
 // catalog's host figures, or a measured trace's host time per op) by a Python training loop;
 // libtorch: the same dispatch issued from C++ through LibTorch, as mutwo's executor issues a step

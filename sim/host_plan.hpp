@@ -1,5 +1,5 @@
 #pragma once
-// The host timeline of a Schedule (DESIGN.md "Simulation"): the CPU issues the schedule's GPU
+// The host timeline of a Schedule (docs/ARCHITECTURE.md "Simulation"): the CPU issues the schedule's GPU
 // instructions in list order, each taking its issue time; an instruction may start on the GPU only
 // once issued; the host runs ahead of the GPU by at most `queue_depth` issued-but-unstarted
 // instructions; after a host_sync op it waits for that op to finish. Frees are allocator
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 #include "sim/host_mode.hpp"
 
 namespace mutwo::sim {
@@ -24,7 +24,7 @@ struct HostPlan {
 // The host's issue time per instruction in `mode` (off when no instruction costs host time, as with
 // a device whose host figures are 0, and with dynamic eviction, whose runtime DTR defines without a
 // host: `evicting`).
-HostPlan make_host_plan(const profiles::Schedule& s, const costmodel::OpCostModel& cost, HostMode mode,
+HostPlan make_host_plan(const ir::Schedule& s, const costmodel::OpCostModel& cost, HostMode mode,
                         bool evicting = false);
 
 }  // namespace mutwo::sim

@@ -1,35 +1,36 @@
 #include "sim/memory_simulator.hpp"
 
-#include "profiles/memory_rule.hpp"
+#include "ir/memory_rule.hpp"
 
 namespace mutwo::sim {
 
-using profiles::InstrId;
-using profiles::TensorId;
+using ir::InstrId;
+using ir::TensorId;
 
-MemorySimulator::MemorySimulator(const profiles::Graph& graph, int64_t limit_bytes,
+MemorySimulator::MemorySimulator(const ir::Graph& graph, int64_t limit_bytes,
                                  std::vector<MemorySample>* samples)
     : graph_(graph),
       limit_bytes_(limit_bytes > 0 ? limit_bytes : 0),
       samples_(samples),
       rounded_bytes_(graph.tensors.size()),
       resident_(graph.tensors.size(), 0) {
-  for (size_t i = 0; i < graph.tensors.size(); ++i) rounded_bytes_[i] = profiles::allocation_bytes(graph.tensors[i].bytes);
+  for (size_t i = 0; i < graph.tensors.size(); ++i)
+    rounded_bytes_[i] = ir::allocation_bytes(graph.tensors[i].bytes);
   op_outputs_begin_.reserve(graph.ops.size() + 1);
   op_outputs_.reserve(graph.ops.size());
   op_workspace_bytes_.reserve(graph.ops.size());
   op_outputs_begin_.push_back(0);
-  for (const profiles::Op& op : graph.ops) {
+  for (const ir::Op& op : graph.ops) {
     op_outputs_.insert(op_outputs_.end(), op.outputs.begin(), op.outputs.end());
     op_outputs_begin_.push_back(static_cast<int32_t>(op_outputs_.size()));
-    op_workspace_bytes_.push_back(profiles::allocation_bytes(op.workspace_bytes));
+    op_workspace_bytes_.push_back(ir::allocation_bytes(op.workspace_bytes));
   }
 }
 
 bool MemorySimulator::allocate_resident(std::span<const uint8_t> at_start) {
   int64_t bytes = 0;
   for (size_t i = 0; i < graph_.tensors.size(); ++i) {
-    const bool starts = at_start.empty() ? profiles::resident_at_start(graph_.tensors[i].role) : at_start[i] != 0;
+    const bool starts = at_start.empty() ? ir::resident_at_start(graph_.tensors[i].role) : at_start[i] != 0;
     if (starts && resident_[i] == 0) {
       resident_[i] = 1;
       bytes += rounded_bytes_[i];
@@ -38,14 +39,14 @@ bool MemorySimulator::allocate_resident(std::span<const uint8_t> at_start) {
   last_request_bytes_ = bytes;
   in_use_bytes_ += bytes;
   peak_bytes_ = in_use_bytes_;
-  peak_instruction_ = profiles::kNoId;
+  peak_instruction_ = ir::kNoId;
   peak_time_ns_ = 0;
   sample(0);
   return limit_bytes_ == 0 || in_use_bytes_ <= limit_bytes_;
 }
 
-// The memory rule's op request (profiles::op_request_bytes) over the flat per-op arrays.
-int64_t MemorySimulator::request_bytes(profiles::OpId op) const {
+// The memory rule's op request (ir::op_request_bytes) over the flat per-op arrays.
+int64_t MemorySimulator::request_bytes(ir::OpId op) const {
   const auto k = static_cast<size_t>(op);
   int64_t bytes = op_workspace_bytes_[k];
   for (auto j = static_cast<size_t>(op_outputs_begin_[k]); j < static_cast<size_t>(op_outputs_begin_[k + 1]); ++j) {
@@ -55,7 +56,7 @@ int64_t MemorySimulator::request_bytes(profiles::OpId op) const {
   return bytes;
 }
 
-bool MemorySimulator::start_op(profiles::OpId op, int64_t now_ns, InstrId instruction) {
+bool MemorySimulator::start_op(ir::OpId op, int64_t now_ns, InstrId instruction) {
   const auto k = static_cast<size_t>(op);
   const auto begin = static_cast<size_t>(op_outputs_begin_[k]);
   const auto end = static_cast<size_t>(op_outputs_begin_[k + 1]);
@@ -64,7 +65,7 @@ bool MemorySimulator::start_op(profiles::OpId op, int64_t now_ns, InstrId instru
   return true;
 }
 
-void MemorySimulator::end_op(profiles::OpId op, int64_t now_ns) {
+void MemorySimulator::end_op(ir::OpId op, int64_t now_ns) {
   release(op_workspace_bytes_[static_cast<size_t>(op)], now_ns);
 }
 

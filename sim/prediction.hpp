@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 
 namespace mutwo::sim {
 
@@ -13,15 +13,15 @@ inline constexpr int32_t kHostTrack = -1;
 
 // One instruction as it ran (timeline record; only when SimOptions::record_timeline).
 struct TimelineEvent {
-  profiles::InstrId instruction = profiles::kNoId;
-  profiles::InstrKind kind = profiles::InstrKind::compute;
-  int32_t stream = profiles::kComputeStream;
+  ir::InstrId instruction = ir::kNoId;
+  ir::InstrKind kind = ir::InstrKind::compute;
+  int32_t stream = ir::kComputeStream;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::string name;  // op name (compute, recompute) or tensor name (swap_out, swap_in, free)
-  profiles::Phase phase = profiles::Phase::forward;  // the op's phase; for tensors their producer's
-  profiles::OpId op = profiles::kNoId;
-  profiles::TensorId tensor = profiles::kNoId;
+  ir::Phase phase = ir::Phase::forward;  // the op's phase; for tensors their producer's
+  ir::OpId op = ir::kNoId;
+  ir::TensorId tensor = ir::kNoId;
 
   bool operator==(const TimelineEvent&) const = default;
 };
@@ -49,7 +49,7 @@ struct Prediction {
   int64_t compute_stall_ns = 0;   // stall_ns summed over the compute streams
   int64_t host_busy_ns = 0;        // the host issuing instructions (host timeline on)
   int64_t host_optimizer_ns = 0;   // optimizer updates run on the host CPU (Schedule::host_stream)
-  int32_t host_stream = profiles::kNoStream;  // the schedule's host stream (its busy_ns, its track)
+  int32_t host_stream = ir::kNoStream;  // the schedule's host stream (its busy_ns, its track)
   // Compute-stream idle time spent waiting for the host to issue the next instruction (its stream
   // free and its other dependencies met): the GPU waiting for the CPU.
   int64_t host_bound_idle_ns = 0;
@@ -62,12 +62,12 @@ struct Prediction {
 
   int64_t resident_bytes = 0;  // allocated at t=0 (weights, gradients, optimizer state not on the host, inputs, labels)
   int64_t peak_bytes = 0;      // highest device memory in use (allocator-rounded)
-  profiles::InstrId peak_instruction = profiles::kNoId;  // the allocation reaching the peak; kNoId: t=0
+  ir::InstrId peak_instruction = ir::kNoId;  // the allocation reaching the peak; kNoId: t=0
   int64_t peak_time_ns = 0;
   int64_t memory_limit_bytes = 0;  // the limit applied; 0 when none
 
   bool oom = false;
-  profiles::InstrId oom_instruction = profiles::kNoId;  // kNoId when the resident state alone exceeds it
+  ir::InstrId oom_instruction = ir::kNoId;              // kNoId when the resident state alone exceeds it
   int64_t oom_requested_bytes = 0;                      // rounded bytes the failing instruction asked for
   int64_t oom_in_use_bytes = 0;                         // bytes in use when it asked
   std::string oom_message;
@@ -89,7 +89,7 @@ struct Prediction {
   // With SimOptions::record_executed: the instructions as they ran, in start order, ids renumbered
   // 0..n-1 (with dynamic eviction: recomputes and evictions inserted, frees moved where they ran, no
   // waits; a valid Schedule of the same graph).
-  std::vector<profiles::Instruction> executed;
+  std::vector<ir::Instruction> executed;
 
   bool has_timeline = false;
   Timeline timeline;

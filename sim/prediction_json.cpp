@@ -7,8 +7,8 @@ namespace mutwo::sim {
 
 namespace {
 
-nlohmann::json instruction_ref(const profiles::Schedule& schedule, profiles::InstrId id) {
-  if (id == profiles::kNoId) return nullptr;
+nlohmann::json instruction_ref(const ir::Schedule& schedule, ir::InstrId id) {
+  if (id == ir::kNoId) return nullptr;
   return {{"id", id}, {"description", describe_instruction(schedule, id)}};
 }
 
@@ -21,7 +21,7 @@ nlohmann::json per_stream(const std::vector<int64_t>& values, int32_t host_strea
 
 }  // namespace
 
-nlohmann::json prediction_to_json(const Prediction& p, const profiles::Schedule& schedule) {
+nlohmann::json prediction_to_json(const Prediction& p, const ir::Schedule& schedule) {
   nlohmann::json j;
   j["step_time_ns"] = p.oom ? nlohmann::json(nullptr) : nlohmann::json(p.step_time_ns);
   j["instructions_simulated"] = p.instructions_simulated;

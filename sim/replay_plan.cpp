@@ -9,12 +9,12 @@
 
 namespace mutwo::sim {
 
-using profiles::InstrId;
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::kNoId;
-using profiles::Schedule;
-using profiles::TensorId;
+using ir::InstrId;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::kNoId;
+using ir::Schedule;
+using ir::TensorId;
 
 void check_references(const Schedule& s) {
   const auto n_ops = static_cast<int64_t>(s.graph.ops.size());
@@ -22,12 +22,11 @@ void check_references(const Schedule& s) {
   for (size_t i = 0; i < s.instructions.size(); ++i) {
     const Instruction& in = s.instructions[i];
     auto fail = [&](const std::string& what) {
-      throw profiles::ScheduleError(
-          fmt::format("instruction {} ({}): {}", i, profiles::instr_kind_name(in.kind), what));
+      throw ir::ScheduleError(fmt::format("instruction {} ({}): {}", i, ir::instr_kind_name(in.kind), what));
     };
     if (in.id != static_cast<InstrId>(i)) fail(fmt::format("field 'id' = {}, expected {}", in.id, i));
     if (in.stream < 0) fail(fmt::format("field 'stream' = {} is negative", in.stream));
-    if (profiles::runs_op(in.kind)) {
+    if (ir::runs_op(in.kind)) {
       if (in.op < 0 || in.op >= n_ops)
         fail(fmt::format("field 'op' = {} out of range [0, {})", in.op, n_ops));
     } else if (in.tensor < 0 || in.tensor >= n_tensors) {
@@ -40,7 +39,7 @@ void check_references(const Schedule& s) {
 }
 
 ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& model, bool half_duplex) {
-  const profiles::Graph& g = s.graph;
+  const ir::Graph& g = s.graph;
   const costmodel::DeviceSpec& device = model.device();
   const size_t n = s.instructions.size();
   ReplayPlan p;
@@ -49,7 +48,7 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
   const auto streams = static_cast<size_t>(p.num_streams);
   p.engine_of_stream.resize(streams);
   for (int32_t st = 0; st < p.num_streams; ++st) p.engine_of_stream[static_cast<size_t>(st)] = st;
-  if (half_duplex) p.engine_of_stream[profiles::kHostToDeviceStream] = profiles::kDeviceToHostStream;
+  if (half_duplex) p.engine_of_stream[ir::kHostToDeviceStream] = ir::kDeviceToHostStream;
 
   p.kind.resize(n);
   p.stream.resize(n);
@@ -76,8 +75,8 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
     switch (in.kind) {
       case InstrKind::compute:
       case InstrKind::recompute: {
-        const profiles::Op& op = g.ops[static_cast<size_t>(in.op)];
-        if (profiles::runs_on_host(s, in)) {  // reads and writes host copies: no device tensor touched
+        const ir::Op& op = g.ops[static_cast<size_t>(in.op)];
+        if (ir::runs_on_host(s, in)) {  // reads and writes host copies: no device tensor touched
           p.target[idx] = in.op;
           p.duration_ns[idx] = costmodel::host_optimizer_ns(device, op);
           break;

@@ -14,10 +14,10 @@
 
 namespace mutwo::sim {
 
-using profiles::kHostSide;
-using profiles::ServerSchedule;
-using profiles::ServerTask;
-using profiles::ServerTaskKind;
+using ir::kHostSide;
+using ir::ServerSchedule;
+using ir::ServerTask;
+using ir::ServerTaskKind;
 
 namespace {
 
@@ -51,7 +51,7 @@ class ServerReplay {
   ServerReplay(const ServerSchedule& s, const costmodel::ServerSpec& server, const ServerSimOptions& options)
       : s_(s), server_(server), routes_(server), n_(s.tasks.size()) {
     const auto gpus = static_cast<size_t>(s.gpu_count);
-    queues_.assign(gpus * profiles::kServerStreams, {});
+    queues_.assign(gpus * ir::kServerStreams, {});
     for (const ServerTask& t : s.tasks) queues_[queue_of(t)].push_back(t.id);
     head_.assign(queues_.size(), 0);
     busy_.assign(queues_.size(), 0);
@@ -130,7 +130,7 @@ class ServerReplay {
     }
     for (size_t i = 0; i < n_; ++i) {
       if (end_[i] < 0) {
-        throw profiles::ServerScheduleError(fmt::format(
+        throw ir::ServerScheduleError(fmt::format(
             "task {} ('{}') never ran: it waits on a task that cannot start", i, s_.tasks[i].label));
       }
     }
@@ -151,7 +151,7 @@ class ServerReplay {
 
  private:
   size_t queue_of(const ServerTask& t) const {
-    return static_cast<size_t>(t.gpu) * profiles::kServerStreams + static_cast<size_t>(t.stream);
+    return static_cast<size_t>(t.gpu) * ir::kServerStreams + static_cast<size_t>(t.stream);
   }
 
   void check_limit(int32_t gpu, int32_t task) {
@@ -226,7 +226,7 @@ class ServerReplay {
       check_limit(owner, id);
     }
     if (t.kind == ServerTaskKind::compute) {
-      if (t.stream == profiles::kServerComputeStream) {
+      if (t.stream == ir::kServerComputeStream) {
         ServerGpuFigures& g = p_.gpus[static_cast<size_t>(t.gpu)];
         g.compute_stall_ns += now - last_end_[queue];
         g.compute_busy_ns += t.duration_ns;
@@ -339,10 +339,10 @@ class ServerReplay {
 
 ServerPrediction simulate_server(const ServerSchedule& schedule, const costmodel::ServerSpec& server,
                                  const ServerSimOptions& options) {
-  profiles::validate_server_schedule(schedule);
+  ir::validate_server_schedule(schedule);
   if (schedule.gpu_count > server.gpu_count) {
-    throw profiles::ServerScheduleError(fmt::format("server schedule uses {} GPUs; server '{}' has {}",
-                                                    schedule.gpu_count, server.name, server.gpu_count));
+    throw ir::ServerScheduleError(fmt::format("server schedule uses {} GPUs; server '{}' has {}",
+                                              schedule.gpu_count, server.name, server.gpu_count));
   }
   ServerReplay replay(schedule, server, options);
   return replay.run(options.record_spans);

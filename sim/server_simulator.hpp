@@ -1,7 +1,7 @@
 #pragma once
 // simulate_server(): discrete-event replay of a ServerSchedule on a multi-GPU server.
 //
-// - Each GPU has the streams of profiles/server_schedule.hpp; each stream is an engine that runs its
+// - Each GPU has the streams of ir/server_schedule.hpp; each stream is an engine that runs its
 //   tasks one at a time in list order; a task starts when its stream's previous task has finished
 //   and every task it waits on has finished.
 // - A compute task takes its duration_ns. A copy of B > 0 bytes takes the server's copy latency,
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "costmodel/server_spec.hpp"
-#include "profiles/server_schedule.hpp"
+#include "ir/server_schedule.hpp"
 
 namespace mutwo::sim {
 
@@ -50,10 +50,10 @@ struct ServerTaskSpan {
 struct ServerPrediction {
   int64_t step_time_ns = 0;  // end of the last task
   std::vector<ServerGpuFigures> gpus;
-  // Bytes by payload (profiles::Payload) over all GPUs: copies to or from the host (swaps), and
+  // Bytes by payload (ir::Payload) over all GPUs: copies to or from the host (swaps), and
   // copies between GPUs.
-  std::array<int64_t, profiles::kPayloadCount> swap_bytes{};
-  std::array<int64_t, profiles::kPayloadCount> peer_bytes{};
+  std::array<int64_t, ir::kPayloadCount> swap_bytes{};
+  std::array<int64_t, ir::kPayloadCount> peer_bytes{};
   std::vector<int64_t> resource_bytes;    // per ServerRoutes resource: bytes that crossed it
   std::vector<int64_t> resource_busy_ns;  // per resource: time some copy was crossing it
   // per resource: bytes / (capacity x step time), its share of what it could have carried (0: none)
@@ -70,9 +70,9 @@ struct ServerSimOptions {
   bool record_spans = false;
 };
 
-// Validates the schedule (profiles::validate_server_schedule) and the server (its gpu_count must
+// Validates the schedule (ir::validate_server_schedule) and the server (its gpu_count must
 // cover the schedule's), then replays it. Throws ServerScheduleError / mutwo::Error.
-ServerPrediction simulate_server(const profiles::ServerSchedule& schedule, const costmodel::ServerSpec& server,
+ServerPrediction simulate_server(const ir::ServerSchedule& schedule, const costmodel::ServerSpec& server,
                                  const ServerSimOptions& options = {});
 
 }  // namespace mutwo::sim

@@ -9,23 +9,23 @@
 #include <utility>
 #include <vector>
 
-#include "profiles/memory_rule.hpp"
-#include "profiles/unrolled_schedule.hpp"
+#include "ir/memory_rule.hpp"
+#include "ir/unrolled_schedule.hpp"
 #include "sim/dynamic_eviction.hpp"
-#include "sim/host_plan.hpp"
 #include "sim/executed_instruction.hpp"
+#include "sim/host_plan.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/replay_plan.hpp"
 
 namespace mutwo::sim {
 
-using profiles::InstrId;
-using profiles::InstrKind;
-using profiles::Instruction;
-using profiles::kNoId;
-using profiles::Schedule;
-using profiles::TensorId;
-using profiles::UnrolledSchedule;
+using ir::InstrId;
+using ir::InstrKind;
+using ir::Instruction;
+using ir::kNoId;
+using ir::Schedule;
+using ir::TensorId;
+using ir::UnrolledSchedule;
 
 namespace {
 
@@ -288,11 +288,11 @@ class Replay {
 
   // An op the device runs (not one on the host stream, which allocates no device memory).
   bool on_device_op(size_t idx) const {
-    return profiles::runs_op(p_.kind[idx]) && p_.stream[idx] != p_.host_stream;
+    return ir::runs_op(p_.kind[idx]) && p_.stream[idx] != p_.host_stream;
   }
 
   size_t compute_engine() const {
-    return static_cast<size_t>(p_.engine_of_stream[static_cast<size_t>(profiles::kComputeStream)]);
+    return static_cast<size_t>(p_.engine_of_stream[static_cast<size_t>(ir::kComputeStream)]);
   }
   size_t engine_of(size_t idx) const {
     return static_cast<size_t>(p_.engine_of_stream[static_cast<size_t>(p_.stream[idx])]);
@@ -313,7 +313,7 @@ class Replay {
   int64_t sequence_ = 0;
   int64_t started_ = 0;
   int64_t now_ns_ = 0;
-  profiles::OpId running_op_ = kNoId;        // dynamic eviction: the op on the compute engine
+  ir::OpId running_op_ = kNoId;              // dynamic eviction: the op on the compute engine
   InstrId bottom_instruction_ = kNoId;       // dynamic eviction: the instruction being materialised
   InstrId failed_ = kNoId;
   int64_t failed_at_ns_ = 0;
@@ -340,7 +340,7 @@ std::string ns_as_ms(int64_t ns) {
 // the executed ids with dynamic eviction).
 void fill_timeline(const Schedule& s, const std::vector<ExecutedInstruction>& executed, bool renumbered,
                    Timeline& timeline) {
-  const profiles::Graph& g = s.graph;
+  const ir::Graph& g = s.graph;
   for (size_t k = 0; k < executed.size(); ++k) {
     const ExecutedInstruction& x = executed[k];
     TimelineEvent ev;
@@ -349,15 +349,15 @@ void fill_timeline(const Schedule& s, const std::vector<ExecutedInstruction>& ex
     ev.stream = x.stream;
     ev.start_ns = x.start_ns;
     ev.end_ns = x.start_ns + x.duration_ns;
-    if (profiles::runs_op(x.kind)) {
-      const profiles::Op& op = g.op(x.target);
+    if (ir::runs_op(x.kind)) {
+      const ir::Op& op = g.op(x.target);
       ev.name = op.name;
       ev.phase = op.phase;
       ev.op = x.target;
     } else {
-      const profiles::Tensor& t = g.tensor(x.target);
+      const ir::Tensor& t = g.tensor(x.target);
       ev.name = t.name;
-      ev.phase = t.producer != kNoId ? g.op(t.producer).phase : profiles::Phase::forward;
+      ev.phase = t.producer != kNoId ? g.op(t.producer).phase : ir::Phase::forward;
       ev.tensor = x.target;
     }
     timeline.events.push_back(std::move(ev));
@@ -380,8 +380,8 @@ void add_host_track(const Schedule& s, const HostPlan& host, const std::vector<i
     ev.stream = kHostTrack;
     ev.start_ns = host_start_ns[i];
     ev.end_ns = host_start_ns[i] + host.issue_ns[i];
-    if (profiles::runs_op(in.kind)) {
-      const profiles::Op& op = s.graph.op(in.op);
+    if (ir::runs_op(in.kind)) {
+      const ir::Op& op = s.graph.op(in.op);
       ev.name = op.name;
       ev.phase = op.phase;
       ev.op = in.op;
@@ -404,7 +404,7 @@ std::vector<Instruction> executed_instructions(const Schedule& s,
     in.id = static_cast<InstrId>(out.size());
     in.kind = x.kind;
     in.stream = x.stream;
-    (profiles::runs_op(x.kind) ? in.op : in.tensor) = x.target;
+    (ir::runs_op(x.kind) ? in.op : in.tensor) = x.target;
     if (x.original != kNoId) {
       new_id[static_cast<size_t>(x.original)] = in.id;
       for (InstrId w : s.instructions[static_cast<size_t>(x.original)].waits) {
@@ -416,9 +416,7 @@ std::vector<Instruction> executed_instructions(const Schedule& s,
   return out;
 }
 
-
-
-// One replay of `schedule`; with `unrolled` (whose schedule it is, profiles/unrolled_schedule.hpp), the
+// One replay of `schedule`; with `unrolled` (whose schedule it is, ir/unrolled_schedule.hpp), the
 // iterations' ends and the steady-state step too.
 Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostModel& cost_model,
                              const SimOptions& options, const UnrolledSchedule* unrolled) {
@@ -446,7 +444,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
     throw Error("simulate: dynamic eviction replays base schedules; this schedule keeps model state on the host "
                 "(field 'host_state')");
   }
-  const std::vector<uint8_t> at_start = profiles::resident_at_start_mask(schedule);
+  const std::vector<uint8_t> at_start = ir::resident_at_start_mask(schedule);
   bool resident_fits = memory.allocate_resident(at_start);
   pred.resident_bytes = memory.in_use_bytes();
 
@@ -524,7 +522,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   pred.busy_ns.assign(streams, 0);
   pred.stall_ns.assign(streams, 0);
   std::vector<int64_t> stream_free_at(streams, 0);
-  const std::vector<profiles::Tensor>& tensors = schedule.graph.tensors;
+  const std::vector<ir::Tensor>& tensors = schedule.graph.tensors;
   for (const ExecutedInstruction& x : executed) {  // start order: list order within each stream
     const auto st = static_cast<size_t>(x.stream);
     const int64_t d = x.duration_ns;
@@ -539,20 +537,20 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
         pred.recompute_ns += d;
         break;
       case InstrKind::swap_out: {
-        const profiles::Tensor& t = tensors[static_cast<size_t>(x.target)];
+        const ir::Tensor& t = tensors[static_cast<size_t>(x.target)];
         pred.bytes_swapped_out += t.bytes;
-        if (profiles::is_persistent(t.role)) pred.state_bytes_swapped_out += t.bytes;
+        if (ir::is_persistent(t.role)) pred.state_bytes_swapped_out += t.bytes;
         break;
       }
       case InstrKind::swap_in: {
-        const profiles::Tensor& t = tensors[static_cast<size_t>(x.target)];
-        // A later iteration's batch upload (profiles/unrolled_schedule.hpp) is data loading, not a swap.
+        const ir::Tensor& t = tensors[static_cast<size_t>(x.target)];
+        // A later iteration's batch upload (ir/unrolled_schedule.hpp) is data loading, not a swap.
         if (unrolled != nullptr && x.original != kNoId &&
             unrolled->original_of[static_cast<size_t>(x.original)] == kNoId) {
           break;
         }
         pred.bytes_swapped_in += t.bytes;
-        if (profiles::is_persistent(t.role)) pred.state_bytes_swapped_in += t.bytes;
+        if (ir::is_persistent(t.role)) pred.state_bytes_swapped_in += t.bytes;
         break;
       }
       default:
@@ -567,7 +565,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
     std::vector<int64_t> free_at(streams, 0);
     for (const ExecutedInstruction& x : executed) {
       const auto st = static_cast<size_t>(x.stream);
-      if (profiles::is_compute_stream(x.stream) && x.stream != schedule.host_stream && x.original != kNoId &&
+      if (ir::is_compute_stream(x.stream) && x.stream != schedule.host_stream && x.original != kNoId &&
           x.kind != InstrKind::free) {
         const auto i = static_cast<size_t>(x.original);
         const int64_t ready = std::max(free_at[st], replay.dep_ready_ns()[i]);
@@ -580,7 +578,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   if (pred.oom && !completed) pred.step_time_ns = replay.now_ns();
   for (size_t st = 0; st < streams; ++st) {
     const auto id = static_cast<int32_t>(st);
-    if (profiles::is_compute_stream(id) && id != schedule.host_stream) pred.compute_stall_ns += pred.stall_ns[st];
+    if (ir::is_compute_stream(id) && id != schedule.host_stream) pred.compute_stall_ns += pred.stall_ns[st];
   }
   pred.peak_bytes = memory.peak_bytes();
   pred.peak_instruction = memory.peak_instruction();
@@ -624,10 +622,11 @@ Prediction simulate(const Schedule& schedule, const costmodel::OpCostModel& cost
     throw Error(fmt::format("simulate: dynamic eviction runs one iteration, not {} (SimOptions::iterations)",
                             options.iterations));
   }
-  std::optional<profiles::BoundaryMerge> wrap;
-  if (options.wrap_iterations) wrap = profiles::boundary_merge(schedule, costmodel::op_durations_ns(cost_model, schedule.graph));
+  std::optional<ir::BoundaryMerge> wrap;
+  if (options.wrap_iterations)
+    wrap = ir::boundary_merge(schedule, costmodel::op_durations_ns(cost_model, schedule.graph));
   const UnrolledSchedule unrolled =
-      profiles::unroll_iterations(schedule, options.iterations, wrap.has_value() ? &*wrap : nullptr);
+      ir::unroll_iterations(schedule, options.iterations, wrap.has_value() ? &*wrap : nullptr);
   SimOptions one = options;
   one.iterations = 1;
   Prediction pred = simulate_schedule(unrolled.schedule, cost_model, one, &unrolled);

@@ -1,7 +1,7 @@
 #pragma once
 // simulate(): discrete-event replay of a Schedule on one device, giving a Prediction.
 //
-// Engine (DESIGN.md "Simulation"; STYLE.md "Time and events"):
+// Engine (docs/ARCHITECTURE.md "Simulation", "Units and determinism"):
 // - One event loop owns the clock (int64 ns); its queue is a binary heap keyed on (time, sequence
 //   number), so equal times resolve in the order events were made and runs are bit-for-bit
 //   deterministic. Components (the memory simulator) take `now` and keep no clock.
@@ -24,7 +24,7 @@
 #include <optional>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/schedule.hpp"
 #include "sim/eviction_heuristic.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/prediction.hpp"
@@ -56,26 +56,26 @@ struct SimOptions {
   // With eviction: the run fails once recomputation passes (limit - 1) x the schedule's compute time
   // (DTR's thrashing limit, 2.0 in the paper); 0: none.
   double remat_overhead_limit = 0;
-  // Training steps simulated back to back (profiles/unrolled_schedule.hpp), 1 to 1000. With more than one the
+  // Training steps simulated back to back (ir/unrolled_schedule.hpp), 1 to 1000. With more than one the
   // Prediction's step_time_ns is the last step's (end of the last iteration - end of the one
   // before: the steady state), first_step_ns the first's; busy, stall, swap and recompute figures
   // and the timeline cover every iteration (batch uploads busy the host->device stream but are not
   // counted as bytes swapped), the peak is the highest of any. Not with eviction.
   int32_t iterations = 1;
-  // With iterations > 1: wrap each iteration boundary (profiles/unrolled_schedule.hpp): the last
+  // With iterations > 1: wrap each iteration boundary (ir/unrolled_schedule.hpp): the last
   // sub-array's backward merged with the first one's next forward, as μ-TWO's steady state runs.
-  // Needs two or more sub-arrays (profiles::boundary_merge throws mutwo::Error otherwise); the merge
+  // Needs two or more sub-arrays (ir::boundary_merge throws mutwo::Error otherwise); the merge
   // weighs ops by this simulation's cost model.
   bool wrap_iterations = false;
 };
 
-// Replays the schedule. Expects a schedule that passed profiles::validate_schedule (residency is
-// not re-checked); references are checked and a bad one throws profiles::ScheduleError naming the
+// Replays the schedule. Expects a schedule that passed ir::validate_schedule (residency is
+// not re-checked); references are checked and a bad one throws ir::ScheduleError naming the
 // instruction and field. A negative op duration from the cost model throws mutwo::Error.
-Prediction simulate(const profiles::Schedule& schedule, const costmodel::OpCostModel& cost_model,
+Prediction simulate(const ir::Schedule& schedule, const costmodel::OpCostModel& cost_model,
                     const SimOptions& options = {});
 
-// How reports name an instruction (profiles/schedule.hpp, shared with exec/).
-using profiles::describe_instruction;
+// How reports name an instruction (ir/schedule.hpp, shared with exec/).
+using ir::describe_instruction;
 
 }  // namespace mutwo::sim

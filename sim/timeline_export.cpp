@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::sim {
 
@@ -34,18 +34,18 @@ nlohmann::json metadata(const char* name, int tid, nlohmann::json args) {
 }  // namespace
 
 std::string stream_track_name(int32_t stream, int32_t host_stream) {
-  if (stream == host_stream && host_stream != profiles::kNoStream) return "host optimizer";
+  if (stream == host_stream && host_stream != ir::kNoStream) return "host optimizer";
   switch (stream) {
     case kHostTrack:
       return "host";
-    case profiles::kComputeStream:
+    case ir::kComputeStream:
       return "compute";
-    case profiles::kDeviceToHostStream:
+    case ir::kDeviceToHostStream:
       return "d2h copy";
-    case profiles::kHostToDeviceStream:
+    case ir::kHostToDeviceStream:
       return "h2d copy";
     default:
-      return fmt::format("compute {}", stream - profiles::kFirstExtraComputeStream + 2);
+      return fmt::format("compute {}", stream - ir::kFirstExtraComputeStream + 2);
   }
 }
 
@@ -55,8 +55,8 @@ std::string chrome_trace_json(const Prediction& prediction, std::string_view tit
         "chrome trace: the prediction has no timeline (simulate with SimOptions::record_timeline = true)");
   }
   const Timeline& tl = prediction.timeline;
-  int32_t max_stream = profiles::kHostToDeviceStream;
-  int32_t min_stream = profiles::kComputeStream;
+  int32_t max_stream = ir::kHostToDeviceStream;
+  int32_t min_stream = ir::kComputeStream;
   for (const TimelineEvent& ev : tl.events) {
     max_stream = std::max(max_stream, ev.stream);
     min_stream = std::min(min_stream, ev.stream);  // kHostTrack when the host timeline ran
@@ -72,17 +72,17 @@ std::string chrome_trace_json(const Prediction& prediction, std::string_view tit
     nlohmann::json e;
     e["ph"] = "X";
     e["name"] = ev.name;
-    e["cat"] = profiles::instr_kind_name(ev.kind);
+    e["cat"] = ir::instr_kind_name(ev.kind);
     e["pid"] = kPid;
     e["tid"] = track_of(ev.stream);
     e["ts"] = ns_to_us(ev.start_ns);
     e["dur"] = ns_to_us(ev.end_ns - ev.start_ns);
     nlohmann::json args;
     args["instruction"] = ev.instruction;
-    args["kind"] = profiles::instr_kind_name(ev.kind);
-    args["phase"] = profiles::phase_name(ev.phase);
-    if (ev.op != profiles::kNoId) args["op"] = ev.op;
-    if (ev.tensor != profiles::kNoId) args["tensor"] = ev.tensor;
+    args["kind"] = ir::instr_kind_name(ev.kind);
+    args["phase"] = ir::phase_name(ev.phase);
+    if (ev.op != ir::kNoId) args["op"] = ev.op;
+    if (ev.tensor != ir::kNoId) args["tensor"] = ev.tensor;
     e["args"] = std::move(args);
     events.push_back(std::move(e));
   }
@@ -107,7 +107,7 @@ std::string chrome_trace_json(const Prediction& prediction, std::string_view tit
 }
 
 void write_chrome_trace(const Prediction& prediction, const std::string& path, std::string_view title) {
-  profiles::write_file_atomic(path, chrome_trace_json(prediction, title), "chrome trace file");
+  support::write_file_atomic(path, chrome_trace_json(prediction, title), "chrome trace file");
 }
 
 }  // namespace mutwo::sim

@@ -60,7 +60,7 @@ mutwo_cli_test(run_cpu_state_offload
 mutwo_cli_test(run_cpu_host_optimizer
                ARGS run --cost-source analytic --model bert-mini --models 4 --partition 2,2 --policy none --order multiplexed --state-offload --device cpu --iters 1 --warmup 1 --no-db --json
                DEFINES "JSON_CHECKS=schedule|policy=none+offload\;schedule|model_state=host\;schedule|optimizer=host\;measurement|oom=OFF\;measurement|peak_bytes=509440\;prediction|peak_bytes=509440")
-# Wrapped boundaries (--wrap, profiles/unrolled_schedule.hpp): the executor runs the timed steps as
+# Wrapped boundaries (--wrap, ir/unrolled_schedule.hpp): the executor runs the timed steps as
 # the simulator's merged program; with no swaps the accounting equals the prediction, 2,300,416 B,
 # 3,072 B over the unwrapped 2,297,344 B (sub-array 1's next forward meets sub-array 2's backward).
 mutwo_cli_test(run_cpu_wrap

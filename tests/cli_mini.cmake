@@ -1,4 +1,4 @@
-# CLI tests of the test-scale model variants (profiles/models/mini_models.cpp), included by
+# CLI tests of the test-scale model variants (zoo/mini_models.cpp), included by
 # tests/CMakeLists.txt inside its `if(TARGET mutwo)` block, where mutwo_cli_test is defined.
 
 mutwo_cli_test(mini_models_help ARGS models --help DEFINES "STDOUT_REGEX=--mini")

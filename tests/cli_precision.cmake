@@ -1,4 +1,4 @@
-# CLI tests of the precision modes (profiles/precision.hpp, profiles/autocast.hpp), included by
+# CLI tests of the precision modes (ir/precision.hpp, transforms/autocast.hpp), included by
 # tests/CMakeLists.txt inside its `if(TARGET mutwo)` block, where mutwo_cli_test is defined.
 # Hand-derived counts, bytes and the step-time ordering are in test_precision.cpp.
 

@@ -1,4 +1,4 @@
-# The walls between folders (DESIGN.md, "Folders and their one job"): a folder may include headers
+# The walls between folders (docs/ARCHITECTURE.md, "Folders and their one job"): a folder may include headers
 # from, and link the library of, only the folders its row of the table names.
 #
 #   cmake -DROOT=<source tree> -P include_arrows.cmake
@@ -15,16 +15,21 @@ if(NOT DEFINED ROOT)
 endif()
 get_filename_component(ROOT "${ROOT}" ABSOLUTE)
 
-# The table's arrows; a folder may always use itself. tests/, bench/ and scripts/ may use all.
-set(folders profiles costmodel sim policies exec experiments cli)
-set(allowed_profiles "")
-set(allowed_costmodel profiles)
-set(allowed_sim profiles costmodel)
-set(allowed_policies profiles costmodel sim)
-set(allowed_exec profiles)
-# experiments reach exec only through the executor interface declared in profiles/.
-set(allowed_experiments profiles costmodel policies sim)
-set(allowed_cli profiles costmodel sim policies exec experiments)
+# The table's arrows (docs/ARCHITECTURE.md); a folder may always use itself. tests/, bench/, fuzz/ and
+# scripts/ may use all.
+set(folders support ir io transforms zoo costmodel sim policies exec experiments cli)
+set(allowed_support "")
+set(allowed_ir support)
+set(allowed_io support ir)
+set(allowed_transforms support ir)
+set(allowed_zoo support ir io transforms)
+set(allowed_costmodel support ir io)
+set(allowed_sim support ir io costmodel)
+set(allowed_policies support ir io transforms zoo costmodel sim)
+set(allowed_exec support ir io transforms)
+# experiments reach exec only through the executor interface declared in ir/ (ir/executor.hpp).
+set(allowed_experiments support ir io transforms zoo costmodel policies sim)
+set(allowed_cli support ir io transforms zoo costmodel sim policies exec experiments)
 
 set(violations "")
 
@@ -136,10 +141,10 @@ if(DEFINED EXPECT)
 endif()
 
 if(violations)
-  message(FATAL_ERROR "forbidden dependencies between folders (DESIGN.md's table of arrows):\n  ${report}\n"
+  message(FATAL_ERROR "forbidden dependencies between folders (docs/ARCHITECTURE.md's table of arrows):\n  ${report}\n"
                       "Allowed: profiles -> none; costmodel -> profiles; sim -> profiles, costmodel; "
                       "policies -> profiles, costmodel, sim; exec -> profiles; "
-                      "experiments -> profiles, costmodel, policies, sim (exec only through profiles/executor.hpp); "
+                      "experiments -> profiles, costmodel, policies, sim (exec only through ir/executor.hpp); "
                       "cli -> all.")
 endif()
-message(STATUS "include_arrows: every include and link follows DESIGN.md's arrows")
+message(STATUS "include_arrows: every include and link follows docs/ARCHITECTURE.md's arrows")

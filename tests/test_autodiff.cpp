@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 using mutwo::GraphError;
 
 namespace {

@@ -1,4 +1,4 @@
-// `mutwo bench-ops` without a device: the kernels and default grid (profiles/bench_ops.hpp) and the
+// `mutwo bench-ops` without a device: the kernels and default grid (ir/bench_ops.hpp) and the
 // calibration rows made of timings (costmodel/bench_rows.hpp), checked against the calibration
 // CSV's rules, DeepBench's converter and the calibrated source's own look-up.
 #include <doctest/doctest.h>
@@ -9,13 +9,13 @@
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
-#include "profiles/bench_ops.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
+#include "ir/bench_ops.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
 #include "tests/support/error_of.hpp"
 
 using namespace mutwo::costmodel;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::Error;
 
 namespace {

@@ -14,12 +14,12 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
 #include "tests/support/error_of.hpp"
 
 using namespace mutwo::costmodel;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::Error;
 using mutwo::FormatError;
 

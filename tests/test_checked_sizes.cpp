@@ -10,15 +10,17 @@
 #include <zlib.h>
 
 #include "costmodel/measured_cost_model.hpp"
-#include "profiles/checked_int.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/checked_int.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::support;
+using namespace mutwo::ir;
+using namespace mutwo::io;
 
 namespace {
 

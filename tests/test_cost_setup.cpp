@@ -16,11 +16,11 @@
 #include "experiments/results_db.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
+#include "io/trace_file.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/error.hpp"
-#include "profiles/trace_file.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -40,10 +40,10 @@ CostSetup measured(std::vector<std::string> traces) {
 }
 
 // bert-mini (batch 4, Adam) alone: its training step, as the search and `mutwo simulate` build it.
-profiles::Graph bert_mini_step() {
-  profiles::ModelConfig model;
+ir::Graph bert_mini_step() {
+  zoo::ModelConfig model;
   model.batch_size = 4;
-  policies::StepGraphCache graphs({{"bert-mini", 1, model}}, profiles::OptimizerConfig{});
+  policies::StepGraphCache graphs({{"bert-mini", 1, model}}, transforms::OptimizerConfig{});
   return graphs.get(0, 1);
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
 
 TEST_CASE("the measured source describes its coverage through the interface") {
   const auto model = costmodel::make_cost_model(measured({kTinyRelu}));
-  const profiles::Trace trace = profiles::trace_from_json(nlohmann::json::parse(std::ifstream(kTinyRelu)));
+  const ir::Trace trace = io::trace_from_json(nlohmann::json::parse(std::ifstream(kTinyRelu)));
   CHECK(model->describe(trace.graph) == "measured (1 of 1 ops from 1 trace on NVIDIA H100 80GB HBM3)");
   CostSetup analytic;
   analytic.cost_source = "analytic";
@@ -124,11 +124,11 @@ TEST_CASE("the measured source describes its coverage through the interface") {
 TEST_CASE("a spec prices with the measured source and its traces as `mutwo simulate --trace` does") {
   TempDir dir("cost-setup");
   // Every op of bert-mini's step measured 1,000 ns on an H100.
-  profiles::Trace trace;
+  ir::Trace trace;
   trace.graph = bert_mini_step();
   trace.op_duration_ns.assign(trace.graph.ops.size(), 1000);
   trace.device = "NVIDIA H100 80GB HBM3";
-  profiles::write_trace(trace, dir / "bert-mini.json");
+  io::write_trace(trace, dir / "bert-mini.json");
   const auto ops = static_cast<int64_t>(trace.graph.ops.size());
 
   // What `mutwo simulate --model bert-mini --batch 4 --cost-source measured --trace bert-mini.json`

@@ -19,11 +19,11 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo::costmodel;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 
 namespace {
 

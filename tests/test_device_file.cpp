@@ -7,7 +7,7 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_file.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo::costmodel;
 

@@ -1,4 +1,4 @@
-// DTR operator logs: the importer (profiles/dtr_log) and the simrd-style replay (sim/dtr_replay)
+// DTR operator logs: the importer (io/dtr_log) and the simrd-style replay (sim/dtr_replay)
 // with simrd's heuristics (policies/dtr_heuristics). Ground truth: hand-traced replays of small
 // logs, and simrd's own answers on two real logs (tests/fixtures/dtr/simrd_results.json).
 #include <doctest/doctest.h>
@@ -9,16 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/dtr_log.hpp"
+#include "io/trace_import.hpp"
+#include "ir/graph.hpp"
 #include "policies/dtr_heuristics.hpp"
-#include "profiles/dtr_log.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/trace_import.hpp"
 #include "sim/dtr_replay.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 using namespace mutwo;
-using profiles::DtrCommandKind;
+using io::DtrCommandKind;
 
 namespace {
 
@@ -50,7 +50,7 @@ std::string chain_log() {
 
 sim::DtrReplayResult replay(const std::string& text, int64_t budget, const std::string& heuristic,
                             double remat_limit = -1) {
-  const profiles::DtrLog log = profiles::parse_dtr_log(text, "test.log");
+  const io::DtrLog log = io::parse_dtr_log(text, "test.log");
   return sim::replay_dtr_log(log, budget, remat_limit, *policies::make_dtr_heuristic(heuristic));
 }
 
@@ -72,7 +72,7 @@ TEST_CASE("a DTR log parses into simrd's graph and schedule") {
       R"({"DST":"c","INSTRUCTION":"COPY_FROM","SRC":"a"})"
       "\n" +
       release("a") + release("v");
-  const profiles::DtrLog log = profiles::parse_dtr_log(text, "t.log");
+  const io::DtrLog log = io::parse_dtr_log(text, "t.log");
   CHECK(log.start_line == 3);
   REQUIRE(log.ops.size() == 4);
   CHECK(log.ops[0].name == "constant/0");
@@ -109,9 +109,9 @@ TEST_CASE("a DTR log parses into simrd's graph and schedule") {
 }
 
 TEST_CASE("malformed DTR logs are refused with the line and field") {
-  auto message = [](const std::string& text, const profiles::DtrParseOptions& options = {}) {
+  auto message = [](const std::string& text, const io::DtrParseOptions& options = {}) {
     try {
-      profiles::parse_dtr_log(text, "bad.log", options);
+      io::parse_dtr_log(text, "bad.log", options);
     } catch (const FormatError& e) {
       return std::string(e.what());
     }
@@ -148,14 +148,14 @@ TEST_CASE("malformed DTR logs are refused with the line and field") {
   const std::string padded = R"({"INSTRUCTION":"CONSTANT","NAME":")" + std::string(1 << 20, 'x') + "\"}\n";
   CHECK(message(kStart + padded) ==
         "bad.log:2: a line of 1048612 bytes, more than the 1048576 a DTR log line may have");  // 34 + 2^20 + 2
-  CHECK(profiles::looks_like_dtr_log(padded));
-  CHECK_FALSE(profiles::looks_like_dtr_log("[" + std::string(1 << 20, ' ') + "]\n"));
+  CHECK(io::looks_like_dtr_log(padded));
+  CHECK_FALSE(io::looks_like_dtr_log("[" + std::string(1 << 20, ' ') + "]\n"));
   CHECK(message(padded, {.skip_to_start = false}).find("bad.log:1: a line of") == 0);
 }
 
 TEST_CASE("replay under a budget, traced by hand (LRU)") {
   const std::string text = chain_log();
-  const profiles::DtrLog log = profiles::parse_dtr_log(text, "chain.log");
+  const io::DtrLog log = io::parse_dtr_log(text, "chain.log");
   const sim::DtrBaseline baseline = sim::dtr_baseline(log);
   CHECK(baseline.peak_bytes == 800);
   CHECK(baseline.compute_ns == 100);
@@ -201,7 +201,7 @@ TEST_CASE("released storages are evicted at once, pinned constants are kept") {
   const std::string text = kStart + constant("w", 100) + call("f", "a", R"("w")", 10, 200) +
                            call("g", "b", R"("a")", 20, 300) + release("a") + release("w") +
                            call("h", "c", R"("b")", 30, 50) + release("b");
-  const profiles::DtrLog log = profiles::parse_dtr_log(text, "eager.log");
+  const io::DtrLog log = io::parse_dtr_log(text, "eager.log");
   const sim::DtrBaseline baseline = sim::dtr_baseline(log);
   CHECK(baseline.peak_bytes == 600);  // w + a + b before a's release
   const sim::DtrReplayResult r = replay(text, 1000, "dtr");
@@ -225,8 +225,7 @@ TEST_CASE("simrd's answers on ResNet-32 and U-Net: every outcome, overhead, evic
   for (const nlohmann::json& base : expected["baselines"]) {
     const std::string file = base["log"].get<std::string>();
     CAPTURE(file);
-    const profiles::DtrLog log =
-        profiles::parse_dtr_log(profiles::read_text_file(kFixtures + file + ".gz"), file);
+    const io::DtrLog log = io::parse_dtr_log(support::read_text_file(kFixtures + file + ".gz"), file);
     const sim::DtrBaseline baseline = sim::dtr_baseline(log);
     CHECK(baseline.peak_bytes == base["baseline_memory"].get<int64_t>());
     CHECK(baseline.compute_ns == base["baseline_compute"].get<int64_t>());
@@ -284,8 +283,7 @@ TEST_CASE("the six other DTR logs parse with the README's instruction counts and
   for (const nlohmann::json& model : manifest["models"]) {
     const std::string file = model["log"].get<std::string>().substr(5);  // "logs/..."
     CAPTURE(file);
-    const profiles::DtrLog log =
-        profiles::parse_dtr_log(profiles::read_text_file(kFixtures + file + ".gz"), file);
+    const io::DtrLog log = io::parse_dtr_log(support::read_text_file(kFixtures + file + ".gz"), file);
     const Counts* c = nullptr;
     for (const Counts& row : table) {
       if (file.rfind(row.prefix, 0) == 0) c = &row;
@@ -319,19 +317,18 @@ TEST_CASE("a DTR log as a mutwo Trace: one op per CALL and MUTATE at its logged 
       "{\"ANNOTATION\":\"BACKWARD\",\"INSTRUCTION\":\"ANNOTATE\"}\n" +
       R"({"ARGS":["v","w"],"INSTRUCTION":"MUTATE","MUTATE":[0],"NAME":"add_","TIME":"5"})"
       "\n";
-  const profiles::TraceImport imported =
-      profiles::dtr_log_to_trace(profiles::parse_dtr_log(text, "t.log"), "t.log");
-  const profiles::Graph& g = imported.trace.graph;
+  const io::TraceImport imported = io::dtr_log_to_trace(io::parse_dtr_log(text, "t.log"), "t.log");
+  const ir::Graph& g = imported.trace.graph;
   REQUIRE(g.ops.size() == 3);  // the constant is a step input, not an op
   CHECK(imported.trace.op_duration_ns == std::vector<int64_t>{10, 1, 5});
   CHECK(g.ops[0].name == "f/1");
   CHECK(g.ops[0].inputs.size() == 1);  // w twice in ARGS: read once
   CHECK(g.ops[0].bytes_read == 100);
-  CHECK(g.ops[0].kind == profiles::OpKind::opaque);
+  CHECK(g.ops[0].kind == ir::OpKind::opaque);
   CHECK(g.ops[1].bytes_written == 0);  // a view
-  CHECK(g.ops[2].kind == profiles::OpKind::opaque_backward);
+  CHECK(g.ops[2].kind == ir::OpKind::opaque_backward);
   CHECK(g.ops[2].bytes_written == 200);  // the mutated storage, copied
-  CHECK(g.tensors[0].role == profiles::TensorRole::input);
+  CHECK(g.tensors[0].role == ir::TensorRole::input);
   CHECK(g.tensors[0].bytes == 100);
   REQUIRE(imported.warnings.size() == 4);
   CHECK(imported.warnings[2].find("1 view outputs share their base's storage") != std::string::npos);
@@ -339,15 +336,15 @@ TEST_CASE("a DTR log as a mutwo Trace: one op per CALL and MUTATE at its logged 
 }
 
 TEST_CASE("trace formats are told apart by content") {
-  using profiles::TraceFormat;
-  CHECK(profiles::detect_trace_format(kStart) == TraceFormat::dtr);
-  CHECK(profiles::detect_trace_format(R"({"format": "mutwo-trace", "version": 1})") == TraceFormat::mutwo);
-  CHECK(profiles::detect_trace_format(R"({"traceEvents": []})") == TraceFormat::kineto);
-  CHECK(profiles::detect_trace_format(R"([{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2}])") ==
+  using io::TraceFormat;
+  CHECK(io::detect_trace_format(kStart) == TraceFormat::dtr);
+  CHECK(io::detect_trace_format(R"({"format": "mutwo-trace", "version": 1})") == TraceFormat::mutwo);
+  CHECK(io::detect_trace_format(R"({"traceEvents": []})") == TraceFormat::kineto);
+  CHECK(io::detect_trace_format(R"([{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2}])") ==
         TraceFormat::kineto);
-  CHECK_FALSE(profiles::detect_trace_format(R"({"format": "mutwo-schedule"})").has_value());
-  CHECK_FALSE(profiles::detect_trace_format("not json").has_value());
-  CHECK(profiles::parse_trace_format("kineto") == TraceFormat::kineto);
-  CHECK_THROWS_WITH_AS(profiles::parse_trace_format("chrome"),
+  CHECK_FALSE(io::detect_trace_format(R"({"format": "mutwo-schedule"})").has_value());
+  CHECK_FALSE(io::detect_trace_format("not json").has_value());
+  CHECK(io::parse_trace_format("kineto") == TraceFormat::kineto);
+  CHECK_THROWS_WITH_AS(io::parse_trace_format("chrome"),
                        "unknown trace format 'chrome'; valid: mutwo, kineto, et, dtr", UnknownNameError);
 }

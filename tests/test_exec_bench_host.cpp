@@ -10,8 +10,8 @@
 
 #include "costmodel/link_fit.hpp"
 #include "exec/executor.hpp"
-#include "profiles/bench_host.hpp"
-#include "profiles/error.hpp"
+#include "ir/bench_host.hpp"
+#include "support/error.hpp"
 #include "tests/support/error_of.hpp"
 
 namespace {
@@ -23,17 +23,17 @@ using mutwo::test::error_of;
 }  // namespace
 
 TEST_CASE("bench-host on the cpu: every size each way and both at once, in order; dispatch timed") {
-  profiles::BenchHostOptions options;
+  ir::BenchHostOptions options;
   options.sizes_bytes = {4096, 1 << 20, 8 << 20};
   options.warmup_iterations = 1;
   options.timed_iterations = 5;
   options.dispatch_calls = 50;
-  const profiles::HostBench b = exec::bench_host(options);
+  const ir::HostBench b = exec::bench_host(options);
   CHECK(b.device_name == "cpu");
   REQUIRE(b.copies.size() == 9);
-  const profiles::CopyWay ways[] = {profiles::CopyWay::h2d, profiles::CopyWay::d2h, profiles::CopyWay::both};
+  const ir::CopyWay ways[] = {ir::CopyWay::h2d, ir::CopyWay::d2h, ir::CopyWay::both};
   for (size_t i = 0; i < b.copies.size(); ++i) {
-    const profiles::LinkTiming& t = b.copies[i];
+    const ir::LinkTiming& t = b.copies[i];
     CAPTURE(i);
     CHECK(t.bytes == options.sizes_bytes[i / 3]);
     CHECK(t.way == ways[i % 3]);
@@ -55,7 +55,7 @@ TEST_CASE("bench-host on the cpu: every size each way and both at once, in order
 }
 
 TEST_CASE("bench-host refuses bad requests naming the field") {
-  profiles::BenchHostOptions options;
+  ir::BenchHostOptions options;
   options.sizes_bytes = {0};
   CHECK(error_of([&] { exec::bench_host(options); }) == "bench-host: size 0 B must be in 1 .. 17179869184 B (16 GiB)");
   options.sizes_bytes = {4096};

@@ -1,5 +1,5 @@
 // The executor's kernel timings for `mutwo bench-ops` on the CPU (exec/bench_ops.cpp): every
-// kernel of profiles/bench_ops.hpp runs, timings come in shape order with the median between the
+// kernel of ir/bench_ops.hpp runs, timings come in shape order with the median between the
 // fastest and the slowest launch, and bad requests are refused naming what is wrong. The CUDA
 // counterpart is in test_exec_cuda.cpp.
 #include "tests/support/torch_doctest.hpp"
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "exec/executor.hpp"
-#include "profiles/bench_ops.hpp"
-#include "profiles/error.hpp"
+#include "ir/bench_ops.hpp"
+#include "support/error.hpp"
 #include "tests/support/error_of.hpp"
 
 namespace {
@@ -21,18 +21,17 @@ using mutwo::test::error_of;
 }  // namespace
 
 TEST_CASE("every bench kernel runs on the cpu, one fp32 timing per shape, in shape order") {
-  profiles::BenchOpsOptions options;
+  ir::BenchOpsOptions options;
   options.device = "cpu";
   options.warmup_iterations = 0;
   options.timed_iterations = 3;
-  for (const std::string& kernel : profiles::bench_kernel_names()) {
-    for (const profiles::BenchShape& s : profiles::default_bench_grid(kernel, true))
-      options.shapes.push_back(s);
+  for (const std::string& kernel : ir::bench_kernel_names()) {
+    for (const ir::BenchShape& s : ir::default_bench_grid(kernel, true)) options.shapes.push_back(s);
   }
-  const std::vector<profiles::KernelTiming> timings = exec::bench_ops(options);
+  const std::vector<ir::KernelTiming> timings = exec::bench_ops(options);
   REQUIRE(timings.size() == options.shapes.size());  // the cpu runs fp32 only: one timing a shape
   for (size_t i = 0; i < timings.size(); ++i) {
-    const profiles::KernelTiming& t = timings[i];
+    const ir::KernelTiming& t = timings[i];
     CHECK(t.shape.kernel == options.shapes[i].kernel);
     CHECK(t.shape.dims == options.shapes[i].dims);
     CHECK(t.precision == "fp32");
@@ -45,9 +44,9 @@ TEST_CASE("every bench kernel runs on the cpu, one fp32 timing per shape, in sha
 }
 
 TEST_CASE("bench-ops refuses a precision the cpu does not run, bad counts and bad shapes") {
-  profiles::BenchOpsOptions options;
+  ir::BenchOpsOptions options;
   options.device = "cpu";
-  options.shapes = profiles::default_bench_grid("gemm", true);
+  options.shapes = ir::default_bench_grid("gemm", true);
   options.precisions = {"bf16"};
   CHECK(error_of([&] { exec::bench_ops(options); }) ==
         "bench-ops: precision 'bf16' does not run on device 'cpu' (cpu); it runs: fp32");

@@ -24,19 +24,19 @@
 namespace {
 
 using namespace mutwo;
-using profiles::Schedule;
+using ir::Schedule;
 
-std::vector<profiles::Graph> steps(const std::string& model, const std::vector<int32_t>& partition,
-                                   profiles::DType dtype, int64_t batch = 0, int64_t image = 0) {
-  return test::array_steps(model, partition, profiles::OptimizerKind::adam, dtype, batch, image);
+std::vector<ir::Graph> steps(const std::string& model, const std::vector<int32_t>& partition, ir::DType dtype,
+                             int64_t batch = 0, int64_t image = 0) {
+  return test::array_steps(model, partition, transforms::OptimizerKind::adam, dtype, batch, image);
 }
 
 // Every persistent tensor after `count` steps, on the CPU.
 std::vector<at::Tensor> state_after(exec::Interpreter& interpreter, int count) {
   for (int i = 0; i < count; ++i) REQUIRE_FALSE(interpreter.step().oom);
   std::vector<at::Tensor> state;
-  for (const profiles::Tensor& t : interpreter.schedule().graph.tensors) {
-    state.push_back(profiles::is_persistent(t.role) ? interpreter.tensor(t.id).cpu() : at::Tensor());
+  for (const ir::Tensor& t : interpreter.schedule().graph.tensors) {
+    state.push_back(ir::is_persistent(t.role) ? interpreter.tensor(t.id).cpu() : at::Tensor());
   }
   return state;
 }
@@ -58,15 +58,15 @@ TEST_CASE("a CUDA step from the CPU's state ends where the CPU step ends (fp64)"
   // the CPU: fp64 agrees to ~1e-13 relative, checked at 1e-9.
   for (const std::string model : {"resnet-mini", "dlrm-mini"}) {
     CAPTURE(model);
-    const Schedule s = policies::build_plain_schedule(steps(model, {2}, profiles::DType::f64));
+    const Schedule s = policies::build_plain_schedule(steps(model, {2}, ir::DType::f64));
     auto cpu = exec::make_backend("cpu");
     auto cuda = exec::make_backend("cuda");
     exec::Interpreter on_cpu(s, *cpu);
     exec::Interpreter on_cuda(s, *cuda);
     int64_t copied = 0;
-    for (const profiles::Tensor& t : s.graph.tensors) {
-      const bool leaf = profiles::is_persistent(t.role) || t.role == profiles::TensorRole::input ||
-                        t.role == profiles::TensorRole::label;
+    for (const ir::Tensor& t : s.graph.tensors) {
+      const bool leaf =
+          ir::is_persistent(t.role) || t.role == ir::TensorRole::input || t.role == ir::TensorRole::label;
       if (!leaf) continue;
       on_cuda.set_tensor(t.id, on_cpu.tensor(t.id));
       ++copied;
@@ -84,7 +84,7 @@ TEST_CASE("swaps and recomputes on the CUDA streams leave the state of the none 
   // copy stream was done with it, would corrupt values far beyond this tolerance.
   const auto cost =
       costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("h100-sxm-80gb"));
-  const std::vector<profiles::Graph> parts = steps("resnet-mini", {2, 2}, profiles::DType::f32, 16, 64);
+  const std::vector<ir::Graph> parts = steps("resnet-mini", {2, 2}, ir::DType::f32, 16, 64);
   const auto none = policies::builtin_policies().create("none");
   const Schedule plain =
       policies::plan_sub_arrays(parts, *none, *cost, int64_t{1} << 40, policies::SubArrayOrder::back_to_back)
@@ -101,7 +101,7 @@ TEST_CASE("swaps and recomputes on the CUDA streams leave the state of the none 
       const Schedule s =
           policies::plan_sub_arrays(parts, *policies::builtin_policies().create(name), *cost, limit, order)
               .result.schedule;
-      for (const auto& i : s.instructions) swaps += i.kind == profiles::InstrKind::swap_out ? 1 : 0;
+      for (const auto& i : s.instructions) swaps += i.kind == ir::InstrKind::swap_out ? 1 : 0;
       exec::Interpreter run(s, *backend);
       CHECK(count_not_close(reference, state_after(run, 2), 1e-5, 1e-7) == 0);
     }
@@ -110,8 +110,8 @@ TEST_CASE("swaps and recomputes on the CUDA streams leave the state of the none 
 }
 
 TEST_CASE("a cap below the step's needs is an OOM result; without it the allocator's peak is reported") {
-  const Schedule s = policies::build_plain_schedule(
-      steps("resnet18", {2}, profiles::DType::f32, /*batch=*/32, /*image=*/224));
+  const Schedule s =
+      policies::build_plain_schedule(steps("resnet18", {2}, ir::DType::f32, /*batch=*/32, /*image=*/224));
   exec::RunOptions options;
   options.device = "cuda";
   options.warmup_iterations = 1;
@@ -134,7 +134,7 @@ TEST_CASE("a cap below the step's needs is an OOM result; without it the allocat
 }
 
 TEST_CASE("back-to-back steps on the GPU: per-step intervals between CUDA events, same losses as synchronised steps") {
-  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, profiles::DType::f32));
+  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, ir::DType::f32));
   exec::RunOptions options;
   options.device = "cuda";
   options.warmup_iterations = 2;
@@ -152,7 +152,7 @@ TEST_CASE("back-to-back steps on the GPU: per-step intervals between CUDA events
 }
 
 TEST_CASE("a captured CUDA graph replays the step") {
-  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, profiles::DType::f32));
+  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {2}, ir::DType::f32));
   exec::RunOptions options;
   options.device = "cuda";
   options.warmup_iterations = 2;
@@ -166,10 +166,10 @@ TEST_CASE("a captured CUDA graph replays the step") {
 }
 
 TEST_CASE("the profiler times every op with CUDA events") {
-  const Schedule s = policies::build_plain_schedule(steps("bert-mini", {2}, profiles::DType::f32));
+  const Schedule s = policies::build_plain_schedule(steps("bert-mini", {2}, ir::DType::f32));
   exec::ProfileOptions options;
   options.device = "cuda";
-  const profiles::Trace trace = exec::profile_schedule(s, options);
+  const ir::Trace trace = exec::profile_schedule(s, options);
   REQUIRE(trace.op_duration_ns.size() == s.graph.ops.size());
   int64_t positive = 0;
   for (int64_t d : trace.op_duration_ns) positive += d > 0 ? 1 : 0;
@@ -186,15 +186,15 @@ TEST_CASE("the profiler times every op with CUDA events") {
 TEST_CASE("bench-ops times every kernel at every precision the GPU runs, and restores PyTorch's TF32 flags") {
   const bool cublas_tf32 = at::globalContext().allowTF32CuBLAS();
   const bool cudnn_tf32 = at::globalContext().allowTF32CuDNN();
-  profiles::BenchOpsOptions options;
+  ir::BenchOpsOptions options;
   options.device = "cuda";
-  for (const std::string& kernel : profiles::bench_kernel_names()) {
-    for (const profiles::BenchShape& s : profiles::default_bench_grid(kernel, true)) options.shapes.push_back(s);
+  for (const std::string& kernel : ir::bench_kernel_names()) {
+    for (const ir::BenchShape& s : ir::default_bench_grid(kernel, true)) options.shapes.push_back(s);
   }
-  const std::vector<profiles::KernelTiming> timings = exec::bench_ops(options);
+  const std::vector<ir::KernelTiming> timings = exec::bench_ops(options);
   // fp32 and fp16 everywhere; tf32 (GEMM and conv shapes only) and bf16 from compute capability 8.
   CHECK(timings.size() >= 2 * options.shapes.size());
-  for (const profiles::KernelTiming& t : timings) {
+  for (const ir::KernelTiming& t : timings) {
     CHECK(t.time_ns >= 1);
     CHECK(t.min_ns <= t.time_ns);
     CHECK(t.time_ns <= t.max_ns);
@@ -204,20 +204,20 @@ TEST_CASE("bench-ops times every kernel at every precision the GPU runs, and res
 
   // A 4096^3 GEMM on tensor cores (fp16) is faster than on CUDA cores with TF32 off (fp32): on every
   // GPU with tensor cores the peak ratio is >= 4x (V100 125 vs 15.7 TFLOP/s).
-  profiles::BenchOpsOptions big;
+  ir::BenchOpsOptions big;
   big.device = "cuda";
   big.shapes = {{"gemm", {4096, 4096, 4096}, "test"}};
   big.precisions = {"fp32", "fp16"};
-  const std::vector<profiles::KernelTiming> gemm = exec::bench_ops(big);
+  const std::vector<ir::KernelTiming> gemm = exec::bench_ops(big);
   REQUIRE(gemm.size() == 2);
   CHECK(gemm[1].time_ns * 2 < gemm[0].time_ns);
 }
 
 TEST_CASE("bench-host times the PCIe link with pinned copies on the copy streams, and the launch interval") {
-  profiles::BenchHostOptions options;
+  ir::BenchHostOptions options;
   options.device = "cuda";
   options.sizes_bytes = {64 << 10, 4 << 20, 64 << 20};
-  const profiles::HostBench b = exec::bench_host(options);
+  const ir::HostBench b = exec::bench_host(options);
   REQUIRE(b.copies.size() == 9);
   const costmodel::LinkFit fit = costmodel::fit_link(b.copies);
   // A PCIe 3.0 to 5.0 x16 link moves pinned copies at 10 to 64 GB/s each way.

@@ -13,12 +13,15 @@
 #include "exec/device_backend.hpp"
 #include "exec/interpreter.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/text_file.hpp"
+#include "support/text_file.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::support;
+using namespace mutwo::ir;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 TEST_CASE("an exported ResNet-style model: mutwo's loss and gradients equal PyTorch's") {
   const std::string dir = std::string(MUTWO_TEST_FIXTURES) + "/exported/";

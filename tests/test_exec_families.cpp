@@ -1,4 +1,4 @@
-// Training steps of every zoo family, at test scale (profiles/models/mini_models.cpp, f64, batch 2),
+// Training steps of every zoo family, at test scale (zoo/mini_models.cpp, f64, batch 2),
 // on exec's CPU backend against LibTorch:
 //   (b) the training-step schedule of one model (policies::sub_array_steps, one sub-array of width
 //       1, build_plain_schedule) gives the losses, gradients and updated parameters that the same
@@ -23,16 +23,16 @@
 #include "exec/model_layout.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/models/model_registry.hpp"
 #include "tests/support/autograd_reference.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using profiles::OptimizerConfig;
-using profiles::OptimizerKind;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::TensorId;
+using ir::TensorRole;
 using test::ExecRun;
+using transforms::OptimizerConfig;
+using transforms::OptimizerKind;
 
 namespace {
 
@@ -55,12 +55,12 @@ constexpr double kAtol = 1e-12;
 // update (lr). SGD has no such amplification (its update is lr * g): 1e-12.
 constexpr double kAdamAtolPerLr = 1e-6;
 
-profiles::LeanOps g_lean;  // Tempo's lean layers for the models built (set by their test case)
+transforms::LeanOps g_lean;  // Tempo's lean layers for the models built (set by their test case)
 
-profiles::ModelConfig mini_config() {
-  profiles::ModelConfig c;
+zoo::ModelConfig mini_config() {
+  zoo::ModelConfig c;
   c.batch_size = 2;
-  c.dtype = profiles::DType::f64;
+  c.dtype = ir::DType::f64;
   c.lean_ops = g_lean;
   return c;  // sequence length and image size: the minis' defaults
 }
@@ -126,8 +126,8 @@ bool close_scalar(double a, double b) {
 
 // (b): `steps` steps of the width-1 schedule against autograd + torch::optim.
 void check_against_autograd(const std::string& model, const OptimizerConfig& opt, int64_t steps = kSteps) {
-  INFO(model << " with " << profiles::optimizer_name(opt.kind));
-  const profiles::Graph forward = profiles::build_model(model, mini_config());
+  INFO(model << " with " << transforms::optimizer_name(opt.kind));
+  const ir::Graph forward = zoo::build_model(model, mini_config());
   std::unique_ptr<ExecRun> run = array_run(model, 1, opt, 0);
   const std::vector<at::Tensor> leaves = test::starting_leaves(forward, *run);  // checks the id prefix
   std::vector<double> losses;
@@ -141,7 +141,7 @@ void check_against_autograd(const std::string& model, const OptimizerConfig& opt
   const auto grads = test::weight_gradients(run->graph());
   const double atol = parameter_atol(opt, opt.lr.at(0));
   size_t weights = 0;
-  for (const profiles::Tensor& t : forward.tensors) {
+  for (const ir::Tensor& t : forward.tensors) {
     if (t.role != TensorRole::weight) continue;
     ++weights;
     INFO("weight " << t.name);
@@ -167,7 +167,7 @@ void check_against_autograd(const std::string& model, const OptimizerConfig& opt
 // channel in the last stage; measured by perturbing the weights of one run), which says nothing
 // about fusion.
 void check_fused(const std::string& model, OptimizerConfig opt) {
-  INFO(model << " x" << kFusedWidth << " with " << profiles::optimizer_name(opt.kind));
+  INFO(model << " x" << kFusedWidth << " with " << transforms::optimizer_name(opt.kind));
   const std::vector<double> lrs{1e-3, 2e-3, 3e-3};
   opt.lr = lrs;
   std::unique_ptr<ExecRun> fused = array_run(model, kFusedWidth, opt, 0);
@@ -194,9 +194,9 @@ void check_fused(const std::string& model, OptimizerConfig opt) {
       const auto grads = test::weight_gradients(single.graph());
       const double atol = parameter_atol(opt, lrs[static_cast<size_t>(m)]);
       size_t states = 0;
-      for (const profiles::Tensor& t : single.graph().tensors) {
+      for (const ir::Tensor& t : single.graph().tensors) {
         if (t.role != TensorRole::weight && t.role != TensorRole::optimizer_state) continue;
-        INFO(profiles::role_name(t.role) << " " << t.name);
+        INFO(ir::role_name(t.role) << " " << t.name);
         const TensorId id = test::tensor_named(fused->graph(), t.name);
         const at::Tensor& value = single.interpreter().tensor(t.id);
         INFO("after the step: " << test::difference(slice_of(id, m), value));
@@ -211,7 +211,7 @@ void check_fused(const std::string& model, OptimizerConfig opt) {
       }
       CHECK(states > 0);
       if (step == kSteps) continue;
-      for (const profiles::Tensor& t : single.graph().tensors) {
+      for (const ir::Tensor& t : single.graph().tensors) {
         if (t.role == TensorRole::weight || t.role == TensorRole::optimizer_state) {
           single.interpreter().set_tensor(t.id, slice_of(test::tensor_named(fused->graph(), t.name), m));
         }
@@ -314,12 +314,12 @@ TEST_CASE("dlrm-mini x3 fused (SGD-momentum, per-model lr): each model as if tra
   check_fused("dlrm-mini", sgd_momentum());
 }
 
-// ---- Tempo's lean layers (profiles/lean_ops.hpp) -------------------------------------------------
+// ---- Tempo's lean layers (transforms/lean_ops.hpp) -------------------------------------------------
 
 TEST_CASE("bert-mini and gpt2-mini with Tempo's lean layers: autograd's steps of the plain models, alone and x3") {
   // The rewritten graphs (in-place GELU, in-place LayerNorm, attention dropout recomputed) against
   // autograd of the plain ops they stand in for, two steps, then fused at width 3.
-  g_lean = profiles::parse_lean_ops("tempo");
+  g_lean = transforms::parse_lean_ops("tempo");
   check_against_autograd("bert-mini", adam());
   check_against_autograd("gpt2-mini", adamw());
   check_fused("bert-mini", adam());

@@ -15,25 +15,25 @@
 #include "exec/device_backend.hpp"
 #include "exec/executor.hpp"
 #include "exec/interpreter.hpp"
+#include "io/trace_file.hpp"
+#include "ir/unrolled_schedule.hpp"
 #include "policies/array_plan.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/error.hpp"
-#include "profiles/trace_file.hpp"
-#include "profiles/unrolled_schedule.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/exec_arrays.hpp"
 
 namespace {
 
 using namespace mutwo;
 
-using profiles::Schedule;
+using ir::Schedule;
 using test::sim_options;
 
-std::vector<profiles::Graph> steps(const std::string& model, const std::vector<int32_t>& partition,
-                                   profiles::OptimizerKind optimizer = profiles::OptimizerKind::adam) {
+std::vector<ir::Graph> steps(const std::string& model, const std::vector<int32_t>& partition,
+                             transforms::OptimizerKind optimizer = transforms::OptimizerKind::adam) {
   return test::array_steps(model, partition, optimizer);
 }
 
@@ -44,7 +44,7 @@ std::unique_ptr<costmodel::OpCostModel> analytic() {
 Schedule planned(const std::string& model, std::vector<int32_t> partition, const std::string& policy,
                  double activation_fraction) {
   const auto cost = analytic();
-  const std::vector<profiles::Graph> parts = steps(model, partition);
+  const std::vector<ir::Graph> parts = steps(model, partition);
   const Schedule plain = policies::build_plain_schedule(parts);
   const sim::Prediction p = sim::simulate(plain, *cost, sim_options(-1));
   const auto limit =
@@ -70,11 +70,11 @@ class RecordingBackend final : public exec::DeviceBackend {
   at::Device device() const override { return inner_->device(); }
   std::string name() const override { return inner_->name(); }
   bool is_cuda() const override { return false; }
-  void before(const profiles::Instruction& i) override {
+  void before(const ir::Instruction& i) override {
     issued.push_back(i.id);
     inner_->before(i);
   }
-  void after(const profiles::Instruction& i) override { inner_->after(i); }
+  void after(const ir::Instruction& i) override { inner_->after(i); }
   void end_step() override { ++steps; }
   void synchronize() override {}
   at::Tensor host_buffer(const at::Tensor& like) override {
@@ -90,9 +90,9 @@ class RecordingBackend final : public exec::DeviceBackend {
   void mark_steps_start() override { inner_->mark_steps_start(); }
   void mark_step_end() override { inner_->mark_step_end(); }
   std::vector<int64_t> steps_elapsed_ns() override { return inner_->steps_elapsed_ns(); }
-  void start_op_timer(profiles::OpId op) override { inner_->start_op_timer(op); }
-  void stop_op_timer(profiles::OpId op) override { inner_->stop_op_timer(op); }
-  int64_t op_time_ns(profiles::OpId op) override { return inner_->op_time_ns(op); }
+  void start_op_timer(ir::OpId op) override { inner_->start_op_timer(op); }
+  void stop_op_timer(ir::OpId op) override { inner_->stop_op_timer(op); }
+  int64_t op_time_ns(ir::OpId op) override { return inner_->op_time_ns(op); }
   void reset_op_timers(size_t n) override { inner_->reset_op_timers(n); }
   int64_t time_copy_ns(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, const at::Tensor& d) override {
     return inner_->time_copy_ns(a, b, c, d);
@@ -103,7 +103,7 @@ class RecordingBackend final : public exec::DeviceBackend {
   void set_memory_fraction(double f) override { inner_->set_memory_fraction(f); }
   bool is_out_of_memory(const std::exception& e) const override { return inner_->is_out_of_memory(e); }
 
-  std::vector<profiles::InstrId> issued;
+  std::vector<ir::InstrId> issued;
   std::set<void*> buffers;
   int buffers_handed_out = 0;
   int steps = 0;
@@ -164,15 +164,15 @@ TEST_CASE("after an out-of-memory step the interpreter keeps its persistent stat
   exec::Interpreter interpreter(s, *backend, options);
   CHECK(interpreter.step().oom);
   CHECK(interpreter.step().oom);  // the same plan fails the same way, without a crash
-  for (const profiles::Tensor& t : s.graph.tensors) {
-    if (profiles::is_persistent(t.role)) CHECK(interpreter.tensor(t.id).defined());
+  for (const ir::Tensor& t : s.graph.tensors) {
+    if (ir::is_persistent(t.role)) CHECK(interpreter.tensor(t.id).defined());
   }
 }
 
 TEST_CASE("swapped tensors go through host buffers that the next step reuses") {
   const Schedule s = planned("resnet-mini", {2}, "vdnn", 0.3);
   int swaps = 0;
-  for (const auto& i : s.instructions) swaps += i.kind == profiles::InstrKind::swap_out ? 1 : 0;
+  for (const auto& i : s.instructions) swaps += i.kind == ir::InstrKind::swap_out ? 1 : 0;
   REQUIRE(swaps > 0);
   RecordingBackend backend;
   exec::Interpreter interpreter(s, backend);
@@ -190,15 +190,14 @@ TEST_CASE("instructions are issued in schedule order, once per step") {
   exec::Interpreter interpreter(s, backend);
   REQUIRE_FALSE(interpreter.step().oom);
   REQUIRE(backend.issued.size() == s.instructions.size());
-  for (size_t i = 0; i < backend.issued.size(); ++i)
-    CHECK(backend.issued[i] == static_cast<profiles::InstrId>(i));
+  for (size_t i = 0; i < backend.issued.size(); ++i) CHECK(backend.issued[i] == static_cast<ir::InstrId>(i));
   CHECK(backend.steps == 1);
 }
 
 TEST_CASE("losses are per model, in schedule order, and fall over steps") {
   // Two sub-arrays of one BERT each: two losses (MLM + NSP summed per model).
   const Schedule s =
-      policies::build_plain_schedule(steps("bert-mini", {1, 1}, profiles::OptimizerKind::adam));
+      policies::build_plain_schedule(steps("bert-mini", {1, 1}, transforms::OptimizerKind::adam));
   auto backend = exec::make_backend("cpu");
   exec::Interpreter interpreter(s, *backend);
   const exec::StepResult first = interpreter.step();
@@ -212,7 +211,7 @@ TEST_CASE("losses are per model, in schedule order, and fall over steps") {
 
 TEST_CASE("an op kind without a kernel is refused before anything runs") {
   Schedule s = policies::build_plain_schedule(steps("resnet-mini", {1}));
-  s.graph.ops[3].kind = profiles::OpKind::opaque;
+  s.graph.ops[3].kind = ir::OpKind::opaque;
   auto backend = exec::make_backend("cpu");
   CHECK_THROWS_WITH_AS(exec::Interpreter(s, *backend), doctest::Contains("which mutwo cannot execute"),
                        mutwo::Error);
@@ -303,12 +302,12 @@ TEST_CASE("back-to-back timed steps (the steady state) train exactly as steps ti
 TEST_CASE("wrapped iterations train exactly as steps one by one; the accounted peak is the simulator's") {
   // A multiplexed two-sub-array plan with swaps and model state on the host (capuchin at 60 % of
   // the activations), run as 3 unrolled iterations with merged boundaries
-  // (profiles/unrolled_schedule.hpp): every iteration's losses equal those of 3 plain steps from the
+  // (ir/unrolled_schedule.hpp): every iteration's losses equal those of 3 plain steps from the
   // same seed, bit for bit (same ops, same dropout masks and Adam steps, another order), and the
   // accounting, which follows the memory rule in issue order as the simulator does, peaks where the
   // simulator's wrapped replay peaks.
   const auto cost = analytic();
-  const std::vector<profiles::Graph> parts = steps("bert-mini", {2, 2});
+  const std::vector<ir::Graph> parts = steps("bert-mini", {2, 2});
   const Schedule plain = policies::build_plain_schedule(parts);
   const sim::Prediction unlimited = sim::simulate(plain, *cost, sim_options(-1));
   const int64_t limit = unlimited.resident_bytes + (unlimited.peak_bytes - unlimited.resident_bytes) * 6 / 10;
@@ -320,8 +319,8 @@ TEST_CASE("wrapped iterations train exactly as steps one by one; the accounted p
   REQUIRE(s.sub_arrays.size() == 2);
   REQUIRE_FALSE(s.host_state.empty());
 
-  const profiles::BoundaryMerge merge = profiles::boundary_merge(s, costmodel::op_durations_ns(*cost, s.graph));
-  const profiles::UnrolledSchedule program = profiles::unroll_iterations(s, 3, &merge);
+  const ir::BoundaryMerge merge = ir::boundary_merge(s, costmodel::op_durations_ns(*cost, s.graph));
+  const ir::UnrolledSchedule program = ir::unroll_iterations(s, 3, &merge);
   sim::SimOptions o = sim_options(-1);
   o.iterations = 3;
   o.wrap_iterations = true;
@@ -347,7 +346,7 @@ TEST_CASE("wrapped iterations train exactly as steps one by one; the accounted p
     unwrapped.wrap_iterations = false;
     auto b = exec::make_backend("cpu");
     exec::Interpreter plain_run(s, *b);
-    const exec::StepResult u = plain_run.run_iterations(profiles::unroll_iterations(s, 3));
+    const exec::StepResult u = plain_run.run_iterations(ir::unroll_iterations(s, 3));
     CHECK(u.accounted_peak_bytes == sim::simulate(s, *cost, unwrapped).peak_bytes);
   }
 
@@ -359,8 +358,8 @@ TEST_CASE("wrapped iterations train exactly as steps one by one; the accounted p
     REQUIRE_FALSE(step.oom);
     CHECK(wrapped.back_to_back_losses(k) == step.losses);
   }
-  for (const profiles::Tensor& t : s.graph.tensors) {
-    if (t.role != profiles::TensorRole::weight) continue;
+  for (const ir::Tensor& t : s.graph.tensors) {
+    if (t.role != ir::TensorRole::weight) continue;
     CAPTURE(t.name);
     CHECK(at::equal(wrapped.tensor(t.id).cpu(), stepped.tensor(t.id).cpu()));
   }
@@ -384,7 +383,7 @@ TEST_CASE("the profiler's trace has one measured duration per op and replays thr
   exec::ProfileOptions options;
   options.warmup_iterations = 1;
   options.measured_iterations = 3;
-  const profiles::Trace trace = exec::profile_schedule(s, options);
+  const ir::Trace trace = exec::profile_schedule(s, options);
   CHECK(trace.device == "cpu");
   REQUIRE(trace.op_duration_ns.size() == s.graph.ops.size());
   int64_t sum = 0;
@@ -395,7 +394,7 @@ TEST_CASE("the profiler's trace has one measured duration per op and replays thr
   CHECK(sum > 0);
   // It survives its JSON round trip and prices every op of the same array's schedule from
   // measurements (op signatures match); the plain replay's step is the sum of the op times.
-  const profiles::Trace back = profiles::trace_from_json(profiles::trace_to_json(trace));
+  const ir::Trace back = io::trace_from_json(io::trace_to_json(trace));
   CHECK(back.op_duration_ns == trace.op_duration_ns);
   const auto measured = costmodel::builtin_cost_sources().create(
       "measured", costmodel::find_device("a100-40gb"), costmodel::CostSourceInputs{{back}});
@@ -416,7 +415,7 @@ TEST_CASE("the profiler records each op's host issue time where asked (always on
   // On the cpu by default none: an op's issue there is its work, not a host in front of a device.
   CHECK(exec::profile_schedule(s, options).op_host_ns.empty());
   options.time_host = true;
-  const profiles::Trace trace = exec::profile_schedule(s, options);
+  const ir::Trace trace = exec::profile_schedule(s, options);
   REQUIRE(trace.op_host_ns.size() == s.graph.ops.size());
   // Every op of a plain schedule is computed once a step; its issue (from before() to after(), the op
   // timers' calls taken out) holds its kernel, which on the cpu runs inside the call: > 0 for every
@@ -426,11 +425,11 @@ TEST_CASE("the profiler records each op's host issue time where asked (always on
     CHECK(trace.op_host_ns[k] > 0);
   }
   // The measured source charges the host timeline these medians (op signatures match).
-  const profiles::Trace back = profiles::trace_from_json(profiles::trace_to_json(trace));
+  const ir::Trace back = io::trace_from_json(io::trace_to_json(trace));
   CHECK(back.op_host_ns == trace.op_host_ns);
   const auto measured = costmodel::builtin_cost_sources().create(
       "measured", costmodel::find_device("a100-40gb"), costmodel::CostSourceInputs{{back}});
-  const profiles::Op& first = s.graph.ops.front();
+  const ir::Op& first = s.graph.ops.front();
   const int64_t host = measured->op_host_ns(s.graph, first, costmodel::HostIssuer::cpp);
   CHECK(host > 0);
   CHECK(host != 14'100);  // not the catalog's C++ figure

@@ -4,7 +4,7 @@
 //   1. one training step (SGD, lr 0) on exec's CPU backend gives, through the kind's explicit
 //      backward kernel, the gradient autograd computes for the same forward written with
 //      high-level differentiable ATen ops (tests/support/autograd_reference.hpp), for every weight;
-//   2. the same graph fused at width 2 (profiles::horizontal_fuse, HFTA layouts) gives each model
+//   2. the same graph fused at width 2 (transforms::horizontal_fuse, HFTA layouts) gives each model
 //      the loss and gradients of that model run alone (InterpreterOptions::first_model).
 // Weights are N(0, scale^2) per model, so that activations cross their kinks (relu6 at 6,
 // hardswish at +-3 need scale 4); inputs and labels are exec's own leaf values.
@@ -21,20 +21,20 @@
 
 #include "exec/interpreter.hpp"
 #include "exec/model_layout.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/fusion.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/lean_ops.hpp"
+#include "ir/graph_builder.hpp"
 #include "tests/support/autograd_reference.hpp"
+#include "transforms/autodiff.hpp"
+#include "transforms/fusion.hpp"
+#include "transforms/lean_ops.hpp"
 
 using namespace mutwo;
-using profiles::Attributes;
-using profiles::DType;
-using profiles::FuseAxis;
-using profiles::GraphBuilder;
-using profiles::OpKind;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::Attributes;
+using ir::DType;
+using ir::FuseAxis;
+using ir::GraphBuilder;
+using ir::OpKind;
+using ir::TensorId;
+using ir::TensorRole;
 using test::ExecRun;
 
 namespace {
@@ -58,9 +58,9 @@ bool close_scalar(double a, double b) {
   return std::abs(a - b) <= kAtol + kRtol * std::abs(b);
 }
 
-profiles::OptimizerConfig sgd_lr0() {
-  profiles::OptimizerConfig c;
-  c.kind = profiles::OptimizerKind::sgd;
+transforms::OptimizerConfig sgd_lr0() {
+  transforms::OptimizerConfig c;
+  c.kind = transforms::OptimizerKind::sgd;
   c.lr = {0.0};
   c.momentum = {0.0};
   return c;
@@ -106,12 +106,12 @@ void channel_bce_loss(GraphBuilder& b, TensorId x) {
 using BuildFn = void (*)(GraphBuilder&);
 
 // Width-1 run of model m with random weights, checked against autograd; returns the run.
-std::unique_ptr<ExecRun> check_against_autograd(const profiles::Graph& forward, int32_t model, double scale,
+std::unique_ptr<ExecRun> check_against_autograd(const ir::Graph& forward, int32_t model, double scale,
                                                 double* loss_out) {
   std::unique_ptr<ExecRun> run =
-      ExecRun::of_step(profiles::build_training_step(forward, sgd_lr0()), options_for(model));
-  for (const profiles::Tensor& t : forward.tensors) {
-    if (t.role == TensorRole::weight && profiles::is_floating(t.dtype)) {
+      ExecRun::of_step(transforms::build_training_step(forward, sgd_lr0()), options_for(model));
+  for (const ir::Tensor& t : forward.tensors) {
+    if (t.role == TensorRole::weight && ir::is_floating(t.dtype)) {
       run->interpreter().set_tensor(t.id, random_weight(t.shape, model, t.id, scale));
     }
   }
@@ -128,7 +128,7 @@ std::unique_ptr<ExecRun> check_against_autograd(const profiles::Graph& forward, 
 
   const auto grads = test::weight_gradients(run->graph());
   size_t compared = 0;
-  for (const profiles::Tensor& t : forward.tensors) {
+  for (const ir::Tensor& t : forward.tensors) {
     if (t.role != TensorRole::weight) continue;
     INFO("gradient of " << t.name);
     REQUIRE(grads.count(t.id) == 1);
@@ -147,18 +147,18 @@ std::unique_ptr<ExecRun> check_against_autograd(const profiles::Graph& forward, 
 
 // The graph fused at width 2, model m's weights set to model m's values of the width-1 runs:
 // each model's loss and gradient slices equal its width-1 run's.
-void check_fused(const profiles::Graph& forward, const std::vector<std::unique_ptr<ExecRun>>& singles,
+void check_fused(const ir::Graph& forward, const std::vector<std::unique_ptr<ExecRun>>& singles,
                  const std::vector<double>& single_losses) {
   const auto kFusedWidth = static_cast<int32_t>(singles.size());
-  const profiles::Graph fused_forward = profiles::horizontal_fuse(forward, kFusedWidth);
+  const ir::Graph fused_forward = transforms::horizontal_fuse(forward, kFusedWidth);
   std::unique_ptr<ExecRun> fused =
-      ExecRun::of_step(profiles::build_training_step(fused_forward, sgd_lr0()), options_for(0));
-  const profiles::Graph& g = fused->graph();
-  for (const profiles::Tensor& t : fused_forward.tensors) {
-    if (t.producer != profiles::kNoId) continue;
+      ExecRun::of_step(transforms::build_training_step(fused_forward, sgd_lr0()), options_for(0));
+  const ir::Graph& g = fused->graph();
+  for (const ir::Tensor& t : fused_forward.tensors) {
+    if (t.producer != ir::kNoId) continue;
     const TensorId single_id = test::tensor_named(forward, t.name);
     const exec::ModelAxis axis = fused->axes().at(static_cast<size_t>(t.id));
-    if (t.role == TensorRole::weight && profiles::is_floating(t.dtype)) {
+    if (t.role == TensorRole::weight && ir::is_floating(t.dtype)) {
       at::Tensor value = fused->interpreter().tensor(t.id).clone();
       for (int32_t m = 0; m < kFusedWidth; ++m) {
         test::model_slice(value, axis, kFusedWidth, m).copy_(singles[m]->interpreter().tensor(single_id));
@@ -182,7 +182,7 @@ void check_fused(const profiles::Graph& forward, const std::vector<std::unique_p
     CHECK_MESSAGE(close_scalar(step.losses[m], single_losses[m]),
                   "loss: fused " << step.losses[m] << ", alone " << single_losses[m]);
     const auto single_grads = test::weight_gradients(singles[m]->graph());
-    for (const profiles::Tensor& t : fused_forward.tensors) {
+    for (const ir::Tensor& t : fused_forward.tensors) {
       if (t.role != TensorRole::weight) continue;
       INFO("gradient of " << t.name);
       const TensorId grad = grads.at(t.id);
@@ -198,10 +198,10 @@ void check_fused(const profiles::Graph& forward, const std::vector<std::unique_p
 
 // Both checks for the width-1 forward graph `build` makes (with `lean` applied), fused at `width`.
 void check_kind(BuildFn build, double scale = 1.0, int32_t width = kFusedWidth,
-                const profiles::LeanOps& lean = {}) {
+                const transforms::LeanOps& lean = {}) {
   GraphBuilder b("kind", DType::f64, 1, kBatch);
   build(b);
-  const profiles::Graph forward = profiles::apply_lean_ops(std::move(b).finish(), lean);
+  const ir::Graph forward = transforms::apply_lean_ops(std::move(b).finish(), lean);
   std::vector<std::unique_ptr<ExecRun>> singles;
   std::vector<double> losses(static_cast<size_t>(width));
   for (int32_t m = 0; m < width; ++m) {
@@ -387,13 +387,13 @@ TEST_CASE("hardsigmoid: hardsigmoid_backward equals autograd's (inputs beyond -3
   check_kind(activation<OpKind::hardsigmoid>, 4.0);
 }
 
-// ---- Tempo's lean layers (profiles/kinds/lean.cpp): the plain op's result and gradients ----------
-// Each built plain, rewritten by profiles::apply_lean_ops, checked against autograd of the plain
+// ---- Tempo's lean layers (ir/kinds/lean.cpp): the plain op's result and gradients ----------
+// Each built plain, rewritten by transforms::apply_lean_ops, checked against autograd of the plain
 // op alone and fused at width 3.
 
 TEST_CASE("gelu_lean erf: the gradient from y and the mask equals autograd's of at::gelu, alone and x3") {
   // Scale 2 puts inputs on both branches of gelu^-1 (x < -0.75 and beyond); the rewrite gave it the mask.
-  const profiles::LeanOps lean = profiles::parse_lean_ops("gelu");
+  const transforms::LeanOps lean = transforms::parse_lean_ops("gelu");
   for (int64_t approximate : {0, 1}) {
     CAPTURE(approximate);
     static int64_t mode = 0;
@@ -414,7 +414,7 @@ TEST_CASE("layernorm_lean: dX, dgamma, dbeta from y and rstd equal autograd's of
         const TensorId beta = weight(b, "ln.bias", {6});
         bce_loss(b, b.op(OpKind::layernorm, "ln", {x, gamma, beta}, {{"eps", 1e-5}}));
       },
-      1.0, 3, profiles::parse_lean_ops("layernorm"));
+      1.0, 3, transforms::parse_lean_ops("layernorm"));
 }
 
 TEST_CASE("attn_dropout_context: dropout(p) rebuilt from p and the mask; equals autograd's, alone and x3") {
@@ -430,7 +430,7 @@ TEST_CASE("attn_dropout_context: dropout(p) rebuilt from p and the mask; equals 
         p = b.op(OpKind::dropout, "attn_dropout", {p}, {{"p", 0.1}});
         bce_loss(b, b.op(OpKind::attn_context, "context", {p, v}));
       },
-      1.0, 3, profiles::parse_lean_ops("attention"));
+      1.0, 3, transforms::parse_lean_ops("attention"));
 }
 
 TEST_CASE("dropout p 0.3: y = x * mask / 0.7 and its backward; fused, each model draws its own mask") {

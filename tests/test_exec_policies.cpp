@@ -27,7 +27,7 @@ namespace {
 
 using namespace mutwo;
 
-using profiles::Schedule;
+using ir::Schedule;
 using test::sim_options;
 
 constexpr int kSteps = 2;  // two steps: Adam's second step reads the moments the first wrote
@@ -48,9 +48,9 @@ Outcome run(const Schedule& schedule) {
     REQUIRE_FALSE(r.oom);
     out.losses = r.losses;
   }
-  for (const profiles::Tensor& t : schedule.graph.tensors) {
+  for (const ir::Tensor& t : schedule.graph.tensors) {
     // Gradients a schedule keeps on the host exist only during the step: left undefined.
-    const at::Tensor value = profiles::is_persistent(t.role) ? interpreter.tensor(t.id) : at::Tensor();
+    const at::Tensor value = ir::is_persistent(t.role) ? interpreter.tensor(t.id) : at::Tensor();
     out.state.push_back(value.defined() ? value.clone() : at::Tensor());
   }
   return out;
@@ -64,11 +64,11 @@ struct Actions {
 
 Actions count_actions(const Schedule& s) {
   Actions a;
-  for (const profiles::Instruction& i : s.instructions) {
-    if (i.kind == profiles::InstrKind::swap_out) ++a.swaps;
-    if (i.kind == profiles::InstrKind::recompute) {
+  for (const ir::Instruction& i : s.instructions) {
+    if (i.kind == ir::InstrKind::swap_out) ++a.swaps;
+    if (i.kind == ir::InstrKind::recompute) {
       ++a.recomputes;
-      if (s.graph.op(i.op).kind == profiles::OpKind::dropout) ++a.dropout_recomputes;
+      if (s.graph.op(i.op).kind == ir::OpKind::dropout) ++a.dropout_recomputes;
     }
   }
   return a;
@@ -94,7 +94,7 @@ void check_identical(const Schedule& schedule, const Outcome& reference, const O
 
 struct Family {
   std::string model;
-  profiles::OptimizerKind optimizer;
+  transforms::OptimizerKind optimizer;
 };
 
 }  // namespace
@@ -104,9 +104,9 @@ TEST_CASE("every policy x partition x order gives bit-identical state to the non
   const std::vector<std::string> policy_names = {"none",  "checkpoint", "vdnn",       "capuchin",
                                                  "mutwo", "dtr",        "dtr-eqclass"};
   const std::vector<Family> families = {
-      {"bert-mini", profiles::OptimizerKind::adam},        {"gpt2-mini", profiles::OptimizerKind::adamw},
-      {"vit-mini", profiles::OptimizerKind::adam},         {"resnet-mini", profiles::OptimizerKind::sgd},
-      {"mobilenetv3-mini", profiles::OptimizerKind::adam}, {"dlrm-mini", profiles::OptimizerKind::sgd}};
+      {"bert-mini", transforms::OptimizerKind::adam},        {"gpt2-mini", transforms::OptimizerKind::adamw},
+      {"vit-mini", transforms::OptimizerKind::adam},         {"resnet-mini", transforms::OptimizerKind::sgd},
+      {"mobilenetv3-mini", transforms::OptimizerKind::adam}, {"dlrm-mini", transforms::OptimizerKind::sgd}};
   const std::vector<std::vector<int32_t>> partitions = {{3}, {1, 2}};
   Actions total;
   for (const Family& family : families) {
@@ -117,7 +117,7 @@ TEST_CASE("every policy x partition x order gives bit-identical state to the non
     array.optimizer.lr = {1e-2, 2e-2, 3e-2};  // per model, as an HFTA sweep
     array.optimizer.weight_decay = {0.01};
     for (const auto& partition : partitions) {
-      const std::vector<profiles::Graph> parts = policies::sub_array_steps(array, partition);
+      const std::vector<ir::Graph> parts = policies::sub_array_steps(array, partition);
       // The reference: the none plan of the same sub-arrays in the same (multiplex) order.
       const auto none = policies::builtin_policies().create("none");
       const Schedule plain = policies::plan_sub_arrays(parts, *none, *cost, int64_t{1} << 40,
@@ -161,9 +161,9 @@ TEST_CASE("model state kept on the host gives bit-identical state and losses to 
   // from their host homes) and the losses equal the resident none schedule's bit for bit.
   const auto cost = costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
   const std::vector<Family> families = {
-      {"bert-mini", profiles::OptimizerKind::adam},        {"gpt2-mini", profiles::OptimizerKind::adamw},
-      {"vit-mini", profiles::OptimizerKind::adam},         {"resnet-mini", profiles::OptimizerKind::sgd},
-      {"mobilenetv3-mini", profiles::OptimizerKind::adam}, {"dlrm-mini", profiles::OptimizerKind::sgd}};
+      {"bert-mini", transforms::OptimizerKind::adam},        {"gpt2-mini", transforms::OptimizerKind::adamw},
+      {"vit-mini", transforms::OptimizerKind::adam},         {"resnet-mini", transforms::OptimizerKind::sgd},
+      {"mobilenetv3-mini", transforms::OptimizerKind::adam}, {"dlrm-mini", transforms::OptimizerKind::sgd}};
   int state_swaps = 0;
   int host_updates = 0;
   for (const Family& family : families) {
@@ -172,7 +172,7 @@ TEST_CASE("model state kept on the host gives bit-identical state and losses to 
     array.count = 3;
     array.optimizer.kind = family.optimizer;
     array.optimizer.lr = {1e-2, 2e-2, 3e-2};
-    const std::vector<profiles::Graph> parts = policies::sub_array_steps(array, {1, 2});
+    const std::vector<ir::Graph> parts = policies::sub_array_steps(array, {1, 2});
     const auto none = policies::builtin_policies().create("none");
     const policies::ArrayPlan reference_plan =
         policies::plan_sub_arrays(parts, *none, *cost, int64_t{1} << 40, policies::SubArrayOrder::multiplexed);
@@ -191,13 +191,12 @@ TEST_CASE("model state kept on the host gives bit-identical state and losses to 
         CAPTURE(policies::optimizer_place_name(place));
         REQUIRE(r.feasible);
         REQUIRE_FALSE(r.schedule.host_state.empty());
-        CHECK((r.schedule.host_stream != profiles::kNoStream) == (place == policies::OptimizerPlace::host));
+        CHECK((r.schedule.host_stream != ir::kNoStream) == (place == policies::OptimizerPlace::host));
         CHECK(r.prediction.resident_bytes < unlimited.resident_bytes);
-        for (const profiles::Instruction& i : r.schedule.instructions) {
-          if (i.kind == profiles::InstrKind::swap_in &&
-              profiles::is_persistent(r.schedule.graph.tensor(i.tensor).role))
+        for (const ir::Instruction& i : r.schedule.instructions) {
+          if (i.kind == ir::InstrKind::swap_in && ir::is_persistent(r.schedule.graph.tensor(i.tensor).role))
             ++state_swaps;
-          if (profiles::runs_on_host(r.schedule, i)) ++host_updates;
+          if (ir::runs_on_host(r.schedule, i)) ++host_updates;
         }
         check_identical(r.schedule, reference, run(r.schedule),
                         fmt::format("{} {}+offload, optimizer on the {}", family.model, name,

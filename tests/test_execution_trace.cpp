@@ -1,10 +1,10 @@
-// PyTorch execution traces (profiles/execution_trace.hpp) and their join with a profiler trace of
-// the same step (profiles/execution_trace_join.hpp), on real traces: a training step of a small MLP
+// PyTorch execution traces (io/execution_trace.hpp) and their join with a profiler trace of
+// the same step (io/execution_trace_join.hpp), on real traces: a training step of a small MLP
 // (Linear(8,16), ReLU, Linear(16,4), cross entropy, Adam; batch 4) written by Debian's PyTorch 1.13
 // on the CPU (scripts/make-execution-traces.py: ExecutionGraphObserver and the legacy profiler), and
-// HTA's CUDA sample (../shared/execution_trace, Kineto with record-function ids). Expected sizes
-// are derived by hand from the model's shapes.
-#include "profiles/execution_trace.hpp"
+// HTA's CUDA sample (tests/fixtures/execution_trace/simple_add_*, Kineto with record-function ids). Expected
+// sizes are derived by hand from the model's shapes.
+#include "io/execution_trace.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,17 +16,21 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "profiles/error.hpp"
-#include "profiles/execution_trace_join.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/memory_rule.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/trace_import.hpp"
+#include "io/execution_trace_join.hpp"
+#include "io/trace_import.hpp"
+#include "ir/graph.hpp"
+#include "ir/memory_rule.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::support;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 namespace {
 

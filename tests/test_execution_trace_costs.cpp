@@ -1,4 +1,4 @@
-// An imported training step (a PyTorch execution trace, profiles/execution_trace.hpp) priced by the
+// An imported training step (a PyTorch execution trace, io/execution_trace.hpp) priced by the
 // analytic cost source: ops whose aten call has a mutwo kind cost what the zoo's op of that kind
 // costs (same FLOPs, same bytes, the kind's category); views cost nothing; the rest are priced as
 // opaque ops by their bytes. Real traces: torchvision's resnet18 and vit_b_16 trained one step by
@@ -12,14 +12,18 @@
 
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/execution_trace.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/op_category.hpp"
-#include "profiles/text_file.hpp"
+#include "io/execution_trace.hpp"
+#include "ir/op_category.hpp"
+#include "support/text_file.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::support;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 namespace {
 

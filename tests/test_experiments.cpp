@@ -20,8 +20,8 @@
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
 #include "policies/search.hpp"
-#include "profiles/error.hpp"
 #include "sim/host_mode.hpp"
+#include "support/error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -125,7 +125,7 @@ TEST_CASE(
   const auto cost = costmodel::builtin_cost_sources().create(costmodel::kDefaultCostSource,
                                                              costmodel::find_device("a100-40gb"));
   policies::SearchConfig config;
-  profiles::ModelConfig model;
+  zoo::ModelConfig model;
   model.batch_size = 4;
   config.architectures.push_back({"bert-mini", 4, model});
   config.cost = cost.get();
@@ -289,7 +289,7 @@ TEST_CASE("strategies rows are the search's own rows; a second run skips every c
   const auto cost = costmodel::builtin_cost_sources().create(costmodel::kDefaultCostSource,
                                                              costmodel::find_device("a100-40gb"));
   policies::SearchConfig config;
-  profiles::ModelConfig model;
+  zoo::ModelConfig model;
   model.batch_size = 4;
   config.architectures.push_back({"bert-mini", 3, model});
   config.cost = cost.get();

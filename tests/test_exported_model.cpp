@@ -1,5 +1,5 @@
 // User models exported by scripts/export_model.py (torch.fx, PyTorch 1.13) in place of a zoo model
-// (profiles/models/exported_model.hpp): parameter counts against PyTorch's, FLOPs re-derived from
+// (zoo/exported_model.hpp): parameter counts against PyTorch's, FLOPs re-derived from
 // the kinds' rules (hand-derived below), fusion of k copies, the training step, and the errors.
 #include <doctest/doctest.h>
 
@@ -8,15 +8,18 @@
 #include <utility>
 #include <vector>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/models/exported_model.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "ir/graph.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/exported_model.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 namespace {
 const std::string kDir = std::string(MUTWO_TEST_FIXTURES) + "/exported/";

@@ -5,13 +5,15 @@
 #include <set>
 #include <string>
 
-#include "profiles/error.hpp"
-#include "profiles/fusion.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
+#include "transforms/fusion.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 using mutwo::GraphError;
 
 namespace {
@@ -230,8 +232,8 @@ TEST_CASE("every buildable zoo model fused at width 2 equals its native width-2 
   CHECK(fused_models >= 1);  // dlrm at least
 }
 
-// The zoo of DESIGN.md: bert, gpt2, vit, resnet, mobilenet, dlrm families, 12 models in all, so the
-// test above covers every family.
+// The zoo (docs/ARCHITECTURE.md "The Graph"): bert, gpt2, vit, resnet, mobilenet, dlrm families, 12 models in
+// all, so the test above covers every family.
 TEST_CASE("the zoo registers at least six families and twelve models") {
   std::set<std::string> families;
   for (const ModelInfo& info : builtin_models().models()) families.insert(info.family);

@@ -10,16 +10,18 @@
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/wave_fit.hpp"
 #include "experiments/results_db.hpp"
-#include "profiles/dtr_log.hpp"
-#include "profiles/error.hpp"
-#include "profiles/execution_trace.hpp"
-#include "profiles/kineto_trace.hpp"
-#include "profiles/schedule_json.hpp"
-#include "profiles/text_file.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/dtr_log.hpp"
+#include "io/execution_trace.hpp"
+#include "io/kineto_trace.hpp"
+#include "io/schedule_json.hpp"
+#include "io/trace_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::support;
+using namespace mutwo::ir;
+using namespace mutwo::io;
 
 namespace {
 

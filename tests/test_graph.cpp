@@ -1,11 +1,11 @@
 // Graph IR: builder, shape inference of the core kinds, validation errors naming op/tensor and field.
 #include <doctest/doctest.h>
 
-#include "profiles/error.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/graph_builder.hpp"
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::GraphError;
 
 namespace {

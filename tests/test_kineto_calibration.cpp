@@ -9,12 +9,13 @@
 
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/kineto_calibration.hpp"
-#include "profiles/error.hpp"
-#include "profiles/kineto_op_records.hpp"
+#include "io/kineto_op_records.hpp"
+#include "support/error.hpp"
 #include "tests/support/error_of.hpp"
 
 using namespace mutwo::costmodel;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
 
 namespace {
 

@@ -8,7 +8,7 @@
 // GPU time = sum of round(dur * 1000) ns of kernels/memcpys/memsets whose "correlation" launch lies
 // in the op; forward_of = the op enclosing the latest forward event with the backward op's
 // "Sequence number". It agreed with the importer on every op of all five fixtures.
-#include "profiles/kineto_trace.hpp"
+#include "io/kineto_trace.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,9 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
 using mutwo::FormatError;
 using Json = nlohmann::json;
 

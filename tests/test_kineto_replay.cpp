@@ -1,10 +1,10 @@
 // Kineto replay: a PyTorch profiler trace replayed on the engine's host timeline reproduces the
-// step it profiled (profiles/kineto_trace.hpp "Host timeline", policies/trace_replay.hpp).
+// step it profiled (io/kineto_trace.hpp "Host timeline", policies/trace_replay.hpp).
 //
 // Expected figures of the real traces come from an independent Python script over the trace JSON
 // (not part of the repo; /usr/bin/python3, json + gzip only): it picks the same ProfilerStep and
 // top-level ops, computes the issue points, host times, syncs and queue-held launches by the rules
-// in profiles/kineto_trace.hpp, and runs the host timeline in a dozen lines (host issues parts in
+// in io/kineto_trace.hpp, and runs the host timeline in a dozen lines (host issues parts in
 // order, a part starts at max(its issue end, its stream free), a host_sync op holds the host until
 // it ends, a device sync until every stream is done; step = max(GPU end, host end)). Its figures:
 //
@@ -32,14 +32,14 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
+#include "io/kineto_trace.hpp"
+#include "io/trace_file.hpp"
 #include "policies/trace_replay.hpp"
-#include "profiles/error.hpp"
-#include "profiles/kineto_trace.hpp"
-#include "profiles/trace_file.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo;
-using profiles::Trace;
+using ir::Trace;
 using Json = nlohmann::json;
 
 namespace {
@@ -86,7 +86,7 @@ Json gpu(const char* name, int ts, int dur, int correlation, int stream = 7, con
 }
 
 Trace import(const Json& events) {
-  return profiles::import_kineto_trace(Json{{"traceEvents", events}}, "hand.json").trace;
+  return io::import_kineto_trace(Json{{"traceEvents", events}}, "hand.json").trace;
 }
 
 }  // namespace
@@ -102,7 +102,7 @@ TEST_CASE("every shared GPU trace replays its own ProfilerStep within 5 %") {
         Case{"sampled_training_rank0.json.gz", "a100-40gb", 622928000, 622769000, 305603000, 621060000},
         Case{"v100_training_rank0.pt.trace.json.gz", "v100-32gb", 95699037, 97119038, 94272679, 31150224}}) {
     INFO(c.file);
-    const Trace t = profiles::read_kineto_trace(kKineto / c.file).trace;
+    const Trace t = io::read_kineto_trace(kKineto / c.file).trace;
     CHECK(t.profiled_step_ns == c.profiled_ns);
     CHECK(sum(t.op_duration_ns) == c.gpu_ns);
     CHECK(sum(t.op_host_ns) == c.host_ns);
@@ -122,7 +122,7 @@ TEST_CASE("without a host the replay is the GPU's critical path, stream by strea
   // Single-stream traces: the GPU time sum. The sampled trace's streams only order themselves (its
   // events name no waited-on stream): the busiest stream, 84, sets the step.
   const auto none = [](const char* file) {
-    return replay(profiles::read_kineto_trace(kKineto / file).trace, sim::HostMode::none).step_time_ns;
+    return replay(io::read_kineto_trace(kKineto / file).trace, sim::HostMode::none).step_time_ns;
   };
   CHECK(none("mi250_minitoy_train.json.gz") == 149042);
   CHECK(none("v100_training_rank0.pt.trace.json.gz") == 94272679);
@@ -130,7 +130,7 @@ TEST_CASE("without a host the replay is the GPU's critical path, stream by strea
 }
 
 TEST_CASE("the sampled trace's two multi-stream ops become one op per stream on extra compute streams") {
-  const Trace t = profiles::read_kineto_trace(kKineto / "sampled_training_rank0.json.gz").trace;
+  const Trace t = io::read_kineto_trace(kKineto / "sampled_training_rank0.json.gz").trace;
   const policies::TraceReplay r = policies::build_trace_replay(t);
   // All2All_Pooled_Req (streams 7 and 84) and Optimizer.step#Shampoo.step (7 and 203): one extra op each.
   REQUIRE(r.trace.graph.ops.size() == 236 + 2);
@@ -139,7 +139,7 @@ TEST_CASE("the sampled trace's two multi-stream ops become one op per stream on 
   CHECK(sum(r.trace.op_host_ns) == sum(t.op_host_ns));
   // Stream 7 has work from the most ops: the compute stream 0; 23, 25, 84, 203 in order of first use.
   std::set<int32_t> streams;
-  for (const profiles::Instruction& in : r.schedule.instructions) streams.insert(in.stream);
+  for (const ir::Instruction& in : r.schedule.instructions) streams.insert(in.stream);
   CHECK(streams == std::set<int32_t>{0, 3, 4, 5, 6});
 }
 
@@ -156,7 +156,7 @@ TEST_CASE("host-bound: three 100 us ops launching 10 us kernels take 3 x 100 us 
   CHECK(t.op_host_ns == std::vector<int64_t>{100000, 100000, 100000});
   CHECK(t.op_duration_ns == std::vector<int64_t>{10000, 10000, 10000});
   REQUIRE(t.op_streams.size() == 3);
-  CHECK(t.op_streams[1] == std::vector<profiles::StreamWork>{{7, 10000, 100000}});
+  CHECK(t.op_streams[1] == std::vector<ir::StreamWork>{{7, 10000, 100000}});
   const sim::Prediction eager = replay(t, sim::HostMode::eager);
   CHECK(eager.step_time_ns == 310000);
   CHECK(eager.host_busy_ns == 300000);
@@ -210,7 +210,7 @@ TEST_CASE("a device-wide sync waits for every stream without holding back the ke
                           runtime("cudaLaunchKernel", 3117, 5, 24), gpu("k_d", 3122, 20, 24)});
   CHECK(t.op_host_ns == std::vector<int64_t>{10000, 10000, 2000, 13000});
   CHECK(t.graph.ops[1].attrs.contains("device_sync"));
-  CHECK(t.op_streams[1] == std::vector<profiles::StreamWork>{{20, 50000, 10000}});
+  CHECK(t.op_streams[1] == std::vector<ir::StreamWork>{{20, 50000, 10000}});
   const policies::TraceReplay r = policies::build_trace_replay(t);
   REQUIRE(r.trace.graph.ops.size() == 5);
   CHECK(r.trace.graph.ops[4].name == "nccl:all_reduce [device sync]");
@@ -222,17 +222,17 @@ TEST_CASE("a device-wide sync waits for every stream without holding back the ke
 }
 
 TEST_CASE("the host side survives a trace file and is checked on load") {
-  const Trace t = profiles::read_kineto_trace(kKineto / "mi250_minitoy_train.json.gz").trace;
-  const Trace back = profiles::trace_from_json(profiles::trace_to_json(t));
+  const Trace t = io::read_kineto_trace(kKineto / "mi250_minitoy_train.json.gz").trace;
+  const Trace back = io::trace_from_json(io::trace_to_json(t));
   CHECK(back.op_host_ns == t.op_host_ns);
   CHECK(back.op_streams == t.op_streams);
   CHECK(back.profiled_step_ns == 9288291);
   CHECK(replay(back, sim::HostMode::eager).step_time_ns == 9239161);
 
-  Json doc = Json::parse(profiles::trace_to_json(t));
+  Json doc = Json::parse(io::trace_to_json(t));
   auto rejected = [&](const Json& bad, const char* piece) {
     try {
-      profiles::trace_from_json(bad);
+      io::trace_from_json(bad);
       FAIL("accepted: ", piece);
     } catch (const FormatError& e) {
       INFO(e.what());

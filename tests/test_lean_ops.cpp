@@ -1,20 +1,23 @@
-// Tempo's lean layers as a graph rewrite (profiles/lean_ops.hpp): what one Transformer layer keeps
-// for backward, with and without them, derived by hand from the op definitions (profiles/op_kind.hpp
+// Tempo's lean layers as a graph rewrite (transforms/lean_ops.hpp): what one Transformer layer keeps
+// for backward, with and without them, derived by hand from the op definitions (ir/op_kind.hpp
 // and the kinds' saved lists, which follow derivatives.yaml) and asserted on the zoo's BERT-Large
 // (sequence 128 and 512) and GPT-2.
-#include "profiles/lean_ops.hpp"
+#include "transforms/lean_ops.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 namespace {
 

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "costmodel/link_fit.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace {
 
-using mutwo::profiles::CopyWay;
-using mutwo::profiles::LinkTiming;
+using mutwo::ir::CopyWay;
+using mutwo::ir::LinkTiming;
 
 LinkTiming timing(CopyWay way, int64_t bytes, int64_t ns) {
   LinkTiming t;

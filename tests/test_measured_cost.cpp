@@ -13,17 +13,20 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
+#include "io/trace_file.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/schedule.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/trace_file.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo::costmodel;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 
 namespace {
 

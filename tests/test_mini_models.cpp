@@ -1,4 +1,4 @@
-// Test-scale variants of the zoo (profiles/models/mini_models.cpp): built by the same family builders
+// Test-scale variants of the zoo (zoo/mini_models.cpp): built by the same family builders
 // as the published models, so the same op kinds and tensor names at small dimensions; each fuses at
 // width 2 and 3 and gets a training step. Parameter counts are derived from the dims beside each
 // assertion.
@@ -9,14 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/fusion.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/models/family_builders.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "transforms/fusion.hpp"
+#include "zoo/family_builders.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 using mutwo::Error;
 using mutwo::UnknownNameError;
 

@@ -1,12 +1,12 @@
 // Model arrays split into fused sub-arrays: partition checks and per-sub-array training steps.
 #include <doctest/doctest.h>
 
+#include "ir/attributes.hpp"
 #include "policies/model_array.hpp"
-#include "profiles/attributes.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 
 namespace {
 
@@ -83,7 +83,7 @@ TEST_CASE("an unknown model in the array lists the valid names") {
 namespace {
 
 std::vector<policies::ArchitectureCount> mixed_array() {
-  ModelConfig config;
+  mutwo::zoo::ModelConfig config;
   config.batch_size = 2;
   config.image_size = 64;
   return {{"resnet18", 2, config}, {"mobilenet-v2", 3, config}};
@@ -121,7 +121,7 @@ TEST_CASE("a mixed partition must cover each architecture with its own sub-array
 
 TEST_CASE("mixed sub-array steps are fused per architecture with each model's learning rate") {
   // Models in array order: resnet18 #0, #1 (lr 0.1, 0.2), mobilenet-v2 #0, #1, #2 (lr 0.3, 0.4, 0.5).
-  profiles::OptimizerConfig opt;
+  transforms::OptimizerConfig opt;
   opt.lr = {0.1, 0.2, 0.3, 0.4, 0.5};
   const std::vector<Graph> parts = policies::sub_array_steps(
       mixed_array(), {{"mobilenet-v2", 1}, {"resnet18", 2}, {"mobilenet-v2", 2}}, opt);

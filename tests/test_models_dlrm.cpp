@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "profiles/error.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/kind_rules.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/kind_rules.hpp"
+#include "support/error.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::zoo;
 using mutwo::GraphError;
 
 namespace {

@@ -7,15 +7,17 @@
 #include <initializer_list>
 #include <string>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/fusion.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/kind_rules.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/kind_rules.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "transforms/fusion.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 using mutwo::GraphError;
 
 namespace {

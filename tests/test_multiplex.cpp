@@ -14,21 +14,23 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "io/schedule_json.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/merge_by_progress.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/model_array.hpp"
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/merge_by_progress.hpp"
-#include "profiles/schedule_check.hpp"
-#include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/tiny_step.hpp"
+#include "transforms/autodiff.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
 using mutwo::costmodel::DeviceSpec;
 using mutwo::costmodel::OpCostModel;
 
@@ -54,24 +56,23 @@ std::vector<OpId> computes(const Schedule& s) {
 
 TEST_CASE("merge by progress interleaves two lists by each op's midpoint share of its list") {
   // a: 2,2,2 (total 6) -> midpoints 1/6, 3/6, 5/6; b: 1,1,1 (total 3) -> 1/6, 3/6, 5/6; ties go to a.
-  CHECK(profiles::merge_by_progress({10, 11, 12}, {2, 2, 2}, {20, 21, 22}, {1, 1, 1}) ==
+  CHECK(ir::merge_by_progress({10, 11, 12}, {2, 2, 2}, {20, 21, 22}, {1, 1, 1}) ==
         std::vector<OpId>{10, 20, 11, 21, 12, 22});
   // a: one 10 ns op (midpoint 1/2); b: ten 1 ns ops (midpoints 0.05, 0.15, ..., 0.95): the five
   // of b below 1/2 run first, then a, then the other five.
-  CHECK(profiles::merge_by_progress({100}, {10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
-                                    {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}) ==
+  CHECK(ir::merge_by_progress({100}, {10}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}) ==
         std::vector<OpId>{0, 1, 2, 3, 4, 100, 5, 6, 7, 8, 9});
   // Zero total time: shares by count, (k + 1/2) / size: a 1/4, 3/4; b 1/2 -> a, b, a.
-  CHECK(profiles::merge_by_progress({1, 2}, {0, 0}, {3}, {0}) == std::vector<OpId>{1, 3, 2});
+  CHECK(ir::merge_by_progress({1, 2}, {0, 0}, {3}, {0}) == std::vector<OpId>{1, 3, 2});
   // An empty list leaves the other as it is.
-  CHECK(profiles::merge_by_progress({}, {}, {4, 5}, {1, 1}) == std::vector<OpId>{4, 5});
-  CHECK(profiles::merge_by_progress({4, 5}, {1, 1}, {}, {}) == std::vector<OpId>{4, 5});
+  CHECK(ir::merge_by_progress({}, {}, {4, 5}, {1, 1}) == std::vector<OpId>{4, 5});
+  CHECK(ir::merge_by_progress({4, 5}, {1, 1}, {}, {}) == std::vector<OpId>{4, 5});
 }
 
 TEST_CASE("merge by progress refuses mismatched lists and negative durations") {
-  CHECK_THROWS_WITH_AS(profiles::merge_by_progress({1, 2}, {1}, {}, {}),
+  CHECK_THROWS_WITH_AS(ir::merge_by_progress({1, 2}, {1}, {}, {}),
                        "merge_by_progress: list a has 2 ops but 1 durations", Error);
-  CHECK_THROWS_WITH_AS(profiles::merge_by_progress({}, {}, {7}, {-1}),
+  CHECK_THROWS_WITH_AS(ir::merge_by_progress({}, {}, {7}, {-1}),
                        "merge_by_progress: list b op 7 has duration -1 ns < 0", Error);
 }
 

@@ -9,8 +9,8 @@
 
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/neusight_csv.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 using namespace mutwo::costmodel;
 
@@ -73,7 +73,7 @@ TEST_CASE("NeuSight rows: linear and bmm become gemm rows with N as the reductio
 TEST_CASE("NeuSight's launch grids confirm that K is the output columns") {
   // cuBLAS tiles the column-major output [K x M]: a plain sgemm_<tm>x<tn> kernel launches
   // (ceil(K/tm), ceil(M/tn), B). Counted over the A100's bmm file: every such row fits.
-  const std::string text = mutwo::profiles::read_text_file(kDir + "/bmm/NVIDIA_A100-PCIE-40GB.csv.gz");
+  const std::string text = mutwo::support::read_text_file(kDir + "/bmm/NVIDIA_A100-PCIE-40GB.csv.gz");
   size_t start = text.find('\n') + 1;
   const auto header = split_csv_line(text.substr(0, start - 1), "header");
   std::map<std::string, size_t> col;
@@ -140,7 +140,7 @@ TEST_CASE("NeuSight rows: conv, layer norm, softmax and the elementwise ops") {
   CHECK(v[1].bytes == 21'336 * 8);
   CHECK(v[1].source == "neusight divu");
   CHECK(v[2].kernel == "softmax");
-  CHECK(v[2].category == mutwo::profiles::KindCategory::reduction);
+  CHECK(v[2].category == mutwo::ir::KindCategory::reduction);
 }
 
 TEST_CASE("every NeuSight file reads, each on its catalog GPU") {

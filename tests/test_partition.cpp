@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "policies/partition.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo;
 using mutwo::policies::ArchitectureCount;

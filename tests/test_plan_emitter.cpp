@@ -11,17 +11,17 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/memory_plan.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/plan_emitter.hpp"
-#include "profiles/error.hpp"
-#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/hand_graph.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::costmodel::DeviceSpec;
 using mutwo::costmodel::OpCostModel;
 using mutwo::policies::compute_order;

@@ -8,10 +8,10 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 
 using namespace mutwo;
@@ -22,14 +22,14 @@ namespace {
 
 struct Case {
   std::string label;
-  profiles::Schedule base;
+  ir::Schedule base;
   // The plain step's peak is set by activations (false: by something no activation policy moves).
   bool activation_bound = true;
 };
 
 // resnet18 at image 64, bert-base at sequence length `seq_len`.
-profiles::Schedule step(const std::string& model, std::vector<int32_t> partition, int64_t batch = 2,
-                        int64_t seq_len = 32) {
+ir::Schedule step(const std::string& model, std::vector<int32_t> partition, int64_t batch = 2,
+                  int64_t seq_len = 32) {
   policies::ModelArray array;
   array.model = model;
   array.config.batch_size = batch;
@@ -58,7 +58,7 @@ const costmodel::OpCostModel& a100() {
   return *model;
 }
 
-PolicyResult run(const std::string& policy, const profiles::Schedule& base, int64_t limit_bytes) {
+PolicyResult run(const std::string& policy, const ir::Schedule& base, int64_t limit_bytes) {
   PolicyInput in;
   in.base = &base;
   in.cost = &a100();
@@ -89,7 +89,7 @@ TEST_CASE("checkpoint lowers the peak by recomputing, and the result validates")
     const PolicyResult none = run("none", c.base, kRoomy);
     const PolicyResult r = run("checkpoint", c.base, kRoomy);
     CAPTURE(r.note);
-    REQUIRE_NOTHROW(profiles::validate_schedule(r.schedule));
+    REQUIRE_NOTHROW(ir::validate_schedule(r.schedule));
     CHECK(r.schedule.policy == "checkpoint");
     CHECK(r.feasible);
     if (c.activation_bound) {
@@ -102,8 +102,8 @@ TEST_CASE("checkpoint lowers the peak by recomputing, and the result validates")
     CHECK(p.bytes_swapped_out == 0);
     // Chen's sqrt(n) plan recomputes each dropped activation about once: at most one extra forward.
     int64_t forward_ns = 0;
-    for (const profiles::Op& op : c.base.graph.ops) {
-      if (op.phase == profiles::Phase::forward) forward_ns += a100().op_duration_ns(c.base.graph, op);
+    for (const ir::Op& op : c.base.graph.ops) {
+      if (op.phase == ir::Phase::forward) forward_ns += a100().op_duration_ns(c.base.graph, op);
     }
     CHECK(p.recompute_ns <= forward_ns);
     CHECK(r.step_time_ns == p.step_time_ns);
@@ -117,7 +117,7 @@ TEST_CASE("vdnn swaps every saved activation and lowers the peak") {
     const PolicyResult none = run("none", c.base, kRoomy);
     const PolicyResult r = run("vdnn", c.base, kRoomy);
     CAPTURE(r.note);
-    REQUIRE_NOTHROW(profiles::validate_schedule(r.schedule));
+    REQUIRE_NOTHROW(ir::validate_schedule(r.schedule));
     CHECK(r.schedule.policy == "vdnn");
     CHECK(r.feasible);
     const sim::Prediction p = sim::simulate(r.schedule, a100());
@@ -128,13 +128,13 @@ TEST_CASE("vdnn swaps every saved activation and lowers the peak") {
     // (besides its free), unless the tensor's reader is the first backward op after the loss.
     size_t swap_ins = 0;
     size_t one_layer_ahead = 0;
-    for (const profiles::Instruction& in : r.schedule.instructions) {
-      if (in.kind != profiles::InstrKind::swap_in) continue;
+    for (const ir::Instruction& in : r.schedule.instructions) {
+      if (in.kind != ir::InstrKind::swap_in) continue;
       ++swap_ins;
-      for (profiles::InstrId w : in.waits) {
-        const profiles::Instruction& trigger = r.schedule.instructions[static_cast<size_t>(w)];
-        if (trigger.kind == profiles::InstrKind::compute &&
-            r.schedule.graph.op(trigger.op).phase == profiles::Phase::backward) {
+      for (ir::InstrId w : in.waits) {
+        const ir::Instruction& trigger = r.schedule.instructions[static_cast<size_t>(w)];
+        if (trigger.kind == ir::InstrKind::compute &&
+            r.schedule.graph.op(trigger.op).phase == ir::Phase::backward) {
           ++one_layer_ahead;
         }
       }
@@ -175,7 +175,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a limit below what a plan needs is reported infeasible with the plan's peak") {
-  const profiles::Schedule base = step("resnet18", {1});
+  const ir::Schedule base = step("resnet18", {1});
   // 1 byte over the weights, gradients, optimizer state and inputs resident at t = 0: no step fits.
   const int64_t limit = sim::simulate(base, a100()).resident_bytes + 1;
   for (const std::string policy : {"none", "checkpoint", "vdnn"}) {
@@ -193,7 +193,7 @@ TEST_CASE("a limit below what a plan needs is reported infeasible with the plan'
 }
 
 TEST_CASE("bad policy input is refused naming the field") {
-  const profiles::Schedule base = step("resnet18", {1});
+  const ir::Schedule base = step("resnet18", {1});
   for (const std::string policy : {"none", "checkpoint", "vdnn"}) {
     CAPTURE(policy);
     CHECK_THROWS_WITH_AS(

@@ -10,18 +10,19 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/checkmate_milp.hpp"
 #include "policies/memory_policy.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "transforms/autodiff.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::transforms;
 using costmodel::DeviceSpec;
 using costmodel::OpCostModel;
 using policies::PolicyInput;

@@ -11,19 +11,19 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/dtr_heuristics.hpp"
 #include "policies/dtr_run.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/error.hpp"
-#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/hand_graph.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::costmodel::DeviceSpec;
 using mutwo::costmodel::OpCostModel;
 using mutwo::policies::DtrRun;

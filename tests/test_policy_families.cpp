@@ -13,10 +13,10 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/schedule_check.hpp"
 #include "sim/simulator.hpp"
 
 using namespace mutwo;
@@ -38,7 +38,7 @@ const std::vector<Family>& families() {
   return f;
 }
 
-profiles::Schedule base_step(const Family& f) {
+ir::Schedule base_step(const Family& f) {
   policies::ModelArray array;
   array.model = f.model;
   array.count = 1;
@@ -54,7 +54,7 @@ const costmodel::OpCostModel& a100() {
   return *model;
 }
 
-sim::Prediction simulate_at(const profiles::Schedule& s, int64_t limit_bytes) {
+sim::Prediction simulate_at(const ir::Schedule& s, int64_t limit_bytes) {
   sim::SimOptions options;
   options.memory_limit_bytes = limit_bytes;
   return sim::simulate(s, a100(), options);
@@ -62,7 +62,7 @@ sim::Prediction simulate_at(const profiles::Schedule& s, int64_t limit_bytes) {
 
 // The contract of MemoryPolicy::plan, checked on one (family, policy, limit).
 void check_contract(const policies::PolicyResult& r, int64_t limit_bytes) {
-  CHECK_NOTHROW(profiles::validate_schedule(r.schedule));
+  CHECK_NOTHROW(ir::validate_schedule(r.schedule));
   if (r.feasible) {
     const sim::Prediction p = simulate_at(r.schedule, limit_bytes);
     CHECK_FALSE(p.oom);
@@ -79,7 +79,7 @@ void check_contract(const policies::PolicyResult& r, int64_t limit_bytes) {
 TEST_CASE("every policy on every family returns a valid schedule that fits or says what it needs") {
   std::map<std::string, std::set<std::string>> fits;  // policy -> families it fits at activation_limit
   for (const Family& f : families()) {
-    const profiles::Schedule base = base_step(f);
+    const ir::Schedule base = base_step(f);
     const sim::Prediction plain = simulate_at(base, -1);
     const int64_t whole_limit = plain.peak_bytes * 6 / 10;
     const int64_t activation_limit =

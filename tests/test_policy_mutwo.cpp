@@ -13,18 +13,19 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "io/schedule_json.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/memory_policy.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/error.hpp"
-#include "profiles/schedule_check.hpp"
-#include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/swap_recompute_cases.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
 using costmodel::DeviceSpec;
 using costmodel::OpCostModel;
 using policies::PolicyInput;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "policies/policy_registry.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo;
 using policies::MemoryPolicy;

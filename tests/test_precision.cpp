@@ -1,4 +1,4 @@
-// Precision modes (profiles/autocast.hpp): the rewrite's casts, dtypes and bytes on a hand-sized MLP
+// Precision modes (transforms/autocast.hpp): the rewrite's casts, dtypes and bytes on a hand-sized MLP
 // and bert-mini, the training step it gives (cast backward, fp32 master gradients, GradScaler's
 // unscale), fusion of a rewritten graph, the analytic model's math modes, and a simulated step.
 #include <doctest/doctest.h>
@@ -9,17 +9,20 @@
 
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "io/graph_json.hpp"
+#include "ir/graph_builder.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autocast.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/fusion.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/graph_json.hpp"
-#include "profiles/models/model_registry.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
+#include "transforms/autocast.hpp"
+#include "transforms/autodiff.hpp"
+#include "transforms/fusion.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 using mutwo::costmodel::AnalyticCostModel;
 using mutwo::costmodel::find_device;
 

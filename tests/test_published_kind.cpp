@@ -13,13 +13,13 @@
 #include "experiments/results_db.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
+#include "ir/dtype.hpp"
+#include "ir/precision.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/dtype.hpp"
-#include "profiles/error.hpp"
-#include "profiles/precision.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -39,10 +39,10 @@ sim::Prediction direct(const std::string& model, int64_t batch, int64_t seq_len,
   array.config.batch_size = batch;
   array.config.seq_len = seq_len;
   array.config.image_size = image_size;
-  array.config.dtype = profiles::parse_dtype("fp32");
-  array.config.precision = profiles::parse_precision(precision);
-  array.optimizer.kind = profiles::parse_optimizer(optimizer);
-  const profiles::Schedule schedule = policies::build_plain_schedule(policies::sub_array_steps(array, {1}));
+  array.config.dtype = ir::parse_dtype("fp32");
+  array.config.precision = ir::parse_precision(precision);
+  array.optimizer.kind = transforms::parse_optimizer(optimizer);
+  const ir::Schedule schedule = policies::build_plain_schedule(policies::sub_array_steps(array, {1}));
   costmodel::CostSetup setup;
   setup.gpu = gpu;
   setup.cost_source = source;

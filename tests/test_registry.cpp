@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "profiles/error.hpp"
-#include "profiles/registry.hpp"
+#include "support/error.hpp"
+#include "support/registry.hpp"
 
 using namespace mutwo;
 

@@ -5,16 +5,18 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/schedule_json.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/schedule.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/schedule_check.hpp"
-#include "profiles/schedule_json.hpp"
+#include "support/error.hpp"
 #include "tests/support/tiny_step.hpp"
+#include "transforms/autodiff.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
 using mutwo::FormatError;
 using mutwo::GraphError;
 using mutwo::UnknownNameError;

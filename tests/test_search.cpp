@@ -14,8 +14,8 @@
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
 #include "policies/strategy.hpp"
-#include "profiles/error.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 using namespace mutwo;
 using namespace mutwo::policies;
@@ -61,7 +61,7 @@ SearchConfig config_for(std::vector<ArchitectureCount> architectures, int64_t li
   return c;
 }
 
-const profiles::Graph& step(const ArchitectureCount& a, int32_t width) {
+const ir::Graph& step(const ArchitectureCount& a, int32_t width) {
   static std::vector<std::unique_ptr<StepGraphCache>> caches;
   for (const auto& c : caches) {
     const ArchitectureCount& k = c->architectures().front();
@@ -71,7 +71,7 @@ const profiles::Graph& step(const ArchitectureCount& a, int32_t width) {
   ArchitectureCount wide = a;
   wide.count = 8;
   caches.push_back(
-      std::make_unique<StepGraphCache>(std::vector<ArchitectureCount>{wide}, profiles::OptimizerConfig{}));
+      std::make_unique<StepGraphCache>(std::vector<ArchitectureCount>{wide}, transforms::OptimizerConfig{}));
   return caches.back()->get(0, width);
 }
 
@@ -180,8 +180,7 @@ TEST_CASE("multiplexing two sub-arrays is no slower than running them back to ba
   const SearchReport r = run_search(config_for({bert_small(4)}, limit, {"vdnn"}));
   const SearchRow& mux = row_of(r, "mutwo", "bert-base:2+2", "vdnn");
   REQUIRE(mux.feasible);
-  const profiles::Schedule back_to_back =
-      build_plain_schedule({step(bert_small(4), 2), step(bert_small(4), 2)});
+  const ir::Schedule back_to_back = build_plain_schedule({step(bert_small(4), 2), step(bert_small(4), 2)});
   PolicyInput input;
   input.base = &back_to_back;
   input.cost = device().cost.get();
@@ -200,13 +199,13 @@ TEST_CASE("pruning keeps the best plan an exhaustive search finds") {
   const std::vector<std::string> names = {"none", "vdnn", "capuchin", "mutwo"};
   int64_t best_ns = 0;
   for (const std::vector<int32_t>& p : integer_partitions(4)) {
-    std::vector<profiles::Graph> parts;
+    std::vector<ir::Graph> parts;
     std::vector<int64_t> est;
     for (int32_t w : p) est.push_back(estimated_step_ns(step(a, w), *device().cost));
     for (int32_t i : multiplex_order(est)) parts.push_back(step(a, p[static_cast<size_t>(i)]));
-    std::vector<profiles::Schedule> bases = {build_multiplexed_schedule(parts, *device().cost)};
+    std::vector<ir::Schedule> bases = {build_multiplexed_schedule(parts, *device().cost)};
     if (p.size() > 1) bases.push_back(build_plain_schedule(parts));
-    for (const profiles::Schedule& base : bases) {
+    for (const ir::Schedule& base : bases) {
       for (const std::string& n : names) {
         PolicyInput input{&base, device().cost.get(), limit};
         const PolicyResult res = builtin_policies().create(n)->plan(input);
@@ -372,8 +371,8 @@ TEST_CASE("where no plan with resident model state fits in one run, one with the
   a.count = 3;
   a.config.batch_size = 2;
   int64_t moved_bytes = 0;  // one model's weights and moments
-  for (const profiles::Tensor& t : step(a, 1).tensors) {
-    if (profiles::is_persistent(t.role) && t.role != profiles::TensorRole::gradient) moved_bytes += t.bytes;
+  for (const ir::Tensor& t : step(a, 1).tensors) {
+    if (ir::is_persistent(t.role) && t.role != ir::TensorRole::gradient) moved_bytes += t.bytes;
   }
   const int64_t limit = int64_t{7} << 30;
   const SearchReport r = run_search(config_for({a}, limit, {"none", "capuchin"}));

@@ -9,22 +9,22 @@
 #include "costmodel/server_catalog.hpp"
 #include "policies/layer_packs.hpp"
 #include "policies/server_schemes.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/models/model_registry.hpp"
 #include "sim/server_simulator.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
-using profiles::Payload;
+using ir::Payload;
 
 namespace {
 
-profiles::Graph step_of(const char* model, int64_t batch, int64_t seq_len) {
-  profiles::ModelConfig config;
+ir::Graph step_of(const char* model, int64_t batch, int64_t seq_len) {
+  zoo::ModelConfig config;
   config.batch_size = batch;
   config.seq_len = seq_len;
-  profiles::OptimizerConfig adam;
-  adam.kind = profiles::OptimizerKind::adam;
-  return profiles::build_training_step(profiles::build_model(model, config), adam);
+  transforms::OptimizerConfig adam;
+  adam.kind = transforms::OptimizerKind::adam;
+  return transforms::build_training_step(zoo::build_model(model, config), adam);
 }
 
 int64_t swapped(const sim::ServerPrediction& p, Payload payload) {
@@ -40,14 +40,14 @@ int64_t peer(const sim::ServerPrediction& p) {
 
 TEST_CASE("layer packs keep every byte and nanosecond of the step") {
   const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
-  const profiles::Graph step = step_of("bert-large", 4, 128);
+  const ir::Graph step = step_of("bert-large", 4, 128);
   const policies::PackedModel packed = policies::pack_training_step(step, cost, 8);
   REQUIRE(packed.packs.size() == 8);
   // W and dW: BERT-Large's 336.2M fp32 parameters; K: Adam's two moments.
-  CHECK(packed.weight_bytes() == profiles::parameter_bytes(step));
+  CHECK(packed.weight_bytes() == ir::parameter_bytes(step));
   CHECK(packed.gradient_bytes() == packed.weight_bytes());
   CHECK(packed.optimizer_bytes() == 2 * packed.weight_bytes());
-  CHECK(packed.stash_bytes() == profiles::saved_for_backward_bytes(step));
+  CHECK(packed.stash_bytes() == ir::saved_for_backward_bytes(step));
   int64_t ns = 0;
   for (const auto& p : packed.packs) ns += p.forward_ns + p.backward_ns + p.update_ns;
   int64_t step_ns = 0;
@@ -112,7 +112,7 @@ TEST_CASE("simulated swap and peer volumes equal Harmony's table for N in {2, 4}
             CHECK(v.swap_optimizer == 2 * k);
             CHECK(v.swap_stash == 2 * m * x);
           }
-          if (!scheme.swaps) CHECK(p.swap_bytes == std::array<int64_t, profiles::kPayloadCount>{});
+          if (!scheme.swaps) CHECK(p.swap_bytes == std::array<int64_t, ir::kPayloadCount>{});
         }
       }
     }

@@ -9,14 +9,14 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/server_catalog.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/search.hpp"
 #include "policies/server_lift.hpp"
 #include "policies/server_search.hpp"
-#include "tests/support/server_arrays.hpp"
-#include "profiles/models/model_registry.hpp"
-#include "profiles/schedule_check.hpp"
 #include "sim/server_simulator.hpp"
 #include "sim/simulator.hpp"
+#include "tests/support/server_arrays.hpp"
+#include "zoo/model_registry.hpp"
 
 using namespace mutwo;
 
@@ -24,9 +24,9 @@ namespace {
 
 
 // `s` lifted onto GPU 0 of Harmony's server, alone.
-profiles::ServerSchedule lifted_alone(const profiles::Schedule& s, const costmodel::OpCostModel& cost,
-                                      sim::HostMode mode) {
-  profiles::ServerSchedule lifted;
+ir::ServerSchedule lifted_alone(const ir::Schedule& s, const costmodel::OpCostModel& cost,
+                                sim::HostMode mode) {
+  ir::ServerSchedule lifted;
   lifted.server = "4x-gtx1080ti";
   lifted.gpu_count = 1;
   lifted.initial_bytes = {0};
@@ -34,9 +34,9 @@ profiles::ServerSchedule lifted_alone(const profiles::Schedule& s, const costmod
   return lifted;
 }
 
-int64_t task_count(const profiles::ServerSchedule& s, int32_t gpu) {
+int64_t task_count(const ir::ServerSchedule& s, int32_t gpu) {
   int64_t n = 0;
-  for (const profiles::ServerTask& t : s.tasks) n += t.gpu == gpu ? 1 : 0;
+  for (const ir::ServerTask& t : s.tasks) n += t.gpu == gpu ? 1 : 0;
   return n;
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("an array spread over a server: each GPU's part is the single-GPU plan
     REQUIRE(part.architectures.size() == 1);
     models += part.architectures.front().count;
     REQUIRE(part.schedule.has_value());
-    profiles::validate_schedule(*part.schedule);
+    ir::validate_schedule(*part.schedule);
     // Alone, on its own host link, the part is exactly what the search priced.
     sim::SimOptions alone;
     alone.memory_limit_bytes = report.memory_limit_bytes;
@@ -98,11 +98,11 @@ TEST_CASE("a single-GPU plan lifted onto one GPU of a server, alone, takes the s
   // mode, each task carries its issue cost and the launch queue's depth, so the two engines agree
   // to the nanosecond: GPU time alone, PyTorch eager (the GTX 1080 Ti's host figures) and CUDA graphs.
   for (const int gpu : {0, 3}) {
-    const profiles::Schedule& s = *report.best_parts[static_cast<size_t>(gpu)].schedule;
+    const ir::Schedule& s = *report.best_parts[static_cast<size_t>(gpu)].schedule;
     for (const sim::HostMode mode : {sim::HostMode::none, sim::HostMode::eager, sim::HostMode::cuda_graph}) {
       CAPTURE(gpu);
       CAPTURE(sim::host_mode_name(mode));
-      const profiles::ServerSchedule lifted = lifted_alone(s, cost, mode);
+      const ir::ServerSchedule lifted = lifted_alone(s, cost, mode);
       const sim::ServerPrediction on_server = sim::simulate_server(lifted, server, {.memory_limit_bytes = -1});
       sim::SimOptions options;
       options.host_mode = mode;
@@ -124,22 +124,22 @@ TEST_CASE("a plan with the optimizer on the host CPU lifts too, its updates on t
   a.model = "bert-mini";
   a.count = 2;
   sc.architectures = {a};
-  sc.optimizer.kind = profiles::OptimizerKind::adam;
+  sc.optimizer.kind = transforms::OptimizerKind::adam;
   sc.cost = &cost;
   sc.memory_limit_bytes = 500 * 1024;
   sc.top = 1;
   const policies::SearchReport r = policies::run_search(sc);
   REQUIRE(r.any_feasible());
   REQUIRE(r.best_schedule.has_value());
-  const profiles::Schedule& s = *r.best_schedule;
-  REQUIRE(s.host_stream != profiles::kNoStream);
+  const ir::Schedule& s = *r.best_schedule;
+  REQUIRE(s.host_stream != ir::kNoStream);
   const costmodel::ServerSpec server = costmodel::find_server("4x-gtx1080ti");
   for (const sim::HostMode mode : {sim::HostMode::none, sim::HostMode::eager}) {
     CAPTURE(sim::host_mode_name(mode));
-    const profiles::ServerSchedule lifted = lifted_alone(s, cost, mode);
+    const ir::ServerSchedule lifted = lifted_alone(s, cost, mode);
     int64_t host_cpu_ns = 0;
-    for (const profiles::ServerTask& t : lifted.tasks) {
-      if (t.stream == profiles::kServerHostCpuStream) host_cpu_ns += t.duration_ns;
+    for (const ir::ServerTask& t : lifted.tasks) {
+      if (t.stream == ir::kServerHostCpuStream) host_cpu_ns += t.duration_ns;
     }
     sim::SimOptions options;
     options.host_mode = mode;

@@ -5,16 +5,16 @@
 
 #include "costmodel/server_catalog.hpp"
 #include "costmodel/server_routes.hpp"
-#include "profiles/server_schedule.hpp"
-#include "profiles/server_schedule_json.hpp"
+#include "io/server_schedule_json.hpp"
+#include "ir/server_schedule.hpp"
 #include "sim/link_sharing.hpp"
 #include "sim/server_simulator.hpp"
 
 using namespace mutwo;
-using profiles::Payload;
-using profiles::ServerSchedule;
-using profiles::ServerTask;
-using profiles::ServerTaskKind;
+using ir::Payload;
+using ir::ServerSchedule;
+using ir::ServerTask;
+using ir::ServerTaskKind;
 
 namespace {
 
@@ -27,15 +27,15 @@ ServerTask copy(int32_t id, int32_t from, int32_t to, int64_t bytes, Payload pay
   t.to = to;
   t.bytes = bytes;
   t.payload = payload;
-  if (from == profiles::kHostSide) {
+  if (from == ir::kHostSide) {
     t.gpu = to;
-    t.stream = profiles::kServerFromHostStream;
-  } else if (to == profiles::kHostSide) {
+    t.stream = ir::kServerFromHostStream;
+  } else if (to == ir::kHostSide) {
     t.gpu = from;
-    t.stream = profiles::kServerToHostStream;
+    t.stream = ir::kServerToHostStream;
   } else {
     t.gpu = from;
-    t.stream = profiles::kServerPeerStream;
+    t.stream = ir::kServerPeerStream;
   }
   t.label = "copy " + std::to_string(id);
   return t;
@@ -119,11 +119,11 @@ TEST_CASE("max-min fair shares, by hand") {
 TEST_CASE("two GPUs behind one switch swapping at once each take twice as long as one alone") {
   const costmodel::ServerSpec server = no_latency("4x-gtx1080ti");
   // Alone: 125 MB over 12.5 GB/s = 10 ms.
-  const auto alone = sim::simulate_server(schedule_of(4, {copy(0, 0, profiles::kHostSide, kBytes)}), server);
+  const auto alone = sim::simulate_server(schedule_of(4, {copy(0, 0, ir::kHostSide, kBytes)}), server);
   CHECK(alone.step_time_ns == 10'000'000);
   // GPU 0 and GPU 1 swap out at once: both cross the switch's one root link (up) at 6.25 GB/s each.
   const auto both = sim::simulate_server(
-      schedule_of(4, {copy(0, 0, profiles::kHostSide, kBytes), copy(1, 1, profiles::kHostSide, kBytes)}), server,
+      schedule_of(4, {copy(0, 0, ir::kHostSide, kBytes), copy(1, 1, ir::kHostSide, kBytes)}), server,
       {.record_spans = true});
   CHECK(both.step_time_ns == 20'000'000);
   CHECK(both.spans[0].end_ns == 20'000'000);
@@ -133,11 +133,11 @@ TEST_CASE("two GPUs behind one switch swapping at once each take twice as long a
   CHECK(both.swap_bytes[static_cast<size_t>(Payload::tensor)] == 2 * kBytes);
   // One out and one in at once: full duplex, each direction at full rate.
   const auto duplex = sim::simulate_server(
-      schedule_of(4, {copy(0, 0, profiles::kHostSide, kBytes), copy(1, profiles::kHostSide, 1, kBytes)}), server);
+      schedule_of(4, {copy(0, 0, ir::kHostSide, kBytes), copy(1, ir::kHostSide, 1, kBytes)}), server);
   CHECK(duplex.step_time_ns == 10'000'000);
   // With the catalog's 10 µs copy latency: each copy is latency + bytes / its share.
   const auto latency = sim::simulate_server(
-      schedule_of(4, {copy(0, 0, profiles::kHostSide, kBytes), copy(1, 1, profiles::kHostSide, kBytes)}),
+      schedule_of(4, {copy(0, 0, ir::kHostSide, kBytes), copy(1, 1, ir::kHostSide, kBytes)}),
       costmodel::find_server("4x-gtx1080ti"));
   CHECK(latency.step_time_ns == 10'000 + 20'000'000);
 }
@@ -146,7 +146,7 @@ TEST_CASE("shares are recomputed when a copy ends") {
   // 125 MB and 62.5 MB at once through the root link: 6.25 GB/s each until the short one ends at
   // 62.5e6 / 6.25 = 10 ms; the long one has 62.5 MB left, alone at 12.5 GB/s: 5 ms more.
   const auto p = sim::simulate_server(
-      schedule_of(4, {copy(0, 0, profiles::kHostSide, kBytes), copy(1, 1, profiles::kHostSide, kBytes / 2)}),
+      schedule_of(4, {copy(0, 0, ir::kHostSide, kBytes), copy(1, 1, ir::kHostSide, kBytes / 2)}),
       no_latency("4x-gtx1080ti"), {.record_spans = true});
   CHECK(p.spans[1].end_ns == 10'000'000);
   CHECK(p.spans[0].end_ns == 15'000'000);
@@ -155,9 +155,9 @@ TEST_CASE("shares are recomputed when a copy ends") {
 TEST_CASE("a peer swap uses the peer link, not the host") {
   const costmodel::ServerSpec server = no_latency("4x-gtx1080ti");
   // GPU 0 -> GPU 1 inside the switch while GPU 2 swaps to the host: no shared link, both 10 ms.
-  const auto p = sim::simulate_server(
-      schedule_of(4, {copy(0, 0, 1, kBytes, Payload::stashed_activations), copy(1, 2, profiles::kHostSide, kBytes)}),
-      server);
+  const auto p = sim::simulate_server(schedule_of(4, {copy(0, 0, 1, kBytes, Payload::stashed_activations),
+                                                      copy(1, 2, ir::kHostSide, kBytes)}),
+                                      server);
   CHECK(p.step_time_ns == 10'000'000);
   CHECK(p.resource_bytes[0] == kBytes);  // host memory: GPU 2's swap only
   CHECK(p.resource_bytes[1] == kBytes);  // the root link: GPU 2's swap only
@@ -177,7 +177,7 @@ TEST_CASE("a peer swap uses the peer link, not the host") {
 
 TEST_CASE("compute waits on copies; memory is counted per GPU") {
   // GPU 0: swap in 125 MB (10 ms), then compute 3 ms that frees it. GPU 1 computes 4 ms from t=0.
-  ServerTask in = copy(0, profiles::kHostSide, 0, kBytes, Payload::weights);
+  ServerTask in = copy(0, ir::kHostSide, 0, kBytes, Payload::weights);
   in.alloc_bytes = kBytes;
   ServerTask c = compute(1, 0, 3'000'000);
   c.waits = {0};
@@ -237,47 +237,53 @@ TEST_CASE("each GPU's host issues its tasks: issue costs, a sync, the launch que
 }
 
 TEST_CASE("a bad server schedule names the task and the field") {
-  ServerTask wrong_stream = copy(0, 0, profiles::kHostSide, 10);
-  wrong_stream.stream = profiles::kServerFromHostStream;
-  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(2, {wrong_stream}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('copy 0'): field 'stream' = 2 must be the sender's to-host stream (1) for a copy to the host",
-                       profiles::ServerScheduleError);
+  ServerTask wrong_stream = copy(0, 0, ir::kHostSide, 10);
+  wrong_stream.stream = ir::kServerFromHostStream;
+  CHECK_THROWS_WITH_AS(
+      sim::simulate_server(schedule_of(2, {wrong_stream}), no_latency("4x-gtx1080ti")),
+      "task 0 ('copy 0'): field 'stream' = 2 must be the sender's to-host stream (1) for a copy to the host",
+      ir::ServerScheduleError);
   ServerTask forward = compute(0, 0, 5);
   forward.waits = {1};
-  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(2, {forward, compute(1, 0, 5)}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('compute 0'): field 'waits' = 1 must be an earlier task", profiles::ServerScheduleError);
+  CHECK_THROWS_WITH_AS(
+      sim::simulate_server(schedule_of(2, {forward, compute(1, 0, 5)}), no_latency("4x-gtx1080ti")),
+      "task 0 ('compute 0'): field 'waits' = 1 must be an earlier task", ir::ServerScheduleError);
   CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(2, {copy(0, 0, 2, 10)}), no_latency("4x-gtx1080ti")),
                        "task 0 ('copy 0'): field 'to' = 2 must be -1 (host) or a GPU in [0, 2)",
-                       profiles::ServerScheduleError);
+                       ir::ServerScheduleError);
   CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(8, {compute(0, 0, 1)}), no_latency("4x-gtx1080ti")),
-                       "server schedule uses 8 GPUs; server '4x-gtx1080ti' has 4", profiles::ServerScheduleError);
+                       "server schedule uses 8 GPUs; server '4x-gtx1080ti' has 4", ir::ServerScheduleError);
   CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {compute(0, 0, -1)}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('compute 0'): field 'duration_ns' = -1 must be >= 0", profiles::ServerScheduleError);
+                       "task 0 ('compute 0'): field 'duration_ns' = -1 must be >= 0",
+                       ir::ServerScheduleError);
   ServerTask bad_issue = compute(0, 0, 1);
   bad_issue.issue_ns = -2;
-  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {bad_issue}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('compute 0'): field 'issue_ns' = -2 must be >= 0, or -1 (not issued by the host)",
-                       profiles::ServerScheduleError);
+  CHECK_THROWS_WITH_AS(
+      sim::simulate_server(schedule_of(1, {bad_issue}), no_latency("4x-gtx1080ti")),
+      "task 0 ('compute 0'): field 'issue_ns' = -2 must be >= 0, or -1 (not issued by the host)",
+      ir::ServerScheduleError);
   ServerTask sync_unissued = compute(0, 0, 1);
   sync_unissued.host_sync = true;
-  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {sync_unissued}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('compute 0'): field 'host_sync' = true must be false on a task the host does not "
-                       "issue (issue_ns -1)",
-                       profiles::ServerScheduleError);
+  CHECK_THROWS_WITH_AS(
+      sim::simulate_server(schedule_of(1, {sync_unissued}), no_latency("4x-gtx1080ti")),
+      "task 0 ('compute 0'): field 'host_sync' = true must be false on a task the host does not "
+      "issue (issue_ns -1)",
+      ir::ServerScheduleError);
   ServerSchedule deep = schedule_of(1, {compute(0, 0, 1)});
   deep.launch_queue_depth = -1;
   CHECK_THROWS_WITH_AS(sim::simulate_server(deep, no_latency("4x-gtx1080ti")),
-                       "server schedule: launch_queue_depth = -1 must be >= 0", profiles::ServerScheduleError);
+                       "server schedule: launch_queue_depth = -1 must be >= 0", ir::ServerScheduleError);
   ServerTask long_marker = compute(0, 0, 5);
-  long_marker.stream = profiles::kServerToHostStream;
-  CHECK_THROWS_WITH_AS(sim::simulate_server(schedule_of(1, {long_marker}), no_latency("4x-gtx1080ti")),
-                       "task 0 ('compute 0'): field 'stream' = 1 must be the compute (0) or host CPU (5) stream for a "
-                       "compute task of > 0 ns (0 ns markers may sit on any stream)",
-                       profiles::ServerScheduleError);
+  long_marker.stream = ir::kServerToHostStream;
+  CHECK_THROWS_WITH_AS(
+      sim::simulate_server(schedule_of(1, {long_marker}), no_latency("4x-gtx1080ti")),
+      "task 0 ('compute 0'): field 'stream' = 1 must be the compute (0) or host CPU (5) stream for a "
+      "compute task of > 0 ns (0 ns markers may sit on any stream)",
+      ir::ServerScheduleError);
 }
 
 TEST_CASE("server schedule files round-trip; a bad one names the task and the field") {
-  ServerTask in = copy(0, profiles::kHostSide, 1, kBytes, Payload::weights);
+  ServerTask in = copy(0, ir::kHostSide, 1, kBytes, Payload::weights);
   in.alloc_bytes = kBytes;
   ServerTask c = compute(1, 1, 3'000'000);
   c.waits = {0};
@@ -288,9 +294,9 @@ TEST_CASE("server schedule files round-trip; a bad one names the task and the fi
   s.scheme = "test";
   s.samples_per_step = 8;
   s.launch_queue_depth = 16;
-  const std::string text = profiles::server_schedule_to_json(s);
-  const ServerSchedule back = profiles::server_schedule_from_json(text);
-  CHECK(profiles::server_schedule_to_json(back) == text);
+  const std::string text = io::server_schedule_to_json(s);
+  const ServerSchedule back = io::server_schedule_from_json(text);
+  CHECK(io::server_schedule_to_json(back) == text);
   CHECK(back.tasks[0].payload == Payload::weights);
   CHECK(back.tasks[1].waits == std::vector<int32_t>{0});
   CHECK(back.tasks[1].issue_ns == 7);
@@ -304,13 +310,14 @@ TEST_CASE("server schedule files round-trip; a bad one names the task and the fi
     REQUIRE(at != std::string::npos);
     return t.replace(at, from.size(), to);
   };
-  CHECK_THROWS_WITH_AS(profiles::server_schedule_from_json(with("\"payload\": \"weights\"", "\"payload\": \"W\"")),
-                       doctest::Contains("task 0: field 'payload': unknown payload 'W'; valid: none, weights"), FormatError);
-  CHECK_THROWS_WITH_AS(profiles::server_schedule_from_json(with("\"version\": 1", "\"version\": 7")),
+  CHECK_THROWS_WITH_AS(
+      io::server_schedule_from_json(with("\"payload\": \"weights\"", "\"payload\": \"W\"")),
+      doctest::Contains("task 0: field 'payload': unknown payload 'W'; valid: none, weights"), FormatError);
+  CHECK_THROWS_WITH_AS(io::server_schedule_from_json(with("\"version\": 1", "\"version\": 7")),
                        "server schedule: unsupported version 7 (this build reads version 1)", FormatError);
-  CHECK_THROWS_WITH_AS(profiles::server_schedule_from_json(with("\"bytes\": 125000000", "\"bytes\": -5")),
-                       "task 0 ('copy 0'): field 'bytes' = -5 must be >= 0", profiles::ServerScheduleError);
-  CHECK_THROWS_WITH_AS(profiles::server_schedule_from_json(with("\"duration_ns\"", "\"duration\"")),
+  CHECK_THROWS_WITH_AS(io::server_schedule_from_json(with("\"bytes\": 125000000", "\"bytes\": -5")),
+                       "task 0 ('copy 0'): field 'bytes' = -5 must be >= 0", ir::ServerScheduleError);
+  CHECK_THROWS_WITH_AS(io::server_schedule_from_json(with("\"duration_ns\"", "\"duration\"")),
                        doctest::Contains("task 1"), FormatError);
-  CHECK_THROWS_AS(profiles::server_schedule_from_json("{\"format\": \"mutwo-server-schedule\", "), FormatError);
+  CHECK_THROWS_AS(io::server_schedule_from_json("{\"format\": \"mutwo-server-schedule\", "), FormatError);
 }

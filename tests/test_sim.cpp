@@ -10,18 +10,18 @@
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
-#include "profiles/error.hpp"
-#include "profiles/memory_rule.hpp"
-#include "profiles/schedule.hpp"
-#include "profiles/schedule_check.hpp"
+#include "ir/memory_rule.hpp"
+#include "ir/schedule.hpp"
+#include "ir/schedule_check.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
+#include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/hand_graph.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::costmodel::DeviceSpec;
 using mutwo::costmodel::OpCostModel;
 using mutwo::sim::MemorySimulator;
@@ -162,11 +162,11 @@ FixedCostModel swap_in_model() {
 }  // namespace
 
 TEST_CASE("allocations round up to the caching allocator's 512-byte blocks") {
-  CHECK(mutwo::profiles::allocation_bytes(0) == 0);
-  CHECK(mutwo::profiles::allocation_bytes(1) == 512);
-  CHECK(mutwo::profiles::allocation_bytes(512) == 512);
-  CHECK(mutwo::profiles::allocation_bytes(513) == 1024);
-  CHECK(mutwo::profiles::allocation_bytes(2'000'000) == 2'000'384);  // 3906.25 blocks -> 3907 * 512
+  CHECK(mutwo::ir::allocation_bytes(0) == 0);
+  CHECK(mutwo::ir::allocation_bytes(1) == 512);
+  CHECK(mutwo::ir::allocation_bytes(512) == 512);
+  CHECK(mutwo::ir::allocation_bytes(513) == 1024);
+  CHECK(mutwo::ir::allocation_bytes(2'000'000) == 2'000'384);  // 3906.25 blocks -> 3907 * 512
 }
 
 TEST_CASE("compute overlapping a swap_out hides the copy") {

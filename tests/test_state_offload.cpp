@@ -11,24 +11,26 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/host_optimizer.hpp"
+#include "io/schedule_json.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/memory_rule.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/model_array.hpp"
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/state_offload.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/memory_rule.hpp"
-#include "profiles/schedule_check.hpp"
-#include "profiles/schedule_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
+#include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/tiny_step.hpp"
+#include "transforms/autodiff.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
 using mutwo::test::FixedCostModel;
 
 namespace {
@@ -272,7 +274,7 @@ TEST_CASE("offload fits an array whose model state alone exceeds the limit") {
 }
 
 TEST_CASE("three iterations: the steady-state step prefetches the next iteration's first weight") {
-  // The offloaded two-sub-array step above, simulated 3 times back to back (profiles/unrolled_schedule.hpp).
+  // The offloaded two-sub-array step above, simulated 3 times back to back (ir/unrolled_schedule.hpp).
   // Iteration 1 is the single step: 17 ms + 1536 ns. Iteration 2 starts with its batch's uploads
   // on the compute stream after iteration 1's last instruction there (the free of tensor 21 at
   // 17 ms + 1536): x 0, labels 2, x 11, labels 13 (128 + 32 + 128 + 32 B at 1 B/ns) until 17 ms +

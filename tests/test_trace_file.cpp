@@ -1,6 +1,6 @@
 // Trace files: exact round trip of every field, and malformed files rejected with typed errors that
 // name the op/tensor and the field.
-#include "profiles/trace_file.hpp"
+#include "io/trace_file.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,12 +10,15 @@
 #include <variant>
 #include <vector>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using namespace mutwo::transforms;
+using namespace mutwo::zoo;
 using mutwo::Error;
 using mutwo::FormatError;
 using mutwo::GraphError;

@@ -15,16 +15,16 @@
 #include "costmodel/wave_model.hpp"
 #include "costmodel/wave_validation.hpp"
 #include "costmodel/waves_cost_model.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/fusion.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/json_reader.hpp"
-#include "profiles/text_file.hpp"
+#include "ir/graph_builder.hpp"
+#include "support/error.hpp"
+#include "support/json_reader.hpp"
+#include "support/text_file.hpp"
 #include "tests/support/error_of.hpp"
+#include "transforms/autodiff.hpp"
+#include "transforms/fusion.hpp"
 
 using namespace mutwo::costmodel;
-using mutwo::profiles::KindCategory;
+using mutwo::ir::KindCategory;
 using mutwo::test::error_of;
 
 namespace {
@@ -162,9 +162,9 @@ TEST_CASE("the model picks a device's own group, then a same-chip device's, then
 TEST_CASE("the fixed cost the eager-op families take is read off HTA's V100 trace") {
   // kUnfittedFixedCostNs = the 5th percentile of the elementwise kernels' durations (1.70 us) + the
   // median back-to-back interval (0.75 us, scripts/kernel-gaps.py).
-  const nlohmann::json trace = mutwo::profiles::parse_json_document(
-      mutwo::profiles::read_text_file(std::string(MUTWO_TEST_FIXTURES) +
-                                      "/kineto/v100_training_rank0.pt.trace.json.gz"),
+  const nlohmann::json trace = mutwo::support::parse_json_document(
+      mutwo::support::read_text_file(std::string(MUTWO_TEST_FIXTURES) +
+                                     "/kineto/v100_training_rank0.pt.trace.json.gz"),
       "v100");
   std::vector<double> durations;
   for (const nlohmann::json& e : trace["traceEvents"]) {
@@ -411,7 +411,9 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
 
 TEST_CASE(
     "the waves source prices an op as the sum of its kernels; a fused linear's bias gradient is no GEMM") {
-  using namespace mutwo::profiles;
+  using namespace mutwo::support;
+  using namespace mutwo::ir;
+  using namespace mutwo::transforms;
   // A linear, then one [4, 512, 768] -> [4, 512, 3072] with a bias, and a loss; fused 8 wide, trained.
   GraphBuilder b("fc", DType::f32);
   const TensorId x = b.add_input("x", {4, 512, 768}, TensorRole::input, FuseAxis::stack);

@@ -1,4 +1,4 @@
-// Wrapped iteration boundaries (profiles/unrolled_schedule.hpp, μ-TWO's steady state): the merge of
+// Wrapped iteration boundaries (ir/unrolled_schedule.hpp, μ-TWO's steady state): the merge of
 // the last sub-array's backward with the first one's next forward on the hand-derived two-sub-array
 // tiny step (tests/support/tiny_step.hpp), its simulated times, the deferral that keeps a tensor's
 // iterations in order, and the errors.
@@ -9,20 +9,20 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "ir/unrolled_schedule.hpp"
 #include "policies/array_plan.hpp"
 #include "policies/model_array.hpp"
 #include "policies/multiplex.hpp"
 #include "policies/policy_registry.hpp"
-#include "policies/wrapped_plan.hpp"
 #include "policies/state_offload.hpp"
-#include "profiles/error.hpp"
-#include "profiles/unrolled_schedule.hpp"
+#include "policies/wrapped_plan.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/tiny_step.hpp"
 
 using namespace mutwo;
-using namespace mutwo::profiles;
+using namespace mutwo::ir;
 using mutwo::test::FixedCostModel;
 using mutwo::test::kMs;
 

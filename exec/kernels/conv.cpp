@@ -8,7 +8,7 @@ namespace mutwo::exec {
 namespace {
 
 std::vector<int64_t> ints(const KernelContext& c, std::string_view key, std::vector<int64_t> fallback) {
-  return profiles::attr_ints_or(c.op.attrs, key, std::move(fallback), c.op.name);
+  return ir::attr_ints_or(c.op.attrs, key, std::move(fallback), c.op.name);
 }
 
 struct ConvParams {
@@ -51,7 +51,7 @@ struct PoolParams {
 };
 
 PoolParams pool_params(const KernelContext& c) {
-  const auto kernel = profiles::attr_ints(c.op.attrs, "kernel", c.op.name);
+  const auto kernel = ir::attr_ints(c.op.attrs, "kernel", c.op.name);
   return {kernel, ints(c, "stride", kernel), ints(c, "padding", {0, 0})};
 }
 
@@ -96,7 +96,7 @@ std::vector<at::Tensor> flatten_backward(const KernelContext& c) {
 }  // namespace
 
 void register_conv_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::conv2d)] = conv2d;
   table[static_cast<size_t>(OpKind::conv2d_backward)] = conv2d_backward;
   table[static_cast<size_t>(OpKind::max_pool2d)] = max_pool2d;

@@ -90,7 +90,7 @@ std::vector<at::Tensor> select_token_backward(const KernelContext& c) {
 }  // namespace
 
 void register_data_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::embedding)] = embedding;
   table[static_cast<size_t>(OpKind::embedding_backward)] = embedding_backward;
   table[static_cast<size_t>(OpKind::class_token_concat)] = class_token_concat;

@@ -140,7 +140,7 @@ std::vector<at::Tensor> attn_context_backward(const KernelContext& c) {
 }  // namespace
 
 void register_dense_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::linear)] = linear;
   table[static_cast<size_t>(OpKind::linear_backward)] = linear_backward;
   table[static_cast<size_t>(OpKind::attn_scores)] = attn_scores;

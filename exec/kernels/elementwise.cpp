@@ -159,7 +159,7 @@ std::vector<at::Tensor> accumulate_grad(const KernelContext& c) {
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   auto set = [&table](OpKind kind, KernelFn fn) { table[static_cast<size_t>(kind)] = fn; };
   set(OpKind::relu, relu);
   set(OpKind::relu_backward, relu_backward);

@@ -1,4 +1,4 @@
-// Kernels of Tempo's lean layers (profiles/kinds/lean.cpp; Andoorveedu et al., NeurIPS 2022): the
+// Kernels of Tempo's lean layers (ir/kinds/lean.cpp; Andoorveedu et al., NeurIPS 2022): the
 // plain kinds' forward results and gradients, from what the lean kinds keep. The forwards reuse the
 // plain kernels (registered before this family); the backwards rebuild what was not kept.
 #include <ATen/ATen.h>
@@ -120,7 +120,7 @@ std::vector<at::Tensor> attn_dropout_context_backward(const KernelContext& c) {
 }  // namespace
 
 void register_lean_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   auto at = [&](OpKind k) { return table[static_cast<size_t>(k)]; };
   g_gelu = at(OpKind::gelu);
   g_dropout = at(OpKind::dropout);

@@ -31,7 +31,7 @@ std::vector<at::Tensor> cross_entropy_backward(const KernelContext& c) {
 }  // namespace
 
 void register_loss_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::cross_entropy)] = cross_entropy;
   table[static_cast<size_t>(OpKind::cross_entropy_backward)] = cross_entropy_backward;
 }

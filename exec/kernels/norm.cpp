@@ -90,7 +90,7 @@ std::vector<at::Tensor> batchnorm2d_backward(const KernelContext& c) {
 }  // namespace
 
 void register_norm_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::layernorm)] = layernorm;
   table[static_cast<size_t>(OpKind::layernorm_backward)] = layernorm_backward;
   table[static_cast<size_t>(OpKind::batchnorm2d)] = batchnorm2d;

@@ -34,7 +34,7 @@ at::Tensor per_model_tensor(const KernelContext& c, const std::vector<double>& v
 
 // Cached per op (runtime.cache), in the order the kernel asks for them.
 Hyper hyper(const KernelContext& c, std::string_view key, size_t slot) {
-  const auto& values = profiles::attr_doubles(c.op.attrs, key, c.op.name);
+  const auto& values = ir::attr_doubles(c.op.attrs, key, c.op.name);
   bool uniform = true;
   for (double v : values) uniform = uniform && v == values[0];
   if (uniform || values.size() == 1) return {values[0], {}};
@@ -135,7 +135,7 @@ std::vector<at::Tensor> adamw_step(const KernelContext& c) {
 }  // namespace
 
 void register_optimizer_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::sgd_step)] = sgd_step;
   table[static_cast<size_t>(OpKind::adam_step)] = adam_step;
   table[static_cast<size_t>(OpKind::adamw_step)] = adamw_step;

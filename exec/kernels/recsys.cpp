@@ -38,7 +38,7 @@ std::vector<at::Tensor> concat(const KernelContext& c) {
 // inputs [dY]; each input that needs a gradient gets its slice (widths from the forward op).
 std::vector<at::Tensor> concat_backward(const KernelContext& c) {
   const at::Tensor& gy = c.inputs[0];
-  const profiles::Op& fwd = c.forward();
+  const ir::Op& fwd = c.forward();
   std::vector<at::Tensor> out;
   int64_t offset = 0;
   for (size_t i = 0; i < fwd.inputs.size(); ++i) {
@@ -118,7 +118,7 @@ std::vector<at::Tensor> bce_with_logits_backward(const KernelContext& c) {
 }  // namespace
 
 void register_recsys_kernels(KernelTable& table) {
-  using profiles::OpKind;
+  using ir::OpKind;
   table[static_cast<size_t>(OpKind::embedding_bag)] = embedding_bag;
   table[static_cast<size_t>(OpKind::embedding_bag_backward)] = embedding_bag_backward;
   table[static_cast<size_t>(OpKind::concat)] = concat;

@@ -12,28 +12,28 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "ir/dtype.hpp"
+#include "ir/precision.hpp"
 #include "policies/policy_registry.hpp"
-#include "profiles/dtype.hpp"
-#include "profiles/precision.hpp"
 #include "sim/host_mode.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 
-profiles::ModelConfig ArrayPoint::model_config() const {
-  profiles::ModelConfig c;
+zoo::ModelConfig ArrayPoint::model_config() const {
+  zoo::ModelConfig c;
   c.batch_size = batch_size;
   c.seq_len = seq_len;
   c.image_size = image_size;
-  c.dtype = profiles::parse_dtype(dtype);
-  c.precision = profiles::parse_precision(precision);
-  c.lean_ops = profiles::parse_lean_ops(lean_ops);
+  c.dtype = ir::parse_dtype(dtype);
+  c.precision = ir::parse_precision(precision);
+  c.lean_ops = transforms::parse_lean_ops(lean_ops);
   return c;
 }
 
-profiles::OptimizerConfig ArrayPoint::optimizer_config() const {
-  profiles::OptimizerConfig o;
-  o.kind = profiles::parse_optimizer(optimizer);
+transforms::OptimizerConfig ArrayPoint::optimizer_config() const {
+  transforms::OptimizerConfig o;
+  o.kind = transforms::parse_optimizer(optimizer);
   return o;
 }
 
@@ -48,7 +48,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_vie
   const Sweep& s = spec.sweep;
   std::vector<ArrayPoint> out;
   for (const SweepModel& m : s.models) {
-    const profiles::ModelInfo& info = profiles::find_model(m.name);
+    const zoo::ModelInfo& info = zoo::find_model(m.name);
     const std::vector<int64_t> batches =
         m.batch_sizes.empty() ? std::vector<int64_t>{info.default_batch_size} : m.batch_sizes;
     for (int64_t batch : batches) {
@@ -59,7 +59,7 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_vie
          for (double link : links) {
           for (const std::string& lean : leans) {
           ArrayPoint p;
-          p.lean_ops = profiles::lean_ops_name(profiles::parse_lean_ops(lean));
+          p.lean_ops = transforms::lean_ops_name(transforms::parse_lean_ops(lean));
           p.host_link_gbps = link;
           p.model = m.name;
           p.models = count;
@@ -218,14 +218,14 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   auto named = [&](std::string_view key, const std::string& value, auto&& check) {
     check_sweep_name(spec, key, value, check);
   };
-  for (const SweepModel& m : s.models) named("models", m.name, [&] { profiles::find_model(m.name); });
+  for (const SweepModel& m : s.models) named("models", m.name, [&] { zoo::find_model(m.name); });
   for (const std::string& g : s.gpus) named("gpus", g, [&] { costmodel::builtin_devices().find(g); });
   for (const std::string& p : s.policies) named("policies", p, [&] { policies::builtin_policies().find(p); });
-  named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
-  named("precision", s.precision, [&] { profiles::parse_precision(s.precision); });
-  for (const std::string& l : s.lean_ops) named("lean_ops", l, [&] { profiles::parse_lean_ops(l); });
+  named("dtype", s.dtype, [&] { ir::parse_dtype(s.dtype); });
+  named("precision", s.precision, [&] { ir::parse_precision(s.precision); });
+  for (const std::string& l : s.lean_ops) named("lean_ops", l, [&] { transforms::parse_lean_ops(l); });
   if (!s.host_mode.empty()) named("host_mode", s.host_mode, [&] { sim::parse_host_mode(s.host_mode); });
-  named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
+  named("optimizer", s.optimizer, [&] { transforms::parse_optimizer(s.optimizer); });
   // The source and the inputs its entry declares.
   named("cost_source", s.cost_source, [&] {
     if (costmodel::builtin_cost_sources().find(s.cost_source).requires_measured_traces && s.traces.empty()) {

@@ -15,9 +15,9 @@
 #include "costmodel/op_cost_model.hpp"
 #include "experiments/experiment_kind.hpp"
 #include "policies/search.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/error.hpp"
-#include "profiles/models/model_registry.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::experiments {
 
@@ -30,7 +30,7 @@ struct ArrayPoint {
   int64_t image_size = 0;  // 0: not a vision model
   std::string dtype;
   std::string precision = "fp32";
-  std::string lean_ops = "none";  // profiles/lean_ops.hpp
+  std::string lean_ops = "none";   // transforms/lean_ops.hpp
   std::string host_mode = "none";  // sim/host_mode.hpp; a row stored before the host timeline: none
   std::string optimizer;
   std::string gpu;
@@ -38,8 +38,8 @@ struct ArrayPoint {
   std::string cost_source;
   std::vector<std::string> traces;  // the cost source's measured traces, as the spec names them
 
-  profiles::ModelConfig model_config() const;  // width 1
-  profiles::OptimizerConfig optimizer_config() const;
+  zoo::ModelConfig model_config() const;  // width 1
+  transforms::OptimizerConfig optimizer_config() const;
   std::string label() const;  // "bert-base x8, batch 16, a100-40gb"
 };
 

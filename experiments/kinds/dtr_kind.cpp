@@ -10,11 +10,11 @@
 #include "experiments/content_hash.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
+#include "io/dtr_log.hpp"
 #include "policies/dtr_heuristics.hpp"
-#include "profiles/dtr_log.hpp"
-#include "profiles/error.hpp"
-#include "profiles/text_file.hpp"
 #include "sim/dtr_replay.hpp"
+#include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -78,7 +78,7 @@ class DtrKind final : public ExperimentKind {
       const std::filesystem::path path = log_path(spec, log);
       const std::string file = path.filename().string();
       // A changed log is a new configuration.
-      const std::string hash = content_hash(profiles::read_file_bytes(path, "DTR log"));
+      const std::string hash = content_hash(support::read_file_bytes(path, "DTR log"));
       for (const std::string& heuristic : heuristic_names(spec)) {
         Task t;
         t.label = fmt::format("{}, {}", short_log_name(file), heuristic);
@@ -102,7 +102,7 @@ class DtrKind final : public ExperimentKind {
     const std::string path = task.inputs["path"];
     const std::string file = task.configs.front()["log"];
     const std::string heuristic_name = task.configs.front()["heuristic"];
-    const profiles::DtrLog log = profiles::parse_dtr_log(profiles::read_text_file(path), path);
+    const io::DtrLog log = io::parse_dtr_log(support::read_text_file(path), path);
     const sim::DtrBaseline baseline = sim::dtr_baseline(log);
     const std::unique_ptr<sim::EvictionHeuristic> heuristic =
         policies::make_dtr_heuristic(heuristic_name);

@@ -21,9 +21,9 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/search.hpp"
 #include "policies/strategy.hpp"
-#include "profiles/error.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {

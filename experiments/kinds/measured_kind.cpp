@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "costmodel/cost_setup.hpp"
+#include "experiments/executor_loader.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
 #include "experiments/run_pipeline.hpp"
-#include "profiles/executor.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -25,13 +25,13 @@ class SharedExecutor {
   template <typename F>
   auto with(F&& f) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (!executor_) executor_ = profiles::load_executor("experiment kind 'measured'");
+    if (!executor_) executor_ = load_executor("experiment kind 'measured'");
     return f(*executor_);
   }
 
  private:
   std::mutex mutex_;
-  std::unique_ptr<profiles::Executor> executor_;
+  std::unique_ptr<ir::Executor> executor_;
 };
 
 SharedExecutor& shared_executor() {
@@ -119,7 +119,7 @@ class MeasuredKind final : public ExperimentKind {
     row.row.series = p.model;
     try {
       const RunOutcome out =
-          shared_executor().with([&](profiles::Executor& executor) { return run_pipeline(request, executor); });
+          shared_executor().with([&](ir::Executor& executor) { return run_pipeline(request, executor); });
       row.run = out.record;
       row.prediction = out.prediction_record;
       row.measurement = out.measurement_record;

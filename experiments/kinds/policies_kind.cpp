@@ -13,8 +13,8 @@
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/strategy.hpp"
-#include "profiles/error.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -71,8 +71,7 @@ class PoliciesKind final : public ExperimentKind {
     array.count = p.models;
     array.config = p.model_config();
     array.optimizer = p.optimizer_config();
-    const profiles::Schedule base =
-        policies::build_plain_schedule(policies::sub_array_steps(array, {p.models}));
+    const ir::Schedule base = policies::build_plain_schedule(policies::sub_array_steps(array, {p.models}));
     const int64_t samples = static_cast<int64_t>(p.models) * p.batch_size;
     const sim::HostMode host_mode = sim::parse_host_mode(p.host_mode);
     sim::SimOptions unlimited;

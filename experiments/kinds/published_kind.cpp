@@ -15,13 +15,13 @@
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/published_csv.hpp"
 #include "experiments/results_db.hpp"
+#include "ir/dtype.hpp"
+#include "ir/precision.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/dtype.hpp"
-#include "profiles/error.hpp"
-#include "profiles/precision.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -96,10 +96,10 @@ class PublishedKind final : public ExperimentKind {
     const std::string file = path.string();
     for (const PublishedThroughput& r : read_published_csv(file)) {
       const std::string where = fmt::format("{} (row '{}')", file, r.id);
-      named(where + " zoo_model", r.zoo_model, [&] { profiles::find_model(r.zoo_model); });
+      named(where + " zoo_model", r.zoo_model, [&] { zoo::find_model(r.zoo_model); });
       named(where + " gpu", r.gpu, [&] { costmodel::find_device(r.gpu); });
-      named(where + " precision", r.precision, [&] { profiles::parse_precision(r.precision); });
-      named(where + " optimizer", r.optimizer, [&] { profiles::parse_optimizer(r.optimizer); });
+      named(where + " precision", r.precision, [&] { ir::parse_precision(r.precision); });
+      named(where + " optimizer", r.optimizer, [&] { transforms::parse_optimizer(r.optimizer); });
     }
   }
 
@@ -107,7 +107,7 @@ class PublishedKind final : public ExperimentKind {
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;
     for (const PublishedThroughput& r : read_published_csv(published_path(spec).string())) {
-      const profiles::ModelInfo& info = profiles::find_model(r.zoo_model);
+      const zoo::ModelInfo& info = zoo::find_model(r.zoo_model);
       Task t;
       t.label = fmt::format("{}: {} batch {}, {}, {}", r.id, r.zoo_model, r.batch_size, r.precision, r.gpu);
       for (const std::string& source : cost_sources(spec)) {
@@ -141,11 +141,11 @@ class PublishedKind final : public ExperimentKind {
     array.config.batch_size = first.at("batch_size").get<int64_t>();
     array.config.seq_len = first.at("seq_len").get<int64_t>();
     array.config.image_size = first.at("image_size").get<int64_t>();
-    array.config.dtype = profiles::parse_dtype("fp32");
-    array.config.precision = profiles::parse_precision(first.at("precision").get<std::string>());
-    array.optimizer.kind = profiles::parse_optimizer(first.at("optimizer").get<std::string>());
-    const profiles::Schedule schedule = policies::build_plain_schedule(policies::sub_array_steps(array, {1}));
-    const int64_t samples = profiles::samples_per_step(schedule);
+    array.config.dtype = ir::parse_dtype("fp32");
+    array.config.precision = ir::parse_precision(first.at("precision").get<std::string>());
+    array.optimizer.kind = transforms::parse_optimizer(first.at("optimizer").get<std::string>());
+    const ir::Schedule schedule = policies::build_plain_schedule(policies::sub_array_steps(array, {1}));
+    const int64_t samples = ir::samples_per_step(schedule);
 
     std::vector<ResultRow> rows;
     for (const nlohmann::json& c : task.configs) {

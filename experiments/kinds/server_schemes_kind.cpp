@@ -17,13 +17,13 @@
 #include "experiments/results_db.hpp"
 #include "policies/layer_packs.hpp"
 #include "policies/server_schemes.hpp"
-#include "profiles/error.hpp"
 #include "sim/server_simulator.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {
 
-using profiles::Payload;
+using ir::Payload;
 
 class ServerSchemesKind final : public ExperimentKind {
  public:
@@ -48,12 +48,12 @@ class ServerSchemesKind final : public ExperimentKind {
     auto named = [&](std::string_view key, const std::string& value, auto&& check) {
       check_sweep_name(spec, key, value, check);
     };
-    for (const SweepModel& m : s.models) named("models", m.name, [&] { profiles::find_model(m.name); });
+    for (const SweepModel& m : s.models) named("models", m.name, [&] { zoo::find_model(m.name); });
     for (const std::string& v : s.servers) named("servers", v, [&] { costmodel::builtin_servers().find(v); });
     for (const std::string& v : s.schemes) named("schemes", v, [&] { policies::builtin_server_schemes().find(v); });
-    named("dtype", s.dtype, [&] { profiles::parse_dtype(s.dtype); });
-    named("precision", s.precision, [&] { profiles::parse_precision(s.precision); });
-    named("optimizer", s.optimizer, [&] { profiles::parse_optimizer(s.optimizer); });
+    named("dtype", s.dtype, [&] { ir::parse_dtype(s.dtype); });
+    named("precision", s.precision, [&] { ir::parse_precision(s.precision); });
+    named("optimizer", s.optimizer, [&] { transforms::parse_optimizer(s.optimizer); });
     named("cost_source", s.cost_source, [&] { costmodel::builtin_cost_sources().find(s.cost_source); });
     if (costmodel::builtin_cost_sources().find(s.cost_source).requires_measured_traces) {
       throw Error(fmt::format("{}: 'sweep.cost_source' = '{}' needs measured traces, which server_schemes does not "
@@ -77,7 +77,7 @@ class ServerSchemesKind final : public ExperimentKind {
     const std::vector<int32_t> packs = s.packs.empty() ? std::vector<int32_t>{8} : s.packs;
     std::vector<Task> tasks;
     for (const SweepModel& m : s.models) {
-      const profiles::ModelInfo& info = profiles::find_model(m.name);
+      const zoo::ModelInfo& info = zoo::find_model(m.name);
       const std::vector<int64_t> batches = m.batch_sizes.empty() ? std::vector<int64_t>{info.default_batch_size} : m.batch_sizes;
       for (const int64_t batch : batches) {
         for (const std::string& server : s.servers) {
@@ -128,8 +128,8 @@ class ServerSchemesKind final : public ExperimentKind {
     point.cost_source = c0["cost_source"];
     const std::unique_ptr<costmodel::OpCostModel> cost = array_cost_model(point);
     const costmodel::ServerSpec server = costmodel::find_server(c0["server"].get<std::string>());
-    const profiles::Graph step =
-        profiles::build_training_step(profiles::build_model(point.model, point.model_config()), point.optimizer_config());
+    const ir::Graph step = transforms::build_training_step(
+        zoo::build_model(point.model, point.model_config()), point.optimizer_config());
     const policies::PackedModel packed = policies::pack_training_step(step, *cost, c0["packs"].get<int32_t>());
     std::vector<ResultRow> rows;
     for (const nlohmann::json& c : task.configs) {
@@ -151,7 +151,7 @@ class ServerSchemesKind final : public ExperimentKind {
         rows.push_back(std::move(out));
         continue;
       }
-      const profiles::ServerSchedule schedule = policies::build_server_schedule(scheme, packed, server, sc);
+      const ir::ServerSchedule schedule = policies::build_server_schedule(scheme, packed, server, sc);
       const sim::ServerPrediction p = sim::simulate_server(schedule, server);
       const policies::SchemeVolumes v = policies::expected_volumes(scheme, packed, sc);
       out.row.feasible = !p.oom;

@@ -14,10 +14,9 @@
 #include "experiments/results_db.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
-#include "sim/host_mode.hpp"
-#include "sim/host_mode.hpp"
 #include "policies/strategy.hpp"
-#include "profiles/error.hpp"
+#include "sim/host_mode.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {

@@ -8,21 +8,21 @@
 #include <algorithm>
 #include <climits>
 
+#include "ir/memory_rule.hpp"
+#include "ir/schedule_check.hpp"
 #include "policies/checkmate_milp.hpp"
 #include "policies/memory_policy.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
-#include "profiles/error.hpp"
-#include "profiles/schedule_check.hpp"
-#include "profiles/memory_rule.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::policies {
 
-using profiles::InstrKind;
-using profiles::OpId;
-using profiles::Schedule;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::InstrKind;
+using ir::OpId;
+using ir::Schedule;
+using ir::TensorId;
+using ir::TensorRole;
 
 namespace {
 
@@ -42,10 +42,10 @@ struct Lowered {
 };
 
 Lowered lower(const Schedule& base, const costmodel::OpCostModel& cost, int64_t limit_bytes) {
-  const profiles::Graph& g = base.graph;
+  const ir::Graph& g = base.graph;
   Lowered l;
   std::vector<int32_t> position(g.ops.size(), -1);
-  for (const profiles::Instruction& in : base.instructions) {
+  for (const ir::Instruction& in : base.instructions) {
     if (in.kind == InstrKind::compute) {
       position[static_cast<size_t>(in.op)] = static_cast<int32_t>(l.order.size());
       l.order.push_back(in.op);
@@ -53,33 +53,33 @@ Lowered lower(const Schedule& base, const costmodel::OpCostModel& cost, int64_t 
       throw Error(
           fmt::format("policy 'checkmate': base schedule instruction {} is a {}; a base schedule has only "
                       "compute and free",
-                      in.id, profiles::instr_kind_name(in.kind)));
+                      in.id, ir::instr_kind_name(in.kind)));
     }
   }
   l.value_of.assign(g.tensors.size(), -1);
-  for (const profiles::Tensor& t : g.tensors) {
-    const int64_t bytes = profiles::allocation_bytes(t.bytes);
-    if (profiles::is_persistent(t.role)) {
+  for (const ir::Tensor& t : g.tensors) {
+    const int64_t bytes = ir::allocation_bytes(t.bytes);
+    if (ir::is_persistent(t.role)) {
       l.persistent_bytes += bytes;
       continue;
     }
-    if (t.producer == profiles::kNoId && !profiles::resident_at_start(t.role)) continue;  // never resident
+    if (t.producer == ir::kNoId && !ir::resident_at_start(t.role)) continue;  // never resident
     l.value_of[static_cast<size_t>(t.id)] = static_cast<int32_t>(l.tensor_of.size());
     l.tensor_of.push_back(t.id);
     RematValue v;
     v.bytes = bytes;
-    v.producer = t.producer == profiles::kNoId ? -1 : position[static_cast<size_t>(t.producer)];
+    v.producer = t.producer == ir::kNoId ? -1 : position[static_cast<size_t>(t.producer)];
     l.problem.values.push_back(v);
   }
   // A persistent tensor written in place at stage w may not be read by a recompute after stage w.
   std::vector<int32_t> first_write_after(g.tensors.size(), INT32_MAX);
   l.problem.ops.resize(l.order.size());
   for (int32_t t = static_cast<int32_t>(l.order.size()) - 1; t >= 0; --t) {
-    const profiles::Op& op = g.op(l.order[static_cast<size_t>(t)]);
+    const ir::Op& op = g.op(l.order[static_cast<size_t>(t)]);
     RematOp& r = l.problem.ops[static_cast<size_t>(t)];
     r.cost_ns = cost.op_duration_ns(g, op);
-    r.workspace_bytes = profiles::allocation_bytes(op.workspace_bytes);
-    r.recomputable = op.recomputable && op.phase == profiles::Phase::forward;
+    r.workspace_bytes = ir::allocation_bytes(op.workspace_bytes);
+    r.recomputable = op.recomputable && op.phase == ir::Phase::forward;
     for (TensorId in : op.inputs) {
       const int32_t v = l.value_of[static_cast<size_t>(in)];
       if (v >= 0)
@@ -111,8 +111,8 @@ Schedule emit(const Schedule& base, const Lowered& l, const RematSolution& s) {
   out.sub_arrays = base.sub_arrays;
   out.policy = kName;
   auto add = [&](InstrKind kind, OpId op, TensorId tensor) {
-    profiles::Instruction in;
-    in.id = static_cast<profiles::InstrId>(out.instructions.size());
+    ir::Instruction in;
+    in.id = static_cast<ir::InstrId>(out.instructions.size());
     in.kind = kind;
     in.op = op;
     in.tensor = tensor;
@@ -127,7 +127,7 @@ Schedule emit(const Schedule& base, const Lowered& l, const RematSolution& s) {
     const auto u = static_cast<size_t>(v);
     if (!resident[u] || keep[u] || last_read[u] > runs_done) return;
     resident[u] = 0;
-    add(InstrKind::free, profiles::kNoId, l.tensor_of[u]);
+    add(InstrKind::free, ir::kNoId, l.tensor_of[u]);
   };
   for (size_t t = 0; t < l.order.size(); ++t) {
     const auto& runs = s.runs[t];
@@ -140,7 +140,7 @@ Schedule emit(const Schedule& base, const Lowered& l, const RematSolution& s) {
     for (size_t v = 0; v < n_values; ++v) release(static_cast<int32_t>(v), 0);
     for (size_t j = 0; j < runs.size(); ++j) {
       const auto k = static_cast<size_t>(runs[j]);
-      add(k == t ? InstrKind::compute : InstrKind::recompute, l.order[k], profiles::kNoId);
+      add(k == t ? InstrKind::compute : InstrKind::recompute, l.order[k], ir::kNoId);
       const RematOp& op = p.ops[k];
       for (int32_t v : op.outputs) resident[static_cast<size_t>(v)] = 1;
       std::vector<int32_t> touched = op.inputs;
@@ -160,7 +160,7 @@ class CheckmatePolicy : public MemoryPolicy {
   PolicyResult plan(const PolicyInput& input) const override {
     check_policy_input(input, kName);
     const Schedule& base = *input.base;
-    profiles::validate_schedule(base);
+    ir::validate_schedule(base);
     Schedule plain = base;
     plain.policy = kName;
     PolicyResult fits = evaluate_schedule(std::move(plain), input, "fits without recomputation");

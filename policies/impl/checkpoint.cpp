@@ -25,9 +25,9 @@ namespace mutwo::policies {
 
 namespace {
 
-using profiles::kNoId;
-using profiles::Phase;
-using profiles::TensorId;
+using ir::kNoId;
+using ir::Phase;
+using ir::TensorId;
 
 constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
 
@@ -39,33 +39,33 @@ struct Segmenting {
 };
 
 // Adds the decisions of one sub-array (ops [first_op, end_op)) to `out`.
-void plan_sub_array(const profiles::Schedule& base, const ComputeOrder& order, profiles::OpId first_op,
-                    profiles::OpId end_op, Segmenting& out) {
-  const profiles::Graph& g = base.graph;
+void plan_sub_array(const ir::Schedule& base, const ComputeOrder& order, ir::OpId first_op, ir::OpId end_op,
+                    Segmenting& out) {
+  const ir::Graph& g = base.graph;
   // Forward ops of the range in compute order.
   std::vector<int32_t> forward;  // positions
-  for (profiles::OpId op = first_op; op < end_op; ++op) {
+  for (ir::OpId op = first_op; op < end_op; ++op) {
     if (g.op(op).phase == Phase::forward) forward.push_back(order.position_of[static_cast<size_t>(op)]);
   }
   std::sort(forward.begin(), forward.end());
   if (forward.empty()) return;
 
   // Per tensor made in the range: last forward reader and first backward reader (positions).
-  auto pos = [&](profiles::OpId op) { return order.position_of[static_cast<size_t>(op)]; };
+  auto pos = [&](ir::OpId op) { return order.position_of[static_cast<size_t>(op)]; };
   auto saved_activation = [&](TensorId t) {
-    const profiles::Tensor& tensor = g.tensor(t);
-    return tensor.role == profiles::TensorRole::activation && tensor.producer != kNoId;
+    const ir::Tensor& tensor = g.tensor(t);
+    return tensor.role == ir::TensorRole::activation && tensor.producer != kNoId;
   };
   auto first_backward = [&](TensorId t) {
     int32_t first = kNever;
-    for (profiles::OpId c : g.tensor(t).consumers) {
+    for (ir::OpId c : g.tensor(t).consumers) {
       if (g.op(c).phase != Phase::forward) first = std::min(first, pos(c));
     }
     return first;
   };
   auto last_forward_access = [&](TensorId t) {
     int32_t last = pos(g.tensor(t).producer);
-    for (profiles::OpId c : g.tensor(t).consumers) {
+    for (ir::OpId c : g.tensor(t).consumers) {
       if (g.op(c).phase == Phase::forward) last = std::max(last, pos(c));
     }
     return last;
@@ -77,12 +77,12 @@ void plan_sub_array(const profiles::Schedule& base, const ComputeOrder& order, p
   std::vector<TensorId> candidates;
   int32_t live = 0;
   for (int32_t p : forward) {
-    const profiles::Op& op = g.op(order.op_at[static_cast<size_t>(p)]);
+    const ir::Op& op = g.op(order.op_at[static_cast<size_t>(p)]);
     live -= ends_at[static_cast<size_t>(p)];
     TensorId crossing = kNoId;
     for (TensorId t : op.outputs) {
       int32_t last = -1;
-      for (profiles::OpId c : g.tensor(t).consumers) {
+      for (ir::OpId c : g.tensor(t).consumers) {
         if (g.op(c).phase == Phase::forward) last = std::max(last, pos(c));
       }
       if (last > p) {
@@ -116,7 +116,7 @@ void plan_sub_array(const profiles::Schedule& base, const ComputeOrder& order, p
   std::vector<Dropped> dropped;
   std::vector<int32_t> reload(kept_at.size() + 1, kNever);
   for (int32_t p : forward) {
-    const profiles::Op& op = g.op(order.op_at[static_cast<size_t>(p)]);
+    const ir::Op& op = g.op(order.op_at[static_cast<size_t>(p)]);
     if (!op.recomputable) continue;
     for (TensorId t : op.outputs) {
       if (!saved_activation(t) || kept[static_cast<size_t>(t)]) continue;
@@ -145,14 +145,13 @@ class CheckpointPolicy : public MemoryPolicy {
   std::string_view name() const override { return "checkpoint"; }
   PolicyResult plan(const PolicyInput& input) const override {
     check_policy_input(input, name());
-    const profiles::Schedule& base = *input.base;
+    const ir::Schedule& base = *input.base;
     const ComputeOrder order = compute_order(base, *input.cost);
     Segmenting seg;
     if (base.sub_arrays.empty()) {
-      plan_sub_array(base, order, 0, static_cast<profiles::OpId>(base.graph.ops.size()), seg);
+      plan_sub_array(base, order, 0, static_cast<ir::OpId>(base.graph.ops.size()), seg);
     } else {
-      for (const profiles::SubArray& sa : base.sub_arrays)
-        plan_sub_array(base, order, sa.first_op, sa.end_op, seg);
+      for (const ir::SubArray& sa : base.sub_arrays) plan_sub_array(base, order, sa.first_op, sa.end_op, seg);
     }
     std::string note = fmt::format("{} of {} candidate checkpoints kept, {} recomputed ({:.1f} MB)", seg.kept,
                                    seg.candidates, seg.plan.decisions.size(), seg.recomputed_bytes / 1e6);

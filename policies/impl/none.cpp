@@ -14,7 +14,7 @@ class NonePolicy : public MemoryPolicy {
   std::string_view name() const override { return "none"; }
   PolicyResult plan(const PolicyInput& input) const override {
     check_policy_input(input, name());
-    profiles::Schedule s = *input.base;
+    ir::Schedule s = *input.base;
     s.policy = "none";
     return evaluate_schedule(std::move(s), input, "no swaps, no recomputation");
   }

@@ -23,19 +23,19 @@ namespace mutwo::policies {
 
 namespace {
 
-using profiles::kNoId;
-using profiles::Phase;
+using ir::kNoId;
+using ir::Phase;
 
 constexpr int32_t kNever = std::numeric_limits<int32_t>::max();
 
 // The position after which the prefetch of a tensor first read at `reload_before` is issued.
-int32_t prefetch_trigger(const profiles::Graph& g, const ComputeOrder& order, int32_t evict_after,
+int32_t prefetch_trigger(const ir::Graph& g, const ComputeOrder& order, int32_t evict_after,
                          int32_t reload_before) {
   int32_t j = reload_before - 1;
-  const profiles::Op& prev = g.op(order.op_at[static_cast<size_t>(j)]);
+  const ir::Op& prev = g.op(order.op_at[static_cast<size_t>(j)]);
   if (prev.phase == Phase::backward && prev.forward_of != kNoId) {
     while (j - 1 > evict_after) {
-      const profiles::Op& before = g.op(order.op_at[static_cast<size_t>(j - 1)]);
+      const ir::Op& before = g.op(order.op_at[static_cast<size_t>(j - 1)]);
       if (before.phase != Phase::backward || before.forward_of != prev.forward_of) break;
       --j;
     }
@@ -48,18 +48,18 @@ class VdnnPolicy : public MemoryPolicy {
   std::string_view name() const override { return "vdnn"; }
   PolicyResult plan(const PolicyInput& input) const override {
     check_policy_input(input, name());
-    const profiles::Schedule& base = *input.base;
-    const profiles::Graph& g = base.graph;
+    const ir::Schedule& base = *input.base;
+    const ir::Graph& g = base.graph;
     const ComputeOrder order = compute_order(base, *input.cost);
-    auto pos = [&](profiles::OpId op) { return order.position_of[static_cast<size_t>(op)]; };
+    auto pos = [&](ir::OpId op) { return order.position_of[static_cast<size_t>(op)]; };
     MemoryPlan plan;
     int64_t bytes = 0;
-    for (const profiles::Tensor& t : g.tensors) {
-      if (t.role != profiles::TensorRole::activation || t.producer == kNoId) continue;
+    for (const ir::Tensor& t : g.tensors) {
+      if (t.role != ir::TensorRole::activation || t.producer == kNoId) continue;
       if (g.op(t.producer).phase != Phase::forward) continue;
       int32_t last_forward = pos(t.producer);
       int32_t first_backward = kNever;
-      for (profiles::OpId c : t.consumers) {
+      for (ir::OpId c : t.consumers) {
         if (g.op(c).phase == Phase::forward) {
           last_forward = std::max(last_forward, pos(c));
         } else {

@@ -17,25 +17,25 @@
 #include "exec/leaf_init.hpp"
 #include "exec/torch_types.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::test {
 namespace {
 
-using profiles::Graph;
-using profiles::Op;
-using profiles::OpKind;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::Graph;
+using ir::Op;
+using ir::OpKind;
+using ir::TensorId;
+using ir::TensorRole;
 
 std::vector<int64_t> ints(const Op& op, std::string_view key, std::vector<int64_t> fallback) {
-  return profiles::attr_ints_or(op.attrs, key, std::move(fallback), op.name);
+  return ir::attr_ints_or(op.attrs, key, std::move(fallback), op.name);
 }
 int64_t attr_int(const Op& op, std::string_view key, int64_t fallback) {
-  return profiles::attr_int_or(op.attrs, key, fallback, op.name);
+  return ir::attr_int_or(op.attrs, key, fallback, op.name);
 }
 double attr_double(const Op& op, std::string_view key, double fallback) {
-  return profiles::attr_double_or(op.attrs, key, fallback, op.name);
+  return ir::attr_double_or(op.attrs, key, fallback, op.name);
 }
 
 // torch.finfo(dtype).min, which transformers' GPT-2 writes above the diagonal before its softmax.
@@ -132,7 +132,7 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
       const at::Tensor mask = executor_dropout_mask(graph, op, {in[0]}, axes, run, step);
       return in[0] * mask * (1.0 / (1.0 - p));
     }
-    // Tempo's lean layers (profiles/kinds/lean.cpp): the plain ops they stand in for.
+    // Tempo's lean layers (ir/kinds/lean.cpp): the plain ops they stand in for.
     case OpKind::gelu_lean:
       return at::gelu(in[0], attr_int(op, "approximate", 0) != 0 ? "tanh" : "none");
     case OpKind::layernorm_lean:
@@ -176,7 +176,7 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
       return merge_heads(at::matmul(in[0], split_heads(in[1], heads)));
     }
     case OpKind::max_pool2d: {
-      const auto kernel = profiles::attr_ints(op.attrs, "kernel", op.name);
+      const auto kernel = ir::attr_ints(op.attrs, "kernel", op.name);
       return at::max_pool2d(in[0], kernel, ints(op, "stride", kernel), ints(op, "padding", {0, 0}));
     }
     case OpKind::adaptive_avg_pool2d:
@@ -207,7 +207,7 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
     default:
       throw Error(
           fmt::format("autograd reference: op {} '{}' has kind '{}', which the reference does not know",
-                      op.id, op.name, profiles::kind_name(op.kind)));
+                      op.id, op.name, ir::kind_name(op.kind)));
   }
 }
 
@@ -220,22 +220,22 @@ double single(const std::vector<double>& values, std::string_view field) {
   return values[0];
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const profiles::OptimizerConfig& config,
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const transforms::OptimizerConfig& config,
                                                         std::vector<at::Tensor> params) {
   const double lr = single(config.lr, "lr");
   const double decay = single(config.weight_decay, "weight_decay");
   switch (config.kind) {
-    case profiles::OptimizerKind::sgd:
+    case transforms::OptimizerKind::sgd:
       return std::make_unique<torch::optim::SGD>(
           std::move(params),
           torch::optim::SGDOptions(lr).momentum(single(config.momentum, "momentum")).weight_decay(decay));
-    case profiles::OptimizerKind::adam:
+    case transforms::OptimizerKind::adam:
       return std::make_unique<torch::optim::Adam>(
           std::move(params), torch::optim::AdamOptions(lr)
                                  .betas({single(config.beta1, "beta1"), single(config.beta2, "beta2")})
                                  .eps(single(config.eps, "eps"))
                                  .weight_decay(decay));
-    case profiles::OptimizerKind::adamw:
+    case transforms::OptimizerKind::adamw:
       return std::make_unique<torch::optim::AdamW>(
           std::move(params), torch::optim::AdamWOptions(lr)
                                  .betas({single(config.beta1, "beta1"), single(config.beta2, "beta2")})
@@ -248,7 +248,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const profiles::Optimize
 }  // namespace
 
 ReferenceResult autograd_reference(const Graph& forward, const std::vector<at::Tensor>& leaves,
-                                   const profiles::OptimizerConfig& optimizer, const ReferenceRun& run) {
+                                   const transforms::OptimizerConfig& optimizer, const ReferenceRun& run) {
   if (forward.width != 1) {
     throw Error(fmt::format("autograd reference: graph '{}' has width {}; it runs width-1 graphs",
                             forward.name, forward.width));
@@ -261,13 +261,13 @@ ReferenceResult autograd_reference(const Graph& forward, const std::vector<at::T
   std::vector<at::Tensor> base(forward.tensors.size());
   std::vector<at::Tensor> params;
   std::vector<TensorId> param_ids;
-  for (const profiles::Tensor& t : forward.tensors) {
-    if (t.producer != profiles::kNoId) continue;
+  for (const ir::Tensor& t : forward.tensors) {
+    if (t.producer != ir::kNoId) continue;
     const at::Tensor& value = leaves[static_cast<size_t>(t.id)];
     if (!value.defined()) {
       throw Error(fmt::format("autograd reference: leaf {} '{}' has no value", t.id, t.name));
     }
-    if (t.role == TensorRole::weight && profiles::is_floating(t.dtype)) {
+    if (t.role == TensorRole::weight && ir::is_floating(t.dtype)) {
       base[static_cast<size_t>(t.id)] = value.detach().clone().requires_grad_(true);
       params.push_back(base[static_cast<size_t>(t.id)]);
       param_ids.push_back(t.id);
@@ -320,13 +320,13 @@ void check_forward_prefix(const Graph& forward, const Graph& step) {
                             forward.tensors.size(), forward.ops.size()));
   }
   for (size_t i = 0; i < forward.tensors.size(); ++i) {
-    const profiles::Tensor& a = forward.tensors[i];
-    const profiles::Tensor& b = step.tensors[i];
+    const ir::Tensor& a = forward.tensors[i];
+    const ir::Tensor& b = step.tensors[i];
     if (a.name != b.name || a.shape != b.shape || a.dtype != b.dtype || a.role != b.role ||
         a.width != b.width) {
       throw Error(fmt::format("tensor {}: forward graph has '{}' {} {}, step graph '{}' {} {}", i, a.name,
-                              profiles::shape_string(a.shape), profiles::role_name(a.role), b.name,
-                              profiles::shape_string(b.shape), profiles::role_name(b.role)));
+                              ir::shape_string(a.shape), ir::role_name(a.role), b.name,
+                              ir::shape_string(b.shape), ir::role_name(b.role)));
     }
   }
   for (size_t k = 0; k < forward.ops.size(); ++k) {
@@ -334,49 +334,49 @@ void check_forward_prefix(const Graph& forward, const Graph& step) {
     const Op& b = step.ops[k];
     if (a.name != b.name || a.kind != b.kind || a.inputs != b.inputs || a.outputs != b.outputs) {
       throw Error(fmt::format("op {}: forward graph has '{}' ({}), step graph '{}' ({}) or other operands", k,
-                              a.name, profiles::kind_name(a.kind), b.name, profiles::kind_name(b.kind)));
+                              a.name, ir::kind_name(a.kind), b.name, ir::kind_name(b.kind)));
     }
   }
 }
 
 // ---- Running exec/ -----------------------------------------------------------------------------
 
-ExecRun::ExecRun(profiles::Schedule schedule, exec::InterpreterOptions options)
-    : schedule_(std::make_unique<profiles::Schedule>(std::move(schedule))),
+ExecRun::ExecRun(ir::Schedule schedule, exec::InterpreterOptions options)
+    : schedule_(std::make_unique<ir::Schedule>(std::move(schedule))),
       backend_(exec::make_backend("cpu")),
       options_(options) {
   interpreter_ = std::make_unique<exec::Interpreter>(*schedule_, *backend_, options_);
   axes_ = exec::model_axes(schedule_->graph);
 }
 
-std::unique_ptr<ExecRun> ExecRun::of_step(profiles::Graph step, exec::InterpreterOptions options) {
-  std::vector<profiles::Graph> parts;
+std::unique_ptr<ExecRun> ExecRun::of_step(ir::Graph step, exec::InterpreterOptions options) {
+  std::vector<ir::Graph> parts;
   parts.push_back(std::move(step));
   return std::make_unique<ExecRun>(policies::build_plain_schedule(std::move(parts)), options);
 }
 
 at::Tensor ExecRun::starting_value(TensorId id) const {
-  const profiles::Tensor& t = graph().tensor(id);
-  if (t.producer != profiles::kNoId) {
+  const ir::Tensor& t = graph().tensor(id);
+  if (t.producer != ir::kNoId) {
     throw Error(fmt::format("tensor {} '{}' is produced by an op, not a leaf", id, t.name));
   }
-  if (profiles::is_persistent(t.role)) return interpreter_->tensor(id).clone();
+  if (ir::is_persistent(t.role)) return interpreter_->tensor(id).clone();
   // As the interpreter does: the global index of the first model of the sub-array of the first reader.
-  const profiles::OpId reader = t.consumers.empty() ? profiles::kNoId : t.consumers.front();
+  const ir::OpId reader = t.consumers.empty() ? ir::kNoId : t.consumers.front();
   int32_t first_model = options_.first_model;
-  for (const profiles::SubArray& s : schedule_->sub_arrays) {
+  for (const ir::SubArray& s : schedule_->sub_arrays) {
     if (reader >= s.first_op && reader < s.end_op) break;
     first_model += s.width;
   }
-  if (reader == profiles::kNoId) first_model = options_.first_model;
+  if (reader == ir::kNoId) first_model = options_.first_model;
   return exec::initial_leaf_value(graph(), id, axes_, first_model, options_.seed, at::Device(at::kCPU));
 }
 
 std::vector<at::Tensor> starting_leaves(const Graph& forward, const ExecRun& run) {
   check_forward_prefix(forward, run.graph());
   std::vector<at::Tensor> leaves(forward.tensors.size());
-  for (const profiles::Tensor& t : forward.tensors) {
-    if (t.producer == profiles::kNoId) leaves[static_cast<size_t>(t.id)] = run.starting_value(t.id);
+  for (const ir::Tensor& t : forward.tensors) {
+    if (t.producer == ir::kNoId) leaves[static_cast<size_t>(t.id)] = run.starting_value(t.id);
   }
   return leaves;
 }
@@ -398,13 +398,13 @@ at::Tensor model_slice(const at::Tensor& t, exec::ModelAxis axis, int32_t width,
 std::map<TensorId, TensorId> weight_gradients(const Graph& step) {
   std::map<TensorId, TensorId> grads;
   for (const Op& op : step.ops) {
-    if (op.phase == profiles::Phase::optimizer) grads[op.inputs.at(0)] = op.inputs.at(1);
+    if (op.phase == ir::Phase::optimizer) grads[op.inputs.at(0)] = op.inputs.at(1);
   }
   return grads;
 }
 
 TensorId tensor_named(const Graph& graph, const std::string& name) {
-  for (const profiles::Tensor& t : graph.tensors) {
+  for (const ir::Tensor& t : graph.tensors) {
     if (t.name == name) return t.id;
   }
   throw Error(fmt::format("graph '{}' has no tensor '{}'", graph.name, name));

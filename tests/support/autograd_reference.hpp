@@ -19,9 +19,9 @@
 #include "exec/device_backend.hpp"
 #include "exec/interpreter.hpp"
 #include "exec/model_layout.hpp"
-#include "profiles/autodiff.hpp"
-#include "profiles/graph.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/graph.hpp"
+#include "ir/schedule.hpp"
+#include "transforms/autodiff.hpp"
 
 namespace mutwo::test {
 
@@ -36,21 +36,21 @@ struct ReferenceResult {
   std::vector<double> losses;  // per step: the sum of the graph's loss tensors
   // Per weight of the forward graph (by tensor id): d loss / d weight of the last step, and the
   // weight after the last optimizer step. A weight no loss depends on has no entry in `gradients`.
-  std::map<profiles::TensorId, at::Tensor> gradients;
-  std::map<profiles::TensorId, at::Tensor> parameters;
+  std::map<ir::TensorId, at::Tensor> gradients;
+  std::map<ir::TensorId, at::Tensor> parameters;
 };
 
 // Runs `steps` training steps of a width-1 forward graph (ending in its losses) from `leaves`
 // (indexed by tensor id; every tensor without a producer defined: weights, inputs, labels) with
 // autograd and torch::optim (SGD with momentum, Adam, AdamW, from the config's single values).
 // Throws mutwo::Error naming the op for a kind it does not know, a fused graph, or per-model lists.
-ReferenceResult autograd_reference(const profiles::Graph& forward, const std::vector<at::Tensor>& leaves,
-                                   const profiles::OptimizerConfig& optimizer, const ReferenceRun& run);
+ReferenceResult autograd_reference(const ir::Graph& forward, const std::vector<at::Tensor>& leaves,
+                                   const transforms::OptimizerConfig& optimizer, const ReferenceRun& run);
 
 // Throws mutwo::Error naming the first difference unless `step` (a training-step or width-1
 // schedule graph) begins with every tensor and op of `forward` under the same ids, names, shapes,
 // roles, kinds and inputs (build_training_step appends after the forward graph).
-void check_forward_prefix(const profiles::Graph& forward, const profiles::Graph& step);
+void check_forward_prefix(const ir::Graph& forward, const ir::Graph& step);
 
 // ---- Running exec/ -----------------------------------------------------------------------------
 
@@ -58,22 +58,22 @@ void check_forward_prefix(const profiles::Graph& forward, const profiles::Graph&
 // references to both).
 class ExecRun {
  public:
-  ExecRun(profiles::Schedule schedule, exec::InterpreterOptions options);
+  ExecRun(ir::Schedule schedule, exec::InterpreterOptions options);
   // The plain schedule (policies::build_plain_schedule) of one training-step graph.
-  static std::unique_ptr<ExecRun> of_step(profiles::Graph step, exec::InterpreterOptions options);
+  static std::unique_ptr<ExecRun> of_step(ir::Graph step, exec::InterpreterOptions options);
 
   exec::Interpreter& interpreter() { return *interpreter_; }
-  const profiles::Graph& graph() const { return schedule_->graph; }
+  const ir::Graph& graph() const { return schedule_->graph; }
   const exec::InterpreterOptions& options() const { return options_; }
   const std::vector<exec::ModelAxis>& axes() const { return axes_; }
 
   // The value a leaf of the schedule's graph starts with (for inputs and labels, which the
   // interpreter keeps off the device until a step starts): exec::initial_leaf_value with the
   // interpreter's seed and first model, unless set_tensor replaced a persistent one.
-  at::Tensor starting_value(profiles::TensorId id) const;
+  at::Tensor starting_value(ir::TensorId id) const;
 
  private:
-  std::unique_ptr<profiles::Schedule> schedule_;
+  std::unique_ptr<ir::Schedule> schedule_;
   std::unique_ptr<exec::DeviceBackend> backend_;
   std::unique_ptr<exec::Interpreter> interpreter_;
   exec::InterpreterOptions options_;
@@ -83,17 +83,17 @@ class ExecRun {
 // The starting leaves of a width-1 forward graph for autograd_reference, from a run of its
 // training step (call before the run's first step): weights as the interpreter holds them,
 // inputs and labels as it will upload them. Checks the forward graph is the step's prefix.
-std::vector<at::Tensor> starting_leaves(const profiles::Graph& forward, const ExecRun& run);
+std::vector<at::Tensor> starting_leaves(const ir::Graph& forward, const ExecRun& run);
 
 // Model m's part of a tensor of a width-`width` graph laid out along `axis` (a view): stack:
 // select(0, m); dim0 / dim1: chunk m of `width` along dim 0 / 1; single: the tensor itself.
 at::Tensor model_slice(const at::Tensor& t, exec::ModelAxis axis, int32_t width, int32_t m);
 
 // Weight id -> its gradient tensor's id, from the optimizer ops (inputs param, grad, state...).
-std::map<profiles::TensorId, profiles::TensorId> weight_gradients(const profiles::Graph& step);
+std::map<ir::TensorId, ir::TensorId> weight_gradients(const ir::Graph& step);
 
 // Tensor id by name; throws mutwo::Error when absent.
-profiles::TensorId tensor_named(const profiles::Graph& graph, const std::string& name);
+ir::TensorId tensor_named(const ir::Graph& graph, const std::string& name);
 
 // "max |a - b| = 3.1e-17 (max |b| = 0.82)", or the shapes when they differ: for failure messages.
 std::string difference(const at::Tensor& a, const at::Tensor& b);

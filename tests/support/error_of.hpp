@@ -2,7 +2,7 @@
 // The message of the mutwo::Error a call throws, or "(no error)": tests compare whole messages.
 #include <string>
 
-#include "profiles/error.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::test {
 

@@ -11,10 +11,10 @@
 namespace mutwo::test {
 
 // `model` x (sum of partition) models, one fused training-step graph per sub-array.
-inline std::vector<profiles::Graph> array_steps(
+inline std::vector<ir::Graph> array_steps(
     const std::string& model, const std::vector<int32_t>& partition,
-    profiles::OptimizerKind optimizer = profiles::OptimizerKind::adam,
-    profiles::DType dtype = profiles::DType::f32, int64_t batch = 0, int64_t image_size = 0) {
+    transforms::OptimizerKind optimizer = transforms::OptimizerKind::adam, ir::DType dtype = ir::DType::f32,
+    int64_t batch = 0, int64_t image_size = 0) {
   policies::ModelArray array;
   array.model = model;
   array.count = 0;

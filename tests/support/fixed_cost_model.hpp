@@ -12,7 +12,7 @@ namespace mutwo::test {
 
 class FixedCostModel : public costmodel::OpCostModel {
  public:
-  explicit FixedCostModel(std::map<profiles::OpId, int64_t> durations, bool full_duplex = true)
+  explicit FixedCostModel(std::map<ir::OpId, int64_t> durations, bool full_duplex = true)
       : durations_(std::move(durations)) {
     device_.name = "test-gpu";
     device_.memory_bytes = 0;  // no limit unless a test sets one
@@ -21,9 +21,7 @@ class FixedCostModel : public costmodel::OpCostModel {
     device_.full_duplex = full_duplex;
   }
   std::string_view name() const override { return "fixed"; }
-  int64_t op_duration_ns(const profiles::Graph&, const profiles::Op& op) const override {
-    return durations_.at(op.id);
-  }
+  int64_t op_duration_ns(const ir::Graph&, const ir::Op& op) const override { return durations_.at(op.id); }
   const costmodel::DeviceSpec& device() const override { return device_; }
   void set_memory_bytes(int64_t bytes) { device_.memory_bytes = bytes; }
   // Host dispatch figures (0 by default: the host never limits the GPU).
@@ -31,7 +29,7 @@ class FixedCostModel : public costmodel::OpCostModel {
   void set_host_optimizer(const costmodel::HostOptimizer& h) { device_.host_optimizer = h; }
 
  private:
-  std::map<profiles::OpId, int64_t> durations_;
+  std::map<ir::OpId, int64_t> durations_;
   costmodel::DeviceSpec device_;
 };
 

@@ -4,17 +4,17 @@
 #include <cstdint>
 #include <string>
 
-#include "profiles/graph.hpp"
+#include "ir/graph.hpp"
 
 namespace mutwo::test {
 
-inline profiles::TensorId add_byte_tensor(profiles::Graph& g, const std::string& name, int64_t bytes,
-                                          profiles::TensorRole role) {
-  profiles::Tensor t;
-  t.id = static_cast<profiles::TensorId>(g.tensors.size());
+inline ir::TensorId add_byte_tensor(ir::Graph& g, const std::string& name, int64_t bytes,
+                                    ir::TensorRole role) {
+  ir::Tensor t;
+  t.id = static_cast<ir::TensorId>(g.tensors.size());
   t.name = name;
   t.shape = {bytes};
-  t.dtype = profiles::DType::u8;
+  t.dtype = ir::DType::u8;
   t.bytes = bytes;
   t.role = role;
   g.tensors.push_back(t);

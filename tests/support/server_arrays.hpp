@@ -17,7 +17,7 @@ inline policies::ServerSearchConfig gpt2_mini_array(int32_t models, const costmo
   a.model = "gpt2-mini";
   a.count = models;
   c.architectures = {a};
-  c.optimizer.kind = profiles::OptimizerKind::adam;
+  c.optimizer.kind = transforms::OptimizerKind::adam;
   c.cost = &cost;
   c.server = costmodel::find_server("4x-gtx1080ti");
   c.memory_limit_bytes = 1 << 20;

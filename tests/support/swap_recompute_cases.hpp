@@ -11,9 +11,9 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "ir/schedule.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
-#include "profiles/schedule.hpp"
 #include "sim/simulator.hpp"
 #include "tests/support/fixed_cost_model.hpp"
 #include "tests/support/hand_graph.hpp"
@@ -22,15 +22,15 @@ namespace mutwo::test {
 
 using costmodel::DeviceSpec;
 using costmodel::OpCostModel;
-using profiles::DType;
-using profiles::Graph;
-using profiles::Op;
-using profiles::OpId;
-using profiles::OpKind;
-using profiles::Schedule;
-using profiles::Tensor;
-using profiles::TensorId;
-using profiles::TensorRole;
+using ir::DType;
+using ir::Graph;
+using ir::Op;
+using ir::OpId;
+using ir::OpKind;
+using ir::Schedule;
+using ir::Tensor;
+using ir::TensorId;
+using ir::TensorRole;
 
 inline constexpr int64_t kMs = 1'000'000;  // ns
 inline constexpr int64_t kUs = 1'000;

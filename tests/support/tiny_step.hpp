@@ -15,18 +15,19 @@
 
 #include <fmt/format.h>
 
-#include "profiles/autodiff.hpp"
-#include "profiles/graph_builder.hpp"
-#include "profiles/schedule.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/schedule.hpp"
 #include "tests/support/fixed_cost_model.hpp"
+#include "transforms/autodiff.hpp"
 
 namespace mutwo::test {
 
 inline constexpr int64_t kMs = 1'000'000;  // ns
 
 // The forward graph alone (ops 0-2, tensors 0-6).
-inline profiles::Graph tiny_forward(const std::string& name = "tiny") {
-  using namespace profiles;
+inline ir::Graph tiny_forward(const std::string& name = "tiny") {
+  using namespace ir;
+  using namespace transforms;
   GraphBuilder b(name, DType::f32, 1, 4);
   TensorId x = b.add_input("x", {4, 8}, TensorRole::input, FuseAxis::stack);
   TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
@@ -37,17 +38,17 @@ inline profiles::Graph tiny_forward(const std::string& name = "tiny") {
   return std::move(b).finish();
 }
 
-inline profiles::Graph tiny_step() {
-  profiles::OptimizerConfig sgd;
-  sgd.kind = profiles::OptimizerKind::sgd;
-  return profiles::build_training_step(tiny_forward(), sgd);
+inline ir::Graph tiny_step() {
+  transforms::OptimizerConfig sgd;
+  sgd.kind = transforms::OptimizerKind::sgd;
+  return transforms::build_training_step(tiny_forward(), sgd);
 }
 
 // Two tiny sub-arrays: ops 1 ms, except op 3 (BW_1's first, 3 ms) and op 9 (FW_2's last, 2 ms);
 // copies 1 B/ns (a 512 B tensor in 512 ns).
 inline FixedCostModel two_part_costs() {
-  std::map<profiles::OpId, int64_t> d;
-  for (profiles::OpId id = 0; id < 14; ++id) d[id] = kMs;
+  std::map<ir::OpId, int64_t> d;
+  for (ir::OpId id = 0; id < 14; ++id) d[id] = kMs;
   d[3] = 3 * kMs;
   d[9] = 2 * kMs;
   return FixedCostModel(d);
@@ -55,15 +56,25 @@ inline FixedCostModel two_part_costs() {
 
 // A schedule as short labels: "c5" compute op 5, "r2" recompute op 2, "f3" free tensor 3, "o1"
 // swap_out tensor 1, "i1" swap_in tensor 1.
-inline std::vector<std::string> instruction_trace(const profiles::Schedule& s) {
+inline std::vector<std::string> instruction_trace(const ir::Schedule& s) {
   std::vector<std::string> out;
-  for (const profiles::Instruction& in : s.instructions) {
+  for (const ir::Instruction& in : s.instructions) {
     switch (in.kind) {
-      case profiles::InstrKind::compute: out.push_back(fmt::format("c{}", in.op)); break;
-      case profiles::InstrKind::recompute: out.push_back(fmt::format("r{}", in.op)); break;
-      case profiles::InstrKind::free: out.push_back(fmt::format("f{}", in.tensor)); break;
-      case profiles::InstrKind::swap_out: out.push_back(fmt::format("o{}", in.tensor)); break;
-      case profiles::InstrKind::swap_in: out.push_back(fmt::format("i{}", in.tensor)); break;
+      case ir::InstrKind::compute:
+        out.push_back(fmt::format("c{}", in.op));
+        break;
+      case ir::InstrKind::recompute:
+        out.push_back(fmt::format("r{}", in.op));
+        break;
+      case ir::InstrKind::free:
+        out.push_back(fmt::format("f{}", in.tensor));
+        break;
+      case ir::InstrKind::swap_out:
+        out.push_back(fmt::format("o{}", in.tensor));
+        break;
+      case ir::InstrKind::swap_in:
+        out.push_back(fmt::format("i{}", in.tensor));
+        break;
     }
   }
   return out;

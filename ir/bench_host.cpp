@@ -1,0 +1,46 @@
+#include "ir/bench_host.hpp"
+
+#include <fmt/format.h>
+
+#include "support/error.hpp"
+
+namespace mutwo::ir {
+
+std::string_view copy_way_name(CopyWay way) {
+  switch (way) {
+    case CopyWay::h2d:
+      return "h2d";
+    case CopyWay::d2h:
+      return "d2h";
+    case CopyWay::both:
+      return "both";
+  }
+  return "?";
+}
+
+std::vector<int64_t> default_link_sizes() {
+  std::vector<int64_t> out;
+  for (int64_t b = int64_t{4} << 10; b <= int64_t{256} << 20; b *= 4) out.push_back(b);
+  return out;
+}
+
+void validate_bench_host(const BenchHostOptions& o) {
+  constexpr int64_t kMaxBytes = int64_t{16} << 30;
+  for (int64_t b : o.sizes_bytes) {
+    if (b < 1 || b > kMaxBytes) {
+      throw Error(fmt::format("bench-host: size {} B must be in 1 .. {} B (16 GiB)", b, kMaxBytes));
+    }
+  }
+  if (o.warmup_iterations < 0) {
+    throw Error(fmt::format("bench-host: warm-up iterations {} must be >= 0", o.warmup_iterations));
+  }
+  if (o.timed_iterations < 1) {
+    throw Error(fmt::format("bench-host: timed iterations {} must be >= 1", o.timed_iterations));
+  }
+  if (o.dispatch_calls < 1 || o.dispatch_calls > 1000) {
+    throw Error(fmt::format("bench-host: dispatch calls {} must be in 1 .. 1000 (below the launch queue)",
+                            o.dispatch_calls));
+  }
+}
+
+}  // namespace mutwo::ir

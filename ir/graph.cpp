@@ -1,0 +1,306 @@
+#include "ir/graph.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ir/kind_rules.hpp"
+#include "support/checked_int.hpp"
+#include "support/error.hpp"
+
+namespace mutwo::ir {
+namespace {
+
+std::string op_label(const Op& op) {
+  return fmt::format("op {} '{}'", op.id, op.name);
+}
+std::string tensor_label(const Tensor& t) {
+  return fmt::format("tensor {} '{}'", t.id, t.name);
+}
+
+void check_tensor(const Tensor& t, size_t index) {
+  if (t.id != static_cast<TensorId>(index)) {
+    throw GraphError(
+        fmt::format("tensor at position {} has field 'id' = {}, expected {}", index, t.id, index));
+  }
+  if (t.name.empty()) throw GraphError(fmt::format("{}: field 'name' is empty", tensor_label(t)));
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] < 0) {
+      throw GraphError(fmt::format("{}: field 'shape' has negative dimension {} at index {}", tensor_label(t),
+                                   t.shape[d], d));
+    }
+  }
+  if (t.bytes < 0)
+    throw GraphError(fmt::format("{}: field 'bytes' is negative ({})", tensor_label(t), t.bytes));
+  if (t.bytes > kMaxTensorBytes) {
+    throw GraphError(
+        fmt::format("{}: field 'bytes' = {} exceeds {} (1 PiB), more than any device or host holds",
+                    tensor_label(t), t.bytes, kMaxTensorBytes));
+  }
+  int64_t expected = 0;
+  try {
+    expected = support::checked_product({element_count(t.shape), dtype_size_bytes(t.dtype)}, "bytes");
+  } catch (const GraphError&) {
+    throw GraphError(fmt::format("{}: field 'shape' {} of {}: its size overflows 64-bit integers",
+                                 tensor_label(t), shape_string(t.shape), dtype_name(t.dtype)));
+  }
+  if (t.bytes != expected) {
+    throw GraphError(fmt::format("{}: field 'bytes' = {} does not match shape {} of {} ({} bytes)",
+                                 tensor_label(t), t.bytes, shape_string(t.shape), dtype_name(t.dtype),
+                                 expected));
+  }
+  if (t.width < 1)
+    throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", tensor_label(t), t.width));
+}
+
+void check_ids(const Graph& g, const Op& op, const std::vector<TensorId>& ids, const char* field) {
+  for (TensorId id : ids) {
+    if (id < 0 || static_cast<size_t>(id) >= g.tensors.size()) {
+      throw GraphError(fmt::format("{}: field '{}' refers to tensor {} which does not exist ({} tensors)",
+                                   op_label(op), field, id, g.tensors.size()));
+    }
+  }
+}
+
+void check_shapes_against_rules(const Graph& g, const Op& op) {
+  std::vector<const Tensor*> inputs;
+  for (TensorId id : op.inputs) inputs.push_back(&g.tensor(id));
+  if (const KindRules* rules = kind_rules(op.kind); rules && op.phase == Phase::forward) {
+    const std::string name = op.name;
+    InferContext ctx{name, inputs, op.attrs, op.width};
+    InferResult r = rules->infer(ctx);
+    if (r.outputs.size() != op.outputs.size()) {
+      throw GraphError(fmt::format("{}: field 'outputs' has {} tensors, kind '{}' produces {}", op_label(op),
+                                   op.outputs.size(), kind_name(op.kind), r.outputs.size()));
+    }
+    for (size_t i = 0; i < r.outputs.size(); ++i) {
+      const Tensor& t = g.tensor(op.outputs[i]);
+      if (t.shape != r.outputs[i].shape || t.dtype != r.outputs[i].dtype) {
+        throw GraphError(fmt::format("{}: output {} ({}) has shape {} {}, kind '{}' gives {} {}",
+                                     op_label(op), i, tensor_label(t), shape_string(t.shape),
+                                     dtype_name(t.dtype), kind_name(op.kind),
+                                     shape_string(r.outputs[i].shape), dtype_name(r.outputs[i].dtype)));
+      }
+    }
+    return;
+  }
+  // A backward op of a known kind produces one gradient per forward input flagged in needs_grad.
+  if (op.forward_of == kNoId) return;
+  const Op& fwd = g.op(op.forward_of);
+  const KindRules* rules = kind_rules(fwd.kind);
+  if (!rules || rules->backward_kind != op.kind || !op.attrs.contains("needs_grad")) return;
+  const auto& needs = attr_ints(op.attrs, "needs_grad", op_label(op));
+  if (needs.size() != fwd.inputs.size()) {
+    throw GraphError(fmt::format("{}: attribute 'needs_grad' has {} flags, forward {} has {} inputs",
+                                 op_label(op), needs.size(), op_label(fwd), fwd.inputs.size()));
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < needs.size(); ++i) {
+    if (!needs[i]) continue;
+    if (out >= op.outputs.size()) {
+      throw GraphError(
+          fmt::format("{}: field 'outputs' lacks the gradient of forward input {}", op_label(op), i));
+    }
+    const Tensor& grad = g.tensor(op.outputs[out++]);
+    const Tensor& x = g.tensor(fwd.inputs[i]);
+    if (grad.shape != x.shape) {
+      throw GraphError(fmt::format("{}: gradient {} has shape {}, forward input {} has {}", op_label(op),
+                                   tensor_label(grad), shape_string(grad.shape), tensor_label(x),
+                                   shape_string(x.shape)));
+    }
+  }
+  if (out != op.outputs.size()) {
+    throw GraphError(fmt::format("{}: field 'outputs' has {} tensors, 'needs_grad' asks for {}", op_label(op),
+                                 op.outputs.size(), out));
+  }
+}
+
+}  // namespace
+
+void link(Graph& graph) {
+  for (Tensor& t : graph.tensors) {
+    t.producer = kNoId;
+    t.consumers.clear();
+  }
+  const auto n = static_cast<TensorId>(graph.tensors.size());
+  for (const Op& op : graph.ops) {
+    for (TensorId id : op.outputs) {
+      if (id < 0 || id >= n) {
+        throw GraphError(
+            fmt::format("{}: field 'outputs' refers to tensor {} which does not exist ({} tensors)",
+                        op_label(op), id, n));
+      }
+      Tensor& t = graph.tensors[static_cast<size_t>(id)];
+      if (t.producer != kNoId) {
+        throw GraphError(
+            fmt::format("{}: field 'producer' is both op {} and op {}", tensor_label(t), t.producer, op.id));
+      }
+      t.producer = op.id;
+    }
+    for (TensorId id : op.inputs) {
+      if (id < 0 || id >= n) {
+        throw GraphError(fmt::format(
+            "{}: field 'inputs' refers to tensor {} which does not exist ({} tensors)", op_label(op), id, n));
+      }
+      auto& consumers = graph.tensors[static_cast<size_t>(id)].consumers;
+      if (consumers.empty() || consumers.back() != op.id) consumers.push_back(op.id);
+    }
+  }
+}
+
+void validate(const Graph& g) {
+  if (g.width < 1)
+    throw GraphError(fmt::format("graph '{}': field 'width' = {} must be >= 1", g.name, g.width));
+  // Every tensor at most 1 PiB and all of them together within 64 bits, so that any sum of their
+  // sizes (peaks, residency) fits; likewise every op's FLOPs and their total.
+  int64_t total_bytes = 0;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    check_tensor(g.tensors[i], i);
+    total_bytes = support::checked_sum(total_bytes, g.tensors[i].bytes,
+                                       fmt::format("graph '{}': total tensor bytes", g.name));
+  }
+  int64_t total_flops = 0;
+  for (const Op& op : g.ops) {
+    if (op.flops > 0)
+      total_flops =
+          support::checked_sum(total_flops, op.flops, fmt::format("graph '{}': total FLOPs", g.name));
+  }
+
+  std::vector<OpId> producer(g.tensors.size(), kNoId);
+  std::vector<std::vector<OpId>> consumers(g.tensors.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.id != static_cast<OpId>(i)) {
+      throw GraphError(fmt::format("op at position {} has field 'id' = {}, expected {}", i, op.id, i));
+    }
+    if (op.name.empty()) throw GraphError(fmt::format("op {}: field 'name' is empty", op.id));
+    check_ids(g, op, op.inputs, "inputs");
+    check_ids(g, op, op.outputs, "outputs");
+    if (op.phase != kind_phase(op.kind)) {
+      throw GraphError(fmt::format("{}: field 'phase' = {} but kind '{}' is a {} kind", op_label(op),
+                                   phase_name(op.phase), kind_name(op.kind),
+                                   phase_name(kind_phase(op.kind))));
+    }
+    if (op.flops < 0 || op.bytes_read < 0 || op.bytes_written < 0 || op.workspace_bytes < 0) {
+      throw GraphError(
+          fmt::format("{}: fields 'flops', 'bytes_read', 'bytes_written', 'workspace_bytes' must be "
+                      ">= 0 (got {}, {}, {}, {})",
+                      op_label(op), op.flops, op.bytes_read, op.bytes_written, op.workspace_bytes));
+    }
+    if (op.width < 1)
+      throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", op_label(op), op.width));
+    if (op.forward_of != kNoId) {
+      if (op.forward_of < 0 || op.forward_of >= op.id) {
+        throw GraphError(
+            fmt::format("{}: field 'forward_of' = {} must name an earlier op", op_label(op), op.forward_of));
+      }
+      if (g.ops[static_cast<size_t>(op.forward_of)].phase != Phase::forward) {
+        throw GraphError(
+            fmt::format("{}: field 'forward_of' = {} is not a forward op", op_label(op), op.forward_of));
+      }
+    }
+    // Program order is topological: every input is produced by an earlier op (or is a leaf).
+    for (TensorId id : op.inputs) {
+      const Tensor& t = g.tensor(id);
+      if (t.producer == op.id) {
+        throw GraphError(fmt::format("{}: reads its own output {} (cycle)", op_label(op), tensor_label(t)));
+      }
+      if (t.producer != kNoId && producer[static_cast<size_t>(id)] == kNoId) {
+        throw GraphError(
+            fmt::format("{}: input {} is produced by op {}, later in program order (cycle or not "
+                        "topologically ordered)",
+                        op_label(op), tensor_label(t), t.producer));
+      }
+    }
+    for (TensorId id : op.inputs) {
+      auto& readers = consumers[static_cast<size_t>(id)];
+      if (readers.empty() || readers.back() != op.id) readers.push_back(op.id);
+    }
+    for (TensorId id : op.outputs) {
+      const Tensor& t = g.tensor(id);
+      if (producer[static_cast<size_t>(id)] != kNoId) {
+        throw GraphError(fmt::format("{}: output {} is already produced by op {}", op_label(op),
+                                     tensor_label(t), producer[static_cast<size_t>(id)]));
+      }
+      if (t.role == TensorRole::weight || t.role == TensorRole::optimizer_state ||
+          t.role == TensorRole::input || t.role == TensorRole::label) {
+        throw GraphError(fmt::format("{}: output {} has role {}, which no op may produce", op_label(op),
+                                     tensor_label(t), role_name(t.role)));
+      }
+      producer[static_cast<size_t>(id)] = op.id;
+    }
+    check_shapes_against_rules(g, op);
+  }
+  // Stored producer / consumer links must agree with the ops (a hand-edited file may not).
+  for (const Tensor& t : g.tensors) {
+    if (t.producer != producer[static_cast<size_t>(t.id)]) {
+      throw GraphError(fmt::format("{}: field 'producer' = {} but op {} produces it", tensor_label(t),
+                                   t.producer, producer[static_cast<size_t>(t.id)]));
+    }
+    if (t.producer == kNoId &&
+        (t.role == TensorRole::activation || t.role == TensorRole::temporary || t.role == TensorRole::loss)) {
+      throw GraphError(fmt::format("{}: role {} needs a producer op", tensor_label(t), role_name(t.role)));
+    }
+    if (t.consumers != consumers[static_cast<size_t>(t.id)]) {
+      throw GraphError(fmt::format(
+          "{}: field 'consumers' does not list exactly the ops that read it, in order", tensor_label(t)));
+    }
+  }
+}
+
+int64_t parameter_count(const Graph& g) {
+  int64_t n = 0;
+  for (const Tensor& t : g.tensors) {
+    if (t.role == TensorRole::weight) n += element_count(t.shape);
+  }
+  return n;
+}
+
+int64_t parameter_bytes(const Graph& g) {
+  int64_t n = 0;
+  for (const Tensor& t : g.tensors) {
+    if (t.role == TensorRole::weight) n += t.bytes;
+  }
+  return n;
+}
+
+int64_t flops_in_phase(const Graph& g, Phase phase) {
+  int64_t n = 0;
+  for (const Op& op : g.ops) {
+    if (op.phase == phase) n += op.flops;
+  }
+  return n;
+}
+
+int64_t activation_bytes(const Graph& g) {
+  int64_t n = 0;
+  for (const Tensor& t : g.tensors) {
+    if (t.producer != kNoId && g.op(t.producer).phase == Phase::forward) n += t.bytes;
+  }
+  return n;
+}
+
+int64_t saved_for_backward_bytes(const Graph& g) {
+  int64_t n = 0;
+  for (const Tensor& t : g.tensors) {
+    if (t.producer == kNoId || g.op(t.producer).phase != Phase::forward) continue;
+    const bool read_in_backward = std::any_of(t.consumers.begin(), t.consumers.end(),
+                                              [&](OpId c) { return g.op(c).phase == Phase::backward; });
+    if (read_in_backward) n += t.bytes;
+  }
+  return n;
+}
+
+TensorId add_byte_tensor(Graph& graph, std::string name, int64_t bytes, TensorRole role) {
+  Tensor t;
+  t.id = static_cast<TensorId>(graph.tensors.size());
+  t.name = std::move(name);
+  t.shape = {bytes};
+  t.dtype = DType::u8;
+  t.bytes = bytes;
+  t.role = role;
+  graph.tensors.push_back(std::move(t));
+  return graph.tensors.back().id;
+}
+
+}  // namespace mutwo::ir

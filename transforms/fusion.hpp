@@ -1,0 +1,28 @@
+#pragma once
+// Horizontal fusion (HFTA, Wang et al. MLSys 2021): k copies of one architecture -> one Graph of
+// width k. Layouts per kind are in op_kind.hpp: linear -> batched matmul, conv -> grouped conv,
+// norms, embeddings and optimizer hyper-parameters per model.
+#include <cstddef>
+#include <cstdint>
+
+#include "ir/graph.hpp"
+#include "ir/graph_builder.hpp"
+
+namespace mutwo::transforms {
+
+// Rebuilds a width-1 forward Graph at width k by replaying its ops through each kind's shape
+// inference with fused leaf layouts. Throws GraphError if the graph is already fused or holds an
+// opaque op (imported traces cannot be fused).
+ir::Graph horizontal_fuse(const ir::Graph& forward, int32_t width);
+
+// The fused layout a leaf (input, label, weight) has when read at position `input` of an op of
+// `kind`: "channel" kinds (conv2d, batchnorm2d, pooling, flatten, the ViT patches) take activations
+// on dim 1 and their weights on dim 0; every other operand is stacked (op_kind.hpp).
+ir::FuseAxis fused_layout_for_use(ir::OpKind kind, size_t input);
+
+// The layout a leaf takes when read at position `input` of `op` in a linked graph: as
+// fused_layout_for_use, except that a `cast` (autocast, transforms/autocast.hpp) keeps its input's
+// layout, so the leaf takes the layout of the cast output's first reader (stack if none).
+ir::FuseAxis fused_layout_of_use(const ir::Graph& graph, const ir::Op& op, size_t input);
+
+}  // namespace mutwo::transforms
