@@ -15,13 +15,12 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "costmodel/calibrate.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::cli {
 namespace {
 
-std::string percent(double fraction) {
-  return fmt::format("{:.1f} %", 100.0 * fraction);
-}
+using support::percent;
 
 void print_errors(const std::string& title, const std::vector<costmodel::GroupError>& errors) {
   std::cout << title << "\n";
@@ -50,7 +49,7 @@ void print_wave_errors(const std::string& title, const std::vector<costmodel::Wa
                {"signed median", Align::right}});
   for (const costmodel::WaveError& e : errors) {
     table.add_row({e.device, e.dataset, e.group, std::to_string(e.error.count), percent(e.error.median),
-                   percent(e.error.mean), fmt::format("{:+.1f} %", 100.0 * e.signed_median)});
+                   percent(e.error.mean), support::signed_percent(e.signed_median)});
   }
   std::cout << table.render();
 }

@@ -14,6 +14,7 @@
 #include "experiments/compare.hpp"
 #include "experiments/results_db.hpp"
 #include "support/error.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -50,10 +51,6 @@ std::string cell(const std::optional<int64_t>& value, bool oom, std::string (*fo
   return oom ? "OOM" : "-";
 }
 
-std::string percent(const std::optional<double>& fraction) {
-  return fraction ? fmt::format("{:+.1f} %", 100.0 * *fraction) : "-";
-}
-
 std::string summary_part(const char* figure, const ErrorSummary& s) {
   if (s.count == 0) return fmt::format("{} error -", figure);
   return fmt::format("{} error median {:.1f} %, max {:.1f} %", figure, 100.0 * s.median_abs,
@@ -73,9 +70,10 @@ void print_table(const CompareReport& report) {
   for (const CompareRow& r : report.rows) {
     table.add_row(
         {std::to_string(r.run_id), r.label, cell(r.predicted_step_ns, r.predicted_oom, human_duration),
-         cell(r.measured_step_ns, r.measured_oom, human_duration), percent(r.step_rel_error),
+         cell(r.measured_step_ns, r.measured_oom, human_duration), support::signed_percent(r.step_rel_error),
          cell(r.predicted_peak_bytes, r.predicted_oom, human_bytes),
-         cell(r.measured_peak_bytes, r.measured_oom, human_bytes), percent(r.peak_rel_error), r.status});
+         cell(r.measured_peak_bytes, r.measured_oom, human_bytes), support::signed_percent(r.peak_rel_error),
+         r.status});
   }
   std::cout << table.render();
   const auto& s = report.summary;

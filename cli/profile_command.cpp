@@ -23,6 +23,7 @@
 #include "experiments/profile_pipeline.hpp"
 #include "ir/op_kind.hpp"
 #include "support/error.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -107,9 +108,7 @@ void run_profile(const ProfileOptions& opts) {
   Table t({{"op", Align::left}, {"kind", Align::left}, {"time", Align::right}, {"share", Align::right}});
   for (size_t k : order) {
     t.add_row({g.ops[k].name, std::string(kind_name(g.ops[k].kind)), human_duration(trace.op_duration_ns[k]),
-               total_ns > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(trace.op_duration_ns[k]) /
-                                                          static_cast<double>(total_ns))
-                            : "-"});
+               support::percent_of(trace.op_duration_ns[k], total_ns)});
   }
   std::cout << t.render();
   std::cout << fmt::format("wrote {} (replay it: mutwo simulate --cost-source measured --trace {} ...)\n",

@@ -22,6 +22,7 @@
 #include "policies/policy_registry.hpp"
 #include "sim/host_mode.hpp"
 #include "support/error.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -51,8 +52,7 @@ struct RunOptions {
 
 std::string relative_error(int64_t predicted, int64_t measured) {
   if (measured <= 0) return "-";
-  return fmt::format("{:+.1f} %",
-                     100.0 * static_cast<double>(predicted - measured) / static_cast<double>(measured));
+  return support::signed_percent(static_cast<double>(predicted - measured) / static_cast<double>(measured));
 }
 
 std::string losses_text(const Measurement& m) {

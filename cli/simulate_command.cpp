@@ -32,6 +32,7 @@
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -93,11 +94,6 @@ std::string replay_error(int64_t predicted_ns, int64_t profiled_ns) {
                                       static_cast<double>(profiled_ns));
 }
 
-std::string percent(int64_t part, int64_t whole) {
-  return whole > 0 ? fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
-                   : "-";
-}
-
 void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
                   const std::string& cost_source, const sim::Prediction& p, int64_t samples,
                   const TraceStep& traced, sim::HostMode host_mode) {
@@ -144,20 +140,21 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
   table.add_row(
       {"peak memory",
        fmt::format("{} of {} limit ({}), at {}", human_bytes(p.peak_bytes), human_bytes(p.memory_limit_bytes),
-                   percent(p.peak_bytes, p.memory_limit_bytes),
+                   support::percent_of(p.peak_bytes, p.memory_limit_bytes),
                    p.peak_instruction == kNoId ? std::string("t=0 (resident state)")
                                                : sim::describe_instruction(schedule, p.peak_instruction))});
   table.add_row({"resident", human_bytes(p.resident_bytes)});
   table.add_row({"swapped", fmt::format("out {}, in {}", human_bytes(p.bytes_swapped_out),
                                         human_bytes(p.bytes_swapped_in))});
   table.add_row({"compute stall", fmt::format("{} ({} of the step)", human_duration(p.compute_stall_ns),
-                                              percent(p.compute_stall_ns, p.step_time_ns))});
+                                              support::percent_of(p.compute_stall_ns, p.step_time_ns))});
   table.add_row({"recompute", human_duration(p.recompute_ns)});
   for (size_t s = 0; s < p.busy_ns.size(); ++s) {
     if (p.busy_ns[s] == 0 && p.stall_ns[s] == 0) continue;
-    table.add_row({sim::stream_track_name(static_cast<int32_t>(s), p.host_stream),
-                   fmt::format("busy {} ({}), stalled {}", human_duration(p.busy_ns[s]),
-                               percent(p.busy_ns[s], p.step_time_ns), human_duration(p.stall_ns[s]))});
+    table.add_row(
+        {sim::stream_track_name(static_cast<int32_t>(s), p.host_stream),
+         fmt::format("busy {} ({}), stalled {}", human_duration(p.busy_ns[s]),
+                     support::percent_of(p.busy_ns[s], p.step_time_ns), human_duration(p.stall_ns[s]))});
   }
   if (p.oom) table.add_row({"OOM", p.oom_message});
   std::cout << table.render();

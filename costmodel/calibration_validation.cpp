@@ -13,9 +13,12 @@
 #include "costmodel/device_catalog.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::costmodel {
 namespace {
+
+using support::percent;
 
 double abs_error(double predicted, double measured) {
   return std::abs(predicted - measured) / measured;
@@ -42,10 +45,6 @@ std::vector<GroupError> summarize(const std::vector<CalibrationRow>& rows,
   for (auto& [k, e] : errors)
     out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), summarize_errors(e)});
   return out;
-}
-
-std::string percent(double fraction) {
-  return fmt::format("{:.1f} %", 100.0 * fraction);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
+#include "support/percent.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -238,8 +239,6 @@ double fusion_median_error(const std::vector<FusionPair>& pairs, bool fitted) {
 
 std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, const WaveHeldOut& h,
                                    const std::string& command) {
-  const auto pct = [](double fraction) { return fmt::format("{:.1f} %", 100.0 * fraction); };
-  const auto signed_pct = [](double fraction) { return fmt::format("{:+.1f} %", 100.0 * fraction); };
   size_t scored = 0;
   for (char s : h.scored) scored += s ? 1 : 0;
   std::set<std::string> chips;
@@ -272,14 +271,16 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
   out += "|---|---|---|---:|---:|---:|---:|\n";
   for (const WaveError& e : held_out_by_category(w, h)) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", e.device, e.dataset, e.group, e.error.count,
-                       pct(e.error.median), pct(e.error.mean), signed_pct(e.signed_median));
+                       support::percent(e.error.median), support::percent(e.error.mean),
+                       support::signed_percent(e.signed_median));
   }
   out += "\nOver every held-out GPU, per category (target: median <= 8 %, mean <= 12 %):\n\n";
   out += "| category | kernels | median | mean | signed median | target |\n|---|---:|---:|---:|---:|---|\n";
   for (const WaveError& e : held_out_categories_overall(w, h)) {
     const bool met = e.error.median <= 0.08 && e.error.mean <= 0.12;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.group, e.error.count, pct(e.error.median),
-                       pct(e.error.mean), signed_pct(e.signed_median), met ? "met" : "not met");
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.group, e.error.count,
+                       support::percent(e.error.median), support::percent(e.error.mean),
+                       support::signed_percent(e.signed_median), met ? "met" : "not met");
   }
   out += "\nBy the kernel's measured time, over every held-out GPU:\n\n";
   out +=
@@ -287,7 +288,8 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
       "|\n|---|---|---:|---:|---:|---:|\n";
   for (const WaveError& e : held_out_by_duration(w, h)) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", e.dataset, e.group, e.error.count,
-                       pct(e.error.median), pct(e.error.mean), signed_pct(e.signed_median));
+                       support::percent(e.error.median), support::percent(e.error.mean),
+                       support::signed_percent(e.signed_median));
   }
   // Fusion.
   const std::vector<FusionPair> pairs = fusion_pairs(w, h, model);
@@ -313,12 +315,14 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
   for (const FusionSummary& f : summarize_fusion(pairs)) {
     const std::string range = f.bucket == 32 ? "32-64" : fmt::format("{}-{}", f.bucket, 2 * f.bucket - 1);
     out += fmt::format("| {} | {} | {} | {:.2f}x | {:.2f}x | {} | {:.2f}x | {} |\n", f.device, range, f.pairs,
-                       f.measured, f.predicted, pct(f.error), f.fitted, pct(f.fitted_error));
+                       f.measured, f.predicted, support::percent(f.error), f.fitted,
+                       support::percent(f.fitted_error));
   }
   out += fmt::format(
       "\nOver all {} pairs: median error of the predicted speed-up {} with the GPU held out (target: <= 10 "
       "%), {} by the model fitted on every GPU.\n",
-      pairs.size(), pct(fusion_median_error(pairs)), pct(fusion_median_error(pairs, true)));
+      pairs.size(), support::percent(fusion_median_error(pairs)),
+      support::percent(fusion_median_error(pairs, true)));
   // The model.
   out += "\n### The fitted groups\n\n";
   out += fmt::format(
@@ -338,7 +342,7 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
         "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
         wave_group_text(g.key), is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "", g.rows,
         g.devices.size(), fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m, g.memory[1],
-        g.memory[2], pct(g.error.median), pct(g.error.mean));
+        g.memory[2], support::percent(g.error.median), support::percent(g.error.mean));
   }
   size_t refined = 0;
   for (const WaveRefinement& r : model.refinements) refined += r.groups.size();
