@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/analytic_cost_model.hpp"
+#include "costmodel/deepbench_csv.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/kineto_calibration.hpp"
 #include "costmodel/neusight_csv.hpp"
@@ -24,106 +25,8 @@ namespace {
 
 using ir::KindCategory;
 
-constexpr std::string_view kDeepBenchGemmHeader =
-    "gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms";
-constexpr std::string_view kDeepBenchConvHeader =
-    "gpu,precision,source,W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h,forward_ms,backward_data_ms,"
-    "backward_filter_ms,forward_algorithm";
-
 constexpr std::array<std::string_view, 4> kConvKernels{"conv2d_forward", "conv2d_backward_data",
                                                        "conv2d_backward_filter", ""};
-
-bool skipped(std::string_view line) {
-  return line.empty() || line.front() == '#';
-}
-
-[[noreturn]] void field_error(std::string_view where, std::string_view field, std::string_view value,
-                              std::string_view why) {
-  throw FormatError(fmt::format("{}: field '{}' = '{}': {}", where, field, value, why));
-}
-
-int64_t parse_int(std::string_view where, std::string_view field, std::string_view value) {
-  int64_t v = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (value.empty() || ec != std::errc{} || end != value.data() + value.size()) {
-    field_error(where, field, value, "must be a whole number");
-  }
-  return v;
-}
-
-double parse_double(std::string_view where, std::string_view field, std::string_view value) {
-  // std::from_chars for double is in libstdc++ 11+; strtod on a copy keeps this portable.
-  const std::string copy(value);
-  char* end = nullptr;
-  const double v = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(v)) {
-    field_error(where, field, value, "must be a number");
-  }
-  return v;
-}
-
-std::string csv_field(std::string_view value) {
-  if (value.find_first_of(",\"") == std::string_view::npos) return std::string(value);
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
-}
-
-void expect_header(const std::vector<std::pair<int, std::string_view>>& lines, std::string_view header,
-                   std::string_view file) {
-  for (const auto& [number, line] : lines) {
-    if (skipped(line)) continue;
-    if (line != header) {
-      throw FormatError(fmt::format("{}:{}: header '{}' is not '{}'", file, number, line, header));
-    }
-    return;
-  }
-  throw FormatError(fmt::format("{}: empty file: no header '{}'", file, header));
-}
-
-// The data lines after the header, split into exactly `columns` fields.
-template <typename Row>
-void for_each_record(std::string_view text, std::string_view file, std::string_view header, Row row) {
-  const auto lines = support::numbered_lines(text);
-  expect_header(lines, header, file);
-  const size_t columns = split_csv_line(header, file).size();
-  bool seen_header = false;
-  for (const auto& [number, line] : lines) {
-    if (skipped(line)) continue;
-    if (!seen_header) {
-      seen_header = true;
-      continue;
-    }
-    const std::string where = fmt::format("{}:{}", file, number);
-    std::vector<std::string> fields = split_csv_line(line, where);
-    if (fields.size() != columns) {
-      throw FormatError(fmt::format("{}: expected {} fields, got {}", where, columns, fields.size()));
-    }
-    row(where, fields);
-  }
-}
-
-std::string deepbench_precision(std::string_view where, std::string_view value) {
-  if (value != "fp32" && value != "fp16")
-    field_error(where, "precision", value, "DeepBench rows are fp32 or fp16");
-  return std::string(value);
-}
-
-int64_t ms_to_ns(std::string_view where, std::string_view field, std::string_view value) {
-  const double ms = parse_double(where, field, value);
-  if (!(ms > 0)) field_error(where, field, value, "must be > 0");
-  return std::llround(ms * 1e6);
-}
-
-int64_t positive(std::string_view where, std::string_view field, std::string_view value) {
-  const int64_t v = parse_int(where, field, value);
-  if (v < 1) field_error(where, field, value, "must be >= 1");
-  return v;
-}
 
 }  // namespace
 
@@ -309,40 +212,11 @@ void validate_calibration_row(const CalibrationRow& row) {
   if (row.time_ns < 1) field_error(where, "time_ns", std::to_string(row.time_ns), "must be > 0");
 }
 
-std::vector<std::string> split_csv_line(std::string_view line, std::string_view where) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  bool was_quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back().push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back().push_back(c);
-      }
-    } else if (c == ',') {
-      fields.emplace_back();
-      was_quoted = false;
-    } else if (c == '"' && fields.back().empty() && !was_quoted) {
-      quoted = true;
-      was_quoted = true;
-    } else {
-      fields.back().push_back(c);
-    }
-  }
-  if (quoted) throw FormatError(fmt::format("{}: unterminated quoted field {}", where, fields.size()));
-  return fields;
-}
-
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file) {
   // Version 1 has no batch and no timing column: every other field moves up.
   bool v1 = false;
   for (const auto& [number, line] : support::numbered_lines(text)) {
-    if (skipped(line)) continue;
+    if (is_blank_or_comment(line)) continue;
     v1 = line == kCalibrationCsvHeaderV1;
     break;
   }
@@ -398,89 +272,6 @@ std::string calibration_csv_text(const std::vector<CalibrationRow>& rows) {
   return out;
 }
 
-std::string deepbench_device(std::string_view gpu, std::string_view where) {
-  static const std::map<std::string_view, std::string_view> kDevices{{"V100", "v100-16gb"},
-                                                                     {"P100", "p100-pcie-16gb"},
-                                                                     {"T4", "t4"},
-                                                                     {"GTX 1080 Ti", "gtx1080ti"},
-                                                                     {"Titan Xp", "titan-xp"}};
-  const auto it = kDevices.find(gpu);
-  if (it == kDevices.end()) field_error(where, "gpu", gpu, "valid: V100, P100, T4, GTX 1080 Ti, Titan Xp");
-  return std::string(it->second);
-}
-
-std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::string_view file) {
-  std::vector<CalibrationRow> rows;
-  for_each_record(text, file, kDeepBenchGemmHeader,
-                  [&](const std::string& where, const std::vector<std::string>& f) {
-                    CalibrationRow r;
-                    r.origin = where;
-                    r.device = deepbench_device(f[0], where);
-                    r.precision = deepbench_precision(where, f[1]);
-                    r.kernel = "gemm";
-                    r.category = KindCategory::matmul;
-                    r.m = positive(where, "M", f[3]);
-                    r.n = positive(where, "N", f[4]);
-                    r.k = positive(where, "K", f[5]);
-                    for (size_t i : {size_t{6}, size_t{7}}) {
-                      if (f[i] != "N" && f[i] != "T")
-                        field_error(where, i == 6 ? "a_transpose" : "b_transpose", f[i], "must be N or T");
-                    }
-                    set_row_work(r, row_work(where, [&] { return gemm_work(r.m, r.n, r.k, r.precision); }));
-                    r.time_ns = ms_to_ns(where, "time_ms", f[8]);
-                    r.source = f[2];
-                    r.shape = fmt::format("M={} N={} K={} {}{}", r.m, r.n, r.k, f[6], f[7]);
-                    rows.push_back(std::move(r));
-                  });
-  return rows;
-}
-
-std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::string_view file) {
-  std::vector<CalibrationRow> rows;
-  for_each_record(
-      text, file, kDeepBenchConvHeader, [&](const std::string& where, const std::vector<std::string>& f) {
-        const std::string device = deepbench_device(f[0], where);
-        const std::string precision = deepbench_precision(where, f[1]);
-        const int64_t w = positive(where, "W", f[3]), h = positive(where, "H", f[4]),
-                      c = positive(where, "C", f[5]);
-        const int64_t n = positive(where, "N", f[6]), k = positive(where, "K", f[7]);
-        const int64_t s = positive(where, "S", f[8]), r = positive(where, "R", f[9]);
-        const int64_t pad_w = parse_int(where, "pad_w", f[10]), pad_h = parse_int(where, "pad_h", f[11]);
-        const int64_t stride_w = positive(where, "stride_w", f[12]),
-                      stride_h = positive(where, "stride_h", f[13]);
-        if (pad_w < 0 || pad_w > (1 << 20)) field_error(where, "pad_w", f[10], "must be from 0 to 2^20");
-        if (pad_h < 0 || pad_h > (1 << 20)) field_error(where, "pad_h", f[11], "must be from 0 to 2^20");
-        if (w > (int64_t{1} << 40)) field_error(where, "W", f[3], "must be at most 2^40");
-        if (h > (int64_t{1} << 40)) field_error(where, "H", f[4], "must be at most 2^40");
-        if (h + 2 * pad_h < r || w + 2 * pad_w < s) {
-          field_error(where, "R", f[9],
-                      fmt::format("filter {}x{} larger than the padded input {}x{}", r, s, h + 2 * pad_h,
-                                  w + 2 * pad_w));
-        }
-        const ConvGeometry conv{n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w};
-        const std::string shape = conv_shape_text(conv);
-        const std::array<std::string_view, 3> fields{"forward_ms", "backward_data_ms", "backward_filter_ms"};
-        for (size_t pass = 0; pass < 3; ++pass) {
-          const std::string& time = f[14 + pass];
-          if (time.empty()) continue;  // the spreadsheet has no time for this pass
-          CalibrationRow row;
-          row.origin = where;
-          row.device = device;
-          row.precision = precision;
-          set_row_work(row,
-                       row_work(where, [&] { return conv_work(conv, static_cast<ConvPass>(pass), precision); }));
-          row.kernel = std::string(kConvKernels[pass]);
-          row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
-          row.category = KindCategory::conv;
-          row.time_ns = ms_to_ns(where, fields[pass], time);
-          row.source = f[2];
-          row.shape = pass == 0 && !f[17].empty() ? shape + " algo=" + f[17] : shape;
-          rows.push_back(std::move(row));
-        }
-      });
-  return rows;
-}
-
 std::vector<CalibrationRow> read_calibration_input(const std::string& path, const std::string& trace_device,
                                                    std::string* note) {
   return parse_calibration_input(support::read_text_file(path, "calibration file"), path, trace_device, note);
@@ -518,7 +309,7 @@ std::vector<CalibrationRow> parse_calibration_input(const std::string& text, con
     return std::move(k.rows);
   }
   for (const auto& [number, line] : support::numbered_lines(text)) {
-    if (skipped(line)) continue;
+    if (is_blank_or_comment(line)) continue;
     if (line == kCalibrationCsvHeader || line == kCalibrationCsvHeaderV1)
       return parse_calibration_csv(text, path);
     if (line == kDeepBenchGemmHeader) return convert_deepbench_gemm(text, path);

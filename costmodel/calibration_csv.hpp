@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "costmodel/csv_fields.hpp"
 #include "ir/op_kind.hpp"
 
 namespace mutwo::costmodel {
@@ -141,19 +142,6 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
 // The rows as CSV text, header first, one row a line, in the given order.
 std::string calibration_csv_text(const std::vector<CalibrationRow>& rows);
 
-// DeepBench's GPU names as their catalog devices: "V100" -> v100-16gb (DGX-1 V100-SXM2-16GB),
-// "P100" -> p100-pcie-16gb, "T4" -> t4, "GTX 1080 Ti" -> gtx1080ti, "Titan Xp" -> titan-xp;
-// throws FormatError for another name.
-std::string deepbench_device(std::string_view gpu, std::string_view where);
-
-// Converts DeepBench's training results as tests/fixtures/calibration holds them (its README):
-//   gemm.csv: gpu,precision,source,M,N,K,a_transpose,b_transpose,time_ms -> one `gemm` row each;
-//   conv.csv: gpu,precision,source,W,H,C,N,K,S,R,pad_w,pad_h,stride_w,stride_h,forward_ms,
-//             backward_data_ms,backward_filter_ms,forward_algorithm -> one row per time present.
-// time_ns = round(ms * 1e6). Errors name the file, line, field and value.
-std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::string_view file);
-std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::string_view file);
-
 // Reads any calibration input by its content: the calibration format, DeepBench gemm.csv or
 // conv.csv, NeuSight's operator CSVs (by header; neusight_csv.hpp), or a PyTorch profiler trace recorded with
 // record_shapes (JSON, gzip accepted: kineto_calibration.hpp). A trace's rows are on the catalog device its
@@ -167,8 +155,5 @@ std::vector<CalibrationRow> read_calibration_input(const std::string& path,
 std::vector<CalibrationRow> parse_calibration_input(const std::string& text, const std::string& path,
                                                     const std::string& trace_device = "",
                                                     std::string* note = nullptr);
-
-// CSV fields of one line (RFC 4180 quoting, no embedded newlines); `where` names the line in errors.
-std::vector<std::string> split_csv_line(std::string_view line, std::string_view where);
 
 }  // namespace mutwo::costmodel

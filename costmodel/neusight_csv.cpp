@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/bench_rows.hpp"
+#include "costmodel/csv_fields.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "support/error.hpp"
 #include "support/text_file.hpp"
@@ -16,11 +17,6 @@ namespace mutwo::costmodel {
 namespace {
 
 constexpr std::string_view kHeaderStart = "OPName,Latency,Device,";
-
-[[noreturn]] void field_error(std::string_view where, std::string_view field, std::string_view value,
-                              std::string_view why) {
-  throw FormatError(fmt::format("{}: field '{}' = '{}': {}", where, field, value, why));
-}
 
 int64_t positive_int(std::string_view where, std::string_view field, const std::string& value) {
   size_t used = 0;

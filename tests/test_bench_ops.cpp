@@ -9,6 +9,7 @@
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
+#include "costmodel/deepbench_csv.hpp"
 #include "ir/bench_ops.hpp"
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"

@@ -12,6 +12,7 @@
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/calibration_validation.hpp"
 #include "costmodel/cost_source_registry.hpp"
+#include "costmodel/deepbench_csv.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
 #include "ir/graph_builder.hpp"
