@@ -9,10 +9,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mutwo::fuzz::refuse_only_with_errors([&] {
-    const std::string text = support::text_of_bytes(mutwo::fuzz::text_of(data, size), "fuzz.json.gz");
+    const std::string text = mutwo::support::text_of_bytes(mutwo::fuzz::text_of(data, size), "fuzz.json.gz");
     const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded() || !io::is_kineto_document(doc)) return;
-    io::import_kineto_trace(doc, "fuzz.json");
+    if (doc.is_discarded() || !mutwo::io::is_kineto_document(doc)) return;
+    mutwo::io::import_kineto_trace(doc, "fuzz.json");
   });
   return 0;
 }

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sample.flops = 2.0 * 1024 * 1024 * 1024;
     sample.bytes = 3.0 * 4 * 1024 * 1024;
     const auto kernel =
-        mutwo::costmodel::wave_kernel("gemm", ir::KindCategory::matmul, "", "fp32", sample, device);
+        mutwo::costmodel::wave_kernel("gemm", mutwo::ir::KindCategory::matmul, "", "fp32", sample, device);
     if (const auto* group = model.group_for(kernel.group, device))
       (void)mutwo::costmodel::predict_wave_ns(*group, kernel, device, model.clock_ratio(device));
   });
