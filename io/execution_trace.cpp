@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/aten_call.hpp"
+#include "io/execution_trace_nodes.hpp"
 #include "ir/graph.hpp"
 #include "ir/kind_rules.hpp"
 #include "support/checked_int.hpp"
@@ -18,66 +19,11 @@
 namespace mutwo::io {
 namespace {
 
+using et::elements;
+using et::EtNode;
+using et::EtTensor;
+using et::subtree;
 using nlohmann::json;
-
-struct EtTensor {
-  int64_t tensor_id = 0;
-  int64_t storage_id = 0;
-  int64_t extent_bytes = 0;  // (offset + numel) x element_size: how far into its storage it reaches
-  int64_t element_size = 0;
-  int64_t numel = 0;
-  bool on_gpu = false;  // device "cuda..."
-};
-
-struct EtNode {
-  int64_t id = 0;
-  int64_t parent = 0;
-  int64_t rf_id = -1;
-  int64_t seq_id = -1;
-  std::string name;
-  std::vector<EtTensor> inputs;
-  std::vector<EtTensor> outputs;
-  std::vector<std::vector<int64_t>> input_shapes;  // per argument; empty for a non-tensor one
-  std::vector<std::vector<int64_t>> output_shapes;
-  std::vector<std::string> input_types;  // per argument ("Tensor(float)", "Int", ...)
-  const json* input_values = nullptr;    // the node's "inputs" array (in the document)
-  std::vector<size_t> children;          // indices into the node list, by id
-};
-
-// A node and all its callees, in start (node id) order.
-std::vector<size_t> subtree(const std::vector<EtNode>& nodes, size_t root) {
-  std::vector<size_t> out{root};
-  for (size_t k = 0; k < out.size(); ++k) {
-    for (size_t c : nodes[out[k]].children) out.push_back(c);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// An argument's shape when it is a list of integers (a tensor's), else empty.
-std::vector<std::vector<int64_t>> shapes(const json& n, const char* field) {
-  std::vector<std::vector<int64_t>> out;
-  const auto it = n.find(field);
-  if (it == n.end() || !it->is_array()) return out;
-  for (const json& s : *it) {
-    std::vector<int64_t> shape;
-    if (s.is_array() &&
-        std::all_of(s.begin(), s.end(), [](const json& d) { return d.is_number_integer(); })) {
-      for (const json& d : s) shape.push_back(d.get<int64_t>());
-    }
-    out.push_back(std::move(shape));
-  }
-  return out;
-}
-
-int64_t elements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || (d > 0 && n > INT64_MAX / d)) return 0;  // not a size mutwo can use
-    n *= d;
-  }
-  return n;
-}
 
 bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -119,126 +65,7 @@ int64_t aten_flops(const EtNode& n) {
   return 0;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 constexpr std::string_view kBackwardPrefix = "autograd::engine::evaluate_function:";
-
-class Reader {
- public:
-  explicit Reader(std::string_view source) : source_(source) {}
-
-  [[noreturn]] void fail(int64_t node, std::string_view field, const std::string& what) const {
-    throw FormatError(fmt::format("{}: execution trace node {}: field '{}' {}", source_, node, field, what));
-  }
-
-  int64_t integer(const json& n, int64_t node, const char* field, std::optional<int64_t> fallback) const {
-    const auto it = n.find(field);
-    if (it == n.end()) {
-      if (fallback) return *fallback;
-      fail(node, field, "is missing");
-    }
-    if (!it->is_number_integer()) fail(node, field, fmt::format("must be an integer, not {}", it->dump()));
-    return it->get<int64_t>();
-  }
-
-  // [tensor_id, storage_id, offset, numel, element_size, device]; nullopt for an undefined tensor
-  // (storage 0: "Tensor(nullptr (uninitialized))").
-  std::optional<EtTensor> tensor(const json& v, int64_t node, const std::string& field) const {
-    if (!v.is_array() || v.size() != 6 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
-        !v[2].is_number_integer() || !v[3].is_number_integer() || !v[4].is_number_integer()) {
-      fail(
-          node, field,
-          fmt::format("must be a tensor [tensor_id, storage_id, offset, numel, element_size, device], not {}",
-                      v.dump().substr(0, 80)));
-    }
-    EtTensor t;
-    t.tensor_id = v[0].get<int64_t>();
-    t.storage_id = v[1].get<int64_t>();
-    const auto offset = v[2].get<int64_t>();
-    t.numel = v[3].get<int64_t>();
-    t.element_size = v[4].get<int64_t>();
-    if (t.storage_id == 0) return std::nullopt;
-    t.on_gpu = v[5].is_string() && starts_with(v[5].get<std::string>(), "cuda");
-    if (offset < 0 || t.numel < 0 || t.element_size < 0) {
-      fail(node, field,
-           fmt::format("has offset {}, numel {}, element_size {}: sizes must be >= 0", offset, t.numel,
-                       t.element_size));
-    }
-    int64_t elements = 0;
-    if (__builtin_add_overflow(offset, t.numel, &elements) ||
-        __builtin_mul_overflow(elements, t.element_size, &t.extent_bytes)) {
-      fail(node, field,
-           fmt::format("(offset {} + numel {}) x element_size {} overflows 64-bit bytes", offset, t.numel,
-                       t.element_size));
-    }
-    return t;
-  }
-
-  // The tensors among a node's inputs or outputs: "Tensor(...)" values and the tensors of
-  // "GenericList[Tensor...]" values (foreach ops).
-  std::vector<EtTensor> tensors(const json& n, int64_t node, const char* values_field,
-                                const char* types_field) const {
-    std::vector<EtTensor> out;
-    const auto values = n.find(values_field);
-    const auto types = n.find(types_field);
-    if (values == n.end() || types == n.end()) return out;
-    if (!values->is_array() || !types->is_array()) fail(node, values_field, "and its types must be arrays");
-    if (values->size() != types->size()) {
-      fail(node, types_field, fmt::format("has {} entries for {} values", types->size(), values->size()));
-    }
-    for (size_t i = 0; i < values->size(); ++i) {
-      if (!(*types)[i].is_string()) fail(node, types_field, "entries must be strings");
-      const std::string type = (*types)[i].get<std::string>();
-      const std::string field = fmt::format("{}[{}]", values_field, i);
-      if (starts_with(type, "Tensor")) {
-        if (auto t = tensor((*values)[i], node, field)) out.push_back(*t);
-      } else if (starts_with(type, "GenericList[Tensor")) {
-        if (!(*values)[i].is_array()) fail(node, field, "must be a list of tensors");
-        for (const json& v : (*values)[i]) {
-          if (auto t = tensor(v, node, field)) out.push_back(*t);
-        }
-      }
-    }
-    return out;
-  }
-
-  std::vector<EtNode> nodes(const json& doc) const {
-    const json& list = doc.at("nodes");
-    std::vector<EtNode> out;
-    out.reserve(list.size());
-    for (const json& n : list) {
-      if (!n.is_object())
-        throw FormatError(fmt::format("{}: execution trace: every node must be an object", source_));
-      EtNode e;
-      e.id = integer(n, -1, "id", std::nullopt);
-      e.parent = integer(n, e.id, "parent", std::nullopt);
-      e.rf_id = integer(n, e.id, "rf_id", -1);
-      e.seq_id = integer(n, e.id, "seq_id", -1);
-      const auto name = n.find("name");
-      if (name == n.end() || !name->is_string()) fail(e.id, "name", "must be a string");
-      e.name = name->get<std::string>();
-      e.inputs = tensors(n, e.id, "inputs", "input_types");
-      e.outputs = tensors(n, e.id, "outputs", "output_types");
-      e.input_shapes = shapes(n, "input_shapes");
-      if (const auto types = n.find("input_types"); types != n.end()) {
-        for (const json& t : *types) e.input_types.push_back(t.is_string() ? t.get<std::string>() : "");
-      }
-      if (const auto values = n.find("inputs"); values != n.end()) e.input_values = &*values;
-      e.output_shapes = shapes(n, "output_shapes");
-      out.push_back(std::move(e));
-    }
-    std::sort(out.begin(), out.end(), [](const EtNode& a, const EtNode& b) { return a.id < b.id; });
-    for (size_t i = 1; i < out.size(); ++i) {
-      if (out[i].id == out[i - 1].id) fail(out[i].id, "id", "appears twice");
-    }
-    return out;
-  }
-
- private:
-  std::string_view source_;
-};
 
 enum class UnitPhase : uint8_t { forward, backward, optimizer };
 
@@ -303,8 +130,7 @@ bool is_execution_trace_document(const nlohmann::json& doc) {
 }
 
 TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view source) {
-  const Reader reader(source);
-  std::vector<EtNode> nodes = reader.nodes(doc);
+  std::vector<EtNode> nodes = et::read_nodes(doc, source);
   std::map<int64_t, size_t> index_of;
   for (size_t i = 0; i < nodes.size(); ++i) index_of[nodes[i].id] = i;
   std::vector<size_t> roots;
@@ -326,13 +152,13 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
   };
   auto walk = [&](auto&& self, size_t i, bool optimizer) -> void {
     const EtNode& n = nodes[i];
-    if (starts_with(n.name, "Optimizer.zero_grad")) {
+    if (n.name.starts_with("Optimizer.zero_grad")) {
       ++zero_grad_nodes;
       return;
     }
-    const bool in_optimizer = optimizer || starts_with(n.name, "Optimizer.step");
+    const bool in_optimizer = optimizer || n.name.starts_with("Optimizer.step");
     if (is_op(n)) {
-      if (starts_with(n.name, kBackwardPrefix)) in_backward = true;
+      if (n.name.starts_with(kBackwardPrefix)) in_backward = true;
       units.push_back(Unit{i, in_optimizer  ? UnitPhase::optimizer
                               : in_backward ? UnitPhase::backward
                                             : UnitPhase::forward});
@@ -590,7 +416,7 @@ TraceImport import_execution_trace(const nlohmann::json& doc, std::string_view s
         }
         // The engine's own aten calls beside the function: partial gradients summed (accumulate_grad).
         for (size_t c : n.children) {
-          if (starts_with(nodes[c].name, "aten::")) op.flops += aten_flops(nodes[c]);
+          if (nodes[c].name.starts_with("aten::")) op.flops += aten_flops(nodes[c]);
         }
         g.ops.push_back(std::move(op));
         continue;
