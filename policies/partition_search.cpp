@@ -1,0 +1,447 @@
+#include "policies/partition_search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "policies/multiplex.hpp"
+#include "policies/plain_schedule.hpp"
+#include "policies/policy_result.hpp"
+#include "policies/state_offload.hpp"
+#include "policies/strategy.hpp"
+#include "support/error.hpp"
+#include "zoo/model_registry.hpp"
+
+namespace mutwo::policies::partition_search {
+
+int64_t persistent_bytes(const ir::Graph& graph) {
+  int64_t bytes = 0;
+  for (const ir::Tensor& t : graph.tensors) {
+    if (ir::is_persistent(t.role)) bytes += t.bytes;
+  }
+  return bytes;
+}
+
+void validate(const SearchConfig& config, const PolicyRegistry& registry) {
+  if (config.architectures.empty()) throw Error("search: the model array is empty; give at least one model");
+  for (const ArchitectureCount& a : config.architectures) {
+    zoo::find_model(a.model);  // a zoo model or a test-scale variant
+    if (a.count < 1) throw Error(fmt::format("search: model '{}' count {} must be >= 1", a.model, a.count));
+  }
+  for (size_t i = 0; i < config.architectures.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (config.architectures[i].model == config.architectures[j].model) {
+        throw Error(fmt::format("search: model '{}' is given twice; give it once with the total count",
+                                config.architectures[i].model));
+      }
+    }
+  }
+  if (config.cost == nullptr) throw Error("search: no cost model");
+  if (config.top < 1) throw Error(fmt::format("search: top {} must be >= 1", config.top));
+  if (config.memory_limit_bytes < 0) {
+    throw Error(fmt::format("search: memory limit {} B must be >= 0", config.memory_limit_bytes));
+  }
+  for (const std::string& p : config.policies) registry.find(p);
+}
+
+// Feasible by step time (samples per step are the same for all), then infeasible by peak.
+bool better(const SearchRow& a, int64_t seq_a, const SearchRow& b, int64_t seq_b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  const int64_t ka = a.feasible ? a.step_time_ns : a.peak_bytes;
+  const int64_t kb = b.feasible ? b.step_time_ns : b.peak_bytes;
+  return std::tie(ka, seq_a) < std::tie(kb, seq_b);
+}
+
+SearchReport Search::run() {
+  SearchReport report;
+  report.memory_limit_bytes = limit_;
+  report.samples_per_step = samples_per_step_;
+  report.stats.policies = static_cast<int64_t>(policies_.size());
+
+  StrategyContext ctx;
+  ctx.config = &config_;
+  ctx.cost = &cost_;
+  ctx.registry = &registry_;
+  ctx.memory_limit_bytes = limit_;
+  ctx.samples_per_step = samples_per_step_;
+  ctx.host_mode = config_.host_mode;
+  ctx.step_graph = [this](size_t a, int32_t w) -> const ir::Graph& { return step_graph(a, w); };
+  std::vector<StrategyOutcome> outcomes;
+  outcomes.push_back(run_sequential(ctx));
+  outcomes.push_back(run_hfta(ctx));
+  if (std::optional<StrategyOutcome> hc = run_hfta_capuchin(ctx)) outcomes.push_back(std::move(*hc));
+
+  std::optional<StrategyOutcome> separate = separate_runs(report.stats);
+  if (config_.prune_below_separate_runs && separate && separate->row.feasible) {
+    separate_runs_ns_ = separate->row.step_time_ns;
+  }
+  search_partitions(report.stats);
+  if (separate) outcomes.push_back(std::move(*separate));
+  offload_separate_partition(report.stats);
+  for (Candidate& c : kept_) {
+    if (c.row.pruned) {
+      outcomes.push_back({c.row, std::nullopt, true});
+      continue;
+    }
+    SearchRow row = combine_runs({c.figures}, samples_per_step_);
+    row.strategy = "mutwo";
+    row.partition = c.row.partition;
+    row.policy = c.row.policy;
+    row.note = c.row.note;
+    row.state_offloaded = c.row.state_offloaded;
+    row.optimizer_on_host = c.schedule.host_stream != ir::kNoStream;
+    StrategyOutcome o;
+    o.row = std::move(row);
+    o.schedule = std::move(c.schedule);
+    outcomes.push_back(std::move(o));
+  }
+
+  // Stable: baselines first among equals, then the mutwo rows in their ranked order.
+  std::vector<size_t> order(outcomes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return better(outcomes[x].row, static_cast<int64_t>(x), outcomes[y].row, static_cast<int64_t>(y));
+  });
+  const SearchRow& hfta = outcomes[1].row;
+  report.smallest_limit_bytes = smallest_peak_;
+  for (size_t i : order) {
+    SearchRow& row = outcomes[i].row;
+    if (row.feasible && hfta.feasible) row.speedup_over_hfta = row.samples_per_s / hfta.samples_per_s;
+    if (!row.pruned && (report.smallest_limit_bytes == 0 || row.peak_bytes < report.smallest_limit_bytes)) {
+      report.smallest_limit_bytes = row.peak_bytes;
+    }
+    report.rows.push_back(row);
+  }
+  StrategyOutcome& best = outcomes[order.front()];
+  if (best.row.feasible) {
+    report.best_schedule = std::move(best.schedule);
+    report.best_schedule_is_whole_step = best.schedule_is_whole_step;
+  }
+  return report;
+}
+
+const ir::Graph& Search::step_graph(size_t arch, int32_t width) {
+  return graphs_.get(arch, width);
+}
+
+int64_t Search::compute_ns(size_t arch, int32_t width) {
+  auto it = compute_ns_.find({arch, width});
+  if (it != compute_ns_.end()) return it->second;
+  const int64_t total = estimated_step_ns(step_graph(arch, width), cost_);
+  compute_ns_.emplace(std::make_pair(arch, width), total);
+  return total;
+}
+
+// Pruning rule 1 (search.hpp): the sub-array alone, beside the other models' persistent state.
+Search::Lone Search::lone(size_t arch, int32_t width, size_t policy, SearchStats& stats) {
+  const auto key = std::make_tuple(arch, width, policy);
+  auto it = lone_.find(key);
+  if (it != lone_.end()) return it->second;
+  const ir::Graph& graph = step_graph(arch, width);
+  const int64_t others = total_persistent_bytes_ - persistent_bytes(graph);
+  Lone verdict{false, total_persistent_bytes_};
+  if (limit_ - others > 0) {
+    const ir::Schedule base = build_plain_schedule({graph});
+    PolicyInput input;
+    input.base = &base;
+    input.cost = &cost_;
+    input.memory_limit_bytes = limit_ - others;
+    const PolicyResult result = policies_[policy]->plan(input);
+    verdict = {result.feasible, result.peak_bytes + others};
+    ++stats.plans;
+  }
+  lone_.emplace(key, verdict);
+  return verdict;
+}
+
+bool Search::offload_fits(const std::vector<SubArrayKey>& neighbours, size_t policy, SearchStats& stats) {
+  auto key = std::make_pair(neighbours, policy);
+  auto it = offload_fits_.find(key);
+  if (it != offload_fits_.end()) return it->second;
+  // Memory grows with width: a verdict on the same architectures at widths all >= (fails) or all
+  // <= (fits) these decides it without planning.
+  for (const auto& [known, fits] : offload_fits_) {
+    if (known.second != policy || known.first.size() != neighbours.size()) continue;
+    bool wider = true;
+    bool narrower = true;
+    for (size_t i = 0; i < neighbours.size(); ++i) {
+      if (known.first[i].first != neighbours[i].first) wider = narrower = false;
+      wider = wider && known.first[i].second <= neighbours[i].second;
+      narrower = narrower && known.first[i].second >= neighbours[i].second;
+    }
+    if ((!fits && wider) || (fits && narrower)) return fits;
+  }
+  std::vector<ir::Graph> parts;
+  for (const auto& [arch, width] : neighbours) parts.push_back(step_graph(arch, width));
+  const ir::Schedule base = build_multiplexed_schedule(std::move(parts), cost_);
+  PolicyInput input;
+  input.base = &base;
+  input.cost = &cost_;
+  input.memory_limit_bytes = limit_;
+  const bool fits = plan_with_state_offload(*policies_[policy], input).feasible;
+  ++stats.plans;
+  offload_fits_.emplace(std::move(key), fits);
+  return fits;
+}
+
+std::vector<Search::SubArrayKey> Search::multiplex_sequence(const Sizes& sizes) {
+  std::vector<SubArrayKey> keys;
+  std::vector<int64_t> step_ns;
+  for (size_t a = 0; a < sizes.size(); ++a) {
+    for (int32_t w : sizes[a]) {
+      keys.emplace_back(a, w);
+      step_ns.push_back(compute_ns(a, w));
+    }
+  }
+  std::vector<SubArrayKey> ordered;
+  for (int32_t i : multiplex_order(step_ns)) ordered.push_back(keys[static_cast<size_t>(i)]);
+  return ordered;
+}
+
+int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<ir::Schedule>& base,
+                            SearchStats& stats) {
+  if (!registry_.find(names_[policy]).static_plan) return 0;
+  const std::vector<SubArrayKey> sequence = multiplex_sequence(sizes);
+  // Rule 1': neighbours in multiplex order (multiplexed plan), each sub-array alone (back to back).
+  auto pairs_fit = [&] {
+    if (sequence.size() < 2) return offload_fits(sequence, policy, stats);
+    for (size_t i = 0; i + 1 < sequence.size(); ++i) {
+      if (!offload_fits({sequence[i], sequence[i + 1]}, policy, stats)) return false;
+    }
+    return true;
+  };
+  auto each_fits = [&] {
+    for (const SubArrayKey& k : sequence) {
+      if (!offload_fits({k}, policy, stats)) return false;
+    }
+    return true;
+  };
+  PolicyInput input;
+  input.cost = &cost_;
+  input.memory_limit_bytes = limit_;
+  input.host_mode = config_.host_mode;
+  std::optional<PolicyResult> result;
+  if (pairs_fit()) {
+    if (!base) base = multiplexed(sizes, true);
+    input.base = &*base;
+    result = plan_with_state_offload(*policies_[policy], input);
+    ++stats.plans;
+  }
+  // With the state dominating memory, two neighbours' state may not share the device: back to
+  // back, one sub-array's state is resident at a time (plus the next one's prefetch).
+  if ((!result || !result->feasible) && sequence.size() > 1 && each_fits()) {
+    const ir::Schedule back_to_back = multiplexed(sizes, false);
+    input.base = &back_to_back;
+    PolicyResult alt = plan_with_state_offload(*policies_[policy], input);
+    ++stats.plans;
+    if (!result || alt.feasible || alt.peak_bytes < result->peak_bytes) {
+      alt.note += " (sub-arrays back to back)";
+      result = std::move(alt);
+    }
+  }
+  if (!result) {
+    ++stats.pruned_by_memory;
+    return 0;
+  }
+  const int made = result->feasible ? 2 : 1;
+  Candidate c;
+  c.row.strategy = "mutwo";
+  c.row.partition = partition_label(config_, sizes);
+  c.row.policy = names_[policy] + "+offload";
+  c.row.feasible = result->feasible;
+  c.row.step_time_ns = result->feasible ? result->step_time_ns : 0;
+  c.row.peak_bytes = result->peak_bytes;
+  c.row.note = result->note;
+  c.row.state_offloaded = true;
+  c.figures = figures_at_limit(result->prediction);
+  c.schedule = std::move(result->schedule);
+  c.sequence = sequence_++;
+  offer(std::move(c));
+  return made;
+}
+
+std::vector<Sizes> Search::enumerate_partitions() const {
+  std::vector<Sizes> out;
+  for (const ArrayPartition& p : array_partitions(config_.architectures, config_.prune)) {
+    Sizes sizes(config_.architectures.size());
+    for (const SubArraySpec& s : p) {
+      for (size_t a = 0; a < config_.architectures.size(); ++a) {
+        if (config_.architectures[a].model == s.model) sizes[a].push_back(s.width);
+      }
+    }
+    out.push_back(std::move(sizes));
+  }
+  return out;
+}
+
+// Sub-arrays ordered by multiplex_order (neighbours with the closest step times pair up).
+size_t total_sub_arrays(const Sizes& sizes) {
+  size_t n = 0;
+  for (const auto& widths : sizes) n += widths.size();
+  return n;
+}
+
+// interleave = false: the same sub-arrays in the same order, back to back (plain schedule).
+ir::Schedule Search::multiplexed(const Sizes& sizes, bool interleave) {
+  std::vector<const ir::Graph*> graphs;
+  std::vector<int64_t> step_ns;
+  for (size_t a = 0; a < sizes.size(); ++a) {
+    for (int32_t w : sizes[a]) {
+      graphs.push_back(&step_graph(a, w));
+      step_ns.push_back(compute_ns(a, w));
+    }
+  }
+  std::vector<ir::Graph> parts;
+  for (int32_t i : multiplex_order(step_ns)) parts.push_back(*graphs[static_cast<size_t>(i)]);
+  return interleave ? build_multiplexed_schedule(std::move(parts), cost_)
+                    : build_plain_schedule(std::move(parts));
+}
+
+void Search::offer(Candidate c) {
+  const int64_t peak = c.row.peak_bytes;
+  if (!c.row.pruned && (smallest_peak_ == 0 || peak < smallest_peak_)) smallest_peak_ = peak;
+  auto pos = std::find_if(kept_.begin(), kept_.end(),
+                          [&](const Candidate& k) { return better(c.row, c.sequence, k.row, k.sequence); });
+  if (pos == kept_.end() && kept_.size() >= static_cast<size_t>(config_.top)) return;
+  kept_.insert(pos, std::move(c));
+  if (kept_.size() > static_cast<size_t>(config_.top)) kept_.pop_back();
+}
+
+void Search::search_partitions(SearchStats& stats) {
+  std::vector<Sizes> partitions = enumerate_partitions();
+  stats.partitions = static_cast<int64_t>(partitions.size());
+  // Pruning rule 2: visit by the compute bound, ascending (stable: enumeration order on ties).
+  std::vector<std::pair<int64_t, size_t>> by_bound;
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    int64_t bound = 0;
+    for (size_t a = 0; a < partitions[i].size(); ++a) {
+      for (int32_t w : partitions[i][a]) bound += compute_ns(a, w);
+    }
+    by_bound.emplace_back(bound, i);
+  }
+  std::stable_sort(by_bound.begin(), by_bound.end());
+  // Partitions with a feasible offloaded plan, and partitions planned with the state offloaded at all
+  // (at most 2x the budget: each costs whole-array plans per policy).
+  int32_t offload_partitions = 0;
+  int32_t offload_attempts = 0;
+  for (size_t visit = 0; visit < by_bound.size(); ++visit) {
+    const auto [bound, index] = by_bound[visit];
+    const Sizes& sizes = partitions[index];
+    if ((kept_.size() >= static_cast<size_t>(config_.top) && kept_.back().row.feasible &&
+         kept_.back().row.step_time_ns <= bound) ||
+        (separate_runs_ns_ >= 0 && separate_runs_ns_ < bound)) {
+      stats.partitions_pruned_by_bound = static_cast<int64_t>(by_bound.size() - visit);
+      break;
+    }
+    std::optional<ir::Schedule> base;
+    std::optional<ir::Schedule> back_to_back;
+    bool as_is_checked = false;
+    const bool offload_allowed =
+        offload_partitions < config_.offload_partitions && offload_attempts < 2 * config_.offload_partitions;
+    int offloaded = 0;
+    for (size_t p = 0; p < policies_.size(); ++p) {
+      Lone worst{true, 0};
+      for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
+        for (int32_t w : sizes[a]) {
+          const Lone l = lone(a, w, p, stats);
+          if (!l.fits) {
+            worst = l;
+            break;
+          }
+        }
+      }
+      if (!worst.fits) {
+        // Reported as infeasible with the lower bound of the limit it needs (no schedule kept).
+        ++stats.pruned_by_memory;
+        Candidate c;
+        c.row.strategy = "mutwo";
+        c.row.partition = partition_label(config_, sizes);
+        c.row.policy = names_[p];
+        c.row.peak_bytes = worst.needs_bytes;
+        c.row.note = "pruned: a sub-array alone does not fit beside the other models' state";
+        c.row.pruned = true;
+        c.sequence = sequence_++;
+        offer(std::move(c));
+        if (offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));
+        continue;
+      }
+      if (!as_is_checked) {
+        // The first policy not pruned by memory: build the base once. A partition whose plain
+        // multiplexed step already fits needs no memory policy (swaps and recomputation only add
+        // time), so one 'none' row stands for all of them.
+        as_is_checked = true;
+        if (!base) base = multiplexed(sizes, true);
+        PolicyInput as_is_input;
+        as_is_input.base = &*base;
+        as_is_input.cost = &cost_;
+        as_is_input.memory_limit_bytes = limit_;
+        as_is_input.host_mode = config_.host_mode;
+        PolicyResult as_is =
+            evaluate_schedule(*base, as_is_input, "fits without a memory policy; policies not run");
+        ++stats.plans;
+        if (as_is.feasible) {
+          Candidate c;
+          c.row.strategy = "mutwo";
+          c.row.partition = partition_label(config_, sizes);
+          c.row.policy = "none";
+          c.row.feasible = true;
+          c.row.step_time_ns = as_is.step_time_ns;
+          c.row.peak_bytes = as_is.peak_bytes;
+          c.row.note = as_is.note;
+          c.figures = figures_at_limit(as_is.prediction);
+          c.schedule = std::move(as_is.schedule);
+          c.sequence = sequence_++;
+          offer(std::move(c));
+          break;
+        }
+      }
+      PolicyInput input;
+      input.base = &*base;
+      input.cost = &cost_;
+      input.memory_limit_bytes = limit_;
+      input.host_mode = config_.host_mode;
+      PolicyResult result = policies_[p]->plan(input);
+      ++stats.plans;
+      // Multiplexing helps when the policy's swaps hide behind the other sub-array's forward; a
+      // greedy plan can also come out worse than on the back-to-back order (it raises the peak),
+      // so with several sub-arrays both orders are planned and the better plan is kept.
+      if (total_sub_arrays(sizes) > 1) {
+        if (!back_to_back) back_to_back = multiplexed(sizes, false);
+        input.base = &*back_to_back;
+        PolicyResult alt = policies_[p]->plan(input);
+        ++stats.plans;
+        if (better_result(alt, result)) {
+          result = std::move(alt);
+          result.note += " (sub-arrays back to back: better than multiplexed here)";
+        }
+      }
+      const bool fits = result.feasible;
+      Candidate c;
+      c.row.strategy = "mutwo";
+      c.row.partition = partition_label(config_, sizes);
+      c.row.policy = names_[p];
+      c.row.feasible = result.feasible;
+      c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
+      c.row.peak_bytes = result.peak_bytes;
+      c.row.note = result.note;
+      c.figures = figures_at_limit(result.prediction);
+      c.schedule = std::move(result.schedule);
+      c.sequence = sequence_++;
+      offer(std::move(c));
+      if (!fits && offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));
+    }
+    if (offloaded > 0) {
+      ++offload_attempts;
+      if (offloaded == 2) ++offload_partitions;
+      offload_tried_.push_back(sizes);
+    }
+  }
+}
+
+}  // namespace mutwo::policies::partition_search
