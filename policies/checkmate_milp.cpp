@@ -135,49 +135,19 @@ void check_problem(const RematProblem& p, const MilpOptions& options) {
   }
 }
 
-// Exact bytes of an integral plan when every value is freed as soon as no later op of its stage reads it
-// and the next stage does not retain it (what the emitted schedule does).
+// Exact bytes of an integral plan as the emitted schedule runs it (walk_remat_plan).
 int64_t replay_peak_bytes(const RematProblem& p, const RematSolution& s) {
-  const size_t n_values = p.values.size();
-  std::vector<uint8_t> resident(n_values, 0), keep(n_values, 0);
-  std::vector<int32_t> last_read(n_values, 0);  // runs of the stage done when v is last read
-  int64_t in_use = 0, peak = 0;
-  for (size_t v = 0; v < n_values; ++v) {
-    if (p.values[v].producer < 0) {
-      resident[v] = 1;
-      in_use += p.values[v].bytes;
-    }
+  int64_t in_use = 0;
+  for (const RematValue& v : p.values) {
+    if (v.producer < 0) in_use += v.bytes;
   }
-  peak = in_use;
-  auto release = [&](int32_t v, size_t pos) {
-    const auto u = static_cast<size_t>(v);
-    if (resident[u] && !keep[u] && last_read[u] <= static_cast<int32_t>(pos)) {  // pos: runs done
-      resident[u] = 0;
-      in_use -= p.values[u].bytes;
-    }
-  };
-  for (size_t t = 0; t < p.ops.size(); ++t) {
-    const auto& runs = s.runs[t];
-    std::fill(keep.begin(), keep.end(), 0);
-    for (int32_t v : s.retained[t + 1]) keep[static_cast<size_t>(v)] = 1;
-    std::fill(last_read.begin(), last_read.end(), 0);
-    for (size_t j = 0; j < runs.size(); ++j)
-      for (int32_t v : p.ops[static_cast<size_t>(runs[j])].inputs)
-        last_read[static_cast<size_t>(v)] = static_cast<int32_t>(j) + 1;
-    for (size_t v = 0; v < n_values; ++v) release(static_cast<int32_t>(v), 0);
-    for (size_t j = 0; j < runs.size(); ++j) {
-      const RematOp& op = p.ops[static_cast<size_t>(runs[j])];
-      for (int32_t v : op.outputs) {
-        if (!resident[static_cast<size_t>(v)]) {
-          resident[static_cast<size_t>(v)] = 1;
-          in_use += p.values[static_cast<size_t>(v)].bytes;
-        }
-      }
-      peak = std::max(peak, in_use + op.workspace_bytes);
-      for (int32_t v : op.inputs) release(v, j + 1);
-      for (int32_t v : op.outputs) release(v, j + 1);
-    }
-  }
+  int64_t peak = in_use;
+  RematWalk walk;
+  walk.run = [](size_t, size_t) {};
+  walk.made = [&](int32_t v) { in_use += p.values[static_cast<size_t>(v)].bytes; };
+  walk.ran = [&](size_t op) { peak = std::max(peak, in_use + p.ops[op].workspace_bytes); };
+  walk.freed = [&](int32_t v) { in_use -= p.values[static_cast<size_t>(v)].bytes; };
+  walk_remat_plan(p, s, walk);
   return peak;
 }
 
@@ -201,6 +171,45 @@ const char* milp_status_name(MilpStatus status) {
       return "no solution";
   }
   return "?";
+}
+
+void walk_remat_plan(const RematProblem& p, const RematSolution& s, const RematWalk& walk) {
+  const size_t n_values = p.values.size();
+  std::vector<uint8_t> resident(n_values, 0), keep(n_values, 0);
+  std::vector<int32_t> last_read(n_values, 0);  // runs of the stage done when v is last read
+  for (size_t v = 0; v < n_values; ++v) resident[v] = p.values[v].producer < 0;
+  const auto release = [&](int32_t v, int32_t runs_done) {
+    const auto u = static_cast<size_t>(v);
+    if (!resident[u] || keep[u] || last_read[u] > runs_done) return;
+    resident[u] = 0;
+    walk.freed(v);
+  };
+  for (size_t t = 0; t < p.ops.size(); ++t) {
+    const auto& runs = s.runs[t];
+    std::fill(keep.begin(), keep.end(), 0);
+    for (int32_t v : s.retained[t + 1]) keep[static_cast<size_t>(v)] = 1;
+    std::fill(last_read.begin(), last_read.end(), 0);
+    for (size_t j = 0; j < runs.size(); ++j)
+      for (int32_t v : p.ops[static_cast<size_t>(runs[j])].inputs)
+        last_read[static_cast<size_t>(v)] = static_cast<int32_t>(j) + 1;
+    for (size_t v = 0; v < n_values; ++v) release(static_cast<int32_t>(v), 0);
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const auto k = static_cast<size_t>(runs[j]);
+      walk.run(t, k);
+      const RematOp& op = p.ops[k];
+      for (int32_t v : op.outputs) {
+        if (!resident[static_cast<size_t>(v)]) {
+          resident[static_cast<size_t>(v)] = 1;
+          walk.made(v);
+        }
+      }
+      walk.ran(k);
+      std::vector<int32_t> touched = op.inputs;
+      touched.insert(touched.end(), op.outputs.begin(), op.outputs.end());
+      std::sort(touched.begin(), touched.end());
+      for (int32_t v : touched) release(v, static_cast<int32_t>(j) + 1);
+    }
+  }
 }
 
 RematSolution solve_remat_milp(const RematProblem& p, const MilpOptions& options) {

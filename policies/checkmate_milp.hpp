@@ -19,6 +19,7 @@
 // recomputable readers) get no S or R variables past that stage: this trims the model without
 // changing its optimum.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,19 @@ struct RematSolution {
   int32_t variables = 0;
   int32_t constraints = 0;
 };
+
+// The one walk of an integral plan, which both the emitted schedule (policies/impl/checkmate.cpp)
+// and the solution's peak follow: stage by stage, at its start every value freed that the stage does
+// not read and the next one does not retain (in value order); then each run in turn, its outputs made
+// resident, then its inputs and outputs freed (ascending) once no later run of the stage reads them
+// and the next stage does not retain them. Values without a producer are resident from the start.
+struct RematWalk {
+  std::function<void(size_t stage, size_t op)> run;  // a run starts: op == stage computes, else recomputes
+  std::function<void(int32_t value)> made;           // an output that was not resident becomes so
+  std::function<void(size_t op)> ran;                // the run's outputs are resident
+  std::function<void(int32_t value)> freed;
+};
+void walk_remat_plan(const RematProblem& p, const RematSolution& s, const RematWalk& walk);
 
 // Builds and solves the MILP. Throws mutwo::Error on an inconsistent problem (ids out of range, a
 // value read before its producer, negative sizes or costs, time limit <= 0).

@@ -104,7 +104,8 @@ Lowered lower(const Schedule& base, const costmodel::OpCostModel& cost, int64_t 
 }
 
 // Stage t: the recomputes and the compute the MILP chose, each value freed as soon as no later op of
-// the stage reads it and the next stage does not retain it.
+// the stage reads it and the next stage does not retain it (walk_remat_plan, which the solution's peak
+// follows too).
 Schedule emit(const Schedule& base, const Lowered& l, const RematSolution& s) {
   Schedule out;
   out.graph = base.graph;
@@ -118,37 +119,14 @@ Schedule emit(const Schedule& base, const Lowered& l, const RematSolution& s) {
     in.tensor = tensor;
     out.instructions.push_back(std::move(in));
   };
-  const RematProblem& p = l.problem;
-  const size_t n_values = p.values.size();
-  std::vector<uint8_t> resident(n_values, 0), keep(n_values, 0);
-  std::vector<int32_t> last_read(n_values, 0);
-  for (size_t v = 0; v < n_values; ++v) resident[v] = p.values[v].producer < 0;
-  auto release = [&](int32_t v, int32_t runs_done) {
-    const auto u = static_cast<size_t>(v);
-    if (!resident[u] || keep[u] || last_read[u] > runs_done) return;
-    resident[u] = 0;
-    add(InstrKind::free, ir::kNoId, l.tensor_of[u]);
+  RematWalk walk;
+  walk.run = [&](size_t stage, size_t op) {
+    add(op == stage ? InstrKind::compute : InstrKind::recompute, l.order[op], ir::kNoId);
   };
-  for (size_t t = 0; t < l.order.size(); ++t) {
-    const auto& runs = s.runs[t];
-    std::fill(keep.begin(), keep.end(), 0);
-    for (int32_t v : s.retained[t + 1]) keep[static_cast<size_t>(v)] = 1;
-    std::fill(last_read.begin(), last_read.end(), 0);
-    for (size_t j = 0; j < runs.size(); ++j)
-      for (int32_t v : p.ops[static_cast<size_t>(runs[j])].inputs)
-        last_read[static_cast<size_t>(v)] = static_cast<int32_t>(j) + 1;
-    for (size_t v = 0; v < n_values; ++v) release(static_cast<int32_t>(v), 0);
-    for (size_t j = 0; j < runs.size(); ++j) {
-      const auto k = static_cast<size_t>(runs[j]);
-      add(k == t ? InstrKind::compute : InstrKind::recompute, l.order[k], ir::kNoId);
-      const RematOp& op = p.ops[k];
-      for (int32_t v : op.outputs) resident[static_cast<size_t>(v)] = 1;
-      std::vector<int32_t> touched = op.inputs;
-      touched.insert(touched.end(), op.outputs.begin(), op.outputs.end());
-      std::sort(touched.begin(), touched.end());
-      for (int32_t v : touched) release(v, static_cast<int32_t>(j) + 1);
-    }
-  }
+  walk.made = [](int32_t) {};
+  walk.ran = [](size_t) {};
+  walk.freed = [&](int32_t v) { add(InstrKind::free, ir::kNoId, l.tensor_of[static_cast<size_t>(v)]); };
+  walk_remat_plan(l.problem, s, walk);
   return out;
 }
 
