@@ -1,17 +1,11 @@
 #include "policies/policy_registry.hpp"
 
+#include "support/plugins.hpp"
+
 namespace mutwo::policies {
 
 void register_builtin_policies(PolicyRegistry& registry) {
-  register_none_policy(registry);
-  register_checkpoint_policy(registry);
-  register_vdnn_policy(registry);
-  register_capuchin_policy(registry);
-  register_mutwo_policy(registry);
-  register_dtr_policy(registry);
-#ifdef MUTWO_WITH_CBC
-  register_checkmate_policy(registry);
-#endif
+  Plugins<PolicyRegistry>::register_all(registry);
 }
 
 const PolicyRegistry& builtin_policies() {

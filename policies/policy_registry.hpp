@@ -1,6 +1,7 @@
 #pragma once
 // Swap/recompute policies by name: factory, one-line description and the paper it implements.
-// Adding a policy: one file under policies/impl/ and one line in register_builtin_policies.
+// Adding a policy: one file under policies/impl/ that registers itself (support/plugins.hpp), and its
+// line in policies/CMakeLists.txt.
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,16 +33,8 @@ class PolicyRegistry : public Registry<PolicyInfo> {
   const std::vector<PolicyInfo>& policies() const { return entries(); }  // in registration order
 };
 
-// One registration function per file under policies/impl/.
-void register_none_policy(PolicyRegistry& registry);        // impl/none.cpp
-void register_checkpoint_policy(PolicyRegistry& registry);  // impl/checkpoint.cpp
-void register_vdnn_policy(PolicyRegistry& registry);        // impl/vdnn.cpp
-void register_capuchin_policy(PolicyRegistry& registry);    // impl/capuchin.cpp
-void register_mutwo_policy(PolicyRegistry& registry);       // impl/mutwo.cpp
-void register_dtr_policy(PolicyRegistry& registry);         // impl/dtr.cpp
-void register_checkmate_policy(PolicyRegistry& registry);   // impl/checkmate.cpp
-
-// Calls every register_*_policy above, in that order.
+// Every policy registered by its own file (support/plugins.hpp; the built-ins under policies/impl/,
+// ranked none 10, checkpoint 20, vdnn 30, capuchin 40, mutwo 50, dtr 60, checkmate 70), in rank order.
 void register_builtin_policies(PolicyRegistry& registry);
 // A registry with the built-ins, built once.
 const PolicyRegistry& builtin_policies();

@@ -15,6 +15,7 @@
 
 #include "policies/greedy_planner.hpp"
 #include "policies/policy_registry.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -110,10 +111,16 @@ class CapuchinPolicy : public MemoryPolicy {
 
 }  // namespace
 
+namespace {
+
 void register_capuchin_policy(PolicyRegistry& registry) {
   registry.add({"capuchin",
                 "swap tensors whose copies the free time hides, then recompute by memory saved per second",
                 "Peng et al., ASPLOS 2020 (Capuchin)", [] { return std::make_unique<CapuchinPolicy>(); }});
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(40, register_capuchin_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies

@@ -15,6 +15,7 @@
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -191,10 +192,16 @@ std::unique_ptr<MemoryPolicy> make_checkmate_policy(const CheckmateOptions& opti
   return std::make_unique<CheckmatePolicy>(options);
 }
 
+namespace {
+
 void register_checkmate_policy(PolicyRegistry& registry) {
   registry.add({kName, "optimal recomputation by MILP (COIN-OR CBC) for graphs of up to 60 ops",
                 "Jain et al., MLSys 2020", [] { return make_checkmate_policy(); },
                 /*in_default_search=*/false});  // one MILP per sub-array is too slow for a sweep
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(70, register_checkmate_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies

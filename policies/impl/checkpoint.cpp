@@ -20,6 +20,7 @@
 #include "policies/plan_emitter.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -161,6 +162,8 @@ class CheckpointPolicy : public MemoryPolicy {
 
 }  // namespace
 
+namespace {
+
 void register_checkpoint_policy(PolicyRegistry& registry) {
   registry.add(
       {"checkpoint",
@@ -169,5 +172,9 @@ void register_checkpoint_policy(PolicyRegistry& registry) {
        "Chen et al., arXiv:1604.06174 2016 (Training Deep Nets with Sublinear Memory Cost)",
        [] { return std::make_unique<CheckpointPolicy>(); }});
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(20, register_checkpoint_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies

@@ -13,6 +13,7 @@
 #include "policies/dtr_run.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -77,6 +78,8 @@ class DtrPolicy : public MemoryPolicy {
 
 }  // namespace
 
+namespace {
+
 void register_dtr_policy(PolicyRegistry& registry) {
   registry.add({"dtr", "evict by cost / (memory x staleness) at simulated run time, recompute on demand",
                 "Kirisame et al., ICLR 2021", [] { return std::make_unique<DtrPolicy>("dtr", "dtr"); },
@@ -86,5 +89,9 @@ void register_dtr_policy(PolicyRegistry& registry) {
                 [] { return std::make_unique<DtrPolicy>("dtr-eqclass", "dtr-eqclass"); },
                 /*in_default_search=*/true, /*static_plan=*/false});
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(60, register_dtr_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies

@@ -18,6 +18,7 @@
 
 #include "policies/greedy_planner.hpp"
 #include "policies/policy_registry.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -165,6 +166,8 @@ class MutwoPolicy : public MemoryPolicy {
 
 }  // namespace
 
+namespace {
+
 void register_mutwo_policy(PolicyRegistry& registry) {
   registry.add(
       {"mutwo",
@@ -172,5 +175,9 @@ void register_mutwo_policy(PolicyRegistry& registry) {
        "memory estimate fits",
        "Purandare et al., MLSys 2023 (μ-TWO)", [] { return std::make_unique<MutwoPolicy>(); }});
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(50, register_mutwo_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies

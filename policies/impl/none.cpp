@@ -4,6 +4,7 @@
 
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -22,9 +23,15 @@ class NonePolicy : public MemoryPolicy {
 
 }  // namespace
 
+namespace {
+
 void register_none_policy(PolicyRegistry& registry) {
   registry.add({"none", "keep every tensor on the device (no swaps, no recomputation)", "baseline",
                 [] { return std::make_unique<NonePolicy>(); }});
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(10, register_none_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies

@@ -18,6 +18,7 @@
 #include "policies/plan_emitter.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/policy_result.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::policies {
 
@@ -83,11 +84,17 @@ class VdnnPolicy : public MemoryPolicy {
 
 }  // namespace
 
+namespace {
+
 void register_vdnn_policy(PolicyRegistry& registry) {
   registry.add({"vdnn",
                 "offload every saved activation after its forward use, prefetch one layer ahead in backward",
                 "Rhu et al., MICRO 2016 (vDNN: Virtualized Deep Neural Networks)",
                 [] { return std::make_unique<VdnnPolicy>(); }});
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<PolicyRegistry>::add(30, register_vdnn_policy);
+
+}  // namespace
 
 }  // namespace mutwo::policies
