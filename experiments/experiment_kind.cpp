@@ -1,15 +1,11 @@
 #include "experiments/experiment_kind.hpp"
 
+#include "support/plugins.hpp"
+
 namespace mutwo::experiments {
 
 void register_builtin_experiment_kinds(ExperimentKindRegistry& registry) {
-  register_strategies_kind(registry);
-  register_policies_kind(registry);
-  register_dtr_kind(registry);
-  register_measured_kind(registry);
-  register_published_kind(registry);
-  register_max_models_kind(registry);
-  register_server_schemes_kind(registry);
+  Plugins<ExperimentKindRegistry>::register_all(registry);
 }
 
 const ExperimentKindRegistry& builtin_experiment_kinds() {

@@ -77,14 +77,9 @@ class ExperimentKindRegistry : public Registry<std::unique_ptr<ExperimentKind>> 
 };
 
 // One registration function per file under experiments/kinds/.
-void register_strategies_kind(ExperimentKindRegistry& registry);  // kinds/strategies_kind.cpp
-void register_policies_kind(ExperimentKindRegistry& registry);    // kinds/policies_kind.cpp
-void register_dtr_kind(ExperimentKindRegistry& registry);         // kinds/dtr_kind.cpp
-void register_measured_kind(ExperimentKindRegistry& registry);    // kinds/measured_kind.cpp
-void register_published_kind(ExperimentKindRegistry& registry);   // kinds/published_kind.cpp
-void register_max_models_kind(ExperimentKindRegistry& registry);  // kinds/max_models_kind.cpp
-void register_server_schemes_kind(ExperimentKindRegistry& registry);  // kinds/server_schemes_kind.cpp
-
+// Every kind registered by its own file under experiments/kinds/ (support/plugins.hpp), in rank
+// order: strategies 10, policies 20, dtr 30, measured 40, published 50, max_models 60,
+// server_schemes 70.
 void register_builtin_experiment_kinds(ExperimentKindRegistry& registry);
 const ExperimentKindRegistry& builtin_experiment_kinds();
 

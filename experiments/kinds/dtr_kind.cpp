@@ -14,6 +14,7 @@
 #include "policies/dtr_heuristics.hpp"
 #include "sim/dtr_replay.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 #include "support/text_file.hpp"
 
 namespace mutwo::experiments {
@@ -151,8 +152,14 @@ class DtrKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_dtr_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<DtrKind>());
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<ExperimentKindRegistry>::add(30, register_dtr_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments

@@ -24,6 +24,7 @@
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -186,8 +187,14 @@ class MaxModelsKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_max_models_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<MaxModelsKind>());
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<ExperimentKindRegistry>::add(60, register_max_models_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments

@@ -13,6 +13,7 @@
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
 #include "experiments/run_pipeline.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -188,8 +189,14 @@ class MeasuredKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_measured_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<MeasuredKind>());
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<ExperimentKindRegistry>::add(40, register_measured_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments

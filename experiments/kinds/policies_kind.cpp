@@ -15,6 +15,7 @@
 #include "policies/strategy.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -136,8 +137,14 @@ class PoliciesKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_policies_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<PoliciesKind>());
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<ExperimentKindRegistry>::add(20, register_policies_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments

@@ -22,6 +22,7 @@
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -211,8 +212,14 @@ class PublishedKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_published_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<PublishedKind>());
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<ExperimentKindRegistry>::add(50, register_published_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments

@@ -19,6 +19,7 @@
 #include "policies/server_schemes.hpp"
 #include "sim/server_simulator.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -226,8 +227,15 @@ class ServerSchemesKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_server_schemes_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<ServerSchemesKind>());
 }
+
+[[maybe_unused]] const bool kRegistered =
+    Plugins<ExperimentKindRegistry>::add(70, register_server_schemes_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments

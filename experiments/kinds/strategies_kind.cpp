@@ -17,6 +17,7 @@
 #include "policies/strategy.hpp"
 #include "sim/host_mode.hpp"
 #include "support/error.hpp"
+#include "support/plugins.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -175,8 +176,14 @@ class StrategiesKind final : public ExperimentKind {
 
 }  // namespace
 
+namespace {
+
 void register_strategies_kind(ExperimentKindRegistry& registry) {
   registry.add(std::make_unique<StrategiesKind>());
 }
+
+[[maybe_unused]] const bool kRegistered = Plugins<ExperimentKindRegistry>::add(10, register_strategies_kind);
+
+}  // namespace
 
 }  // namespace mutwo::experiments
