@@ -15,6 +15,7 @@
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/server_search_output.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
@@ -94,13 +95,6 @@ policies::ArchitectureCount parse_model_count(const std::string& text, const Mod
   return a;
 }
 
-std::string ms(int64_t ns) {
-  return fmt::format("{:.1f}", static_cast<double>(ns) / 1e6);
-}
-std::string gb(int64_t bytes) {
-  return fmt::format("{:.2f}", static_cast<double>(bytes) / 1e9);
-}
-
 void print_table(const policies::SearchReport& report, const policies::SearchConfig& config,
                  const costmodel::DeviceSpec& device, double elapsed_s) {
   std::string array;
@@ -131,7 +125,7 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
     } else {
       for (std::string c : {human_duration(r.step_time_ns), fmt::format("{:.1f}", r.samples_per_s),
                             r.speedup_over_hfta > 0 ? fmt::format("{:.2f}x", r.speedup_over_hfta) : "-", peak,
-                            gb(r.bytes_swapped), ms(r.recompute_ns), ms(r.compute_stall_ns)}) {
+                            gb_cell(r.bytes_swapped), ms_cell(r.recompute_ns), ms_cell(r.compute_stall_ns)}) {
         cells.push_back(std::move(c));
       }
     }
@@ -139,27 +133,31 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
   }
   std::cout << table.render();
   for (const policies::LeanEffect& e : report.lean_effects) {
-    std::cout << fmt::format("lean ops {} on {}: {} GB less kept for backward per model and step, {:+.2f} ms of "
-                             "compute per model and step\n",
-                             e.lean_ops, e.model, gb(e.saved_bytes), static_cast<double>(e.extra_compute_ns) / 1e6);
+    std::cout << fmt::format(
+        "lean ops {} on {}: {} GB less kept for backward per model and step, {:+.2f} ms of "
+        "compute per model and step\n",
+        e.lean_ops, e.model, gb_cell(e.saved_bytes), static_cast<double>(e.extra_compute_ns) / 1e6);
   }
   if (report.any_feasible()) {
     // What the winning plan moves (issue 17): activations and model state across the host link,
     // recomputation, and where the model state and the optimizer step live.
     const policies::SearchRow& w = report.rows.front();
     std::cout << fmt::format(
-        "winner ({} {} {}{}): swaps {} GB of activations and {} GB of model state (out + in), recomputes {} ms; "
+        "winner ({} {} {}{}): swaps {} GB of activations and {} GB of model state (out + in), recomputes {} "
+        "ms; "
         "model state {}; optimizer step {}\n",
         w.strategy, w.partition, w.policy, lean ? ", lean ops " + w.lean_ops : std::string(),
-        gb(w.bytes_swapped - w.state_bytes_swapped), gb(w.state_bytes_swapped),
-        ms(w.recompute_ns),
-        w.optimizer_on_host ? "on the host (weights swapped in before its sub-array's forward, gradients out as "
-                              "backward writes them, optimizer state never on the device)"
-        : w.state_offloaded ? "on the host between uses (swapped in before its sub-array's forward, out after its "
-                              "optimizer step)"
-        : w.runs > 1        ? "on the device only while its run trains"
-                            : "resident on the device",
-        w.optimizer_on_host ? fmt::format("on the host CPU ({} ms, {})", ms(w.host_optimizer_ns),
+        gb_cell(w.bytes_swapped - w.state_bytes_swapped), gb_cell(w.state_bytes_swapped),
+        ms_cell(w.recompute_ns),
+        w.optimizer_on_host
+            ? "on the host (weights swapped in before its sub-array's forward, gradients out as "
+              "backward writes them, optimizer state never on the device)"
+        : w.state_offloaded
+            ? "on the host between uses (swapped in before its sub-array's forward, out after its "
+              "optimizer step)"
+        : w.runs > 1 ? "on the device only while its run trains"
+                     : "resident on the device",
+        w.optimizer_on_host ? fmt::format("on the host CPU ({} ms, {})", ms_cell(w.host_optimizer_ns),
                                           device.host_optimizer.source)
                             : std::string("on the device"));
   }
@@ -219,114 +217,6 @@ nlohmann::json report_json(const policies::SearchReport& report, const costmodel
   return j;
 }
 
-void print_server_table(const policies::ServerSearchReport& report, const policies::ServerSearchConfig& config,
-                        double elapsed_s) {
-  std::string array;
-  for (const policies::ArchitectureCount& a : config.architectures) {
-    array += fmt::format("{}{} x {}", array.empty() ? "" : " + ", a.count, a.model);
-  }
-  std::cout << fmt::format("{} on {} ({}), memory limit {} per GPU\n", array, config.server.name,
-                           config.server.description, human_bytes(report.memory_limit_bytes));
-  Table table({{"strategy", Align::left}, {"placement", Align::left}, {"step time", Align::right},
-               {"samples/s", Align::right}, {"peak / GPU", Align::right}, {"GB swapped", Align::right},
-               {"GB peer", Align::right}, {"stall ms", Align::right}, {"busiest link", Align::left}});
-  for (const policies::ServerSearchRow& r : report.rows) {
-    const std::string busiest =
-        r.busiest_link.empty() ? "-" : fmt::format("{} {:.0f}%", r.busiest_link, 100 * r.busiest_link_share);
-    if (!r.feasible) {
-      table.add_row({r.strategy, r.placement, "infeasible", "-", human_bytes(r.peak_bytes), "-", "-", "-", "-"});
-      continue;
-    }
-    table.add_row({r.strategy, r.placement, human_duration(r.step_time_ns), fmt::format("{:.1f}", r.samples_per_s),
-                   human_bytes(r.peak_bytes), gb(r.swap_bytes), gb(r.peer_bytes), ms(r.compute_stall_ns), busiest});
-  }
-  std::cout << table.render();
-  if (report.any_feasible()) {
-    const policies::ServerSearchRow& w = report.rows.front();
-    std::cout << fmt::format("winner: {} on {}; {}{}\n", w.strategy, w.placement, w.plan,
-                             w.note.empty() ? "" : " (" + w.note + ")");
-  }
-  const policies::ServerSearchStats& s = report.stats;
-  std::cout << fmt::format(
-      "simulated {} server schedules ({} single-GPU searches, {} placements pruned by compute bound) in {:.2f} s; "
-      "every copy shares the links it crosses; stall: the most stalled GPU's compute idle time\n",
-      s.candidates, s.gpu_searches, s.placements_pruned, elapsed_s);
-}
-
-nlohmann::json server_report_json(const policies::ServerSearchReport& report, const policies::ServerSearchConfig& config) {
-  nlohmann::json j;
-  j["server"] = config.server.name;
-  j["gpu"] = config.server.gpu;
-  j["memory_limit_bytes"] = report.memory_limit_bytes;
-  j["feasible"] = report.any_feasible();
-  nlohmann::json rows = nlohmann::json::array();
-  for (const policies::ServerSearchRow& r : report.rows) {
-    rows.push_back({{"strategy", r.strategy},         {"placement", r.placement},
-                    {"plan", r.plan},                 {"gpus", r.gpus},
-                    {"micro_batches", r.micro_batches}, {"feasible", r.feasible},
-                    {"step_time_ns", r.step_time_ns}, {"samples_per_step", r.samples_per_step},
-                    {"samples_per_s", r.samples_per_s}, {"peak_bytes", r.peak_bytes},
-                    {"swap_bytes", r.swap_bytes},     {"peer_bytes", r.peer_bytes},
-                    {"compute_stall_ns", r.compute_stall_ns}, {"busiest_link", r.busiest_link},
-                    {"busiest_link_share", r.busiest_link_share}, {"note", r.note}});
-  }
-  j["rows"] = rows;
-  j["stats"] = {{"candidates", report.stats.candidates},
-                {"gpu_searches", report.stats.gpu_searches},
-                {"placements_pruned", report.stats.placements_pruned}};
-  return j;
-}
-
-// --parts: every GPU's schedule written (each file atomically) only once every part has one.
-void write_gpu_parts(const policies::ServerSearchReport& report, const policies::ServerSearchConfig& config,
-                     const std::string& dir) {
-  const policies::ServerSearchRow& winner = report.rows.front();
-  if (report.best_parts.empty()) {
-    throw Error(fmt::format("--parts: the winner is scheme '{}' of one model, whose GPUs run layer packs, not "
-                            "single-GPU schedules; --parts takes a model array (--model NAME:COUNT)",
-                            winner.strategy));
-  }
-  for (const policies::ServerGpuPart& part : report.best_parts) {
-    if (!part.schedule) {
-      throw Error(fmt::format("--parts: GPU {}'s plan is {} ({} runs one after another), several schedules, not "
-                              "one; nothing written",
-                              part.gpu, part.strategy, part.partition));
-    }
-  }
-  std::filesystem::create_directories(dir);
-  for (const policies::ServerGpuPart& part : report.best_parts) {
-    const std::string path = (std::filesystem::path(dir) / fmt::format("gpu{}.json", part.gpu)).string();
-    io::write_schedule(*part.schedule, path);
-    std::cout << fmt::format(
-        "GPU {}: {} {} {}, alone {} at peak {}: mutwo run --schedule {} --gpu {} --memory {} --host-mode {}\n", part.gpu,
-        part.strategy, part.partition, part.policy, human_duration(part.step_time_ns), human_bytes(part.peak_bytes), path,
-        config.server.gpu, report.memory_limit_bytes, sim::host_mode_name(config.host_mode));
-  }
-}
-
-void run_server_search_command(SearchOptions opts, policies::ServerSearchConfig config) {
-  const auto start = std::chrono::steady_clock::now();
-  const policies::ServerSearchReport report = policies::run_server_search(config);
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (opts.json) {
-    std::cout << server_report_json(report, config).dump(2) << "\n";
-  } else {
-    print_server_table(report, config, elapsed_s);
-  }
-  if (!report.any_feasible()) {
-    throw Error(fmt::format("no placement fits in {} per GPU on server '{}'", human_bytes(report.memory_limit_bytes),
-                            config.server.name));
-  }
-  if (!opts.timeline.empty()) throw Error("--timeline draws a single-GPU schedule; with --server it is not available yet");
-  if (!opts.schedule_out.empty()) {
-    if (report.best.tasks.empty()) {
-      throw Error("--output: the winner was priced per GPU alone (a GPU runs separate runs), no server schedule");
-    }
-    io::write_server_schedule(report.best, opts.schedule_out);
-  }
-  if (!opts.parts_dir.empty()) write_gpu_parts(report, config, opts.parts_dir);
-}
-
 void run_search_command(SearchOptions opts) {
   if (!opts.parts_dir.empty() && opts.server.empty()) {
     throw Error("--parts writes each GPU's part of a --server search; give --server NAME");
@@ -382,7 +272,7 @@ void run_search_command(SearchOptions opts) {
     sc.packs = opts.packs;
     sc.host_mode = config.host_mode;
     sc.top = opts.top;
-    run_server_search_command(opts, std::move(sc));
+    run_server_search_and_print(std::move(sc), {opts.json, opts.timeline, opts.schedule_out, opts.parts_dir});
     return;
   }
   const auto start = std::chrono::steady_clock::now();

@@ -100,4 +100,11 @@ std::string today_utc() {
   return buffer;
 }
 
+std::string ms_cell(int64_t ns) {
+  return fmt::format("{:.1f}", static_cast<double>(ns) / 1e6);
+}
+std::string gb_cell(int64_t bytes) {
+  return fmt::format("{:.2f}", static_cast<double>(bytes) / 1e9);
+}
+
 }  // namespace mutwo::cli

@@ -38,6 +38,10 @@ std::string human_flops(int64_t flops);
 std::string today_utc();
 // 2500 -> "2.500 us", 12'345'678 -> "12.346 ms".
 std::string human_duration(int64_t ns);
+// Table cells without a unit (the column header names it): 12'345'678 ns -> "12.3" (ms),
+// 1'234'567'890 B -> "1.23" (GB, decimal).
+std::string ms_cell(int64_t ns);
+std::string gb_cell(int64_t bytes);
 // FLOPs as GFLOPs with two decimals: 22'500'000'000 -> "22.50"; below 0.1, three digits: "0.00123".
 std::string gflops(double flops);
 
