@@ -336,22 +336,106 @@ ServerSchedule harmony_pp(const PackedModel& m, const costmodel::ServerSpec& ser
   return s;
 }
 
+// ---- Expected volumes (the table in server_schemes.hpp) -----------------------------------------
+
+// N, M and the model's W, dW, K and X (per-step stash) in bytes.
+struct VolumeTerms {
+  int64_t n, mb, w, dw, k, x;
+};
+VolumeTerms volume_terms(const PackedModel& m, const SchemeConfig& c) {
+  return {c.gpus,         c.micro_batches, m.weight_bytes(), m.gradient_bytes(), m.optimizer_bytes(),
+          m.stash_bytes()};
+}
+// The data-parallel schemes' ring all-reduce of the gradients.
+int64_t all_reduce_bytes(const VolumeTerms& v) {
+  return 2 * (v.n - 1) * v.dw;
+}
+// A: the activations crossing the pipeline's stage boundaries (pp, pp-swap).
+int64_t stage_boundary_bytes(const PackedModel& m, const SchemeConfig& c) {
+  int64_t a = 0;
+  const std::vector<int32_t> stage = pipeline_stages(m, c.gpus);
+  for (size_t st = 1; st + 1 < stage.size(); ++st)
+    a += m.packs[static_cast<size_t>(stage[st]) - 1].output_bytes;
+  return a;
+}
+// harmony-pp's A: every pack boundary, the packs going round-robin over more than one GPU.
+int64_t pack_boundary_bytes(const PackedModel& m, const SchemeConfig& c) {
+  int64_t a = 0;
+  if (c.gpus > 1) {
+    for (size_t p = 0; p + 1 < m.packs.size(); ++p) a += m.packs[p].output_bytes;
+  }
+  return a;
+}
+
+SchemeVolumes dp_volumes(const PackedModel& m, const SchemeConfig& c) {
+  return {0, 0, 0, 0, all_reduce_bytes(volume_terms(m, c))};
+}
+SchemeVolumes dp_swap_volumes(const PackedModel& m, const SchemeConfig& c) {
+  const VolumeTerms v = volume_terms(m, c);
+  return {v.n * (4 * v.mb + 2) * v.w, 2 * v.mb * v.n * v.dw, 2 * v.n * v.k, 2 * v.mb * v.n * v.x,
+          all_reduce_bytes(v)};
+}
+SchemeVolumes harmony_dp_volumes(const PackedModel& m, const SchemeConfig& c) {
+  const VolumeTerms v = volume_terms(m, c);
+  return {3 * v.n * v.w, 0, 2 * v.n * v.k, 2 * v.mb * v.n * v.x, all_reduce_bytes(v)};
+}
+SchemeVolumes harmony_dp_p2p_volumes(const PackedModel& m, const SchemeConfig& c) {
+  const VolumeTerms v = volume_terms(m, c);
+  return {3 * v.w, 0, 2 * v.k, 2 * v.mb * v.n * v.x, all_reduce_bytes(v) + (v.n - 1) * (2 * v.w + v.k)};
+}
+SchemeVolumes pp_volumes(const PackedModel& m, const SchemeConfig& c) {
+  return {0, 0, 0, 0, 2 * c.micro_batches * stage_boundary_bytes(m, c)};
+}
+SchemeVolumes pp_swap_volumes(const PackedModel& m, const SchemeConfig& c) {
+  const VolumeTerms v = volume_terms(m, c);
+  return {(4 * v.mb + 2) * v.w, 2 * v.mb * v.dw, 2 * v.k, 2 * v.mb * v.x,
+          2 * v.mb * stage_boundary_bytes(m, c)};
+}
+SchemeVolumes harmony_pp_volumes(const PackedModel& m, const SchemeConfig& c) {
+  const VolumeTerms v = volume_terms(m, c);
+  return {3 * v.w, 0, 2 * v.k, 2 * v.mb * v.x, 2 * v.mb * pack_boundary_bytes(m, c)};
+}
+
 ServerSchemeRegistry make_registry() {
   ServerSchemeRegistry r;
   r.add({"dp", "data parallel, all state resident, ring all-reduce of gradients", true, false,
-         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) { return data_parallel(m, s, c, false); }});
-  r.add({"dp-swap", "data parallel, each GPU swapping alone (vDNN/LMS-style per-GPU virtual memory)", true, true,
-         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) { return data_parallel(m, s, c, true); }});
-  r.add({"harmony-dp", "Harmony DP: per-pack task grouping over micro-batches, just-in-time all-reduce and update", true,
-         true, [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) { return harmony_dp(m, s, c, false); }});
-  r.add({"harmony-dp-p2p", "Harmony DP swapping over peer links: one GPU swaps each pack in and out, peers pass it on",
-         true, true, [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) { return harmony_dp(m, s, c, true); }});
+         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) {
+           return data_parallel(m, s, c, false);
+         },
+         dp_volumes});
+  r.add({"dp-swap", "data parallel, each GPU swapping alone (vDNN/LMS-style per-GPU virtual memory)", true,
+         true,
+         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) {
+           return data_parallel(m, s, c, true);
+         },
+         dp_swap_volumes});
+  r.add({"harmony-dp",
+         "Harmony DP: per-pack task grouping over micro-batches, just-in-time all-reduce and update", true,
+         true,
+         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) {
+           return harmony_dp(m, s, c, false);
+         },
+         harmony_dp_volumes});
+  r.add({"harmony-dp-p2p",
+         "Harmony DP swapping over peer links: one GPU swaps each pack in and out, peers pass it on", true,
+         true,
+         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) {
+           return harmony_dp(m, s, c, true);
+         },
+         harmony_dp_p2p_volumes});
   r.add({"pp", "pipeline parallel (1F1B), contiguous balanced stages, all state resident", false, false,
-         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) { return pipeline(m, s, c, false); }});
+         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) {
+           return pipeline(m, s, c, false);
+         },
+         pp_volumes});
   r.add({"pp-swap", "pipeline parallel (1F1B), each stage's GPU swapping alone", false, true,
-         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) { return pipeline(m, s, c, true); }});
-  r.add({"harmony-pp", "Harmony PP: packs round-robin over GPUs, grouped over micro-batches, peer activations, JIT update",
-         false, true, harmony_pp});
+         [](const PackedModel& m, const costmodel::ServerSpec& s, const SchemeConfig& c) {
+           return pipeline(m, s, c, true);
+         },
+         pp_swap_volumes});
+  r.add({"harmony-pp",
+         "Harmony PP: packs round-robin over GPUs, grouped over micro-batches, peer activations, JIT update",
+         false, true, harmony_pp, harmony_pp_volumes});
   return r;
 }
 
@@ -403,34 +487,7 @@ ServerSchedule build_server_schedule(std::string_view scheme, const PackedModel&
 }
 
 SchemeVolumes expected_volumes(std::string_view scheme, const PackedModel& m, const SchemeConfig& c) {
-  builtin_server_schemes().find(scheme);
-  const int64_t n = c.gpus;
-  const int64_t mb = c.micro_batches;
-  const int64_t w = m.weight_bytes();
-  const int64_t dw = m.gradient_bytes();
-  const int64_t k = m.optimizer_bytes();
-  const int64_t x = m.stash_bytes();
-  SchemeVolumes v;
-  if (scheme == "dp" || scheme == "dp-swap" || scheme == "harmony-dp" || scheme == "harmony-dp-p2p") {
-    v.peer_bytes = 2 * (n - 1) * dw;
-    if (scheme == "dp-swap") v = {n * (4 * mb + 2) * w, 2 * mb * n * dw, 2 * n * k, 2 * mb * n * x, v.peer_bytes};
-    if (scheme == "harmony-dp") v = {3 * n * w, 0, 2 * n * k, 2 * mb * n * x, v.peer_bytes};
-    if (scheme == "harmony-dp-p2p") v = {3 * w, 0, 2 * k, 2 * mb * n * x, v.peer_bytes + (n - 1) * (2 * w + k)};
-    return v;
-  }
-  int64_t a = 0;
-  if (scheme == "harmony-pp") {
-    if (n > 1) {
-      for (size_t p = 0; p + 1 < m.packs.size(); ++p) a += m.packs[p].output_bytes;
-    }
-  } else {
-    const std::vector<int32_t> stage = pipeline_stages(m, c.gpus);
-    for (size_t st = 1; st + 1 < stage.size(); ++st) a += m.packs[static_cast<size_t>(stage[st]) - 1].output_bytes;
-  }
-  v.peer_bytes = 2 * mb * a;
-  if (scheme == "pp-swap") v = {(4 * mb + 2) * w, 2 * mb * dw, 2 * k, 2 * mb * x, v.peer_bytes};
-  if (scheme == "harmony-pp") v = {3 * w, 0, 2 * k, 2 * mb * x, v.peer_bytes};
-  return v;
+  return builtin_server_schemes().find(scheme).volumes(m, c);
 }
 
 }  // namespace mutwo::policies

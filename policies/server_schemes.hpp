@@ -55,6 +55,16 @@ struct SchemeConfig {
   int32_t micro_batches = 1;  // M
 };
 
+// The table above for one scheme: expected bytes per payload (ir::Payload), swaps and peer
+// copies apart. `stage_boundary_bytes` is A for pp/pp-swap (harmony-pp's A is every pack boundary).
+struct SchemeVolumes {
+  int64_t swap_weights = 0;
+  int64_t swap_gradients = 0;
+  int64_t swap_optimizer = 0;
+  int64_t swap_stash = 0;
+  int64_t peer_bytes = 0;
+};
+
 struct ServerSchemeInfo {
   std::string name;
   std::string description;
@@ -62,11 +72,18 @@ struct ServerSchemeInfo {
   bool swaps = false;         // moves state to the host (the schemes Harmony compares)
   std::function<ir::ServerSchedule(const PackedModel&, const costmodel::ServerSpec&, const SchemeConfig&)>
       create;
+  // The volumes Harmony's analysis gives this scheme per step (expected_volumes).
+  std::function<SchemeVolumes(const PackedModel&, const SchemeConfig&)> volumes;
 };
 
 class ServerSchemeRegistry : public Registry<ServerSchemeInfo> {
  public:
-  ServerSchemeRegistry() : Registry("server scheme") {}
+  // A scheme without its volume formula is refused when added.
+  ServerSchemeRegistry()
+      : Registry("server scheme", [](const ServerSchemeInfo& e) {
+          if (!e.volumes)
+            throw Error(fmt::format("server scheme '{}' registered without its volumes", e.name));
+        }) {}
   const std::vector<ServerSchemeInfo>& schemes() const { return entries(); }
 };
 
@@ -78,15 +95,7 @@ const ServerSchemeRegistry& builtin_server_schemes();
 ir::ServerSchedule build_server_schedule(std::string_view scheme, const PackedModel& model,
                                          const costmodel::ServerSpec& server, const SchemeConfig& config);
 
-// The table above for one scheme: expected bytes per payload (ir::Payload), swaps and peer
-// copies apart. `stage_boundary_bytes` is A for pp/pp-swap (harmony-pp's A is every pack boundary).
-struct SchemeVolumes {
-  int64_t swap_weights = 0;
-  int64_t swap_gradients = 0;
-  int64_t swap_optimizer = 0;
-  int64_t swap_stash = 0;
-  int64_t peer_bytes = 0;
-};
+// builtin_server_schemes().find(scheme).volumes(model, config); UnknownNameError on an unknown scheme.
 SchemeVolumes expected_volumes(std::string_view scheme, const PackedModel& model, const SchemeConfig& config);
 
 // The pipelines' stages: contiguous packs, stage s = packs [stage_begin[s], stage_begin[s + 1]),
