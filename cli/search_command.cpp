@@ -309,7 +309,7 @@ std::string policies_help() {
     text += fmt::format("\n  {:<12} {} ({})", p.name, p.description, p.citation);
   }
   text += "\nStrategies (every search reports all four):";
-  for (const policies::StrategyInfo& s : policies::strategies()) {
+  for (const policies::StrategyInfo& s : policies::builtin_strategies()) {
     text += fmt::format("\n  {:<14} {}", s.name, s.description);
   }
   return text;

@@ -73,9 +73,14 @@ SearchReport Search::run() {
   ctx.host_mode = config_.host_mode;
   ctx.step_graph = [this](size_t a, int32_t w) -> const ir::Graph& { return step_graph(a, w); };
   std::vector<StrategyOutcome> outcomes;
-  outcomes.push_back(run_sequential(ctx));
-  outcomes.push_back(run_hfta(ctx));
-  if (std::optional<StrategyOutcome> hc = run_hfta_capuchin(ctx)) outcomes.push_back(std::move(*hc));
+  size_t reference = 0;  // the reference baseline's outcome
+  for (const StrategyInfo& s : builtin_strategies()) {
+    if (!s.run) continue;
+    std::optional<StrategyOutcome> o = s.run(ctx);
+    if (!o) continue;
+    if (s.reference) reference = outcomes.size();
+    outcomes.push_back(std::move(*o));
+  }
 
   std::optional<StrategyOutcome> separate = separate_runs(report.stats);
   if (config_.prune_below_separate_runs && separate && separate->row.feasible) {
@@ -108,7 +113,7 @@ SearchReport Search::run() {
   std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
     return better(outcomes[x].row, static_cast<int64_t>(x), outcomes[y].row, static_cast<int64_t>(y));
   });
-  const SearchRow& hfta = outcomes[1].row;
+  const SearchRow& hfta = outcomes[reference].row;
   report.smallest_limit_bytes = smallest_peak_;
   for (size_t i : order) {
     SearchRow& row = outcomes[i].row;

@@ -87,7 +87,7 @@ SearchReport run_search(const SearchConfig& config) {
     merged.stats.pruned_by_memory += report.stats.pruned_by_memory;
     merged.stats.partitions_pruned_by_bound += report.stats.partitions_pruned_by_bound;
     for (const SearchRow& row : report.rows) {
-      if (k == 0 && row.strategy == "hfta") first_hfta = row;
+      if (k == 0 && row.strategy == builtin_strategies().reference().name) first_hfta = row;
       rows.emplace_back(row, static_cast<int64_t>(rows.size()));
     }
     if (report.any_feasible() && report.rows.front().samples_per_s > best_samples) {

@@ -16,18 +16,40 @@ constexpr std::string_view kHftaCapuchinPolicy = "capuchin";
 
 }  // namespace
 
-const std::vector<StrategyInfo>& strategies() {
-  static const std::vector<StrategyInfo> list = {
-      {"sequential", "one model at a time, each alone at its batch, plain schedule (no memory optimisation)"},
-      {"hfta",
-       "HFTA (Wang et al., MLSys 2021): fuse as many models as fit, groups one after another, no "
-       "memory optimisation"},
-      {"hfta+capuchin", "all models of an architecture fused in one sub-array, planned by capuchin"},
-      {"mutwo",
-       "μ-TWO (Purandare et al., MLSys 2023): every sub-array partition x policy, multiplexed, best "
-       "feasible"},
-  };
-  return list;
+const StrategyRegistry& builtin_strategies() {
+  static const StrategyRegistry registry = [] {
+    StrategyRegistry r;
+    r.add({"sequential",
+           "one model at a time, each alone at its batch, plain schedule (no memory optimisation)",
+           [](const StrategyContext& c) -> std::optional<StrategyOutcome> { return run_sequential(c); }});
+    r.add({"hfta",
+           "HFTA (Wang et al., MLSys 2021): fuse as many models as fit, groups one after another, no "
+           "memory optimisation",
+           [](const StrategyContext& c) -> std::optional<StrategyOutcome> { return run_hfta(c); },
+           /*reference=*/true});
+    r.add({"hfta+capuchin", "all models of an architecture fused in one sub-array, planned by capuchin",
+           run_hfta_capuchin});
+    r.add({"mutwo",
+           "μ-TWO (Purandare et al., MLSys 2023): every sub-array partition x policy, multiplexed, best "
+           "feasible",
+           {}});
+    return r;
+  }();
+  return registry;
+}
+
+const StrategyInfo& StrategyRegistry::reference() const {
+  for (const StrategyInfo& s : entries()) {
+    if (s.reference) return s;
+  }
+  throw Error("strategies: none is the reference");
+}
+
+const StrategyInfo& StrategyRegistry::searched() const {
+  for (const StrategyInfo& s : entries()) {
+    if (!s.run) return s;
+  }
+  throw Error("strategies: none is the partition search's");
 }
 
 std::string partition_label(const SearchConfig& config, const std::vector<std::vector<int32_t>>& sizes) {

@@ -19,16 +19,9 @@
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
 #include "sim/prediction.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::policies {
-
-struct StrategyInfo {
-  std::string name;         // "hfta"
-  std::string description;  // one line, for --help
-};
-
-// sequential, hfta, hfta+capuchin, mutwo, in that order.
-const std::vector<StrategyInfo>& strategies();
 
 // The training-step graph of `width` fused models of architecture `arch` (an index into
 // SearchConfig::architectures); the reference stays valid for the whole search.
@@ -92,5 +85,26 @@ StrategyOutcome run_hfta(const StrategyContext& context);
 // Per architecture all models fused into one sub-array, planned by the `capuchin` policy; several
 // architectures run one after another. Absent (nullopt) when capuchin is not registered.
 std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& context);
+
+// What a strategy is to the code that runs and compares them: it says so in its entry, and no caller
+// picks behaviour by its name.
+struct StrategyInfo {
+  std::string name;         // "hfta"
+  std::string description;  // one line, for --help
+  // A baseline's run (nullopt when it cannot be planned, as hfta+capuchin without capuchin); empty
+  // for the strategy the partition search itself makes (mutwo).
+  std::function<std::optional<StrategyOutcome>(const StrategyContext&)> run;
+  bool reference = false;  // the row the others are compared with ("vs hfta"); exactly one
+};
+
+class StrategyRegistry : public Registry<StrategyInfo> {
+ public:
+  StrategyRegistry() : Registry("strategy") {}
+  const StrategyInfo& reference() const;  // the entry with reference set
+  const StrategyInfo& searched() const;   // the entry without a run: the partition search's
+};
+
+// sequential, hfta (the reference), hfta+capuchin, mutwo (searched), in that order.
+const StrategyRegistry& builtin_strategies();
 
 }  // namespace mutwo::policies

@@ -53,7 +53,7 @@ class StrategiesKind final : public ExperimentKind {
     require_sweep_keys(spec, {"strategies"});
     const Sweep& s = spec.sweep;
     std::vector<std::string> valid;
-    for (const policies::StrategyInfo& st : policies::strategies()) valid.push_back(st.name);
+    for (const policies::StrategyInfo& st : policies::builtin_strategies()) valid.push_back(st.name);
     for (const std::string& st : s.strategies) {
       if (std::find(valid.begin(), valid.end(), st) == valid.end()) {
         throw UnknownNameError(fmt::format("{}: 'sweep.strategies' = '{}': unknown strategy; valid: {}",
@@ -75,7 +75,9 @@ class StrategiesKind final : public ExperimentKind {
           nlohmann::json c = array_config(spec, p);
           c["memory_limit_bytes"] = limit_bytes;
           c["strategy"] = strategy;
-          c["policies"] = strategy == "mutwo" ? spec.sweep.policies : std::vector<std::string>{};
+          c["policies"] = strategy == policies::builtin_strategies().searched().name
+                              ? spec.sweep.policies
+                              : std::vector<std::string>{};
           t.configs.push_back(std::move(c));
         }
         tasks.push_back(std::move(t));
@@ -103,7 +105,8 @@ class StrategiesKind final : public ExperimentKind {
       policies::SearchRow r;
       if (found != report.rows.end()) {
         r = *found;
-      } else if (strategy == "mutwo") {  // every partition pruned: no plan, only the smallest limit
+      } else if (strategy == policies::builtin_strategies().searched().name) {
+        // every partition pruned: no plan, only the smallest limit
         r.strategy = strategy;
         r.peak_bytes = report.smallest_limit_bytes;
         r.note = "no partition fits";
@@ -121,7 +124,7 @@ class StrategiesKind final : public ExperimentKind {
     std::map<std::string, double> hfta_ns;
     for (const StoredExperimentRow& r : rows) {
       const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
-      if (r.row.series == "hfta" && r.row.feasible) {
+      if (r.row.series == policies::builtin_strategies().reference().name && r.row.feasible) {
         hfta_ns[config_key_without_strategy(c)] = r.row.metric("step_time_ns").value_or(0);
       }
     }
