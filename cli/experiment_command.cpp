@@ -20,6 +20,7 @@
 #include "experiments/experiment_kind.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::cli {
@@ -199,6 +200,10 @@ std::string specs_help() {
   for (const auto& k : experiments::builtin_experiment_kinds().kinds()) {
     text +=
         fmt::format("\n  {:<11} {}; figures: {}", k->name(), k->description(), fmt::join(k->figures(), ", "));
+  }
+  text += "\nSweep keys ([sweep]; each kind accepts some):";
+  for (const experiments::SweepKeyInfo& k : experiments::sweep_key_table()) {
+    text += fmt::format("\n  {:<16} {}", k.name, k.help);
   }
   text += "\nShards are numbered from 0: --shard 0/4 ... --shard 3/4; merge them with `mutwo db merge`.";
   return text;

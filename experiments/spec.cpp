@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "experiments/experiment_kind.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "support/error.hpp"
 #include "support/text_file.hpp"
 #include "support/toml_reader.hpp"
@@ -21,26 +22,11 @@
 namespace mutwo::experiments {
 namespace {
 
-// Reads one spec: every error names the source, the line and the key.
+// Reads one spec: every error names the source, the line and the key; [sweep] through its key table
+// (sweep_keys.hpp).
 class SpecReader : public support::TomlReader {
  public:
   using TomlReader::TomlReader;
-
-  SweepModel model(const toml::node& n, size_t index) const {
-    const std::string prefix = fmt::format("sweep.models[{}].", index);
-    const auto* t = n.as_table();
-    if (t == nullptr)
-      fail(&n, prefix.substr(0, prefix.size() - 1), "must be a table { name = ..., batch_sizes = [...] }");
-    reject_unknown(*t, prefix, {"name", "batch_sizes", "seq_len", "image_size"});
-    SweepModel m;
-    m.name = string(*t, prefix, "name");
-    if (const toml::node* b = t->get("batch_sizes"))
-      m.batch_sizes = integers(*b, prefix + "batch_sizes", 1, 1 << 20);
-    if (const toml::node* s = t->get("seq_len")) m.seq_len = integer(*s, prefix + "seq_len", 1, 1 << 20);
-    if (const toml::node* s = t->get("image_size"))
-      m.image_size = integer(*s, prefix + "image_size", 1, 1 << 16);
-    return m;
-  }
 
   void sweep(const toml::table& t, ExperimentSpec& spec) const {
     const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
@@ -51,78 +37,10 @@ class SpecReader : public support::TomlReader {
       const std::string key = fmt::format("sweep.{}", k.str());
       const std::string_view name = k.str();
       spec.sweep_keys_given.emplace_back(name);
-      if (name == "models") {
-        const toml::array& a = array(node, key);
-        for (size_t i = 0; i < a.size(); ++i) s.models.push_back(model(*a.get(i), i));
-        for (size_t i = 0; i < s.models.size(); ++i) {
-          for (size_t j = 0; j < i; ++j) {
-            if (s.models[i].name == s.models[j].name)
-              fail(a.get(i), key, fmt::format("names '{}' twice", s.models[i].name));
-          }
-        }
-      } else if (name == "model_counts") {
-        for (int64_t v : integers(node, key, 1, 1024)) s.model_counts.push_back(static_cast<int32_t>(v));
-      } else if (name == "gpus") {
-        s.gpus = strings(node, key);
-      } else if (name == "host_link_gbps") {
-        s.host_link_gbps = positives(node, key, 10000.0);
-      } else if (name == "memory_limits") {
-        s.memory_limits = strings(node, key);
-      } else if (name == "memory_fractions") {
-        s.memory_fractions = positives(node, key, 1.0);
-      } else if (name == "strategies") {
-        s.strategies = strings(node, key);
-      } else if (name == "policies") {
-        s.policies = strings(node, key);
-      } else if (name == "lean_ops") {
-        s.lean_ops = strings(node, key);
-      } else if (name == "dtype" || name == "optimizer" || name == "cost_source" || name == "device" ||
-                 name == "precision" || name == "host_mode") {
-        const auto* v = node.as_string();
-        if (v == nullptr) fail(&node, key, fmt::format("must be a string, not {}", type_name(node)));
-        (name == "dtype"       ? s.dtype
-         : name == "optimizer" ? s.optimizer
-         : name == "device"    ? s.device
-         : name == "precision" ? s.precision
-         : name == "host_mode" ? s.host_mode
-                               : s.cost_source) = v->get();
-      } else if (name == "iterations") {
-        s.iterations = static_cast<int32_t>(integer(node, key, 1, 1 << 20));
-      } else if (name == "warmup") {
-        s.warmup = static_cast<int32_t>(integer(node, key, 0, 1 << 20));
-      } else if (name == "logs") {
-        s.logs = strings(node, key);
-      } else if (name == "traces") {
-        s.traces = strings(node, key);
-      } else if (name == "heuristics") {
-        s.heuristics = strings(node, key);
-      } else if (name == "cost_sources") {
-        s.cost_sources = strings(node, key);
-      } else if (name == "host_modes") {
-        s.host_modes = strings(node, key);
-      } else if (name == "published") {
-        const auto* v = node.as_string();
-        if (v == nullptr) fail(&node, key, fmt::format("must be a string, not {}", type_name(node)));
-        s.published = v->get();
-      } else if (name == "servers") {
-        s.servers = strings(node, key);
-      } else if (name == "schemes") {
-        s.schemes = strings(node, key);
-      } else if (name == "gpu_counts") {
-        for (int64_t v : integers(node, key, 1, 1024)) s.gpu_counts.push_back(static_cast<int32_t>(v));
-      } else if (name == "micro_batches") {
-        for (int64_t v : integers(node, key, 1, 1024)) s.micro_batches.push_back(static_cast<int32_t>(v));
-      } else if (name == "packs") {
-        for (int64_t v : integers(node, key, 1, 4096)) s.packs.push_back(static_cast<int32_t>(v));
-      } else if (name == "budget_ratios") {
-        s.budget_ratios = positives(node, key, std::numeric_limits<double>::max());
-      } else if (name == "overhead_limit") {
-        s.overhead_limit = number(node, key);
-        if (!(s.overhead_limit > 1)) fail(&node, key, fmt::format("= {} must be > 1", s.overhead_limit));
-      } else {
-        // A kind that lists a key this reader does not know is a bug in that kind.
-        fail(&node, key, "is listed by the kind but has no reader");
-      }
+      const SweepKeyInfo* info = find_sweep_key(name);
+      // A kind that lists a key the table does not know is a bug in that kind.
+      if (info == nullptr) fail(&node, key, "is listed by the kind but has no reader");
+      info->read(*this, node, key, s);
     }
   }
 };

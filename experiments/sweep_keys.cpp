@@ -1,0 +1,143 @@
+#include "experiments/sweep_keys.hpp"
+
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace mutwo::experiments {
+namespace {
+
+using support::TomlReader;
+
+SweepModel read_model(const TomlReader& r, const toml::node& n, size_t index) {
+  const std::string prefix = fmt::format("sweep.models[{}].", index);
+  const auto* t = n.as_table();
+  if (t == nullptr)
+    r.fail(&n, prefix.substr(0, prefix.size() - 1), "must be a table { name = ..., batch_sizes = [...] }");
+  r.reject_unknown(*t, prefix, {"name", "batch_sizes", "seq_len", "image_size"});
+  SweepModel m;
+  m.name = r.string(*t, prefix, "name");
+  if (const toml::node* b = t->get("batch_sizes"))
+    m.batch_sizes = r.integers(*b, prefix + "batch_sizes", 1, 1 << 20);
+  if (const toml::node* s = t->get("seq_len")) m.seq_len = r.integer(*s, prefix + "seq_len", 1, 1 << 20);
+  if (const toml::node* s = t->get("image_size"))
+    m.image_size = r.integer(*s, prefix + "image_size", 1, 1 << 16);
+  return m;
+}
+
+void read_models(const TomlReader& r, const toml::node& node, const std::string& key, Sweep& s) {
+  const toml::array& a = r.array(node, key);
+  for (size_t i = 0; i < a.size(); ++i) s.models.push_back(read_model(r, *a.get(i), i));
+  for (size_t i = 0; i < s.models.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (s.models[i].name == s.models[j].name)
+        r.fail(a.get(i), key, fmt::format("names '{}' twice", s.models[i].name));
+    }
+  }
+}
+
+std::vector<int32_t> counts(const TomlReader& r, const toml::node& node, const std::string& key,
+                            int64_t max) {
+  std::vector<int32_t> out;
+  for (int64_t v : r.integers(node, key, 1, max)) out.push_back(static_cast<int32_t>(v));
+  return out;
+}
+
+std::string text(const TomlReader& r, const toml::node& node, const std::string& key) {
+  const auto* v = node.as_string();
+  if (v == nullptr) r.fail(&node, key, fmt::format("must be a string, not {}", TomlReader::type_name(node)));
+  return v->get();
+}
+
+// One reader per member kind, so that each table row names only its member.
+#define MUTWO_SWEEP_STRINGS(member) \
+  [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) { s.member = r.strings(n, k); }
+#define MUTWO_SWEEP_TEXT(member) \
+  [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) { s.member = text(r, n, k); }
+
+}  // namespace
+
+const std::vector<SweepKeyInfo>& sweep_key_table() {
+  static const std::vector<SweepKeyInfo> table = {
+      {"models", "[[sweep.models]]: name (zoo or exported file), batch_sizes, seq_len, image_size",
+       read_models},
+      {"model_counts", "models in the array, 1 to 1024",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.model_counts = counts(r, n, k, 1024);
+       }},
+      {"gpus", "device catalog names or device files", MUTWO_SWEEP_STRINGS(gpus)},
+      {"host_link_gbps", "host-link bandwidths to sweep, GB/s each way (default: the catalog's)",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.host_link_gbps = r.positives(n, k, 10000.0);
+       }},
+      {"memory_limits", "\"device\" (the GPU's memory) or sizes such as \"30GiB\"",
+       MUTWO_SWEEP_STRINGS(memory_limits)},
+      {"memory_fractions", "fractions of the unoptimised peak, in (0, 1]",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.memory_fractions = r.positives(n, k, 1.0);
+       }},
+      {"strategies", "sequential, hfta, hfta+capuchin, mutwo", MUTWO_SWEEP_STRINGS(strategies)},
+      {"policies", "swap/recompute policies", MUTWO_SWEEP_STRINGS(policies)},
+      {"lean_ops", "Tempo's lean layers to sweep (none, tempo, ...)", MUTWO_SWEEP_STRINGS(lean_ops)},
+      {"dtype", "fp32, fp16, bf16 (default fp32)", MUTWO_SWEEP_TEXT(dtype)},
+      {"optimizer", "sgd, adam, adamw (default adam)", MUTWO_SWEEP_TEXT(optimizer)},
+      {"cost_source", "the op cost source (default waves)", MUTWO_SWEEP_TEXT(cost_source)},
+      {"device", "measured sweeps: where to execute (default: the executor's)", MUTWO_SWEEP_TEXT(device)},
+      {"precision", "fp32, tf32, amp-fp16, amp-bf16, bf16 (default fp32)", MUTWO_SWEEP_TEXT(precision)},
+      {"host_mode", "eager, libtorch, cuda-graph, none (default: the kind's)", MUTWO_SWEEP_TEXT(host_mode)},
+      {"iterations", "measured sweeps: timed steps after warm-up (default 20)",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.iterations = static_cast<int32_t>(r.integer(n, k, 1, 1 << 20));
+       }},
+      {"warmup", "measured sweeps: untimed steps first (default 3)",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.warmup = static_cast<int32_t>(r.integer(n, k, 0, 1 << 20));
+       }},
+      {"logs", "DTR operator logs; relative paths from the spec's folder", MUTWO_SWEEP_STRINGS(logs)},
+      {"traces", "the cost source's measured traces; relative paths from the spec's folder",
+       MUTWO_SWEEP_STRINGS(traces)},
+      {"heuristics", "DTR eviction heuristics", MUTWO_SWEEP_STRINGS(heuristics)},
+      {"cost_sources", "published kind: each row priced by each (default analytic)",
+       MUTWO_SWEEP_STRINGS(cost_sources)},
+      {"host_modes", "published kind: host modes (default eager)", MUTWO_SWEEP_STRINGS(host_modes)},
+      {"published", "published kind: CSV of published throughputs; relative from the spec's folder",
+       MUTWO_SWEEP_TEXT(published)},
+      {"servers", "server kinds: server catalog names", MUTWO_SWEEP_STRINGS(servers)},
+      {"schemes", "server_schemes kind: scheme names", MUTWO_SWEEP_STRINGS(schemes)},
+      {"gpu_counts", "server_schemes kind: GPUs used (N), 1 to 1024",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.gpu_counts = counts(r, n, k, 1024);
+       }},
+      {"micro_batches", "server_schemes kind: micro-batches per data batch (M), 1 to 1024",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.micro_batches = counts(r, n, k, 1024);
+       }},
+      {"packs", "server_schemes kind: layer packs, 1 to 4096",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.packs = counts(r, n, k, 4096);
+       }},
+      {"budget_ratios", "dtr kind: budgets as ratios of the DTR baseline peak",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.budget_ratios = r.positives(n, k, std::numeric_limits<double>::max());
+       }},
+      {"overhead_limit", "dtr kind: the remat limit, baseline compute x (limit - 1); > 1 (default 2)",
+       [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
+         s.overhead_limit = r.number(n, k);
+         if (!(s.overhead_limit > 1)) r.fail(&n, k, fmt::format("= {} must be > 1", s.overhead_limit));
+       }},
+  };
+  return table;
+}
+
+#undef MUTWO_SWEEP_STRINGS
+#undef MUTWO_SWEEP_TEXT
+
+const SweepKeyInfo* find_sweep_key(std::string_view name) {
+  for (const SweepKeyInfo& k : sweep_key_table()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace mutwo::experiments
