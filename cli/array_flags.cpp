@@ -1,5 +1,8 @@
 #include "cli/array_flags.hpp"
 
+#include "cli/exec_flags.hpp"
+#include "experiments/run_pipeline.hpp"
+
 #include "cli/table.hpp"
 #include "io/schedule_json.hpp"
 #include "policies/plain_schedule.hpp"
@@ -81,27 +84,15 @@ void require_model_or_schedule(const ArrayFlags& flags, std::string_view command
 }
 
 policies::ModelArray model_array(const ArrayFlags& flags) {
-  policies::ModelArray array;
-  array.model = flags.model;
-  array.count = flags.models;
-  array.config.batch_size = flags.batch_size;
-  array.config.seq_len = flags.seq_len;
-  array.config.image_size = flags.image_size;
-  array.config.dtype = parse_dtype(flags.dtype);
-  array.config.precision = precision_flag(flags.precision);
-  array.config.lean_ops = transforms::parse_lean_ops(flags.lean_ops);
-  array.optimizer.kind = parse_optimizer(flags.optimizer);
-  if (!flags.lr.empty()) array.optimizer.lr = flags.lr;
-  return array;
+  return schedule_source(flags).array.model_array();
 }
 
 std::vector<int32_t> partition_of(const ArrayFlags& flags) {
-  return flags.partition.empty() ? std::vector<int32_t>{flags.models} : flags.partition;
+  return schedule_source(flags).array.sub_arrays();
 }
 
 Schedule plain_schedule(const ArrayFlags& flags) {
-  if (!flags.schedule.empty()) return read_schedule(flags.schedule);
-  return policies::build_plain_schedule(policies::sub_array_steps(model_array(flags), partition_of(flags)));
+  return experiments::plain_schedule(schedule_source(flags));
 }
 
 }  // namespace mutwo::cli

@@ -34,6 +34,7 @@ experiments::ScheduleSource schedule_source(const ArrayFlags& flags) {
   a.precision = std::string(ir::precision_name(precision_flag(flags.precision)));  // names the flag
   a.optimizer = flags.optimizer;
   a.lr = flags.lr;
+  a.lean_ops = flags.lean_ops;
   return source;
 }
 

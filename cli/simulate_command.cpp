@@ -14,10 +14,12 @@
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/exec_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "experiments/run_pipeline.hpp"
 #include "io/schedule_json.hpp"
 #include "ir/schedule.hpp"
 #include "policies/array_plan.hpp"
@@ -57,27 +59,24 @@ struct SimulateOptions {
   std::string optimizer_on = "best";
 };
 
-// The array planned by --policy (and --state-offload) at the device's memory, as `mutwo run` plans
-// it (policies/array_plan.hpp); infeasible plans are simulated too (the report shows the OOM).
+// The array planned by --policy (and --state-offload) at the device's memory through `mutwo run`'s
+// plan step (experiments/run_pipeline.hpp); infeasible plans are simulated too (the report shows the
+// OOM).
 Schedule planned_schedule(const SimulateOptions& opts, const costmodel::OpCostModel& cost,
                           const costmodel::DeviceSpec& device) {
   if (!opts.array.schedule.empty()) {
     throw Error("--policy and --state-offload plan a model array (--model), not a --schedule file");
   }
   if (device.memory_bytes <= 0) throw Error(fmt::format("--policy needs a memory limit; device '{}' has none", device.name));
-  const std::string policy_name = opts.policy.empty() ? "none" : opts.policy;
-  const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(policy_name);
-  std::vector<ir::Graph> parts = policies::sub_array_steps(model_array(opts.array), partition_of(opts.array));
-  const policies::SubArrayOrder order = policies::parse_order(opts.order);
-  const policies::OptimizerPlace place = policies::parse_optimizer_place(opts.optimizer_on);
-  if (opts.wrap) {  // planned so that the wrapped steady state fits (policies/wrapped_plan.hpp)
-    return policies::plan_sub_arrays_wrapped(parts, *policy, cost, device.memory_bytes, order, opts.state_offload,
-                                             place)
-        .plan.result.schedule;
-  }
-  return policies::plan_sub_arrays(std::move(parts), *policy, cost, device.memory_bytes, order, opts.state_offload,
-                                   place)
-      .result.schedule;
+  experiments::RunRequest request;
+  request.source = schedule_source(opts.array);
+  request.policy = opts.policy.empty() ? "none" : opts.policy;
+  request.order = opts.order;
+  request.state_offload = opts.state_offload;
+  request.optimizer_on = opts.optimizer_on;
+  request.wrap = opts.wrap;
+  request.allow_oom = true;
+  return experiments::plan_run(request, cost, device.memory_bytes).schedule;
 }
 
 // Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step

@@ -21,16 +21,10 @@
 #include "sim/simulator.hpp"
 
 namespace mutwo::experiments {
-namespace {
+namespace {}  // namespace
 
-struct Planned {
-  ir::Schedule schedule;
-  bool multiplexed = false;
-  std::string note;
-};
-
-Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int64_t limit_bytes) {
-  Planned p;
+PlannedRun plan_run(const RunRequest& request, const costmodel::OpCostModel& cost, int64_t limit_bytes) {
+  PlannedRun p;
   const ScheduleSource& source = request.source;
   if (!source.schedule_file.empty()) {
     p.schedule = io::read_schedule(source.schedule_file);
@@ -71,6 +65,8 @@ Planned plan(const RunRequest& request, const costmodel::OpCostModel& cost, int6
   return p;
 }
 
+namespace {
+
 // The host timeline the prediction puts in front of the GPU: the one the executor runs.
 sim::HostMode run_host_mode(const RunRequest& request) {
   if (!request.host_mode.empty()) return sim::parse_host_mode(request.host_mode);
@@ -88,6 +84,7 @@ policies::ModelArray ArrayRequest::model_array() const {
   array.config.image_size = image_size;
   array.config.dtype = ir::parse_dtype(dtype);
   array.config.precision = ir::parse_precision(precision);
+  array.config.lean_ops = transforms::parse_lean_ops(lean_ops);
   array.optimizer.kind = transforms::parse_optimizer(optimizer);
   if (!lr.empty()) array.optimizer.lr = lr;
   return array;
@@ -196,7 +193,7 @@ RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   out.cost = request.cost(out.target.catalog_gpu);
   out.memory_limit_bytes = run_memory_limit(out.target, out.cost.gpu.memory_bytes);
 
-  Planned planned = plan(request, *out.cost.cost, out.memory_limit_bytes);
+  PlannedRun planned = plan_run(request, *out.cost.cost, out.memory_limit_bytes);
   out.schedule = std::move(planned.schedule);
   out.multiplexed = planned.multiplexed;
   out.plan_note = std::move(planned.note);

@@ -38,6 +38,7 @@ struct ArrayRequest {
   std::string precision = "fp32";  // ir/precision.hpp
   std::string optimizer = "adam";
   std::vector<double> lr;  // one, or one per model; empty: the optimizer's default
+  std::string lean_ops = "none";  // transforms/lean_ops.hpp
 
   policies::ModelArray model_array() const;  // dtype and optimizer parsed; errors name the value
   std::vector<int32_t> sub_arrays() const;   // partition, or {models}
@@ -128,6 +129,18 @@ class InfeasiblePlanError : public Error {
   int64_t limit_bytes = 0;
   int64_t needed_bytes = 0;
 };
+
+// What planning a run yields: the schedule, whether its sub-arrays are multiplexed, and the
+// policy's note.
+struct PlannedRun {
+  ir::Schedule schedule;
+  bool multiplexed = false;
+  std::string note;
+};
+// The plan step of run_pipeline, alone: the schedule file as read, or the array planned by the
+// request's policy, order, state offload, optimizer place and wrap at `limit_bytes`. `mutwo
+// simulate --policy` plans through it too. Throws InfeasiblePlanError unless allow_oom.
+PlannedRun plan_run(const RunRequest& request, const costmodel::OpCostModel& cost, int64_t limit_bytes);
 
 // plan -> simulate -> run -> store. The measured step running out of memory is not an error here
 // (outcome.measurement.oom, stored like any run); the caller decides. Throws InfeasiblePlanError,
