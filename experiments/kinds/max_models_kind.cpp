@@ -29,6 +29,14 @@
 namespace mutwo::experiments {
 namespace {
 
+// The two series the kind compares: HFTA's widest fused group (the strategies' reference) and the
+// largest array the partition search trains in one run (the searched strategy).
+const std::vector<std::string>& compared_series() {
+  static const std::vector<std::string> series{policies::builtin_strategies().reference().name,
+                                               policies::builtin_strategies().searched().name};
+  return series;
+}
+
 // The widest sub-array of a partition label "gpt2:2+2+1" (0 when it names none).
 int32_t widest_part(const std::string& partition) {
   int32_t widest = 0;
@@ -71,7 +79,7 @@ class MaxModelsKind final : public ExperimentKind {
       for (const std::string& limit : sweep_memory_limits(spec)) {
         Task t;
         t.label = fmt::format("{}, limit {}", p.label(), limit);
-        for (const char* series : {"hfta", "mutwo"}) {
+        for (const std::string& series : compared_series()) {
           nlohmann::json c = array_config(spec, p);
           c["memory_limit_bytes"] = memory_limit_bytes(limit, p.gpu);
           c["series"] = series;
@@ -101,10 +109,10 @@ class MaxModelsKind final : public ExperimentKind {
     const double footprint = static_cast<double>(one_peak) * p.models;
 
     std::vector<ResultRow> rows;
-    for (const char* series : {"hfta", "mutwo"}) {
-      const bool hfta = std::string_view(series) == "hfta";
+    for (const std::string& series : compared_series()) {
+      const bool hfta = series == policies::builtin_strategies().reference().name;
       auto found = std::find_if(report.rows.begin(), report.rows.end(), [&](const policies::SearchRow& r) {
-        return hfta ? r.strategy == "hfta" : (r.strategy == "mutwo" && r.runs == 1 && !r.pruned);
+        return r.strategy == series && (hfta || (r.runs == 1 && !r.pruned));
       });
       ResultRow out;
       out.run = array_run_record(p);
@@ -164,8 +172,8 @@ class MaxModelsKind final : public ExperimentKind {
       s.largest_count = std::max(s.largest_count, count);
       if (!r.row.feasible) continue;
       const int64_t at_once = static_cast<int64_t>(r.row.metric("models_at_once").value_or(0));
-      if (r.row.series == "hfta") s.hfta = std::max(s.hfta, at_once);
-      if (r.row.series == "mutwo" && at_once > s.mutwo) {
+      if (r.row.series == compared_series()[0]) s.hfta = std::max(s.hfta, at_once);
+      if (r.row.series == compared_series()[1] && at_once > s.mutwo) {
         s.mutwo = at_once;
         s.mutwo_footprint = r.row.metric("footprint_over_memory").value_or(0);
       }
