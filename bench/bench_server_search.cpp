@@ -27,10 +27,10 @@ void time_server_search(benchmark::State& state, const char* server, const char*
   a.count = count;
   a.config.batch_size = batch;
   a.config.seq_len = seq_len;
-  config.architectures = {a};
-  config.cost = cost.get();
-  config.memory_limit_bytes = limit_bytes;
-  config.host_mode = sim::HostMode::eager;  // as `mutwo search` plans
+  config.array.architectures = {a};
+  config.array.cost = cost.get();
+  config.array.memory_limit_bytes = limit_bytes;
+  config.array.host_mode = sim::HostMode::eager;  // as `mutwo search` plans
   int64_t candidates = 0;
   int64_t searches = 0;
   for (auto _ : state) {

@@ -261,17 +261,12 @@ void run_search_command(SearchOptions opts) {
 
   if (server) {
     policies::ServerSearchConfig sc;
-    sc.architectures = config.architectures;
-    sc.optimizer = config.optimizer;
-    sc.cost = cost.get();
+    sc.array =
+        config;  // the per-GPU searches read its array, optimizer, cost, limit, policies, host mode, top
     sc.server = *server;
-    sc.memory_limit_bytes = device.memory_bytes;
-    sc.policies = config.policies;
     sc.schemes = opts.schemes;
     sc.micro_batches = opts.micro_batches;
     sc.packs = opts.packs;
-    sc.host_mode = config.host_mode;
-    sc.top = opts.top;
     run_server_search_and_print(std::move(sc), {opts.json, opts.timeline, opts.schedule_out, opts.parts_dir});
     return;
   }

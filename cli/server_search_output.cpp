@@ -19,7 +19,7 @@ namespace {
 void print_server_table(const policies::ServerSearchReport& report,
                         const policies::ServerSearchConfig& config, double elapsed_s) {
   std::string array;
-  for (const policies::ArchitectureCount& a : config.architectures) {
+  for (const policies::ArchitectureCount& a : config.array.architectures) {
     array += fmt::format("{}{} x {}", array.empty() ? "" : " + ", a.count, a.model);
   }
   std::cout << fmt::format("{} on {} ({}), memory limit {} per GPU\n", array, config.server.name,
@@ -119,7 +119,7 @@ void write_gpu_parts(const policies::ServerSearchReport& report, const policies:
         "{}\n",
         part.gpu, part.strategy, part.partition, part.policy, human_duration(part.step_time_ns),
         human_bytes(part.peak_bytes), path, config.server.gpu, report.memory_limit_bytes,
-        sim::host_mode_name(config.host_mode));
+        sim::host_mode_name(config.array.host_mode));
   }
 }
 

@@ -62,8 +62,8 @@ using ShareMemo = std::map<std::vector<int32_t>, SearchReport>;
 // One model: every scheme x GPU count x micro-batch count.
 void search_schemes(const ServerSearchConfig& c, int64_t limit, std::vector<Candidate>& out, ServerSearchStats& stats) {
   const costmodel::ServerRoutes routes(c.server);
-  const ArchitectureCount& a = c.architectures.front();
-  const ir::Graph step = training_step(a, c.optimizer);
+  const ArchitectureCount& a = c.array.architectures.front();
+  const ir::Graph step = training_step(a, c.array.optimizer);
   int32_t forward_ops = 0;
   for (const ir::Op& op : step.ops) forward_ops += op.phase == ir::Phase::forward ? 1 : 0;
   std::vector<int32_t> gpu_counts;
@@ -78,7 +78,7 @@ void search_schemes(const ServerSearchConfig& c, int64_t limit, std::vector<Cand
   std::sort(pack_counts.begin(), pack_counts.end());
   pack_counts.erase(std::unique(pack_counts.begin(), pack_counts.end()), pack_counts.end());
   for (const int32_t packs : pack_counts) {
-    const PackedModel packed = pack_training_step(step, *c.cost, packs);
+    const PackedModel packed = pack_training_step(step, *c.array.cost, packs);
     for (const std::string& scheme : schemes) {
       const ServerSchemeInfo& info = builtin_server_schemes().find(scheme);
       for (const int32_t gpus : gpu_counts) {
@@ -135,11 +135,12 @@ std::string share_text(const std::vector<ArchitectureCount>& archs, const std::v
 void search_placements(const ServerSearchConfig& c, int64_t limit, ShareMemo& memo, std::vector<Candidate>& out,
                        ServerSearchStats& stats) {
   const costmodel::ServerRoutes routes(c.server);
-  const auto& archs = c.architectures;
+  const auto& archs = c.array.architectures;
   std::vector<int64_t> compute_ns;
   int32_t models = 0;
   for (const ArchitectureCount& a : archs) {
-    const std::vector<int64_t> d = costmodel::op_durations_ns(*c.cost, training_step(a, c.optimizer));
+    const std::vector<int64_t> d =
+        costmodel::op_durations_ns(*c.array.cost, training_step(a, c.array.optimizer));
     compute_ns.push_back(std::accumulate(d.begin(), d.end(), int64_t{0}));
     models += a.count;
   }
@@ -189,12 +190,12 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, ShareMemo& me
           a.count = share[i];
           sc.architectures.push_back(std::move(a));
         }
-        sc.optimizer = c.optimizer;
-        sc.cost = c.cost;
+        sc.optimizer = c.array.optimizer;
+        sc.cost = c.array.cost;
         sc.memory_limit_bytes = limit;
-        sc.policies = c.policies;
+        sc.policies = c.array.policies;
         sc.top = 1;
-        sc.host_mode = c.host_mode;
+        sc.host_mode = c.array.host_mode;
         it = memo.emplace(share, run_search(sc)).first;
         ++stats.gpu_searches;
       }
@@ -223,7 +224,7 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, ShareMemo& me
       alone_ns = std::max(alone_ns, best.step_time_ns);
       // Separate runs (one run's schedule kept of several) are priced per GPU alone.
       if (!r.best_schedule_is_whole_step) lifted = false;
-      if (lifted) lift_schedule(*r.best_schedule, *c.cost, g, s, c.host_mode);
+      if (lifted) lift_schedule(*r.best_schedule, *c.array.cost, g, s, c.array.host_mode);
     }
     std::string loads;
     for (const auto& share : pl.share) loads += fmt::format("{}{}", loads.empty() ? "" : " | ", share_text(archs, share));
@@ -259,27 +260,28 @@ void search_placements(const ServerSearchConfig& c, int64_t limit, ShareMemo& me
 }  // namespace
 
 ServerSearchReport run_server_search(const ServerSearchConfig& c) {
-  if (c.architectures.empty()) throw Error("server search: no architectures");
-  if (c.cost == nullptr) throw Error("server search: no cost model");
-  if (c.cost->device().name != c.server.gpu) {
+  if (c.array.architectures.empty()) throw Error("server search: no architectures");
+  if (c.array.cost == nullptr) throw Error("server search: no cost model");
+  if (c.array.cost->device().name != c.server.gpu) {
     throw Error(fmt::format("server search: the cost model prices '{}' but server '{}' has '{}' GPUs",
-                            c.cost->device().name, c.server.name, c.server.gpu));
+                            c.array.cost->device().name, c.server.name, c.server.gpu));
   }
   for (const int32_t packs : c.packs) {
     if (packs < 1) throw Error(fmt::format("server search: layer pack count {} must be >= 1", packs));
   }
   if (c.packs.empty()) throw Error("server search: no layer pack counts");
-  if (c.top < 1) throw Error(fmt::format("server search: top = {} must be >= 1", c.top));
+  if (c.array.top < 1) throw Error(fmt::format("server search: top = {} must be >= 1", c.array.top));
   for (const int32_t m : c.micro_batches) {
     if (m < 1) throw Error(fmt::format("server search: micro-batch count {} must be >= 1", m));
   }
   for (const std::string& s : c.schemes) builtin_server_schemes().find(s);
   ServerSearchReport report;
-  const int64_t limit = c.memory_limit_bytes > 0 ? c.memory_limit_bytes : c.cost->device().memory_bytes;
+  const int64_t limit =
+      c.array.memory_limit_bytes > 0 ? c.array.memory_limit_bytes : c.array.cost->device().memory_bytes;
   report.memory_limit_bytes = limit;
   std::vector<Candidate> candidates;
   ShareMemo memo;  // outlives the candidates' pointers into it
-  const bool one_model = c.architectures.size() == 1 && c.architectures.front().count == 1;
+  const bool one_model = c.array.architectures.size() == 1 && c.array.architectures.front().count == 1;
   if (one_model) {
     search_schemes(c, limit, candidates, report.stats);
   } else {
@@ -296,7 +298,7 @@ ServerSearchReport run_server_search(const ServerSearchConfig& c) {
       if (r.best_schedule_is_whole_step) report.best_parts[i].schedule = r.best_schedule;
     }
   }
-  for (size_t i = 0; i < candidates.size() && i < static_cast<size_t>(c.top); ++i) {
+  for (size_t i = 0; i < candidates.size() && i < static_cast<size_t>(c.array.top); ++i) {
     report.rows.push_back(std::move(candidates[i].row));
   }
   return report;

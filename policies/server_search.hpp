@@ -23,23 +23,22 @@
 #include "ir/schedule.hpp"
 #include "ir/server_schedule.hpp"
 #include "policies/model_array.hpp"
+#include "policies/search.hpp"
 #include "sim/host_mode.hpp"
 #include "transforms/autodiff.hpp"
 
 namespace mutwo::policies {
 
 struct ServerSearchConfig {
-  std::vector<ArchitectureCount> architectures;
-  transforms::OptimizerConfig optimizer;
-  const costmodel::OpCostModel* cost = nullptr;  // required; prices the server's GPU
+  // The model array, its optimizer and cost model, and how each GPU's share is searched (policies,
+  // host mode, rows kept), as a single-GPU search takes them; memory_limit_bytes is per GPU (0: the
+  // GPU's memory). The per-GPU searches use these fields and no others of it.
+  SearchConfig array;
   costmodel::ServerSpec server;
-  int64_t memory_limit_bytes = 0;                    // per GPU; 0: the GPU's memory
-  std::vector<std::string> policies;                 // single-GPU policies for arrays; empty: the default
-  std::vector<std::string> schemes;                  // one model; empty: every registered scheme
-  std::vector<int32_t> micro_batches{1, 2, 4, 8};    // one model: M values tried
-  std::vector<int32_t> packs{8, 16, 32};             // one model: layer pack counts tried (each clamped to the forward ops)
-  sim::HostMode host_mode = sim::HostMode::none;      // single-GPU plans of an array
-  int32_t top = 10;                                  // rows kept
+  std::vector<std::string> schemes;                // one model; empty: every registered scheme
+  std::vector<int32_t> micro_batches{1, 2, 4, 8};  // one model: M values tried
+  std::vector<int32_t> packs{8, 16,
+                             32};  // one model: layer pack counts tried (each clamped to the forward ops)
 };
 
 struct ServerSearchRow {

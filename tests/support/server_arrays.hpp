@@ -16,11 +16,11 @@ inline policies::ServerSearchConfig gpt2_mini_array(int32_t models, const costmo
   policies::ArchitectureCount a;
   a.model = "gpt2-mini";
   a.count = models;
-  c.architectures = {a};
-  c.optimizer.kind = transforms::OptimizerKind::adam;
-  c.cost = &cost;
+  c.array.architectures = {a};
+  c.array.optimizer.kind = transforms::OptimizerKind::adam;
+  c.array.cost = &cost;
   c.server = costmodel::find_server("4x-gtx1080ti");
-  c.memory_limit_bytes = 1 << 20;
+  c.array.memory_limit_bytes = 1 << 20;
   return c;
 }
 
