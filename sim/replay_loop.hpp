@@ -10,6 +10,7 @@
 #include "ir/schedule.hpp"
 #include "sim/dynamic_eviction.hpp"
 #include "sim/executed_instruction.hpp"
+#include "sim/host_issuer.hpp"
 #include "sim/host_plan.hpp"
 #include "sim/memory_simulator.hpp"
 #include "sim/replay_plan.hpp"
@@ -38,9 +39,13 @@ class ReplayLoop {
       launched_ns_.assign(n_, 0);
       host_start_ns_.assign(n_, -1);
       dep_ready_ns_.assign(n_, 0);
+      std::vector<int32_t> order;
       for (size_t i = 0; i < n_; ++i) {
-        if (host_.issue_ns[i] >= 0) ++p_.pending[i];  // waits for its issue as for a dependency
+        if (host_.issue_ns[i] < 0) continue;
+        ++p_.pending[i];  // waits for its issue as for a dependency
+        order.push_back(static_cast<int32_t>(i));
       }
+      issuer_ = HostIssuer(std::move(order), host_.queue_depth);
     }
     start_ns_.assign(n_, -1);
     const auto engines = static_cast<size_t>(p_.num_streams);
@@ -124,30 +129,25 @@ class ReplayLoop {
     }
   }
 
-  // Issues the next instructions in list order until the host has one in flight or must wait.
+  // Issues the next instruction in list order unless the host must wait (sim/host_issuer.hpp).
   void host_advance(int64_t now) {
-    if (host_issuing_ || host_sync_on_ != ir::kNoId) return;
-    while (host_next_ < n_ && host_.issue_ns[host_next_] < 0) ++host_next_;
-    if (host_next_ >= n_) return;
-    if (host_.queue_depth > 0 && host_outstanding_ >= host_.queue_depth) return;  // resumed by a start
-    const size_t i = host_next_++;
-    const int64_t start = std::max(now, host_free_at_);
-    host_start_ns_[i] = start;
-    host_free_at_ = start + host_.issue_ns[i];
+    const std::optional<HostIssuer::Issue> issue = issuer_.next(now);
+    if (!issue) return;
+    const auto i = static_cast<size_t>(issue->item);
+    host_start_ns_[i] = issue->start_ns;
+    const int64_t end_ns = issue->start_ns + host_.issue_ns[i];
+    issuer_.issuing_until(end_ns);
     host_busy_ns_ += host_.issue_ns[i];
-    host_issuing_ = true;
-    heap_.push_back(Event{host_free_at_, sequence_++, static_cast<ir::InstrId>(i), kHostEngine});
+    heap_.push_back(Event{end_ns, sequence_++, issue->item, kHostEngine});
     std::push_heap(heap_.begin(), heap_.end(), later);
   }
 
   // The host finished issuing i: it may start on the GPU; the host goes on unless i syncs.
   void host_issued(ir::InstrId i, int64_t now) {
     const auto idx = static_cast<size_t>(i);
-    host_issuing_ = false;
     host_end_ns_ = now;
     launched_ns_[idx] = now;
-    ++host_outstanding_;
-    if (host_.sync[idx] != 0) host_sync_on_ = i;
+    issuer_.issued(i, host_.sync[idx] != 0);
     if (--p_.pending[idx] == 0) make_ready(i, now);
     host_advance(now);
   }
@@ -157,8 +157,7 @@ class ReplayLoop {
       host_issued(e.instruction, now);
       return;
     }
-    if (host_.on && e.instruction == host_sync_on_) {  // the host waited for this one
-      host_sync_on_ = ir::kNoId;
+    if (host_.on && issuer_.finished(e.instruction)) {  // the host waited for this one
       host_end_ns_ = now;
       host_advance(now);
     }
@@ -263,7 +262,7 @@ class ReplayLoop {
     start_ns_[idx] = now;
     ++started_;
     if (host_.on) {
-      --host_outstanding_;
+      issuer_.started();
       host_advance(now);  // a host blocked on a full launch queue goes on
     }
     executed_.push_back({kind, p_.target[idx], p_.stream[idx], now, p_.duration_ns[idx], i});
@@ -307,11 +306,7 @@ class ReplayLoop {
   int64_t failed_request_bytes_ = 0;
   int64_t failed_in_use_bytes_ = 0;
   // Host timeline state.
-  size_t host_next_ = 0;                  // next instruction (list order) to issue
-  int64_t host_free_at_ = 0;              // the host is busy issuing until then
-  bool host_issuing_ = false;             // an issue is in flight
-  ir::InstrId host_sync_on_ = ir::kNoId;  // the host waits for this instruction to finish
-  int32_t host_outstanding_ = 0;          // issued, not started
+  HostIssuer issuer_;
   int64_t host_busy_ns_ = 0;
   int64_t host_end_ns_ = 0;
   std::vector<int64_t> launched_ns_;

@@ -10,6 +10,7 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/server_routes.hpp"
+#include "sim/host_issuer.hpp"
 #include "sim/link_sharing.hpp"
 
 namespace mutwo::sim {
@@ -35,17 +36,6 @@ struct Flow {
 // or (host = 1) a GPU's host finishing the issue of a task.
 using Event = std::tuple<int64_t, int32_t, int32_t>;
 
-// One GPU's host (sim/host_plan.hpp's rule): issues its tasks in list order, at most the launch
-// queue's depth issued but not started, waiting after a host_sync task for it to finish.
-struct Host {
-  std::vector<int32_t> issued;  // task ids with issue_ns >= 0, in list order
-  size_t next = 0;
-  int64_t free_at = 0;
-  bool issuing = false;
-  int32_t sync_on = -1;
-  int32_t outstanding = 0;  // issued, not started
-};
-
 class ServerReplay {
  public:
   ServerReplay(const ServerSchedule& s, const costmodel::ServerSpec& server, const ServerSimOptions& options)
@@ -58,15 +48,17 @@ class ServerReplay {
     last_end_.assign(queues_.size(), 0);
     pending_.assign(n_, 0);
     dependents_.assign(n_, {});
-    hosts_.assign(gpus, {});
+    std::vector<std::vector<int32_t>> issued(gpus);  // per GPU: its tasks with an issue time, in list order
     for (const ServerTask& t : s.tasks) {
       pending_[static_cast<size_t>(t.id)] = static_cast<int32_t>(t.waits.size());
       for (const int32_t w : t.waits) dependents_[static_cast<size_t>(w)].push_back(t.id);
       if (t.issue_ns >= 0) {
         ++pending_[static_cast<size_t>(t.id)];  // waits for its issue as for a dependency
-        hosts_[static_cast<size_t>(t.gpu)].issued.push_back(t.id);
+        issued[static_cast<size_t>(t.gpu)].push_back(t.id);
       }
     }
+    // One host per GPU, each with the single-GPU engine's issue rule (sim/host_issuer.hpp).
+    for (std::vector<int32_t>& order : issued) hosts_.emplace_back(std::move(order), s.launch_queue_depth);
     start_.assign(n_, -1);
     end_.assign(n_, -1);
     p_.gpus.assign(gpus, {});
@@ -182,29 +174,22 @@ class ServerReplay {
     }
   }
 
-  // Issues the GPU's next task in list order unless its host is issuing, waits on a sync, or has a
-  // full launch queue (resumed by a start).
+  // Issues the GPU's next task in list order unless its host must wait (sim/host_issuer.hpp).
   void host_advance(int32_t gpu, int64_t now) {
-    Host& h = hosts_[static_cast<size_t>(gpu)];
-    if (h.issuing || h.sync_on >= 0 || h.next >= h.issued.size()) return;
-    if (s_.launch_queue_depth > 0 && h.outstanding >= s_.launch_queue_depth) return;
-    const int32_t id = h.issued[h.next++];
-    const int64_t issue_ns = s_.tasks[static_cast<size_t>(id)].issue_ns;
-    const int64_t start = std::max(now, h.free_at);
-    h.free_at = start + issue_ns;
-    h.issuing = true;
+    HostIssuer& h = hosts_[static_cast<size_t>(gpu)];
+    const std::optional<HostIssuer::Issue> issue = h.next(now);
+    if (!issue) return;
+    const int64_t issue_ns = s_.tasks[static_cast<size_t>(issue->item)].issue_ns;
+    h.issuing_until(issue->start_ns + issue_ns);
     ServerGpuFigures& g = p_.gpus[static_cast<size_t>(gpu)];
     g.host_busy_ns += issue_ns;
-    events_.emplace(h.free_at, 1, id);
+    events_.emplace(issue->start_ns + issue_ns, 1, issue->item);
   }
 
   // The host finished issuing `id`: it may start; the host goes on unless it syncs on it.
   void host_issued(int32_t id, int64_t now) {
     const ServerTask& t = s_.tasks[static_cast<size_t>(id)];
-    Host& h = hosts_[static_cast<size_t>(t.gpu)];
-    h.issuing = false;
-    ++h.outstanding;
-    if (t.host_sync) h.sync_on = id;
+    hosts_[static_cast<size_t>(t.gpu)].issued(id, t.host_sync);
     ServerGpuFigures& g = p_.gpus[static_cast<size_t>(t.gpu)];
     g.host_end_ns = std::max(g.host_end_ns, now);
     p_.step_time_ns = std::max(p_.step_time_ns, now);  // the step ends when the hosts are done too
@@ -217,7 +202,7 @@ class ServerReplay {
     start_[static_cast<size_t>(id)] = now;
     busy_[queue] = 1;
     if (t.issue_ns >= 0) {
-      --hosts_[static_cast<size_t>(t.gpu)].outstanding;
+      hosts_[static_cast<size_t>(t.gpu)].started();
       host_advance(t.gpu, now);  // a host blocked on a full launch queue goes on
     }
     const int32_t owner = t.kind == ServerTaskKind::compute ? t.gpu : t.to;
@@ -284,9 +269,7 @@ class ServerReplay {
     if (releaser != kHostSide && t.free_bytes > 0) in_use_[static_cast<size_t>(releaser)] -= t.free_bytes;
     if (t.kind == ServerTaskKind::transfer) account_copy(t);
     for (const int32_t d : dependents_[idx]) --pending_[static_cast<size_t>(d)];
-    Host& h = hosts_[static_cast<size_t>(t.gpu)];
-    if (h.sync_on == id) {  // the host waited for this one
-      h.sync_on = -1;
+    if (hosts_[static_cast<size_t>(t.gpu)].finished(id)) {  // the host waited for this one
       p_.gpus[static_cast<size_t>(t.gpu)].host_end_ns = std::max(p_.gpus[static_cast<size_t>(t.gpu)].host_end_ns, now);
       host_advance(t.gpu, now);
     }
@@ -329,7 +312,7 @@ class ServerReplay {
   std::vector<double> capacity_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<Flow> flows_;
-  std::vector<Host> hosts_;  // per GPU
+  std::vector<HostIssuer> hosts_;  // per GPU
   std::vector<uint8_t> moving_ = std::vector<uint8_t>(n_, 0);
   bool rates_dirty_ = false;
   ServerPrediction p_;
