@@ -21,6 +21,7 @@
 #include "costmodel/device_overrides.hpp"
 #include "experiments/run_pipeline.hpp"
 #include "io/schedule_json.hpp"
+#include "io/trace_import.hpp"
 #include "ir/schedule.hpp"
 #include "policies/array_plan.hpp"
 #include "policies/model_array.hpp"
@@ -307,7 +308,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--format", opts->device.trace_format,
                   "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log), et (PyTorch "
                   "execution trace, followed by the profiler trace of its step); default: detected from the content")
-      ->check(CLI::IsMember({"mutwo", "kineto", "dtr", "et"}));
+      ->check(CLI::IsMember(io::trace_formats().names()));
   cmd->callback([opts] {
     if (opts->array.model_option->count() == 0 && opts->array.schedule_option->count() == 0) {
       // Without --model or --schedule, one --trace is simulated itself, at its measured durations.
