@@ -83,14 +83,6 @@ void require_model_or_schedule(const ArrayFlags& flags, std::string_view command
   }
 }
 
-policies::ModelArray model_array(const ArrayFlags& flags) {
-  return schedule_source(flags).array.model_array();
-}
-
-std::vector<int32_t> partition_of(const ArrayFlags& flags) {
-  return schedule_source(flags).array.sub_arrays();
-}
-
 Schedule plain_schedule(const ArrayFlags& flags) {
   return experiments::plain_schedule(schedule_source(flags));
 }

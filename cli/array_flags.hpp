@@ -36,10 +36,6 @@ void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedu
 // Throws CLI::RequiredError unless --model or --schedule was given.
 void require_model_or_schedule(const ArrayFlags& flags, std::string_view command);
 
-// The array the flags describe (dtype and optimizer parsed; errors name the value).
-policies::ModelArray model_array(const ArrayFlags& flags);
-// --partition, or all models in one sub-array.
-std::vector<int32_t> partition_of(const ArrayFlags& flags);
 // The plain schedule of the array (sub-arrays one after another) or the --schedule file.
 ir::Schedule plain_schedule(const ArrayFlags& flags);
 
