@@ -16,6 +16,8 @@
 #include "sim/dtr_regions.hpp"
 #include "sim/dtr_replay.hpp"
 #include "sim/eq_classes.hpp"
+#include "sim/event_core.hpp"
+#include "sim/eviction_pool.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::sim {
@@ -32,20 +34,18 @@ class DtrRuntime {
         budget_(budget),
         remat_limit_(remat_limit),
         heuristic_(heuristic),
-        features_(heuristic.features()) {
+        features_(heuristic.features()),
+        clock_(result_.clock_ns) {
     const size_t tensors = log.tensors.size();
     const size_t storages = graph.storage_size.size();
     defined_.assign(tensors, 0);
     tensor_refs_.assign(tensors, 0);
     material_.assign(storages, 0);
     pinned_.assign(storages, 0);
-    ref_int_.assign(storages, 0);
     ref_ext_.assign(storages, 0);
     compute_.assign(storages, 0);
     last_access_.assign(storages, EvictionCandidate::kNeverAccessed);
-    pool_prev_.assign(storages, -1);
-    pool_next_.assign(storages, -1);
-    in_pool_.assign(storages, 0);
+    pool_ = EvictionPool(storages);
     if (features_.regions) {
       regions_ = Regions(storages);
       scratch_.assign(4 * regions_.words(), 0);
@@ -81,6 +81,7 @@ class DtrRuntime {
     } catch (const RematExceeded&) {
       result_.outcome = DtrOutcome::remat_limit_exceeded;
     }
+    result_.clock_ns = clock_.now_ns();
     result_.final_bytes = memory_;
     return result_;
   }
@@ -114,50 +115,13 @@ class DtrRuntime {
     throw Error(fmt::format("DTR replay: {} (the log breaks an invariant simrd asserts)", what));
   }
 
-  // ---- the storage pool: a list in insertion order (simrd's storage_pool)
-  void pool_append(int32_t s) {
-    const auto k = static_cast<size_t>(s);
-    if (in_pool_[k]) return;
-    in_pool_[k] = 1;
-    pool_prev_[k] = pool_tail_;
-    pool_next_[k] = -1;
-    if (pool_tail_ >= 0) {
-      pool_next_[static_cast<size_t>(pool_tail_)] = s;
-    } else {
-      pool_head_ = s;
-    }
-    pool_tail_ = s;
-  }
-  bool pool_remove(int32_t s) {
-    const auto k = static_cast<size_t>(s);
-    if (!in_pool_[k]) return false;
-    in_pool_[k] = 0;
-    const int32_t p = pool_prev_[k];
-    const int32_t n = pool_next_[k];
-    if (p >= 0) {
-      pool_next_[static_cast<size_t>(p)] = n;
-    } else {
-      pool_head_ = n;
-    }
-    if (n >= 0) {
-      pool_prev_[static_cast<size_t>(n)] = p;
-    } else {
-      pool_tail_ = p;
-    }
-    return true;
-  }
-
+  // ---- the storage pool (sim/eviction_pool.hpp): material storages, unlocked ones in insertion order
   void lock(int32_t s) {
-    const auto k = static_cast<size_t>(s);
     if (!material(s)) broken("locking an evicted storage");
-    if (ref_int_[k] == 0 && !pool_remove(s)) broken("an unlocked material storage was not evictable");
-    ++ref_int_[k];
+    if (pool_.locks(s) == 0 && !pool_.in_scan(s)) broken("an unlocked material storage was not evictable");
+    pool_.lock(s);
   }
-  void unlock(int32_t s) {
-    const auto k = static_cast<size_t>(s);
-    --ref_int_[k];
-    if (ref_int_[k] == 0) pool_append(s);
-  }
+  void unlock(int32_t s) { pool_.unlock(s); }
 
   // ---- regions (optimization/region.py)
   // A pinned storage is never scored nor evicted again, so nothing reads its regions any more:
@@ -235,10 +199,10 @@ class DtrRuntime {
   // ---- eviction
   void evict(int32_t s, bool eager) {
     const auto k = static_cast<size_t>(s);
-    if (ref_int_[k] != 0) broken("evicting a locked storage");
+    if (pool_.locks(s) != 0) broken("evicting a locked storage");
     material_[k] = 0;
     memory_ -= size(s);
-    pool_remove(s);
+    pool_.leave(s);
     for (int32_t t : storage_tensors(s)) defined_[static_cast<size_t>(t)] = 0;
     ++result_.evictions;
     if (eager) ++result_.evictions_eager;
@@ -269,7 +233,7 @@ class DtrRuntime {
     c.size_bytes = size(s);
     c.compute_ns = compute_[k];
     c.last_access_ns = last_access_[k];
-    c.clock_ns = result_.clock_ns;
+    c.clock_ns = clock_.now_ns();
     if (features_.regions) {
       c.region_compute_ns = regions_.compute_ns(s, false);
       c.region_rev_compute_ns = regions_.compute_ns(s, true);
@@ -287,18 +251,9 @@ class DtrRuntime {
 
   void free_for(int64_t bytes) {
     while (memory_ + bytes > budget_) {
-      if (pool_head_ < 0) throw OutOfBudget{};
-      double best = std::numeric_limits<double>::infinity();
-      int32_t chosen = -1;
-      for (int32_t s = pool_head_; s >= 0; s = pool_next_[static_cast<size_t>(s)]) {
-        const double score = heuristic_.score(candidate(s));
-        if (score <= best) {
-          best = score;
-          chosen = s;
-        }
-        if (score == 0) break;
-      }
-      if (chosen < 0) chosen = pool_tail_;  // every score NaN: cannot happen with simrd's formulas
+      if (pool_.empty()) throw OutOfBudget{};
+      const int32_t chosen = pool_.choose([&](int32_t s) { return heuristic_.score(candidate(s)); },
+                                          [](int32_t) { return true; });
       evict(chosen, false);
     }
   }
@@ -319,7 +274,7 @@ class DtrRuntime {
     }
     if (!material(storage(t))) remat_storages.push_back(storage(t));
 
-    result_.clock_ns += op.time_ns;
+    clock_.advance_by(op.time_ns);
     memory_ += op.total_size_bytes();
     result_.peak_bytes = std::max(result_.peak_bytes, memory_);
 
@@ -342,7 +297,7 @@ class DtrRuntime {
       if (first + i != t && sibling_defined_[static_cast<size_t>(i)])
         memory_ -= op.sizes_bytes[static_cast<size_t>(i)];
     }
-    for (int32_t s : remat_storages) pool_append(s);
+    for (int32_t s : remat_storages) pool_.enter(s);
 
     if (features_.regions && !remat_storages.empty()) {
       // Rebuild the new storages' regions, then the regions at their frontiers. Nothing changes
@@ -380,7 +335,7 @@ class DtrRuntime {
 
   void materialize(int32_t t, bool remat) {
     const std::vector<int32_t>& ps = parents(t);
-    for (int32_t p : ps) last_access_[static_cast<size_t>(storage(p))] = result_.clock_ns;
+    for (int32_t p : ps) last_access_[static_cast<size_t>(storage(p))] = clock_.now_ns();
     // Lock the defined parents first, then bring back the others one by one (a sibling may come
     // back along with an earlier one).
     std::vector<int32_t> undefined;
@@ -426,7 +381,7 @@ class DtrRuntime {
     }
     materialize(op.first_output, false);
     for (int32_t i = 0; i < op.output_count(); ++i) {
-      last_access_[static_cast<size_t>(storage(op.first_output + i))] = result_.clock_ns;
+      last_access_[static_cast<size_t>(storage(op.first_output + i))] = clock_.now_ns();
     }
   }
 
@@ -466,6 +421,7 @@ class DtrRuntime {
   const EvictionHeuristic& heuristic_;
   const EvictionFeatures features_;
   DtrReplayResult result_;
+  Clock clock_;  // the event core's clock (sim/event_core.hpp): simrd's starts at 1, + every op run
   int64_t memory_ = 0;
   int32_t ops_created_ = 0;
 
@@ -473,15 +429,10 @@ class DtrRuntime {
   std::vector<int32_t> tensor_refs_;
   std::vector<uint8_t> material_;
   std::vector<uint8_t> pinned_;
-  std::vector<int32_t> ref_int_;
   std::vector<int32_t> ref_ext_;
   std::vector<int64_t> compute_;
   std::vector<int64_t> last_access_;
-  std::vector<int32_t> pool_prev_;
-  std::vector<int32_t> pool_next_;
-  std::vector<uint8_t> in_pool_;
-  int32_t pool_head_ = -1;
-  int32_t pool_tail_ = -1;
+  EvictionPool pool_;
 
   Regions regions_;
   std::vector<uint64_t> scratch_;  // 4 bitsets: absorb's copies, then the evict/rebuild work sets

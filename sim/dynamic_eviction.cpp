@@ -55,10 +55,8 @@ DynamicEviction::DynamicEviction(const ir::Schedule& schedule, const std::vector
   evictable_.assign(nt, 0);
   last_read_pos_.assign(nt, -1);
   base_freed_.assign(nt, 0);
-  locks_.assign(nt, 0);
   last_access_ns_.assign(nt, 0);
-  pool_index_.assign(nt, -1);
-  pool_stamp_.assign(nt, 0);
+  pool_ = EvictionPool(nt);
   memo_stamp_.assign(nt, 0);
   memo_value_.assign(nt, 0);
   class_of_.assign(nt, -1);
@@ -161,65 +159,27 @@ bool DynamicEviction::finish(int64_t now_ns) {
     const bool was_evicted = state_[k] == State::evicted;
     state_[k] = State::resident;
     if (was_evicted) on_rematerialised(t);
-    if (evictable_[k]) pool_add(t);
+    if (evictable_[k]) pool_.enter(t);
     if (f.remat && base_freed_[k]) dead_.push_back(t);
   }
   if (!f.remat) {
     for (TensorId t : op.outputs) last_access_ns_[static_cast<size_t>(t)] = now_ns;
   }
-  for (TensorId t : f.locked) unlock(t);
+  for (TensorId t : f.locked) pool_.unlock(t);
   if (!frames_.empty()) return false;
   now_pos_ = position_of_[static_cast<size_t>(f.op)] + 1;
   return true;
 }
 
 void DynamicEviction::lock(TensorId t, std::vector<TensorId>& locked) {
-  ++locks_[static_cast<size_t>(t)];
+  pool_.lock(t);
   locked.push_back(t);
 }
 
-void DynamicEviction::unlock(TensorId t) {
-  // Back in the pool: it goes to the end of the scan order again.
-  if (--locks_[static_cast<size_t>(t)] == 0) pool_stamp_[static_cast<size_t>(t)] = ++stamp_counter_;
-}
-
-void DynamicEviction::pool_add(TensorId t) {
-  const auto k = static_cast<size_t>(t);
-  pool_index_[k] = static_cast<int32_t>(pool_.size());
-  pool_.push_back(t);
-  pool_stamp_[k] = ++stamp_counter_;
-}
-
-void DynamicEviction::pool_remove(TensorId t) {
-  const auto k = static_cast<size_t>(t);
-  const int32_t i = pool_index_[k];
-  if (i < 0) return;
-  const TensorId last = pool_.back();
-  pool_[static_cast<size_t>(i)] = last;
-  pool_index_[static_cast<size_t>(last)] = i;
-  pool_.pop_back();
-  pool_index_[k] = -1;
-}
-
+// The pool's pick (sim/eviction_pool.hpp) among tensors whose device copy could be rebuilt.
 bool DynamicEviction::evict_one(int64_t now_ns) {
-  TensorId best = ir::kNoId;
-  double best_score = 0;
-  uint64_t best_stamp = 0;
-  for (TensorId t : pool_) {
-    const auto k = static_cast<size_t>(t);
-    if (locks_[k] > 0) continue;
-    const double s = heuristic_.score(candidate(t, now_ns));
-    const uint64_t stamp = pool_stamp_[k];
-    if (best != ir::kNoId) {
-      const bool better =
-          s < best_score || (s == best_score && (s == 0 ? stamp < best_stamp : stamp > best_stamp));
-      if (!better) continue;
-    }
-    if (!rebuildable_if_freed(t)) continue;
-    best = t;
-    best_score = s;
-    best_stamp = stamp;
-  }
+  const TensorId best = pool_.choose([&](TensorId t) { return heuristic_.score(candidate(t, now_ns)); },
+                                     [&](TensorId t) { return rebuildable_if_freed(t); });
   if (best == ir::kNoId) return false;
   free_tensor(best, now_ns);
   ++evictions_;
@@ -230,7 +190,7 @@ void DynamicEviction::free_tensor(TensorId t, int64_t now_ns) {
   const auto k = static_cast<size_t>(t);
   executed_.push_back({InstrKind::free, t, ir::kComputeStream, now_ns, 0, ir::kNoId});
   memory_.free_tensor(t, now_ns);
-  pool_remove(t);
+  pool_.leave(t);
   state_[k] = rebuildable_[k] ? State::evicted : State::lost;
   if (state_[k] == State::evicted) on_evicted(t);
 }
@@ -257,7 +217,7 @@ bool DynamicEviction::may_free(TensorId t) {
 
 void DynamicEviction::release_dead(int64_t now_ns) {
   for (TensorId t : dead_) {
-    if (resident(t) && locks_[static_cast<size_t>(t)] == 0 && may_free(t))
+    if (resident(t) && pool_.locks(t) == 0 && may_free(t))
       free_tensor(t, now_ns);
     else if (resident(t))
       deferred_.push_back(t);

@@ -11,9 +11,10 @@
 // - Evictable: a resident activation or temporary produced by a forward op marked recomputable,
 //   not locked (read or written by an op being materialised, or one further up a remat chain), whose
 //   producer's inputs can still be brought back.
-// - Choice: the smallest score; ties go to the later in pool order (a tensor goes to the pool's end
-//   when produced and whenever its last lock is released), except that a score of 0 takes the
-//   earliest (simrd's Heuristic.choose).
+// - Choice: the eviction pool's (sim/eviction_pool.hpp, shared with DTR-log replay): the smallest
+//   score, ties to the later in pool order (a tensor goes to the pool's end when produced and
+//   whenever its last lock is released), the first score of 0 ending the scan (simrd's
+//   Heuristic.choose).
 // - A base free of a tensor that cannot be rebuilt and that an evicted tensor may still need is
 //   deferred until nothing needs it; tensors rebuilt after the base freed them are freed once the
 //   op that needed them ran; base-freed tensors still resident at the end are freed then.
@@ -26,6 +27,7 @@
 #include "ir/schedule.hpp"
 #include "sim/eq_classes.hpp"
 #include "sim/eviction_heuristic.hpp"
+#include "sim/eviction_pool.hpp"
 #include "sim/executed_instruction.hpp"
 #include "sim/memory_simulator.hpp"
 
@@ -71,9 +73,6 @@ class DynamicEviction {
 
   bool resident(ir::TensorId t) const { return state_[static_cast<size_t>(t)] == State::resident; }
   void lock(ir::TensorId t, std::vector<ir::TensorId>& locked);
-  void unlock(ir::TensorId t);
-  void pool_add(ir::TensorId t);
-  void pool_remove(ir::TensorId t);
   bool evict_one(int64_t now_ns);
   void free_tensor(ir::TensorId t, int64_t now_ns);
   void fail(std::string why);
@@ -102,12 +101,8 @@ class DynamicEviction {
   std::vector<uint8_t> evictable_;    // rebuildable activation or temporary
   std::vector<int32_t> last_read_pos_;
   std::vector<uint8_t> base_freed_;
-  std::vector<int32_t> locks_;
   std::vector<int64_t> last_access_ns_;
-  std::vector<ir::TensorId> pool_;  // resident evictable tensors, any order; stamps give the order
-  std::vector<int32_t> pool_index_;
-  std::vector<uint64_t> pool_stamp_;
-  uint64_t stamp_counter_ = 0;
+  EvictionPool pool_;  // resident evictable tensors, with the locks of every tensor
   std::vector<uint32_t> memo_stamp_;
   std::vector<uint8_t> memo_value_;
   uint32_t epoch_ = 0;

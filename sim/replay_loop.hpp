@@ -1,14 +1,16 @@
 #pragma once
-// The single-GPU engine's event loop (sim/simulator.hpp describes the engine it runs): one clock, a
-// (time, sequence) heap of instruction finishes, one engine per stream or shared copy engine, the
-// memory simulator, the host timeline and, with a heuristic, dynamic eviction. Used by simulate()
-// only; a class of its own so that the loop reads apart from how a Prediction is put together.
+// The single-GPU engine's event loop (sim/simulator.hpp describes the engine it runs): the event
+// core (sim/event_core.hpp) with instruction finishes in creation order, one engine per stream or
+// shared copy engine, the memory simulator, the host timeline and, with a heuristic, dynamic
+// eviction. Used by simulate() only; a class of its own so that the loop reads apart from how a
+// Prediction is put together.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "ir/schedule.hpp"
 #include "sim/dynamic_eviction.hpp"
+#include "sim/event_core.hpp"
 #include "sim/executed_instruction.hpp"
 #include "sim/host_issuer.hpp"
 #include "sim/host_plan.hpp"
@@ -22,8 +24,8 @@ constexpr ir::InstrId kInsertedOp = -2;
 // The engine slot of a host event: the host finished issuing an instruction.
 constexpr size_t kHostEngine = static_cast<size_t>(-1);
 
-// The event loop: one clock, a (time, sequence) heap of instruction finishes, one engine per
-// stream (or shared copy engine), the memory simulator and, with a heuristic, dynamic eviction.
+// The event loop: the core's clock and queue of instruction finishes, one engine per stream (or
+// shared copy engine), the memory simulator and, with a heuristic, dynamic eviction.
 class ReplayLoop {
  public:
   ReplayLoop(ReplayPlan& plan, MemorySimulator& memory, std::vector<ExecutedInstruction>& executed,
@@ -52,7 +54,7 @@ class ReplayLoop {
     busy_.assign(engines, 0);
     ready_.resize(engines);
     for (auto& r : ready_) r.reserve(engines);
-    heap_.reserve(engines + 1);
+    events_.reserve(engines + 1);
     free_stack_.reserve(n_);
     executed_.reserve(n_);
   }
@@ -65,14 +67,9 @@ class ReplayLoop {
     run_frees(0);
     if (host_.on) host_advance(0);
     if (!dispatch(0)) return false;
-    while (!heap_.empty()) {
-      const int64_t now = heap_.front().time_ns;
-      while (!heap_.empty() && heap_.front().time_ns == now) {
-        std::pop_heap(heap_.begin(), heap_.end(), later);
-        const Event e = heap_.back();
-        heap_.pop_back();
-        finish(e, now);
-      }
+    while (!events_.empty()) {
+      const int64_t now = events_.advance();
+      while (events_.due()) finish(events_.pop_due(), now);
       run_frees(now);
       if (eviction_ != nullptr && !eviction_->active()) eviction_->release_dead(now);
       if (!dispatch(now)) return false;
@@ -98,8 +95,6 @@ class ReplayLoop {
 
  private:
   struct Event {
-    int64_t time_ns;
-    int64_t sequence;
     ir::InstrId instruction;  // kInsertedOp: an op the dynamic eviction inserted
     size_t engine;
   };
@@ -107,10 +102,6 @@ class ReplayLoop {
     int64_t time_ns;  // when it became ready: a shared engine serves the earliest first
     ir::InstrId instruction;
   };
-  static bool later(const Event& a, const Event& b) {
-    return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.sequence > b.sequence;
-  }
-
   void make_ready(ir::InstrId i, int64_t now) {
     const auto idx = static_cast<size_t>(i);
     if (p_.kind[idx] == ir::InstrKind::free) {
@@ -138,8 +129,7 @@ class ReplayLoop {
     const int64_t end_ns = issue->start_ns + host_.issue_ns[i];
     issuer_.issuing_until(end_ns);
     host_busy_ns_ += host_.issue_ns[i];
-    heap_.push_back(Event{end_ns, sequence_++, issue->item, kHostEngine});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    events_.push(end_ns, Event{issue->item, kHostEngine});
   }
 
   // The host finished issuing i: it may start on the GPU; the host goes on unless i syncs.
@@ -230,8 +220,7 @@ class ReplayLoop {
     running_op_ = eviction_->next(now);
     const ir::InstrId event_id = instruction == kInsertedOp ? bottom_instruction_ : instruction;
     if (instruction != kInsertedOp) bottom_instruction_ = instruction;
-    heap_.push_back(Event{now + executed_.back().duration_ns, sequence_++, event_id, engine});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    events_.push(now + executed_.back().duration_ns, Event{event_id, engine});
     busy_[engine] = 1;
   }
 
@@ -266,8 +255,7 @@ class ReplayLoop {
       host_advance(now);  // a host blocked on a full launch queue goes on
     }
     executed_.push_back({kind, p_.target[idx], p_.stream[idx], now, p_.duration_ns[idx], i});
-    heap_.push_back(Event{now + p_.duration_ns[idx], sequence_++, i, engine});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    events_.push(now + p_.duration_ns[idx], Event{i, engine});
     busy_[engine] = 1;
     return true;
   }
@@ -294,9 +282,8 @@ class ReplayLoop {
   std::vector<int64_t> start_ns_;          // -1 until started
   std::vector<uint8_t> busy_;              // per engine
   std::vector<std::vector<Ready>> ready_;  // per engine: ready, not started
-  std::vector<Event> heap_;
+  EventQueue<Event> events_;
   std::vector<ir::InstrId> free_stack_;
-  int64_t sequence_ = 0;
   int64_t started_ = 0;
   int64_t now_ns_ = 0;
   ir::OpId running_op_ = ir::kNoId;             // dynamic eviction: the op on the compute engine

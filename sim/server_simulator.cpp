@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <queue>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/server_routes.hpp"
+#include "sim/event_core.hpp"
 #include "sim/host_issuer.hpp"
 #include "sim/link_sharing.hpp"
 
@@ -22,7 +21,7 @@ using ir::ServerTaskKind;
 
 namespace {
 
-constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+constexpr int64_t kNever = kNoEventNs;
 
 struct Flow {
   int32_t task = 0;
@@ -32,9 +31,15 @@ struct Flow {
   const std::vector<int32_t>* route = nullptr;
 };
 
-// (time, host, task): a compute finishing, a copy whose latency has passed (its bytes start moving),
-// or (host = 1) a GPU's host finishing the issue of a task.
-using Event = std::tuple<int64_t, int32_t, int32_t>;
+// A compute finishing, a copy whose latency has passed (its bytes start moving), or (host) a GPU's
+// host finishing the issue of a task. At one time: tasks' events first, then hosts', each by task id.
+struct Event {
+  bool host = false;
+  int32_t task = 0;
+};
+int64_t event_key(const Event& e) {
+  return (static_cast<int64_t>(e.host) << 32) | e.task;
+}
 
 class ServerReplay {
  public:
@@ -80,22 +85,23 @@ class ServerReplay {
   ServerPrediction run(bool record_spans) {
     for (size_t g = 0; g < hosts_.size(); ++g) host_advance(static_cast<int32_t>(g), 0);
     start_ready(0);
-    int64_t now = 0;
     while (!events_.empty() || !flows_.empty()) {
-      if (rates_dirty_) share_links(now);
-      int64_t next = events_.empty() ? kNever : std::get<0>(events_.top());
+      const int64_t last = events_.now_ns();
+      if (rates_dirty_) share_links(last);
+      int64_t next = events_.next_ns();
       for (const Flow& f : flows_) next = std::min(next, f.done_ns);
-      // Bytes move and resources are busy over [now, next).
-      const auto dt = static_cast<double>(next - now);
+      // Bytes move and resources are busy over [last, next).
+      const auto dt = static_cast<double>(next - last);
       std::vector<uint8_t> crossed(capacity_.size(), 0);
       for (Flow& f : flows_) {
         f.left_bytes -= f.rate * dt;
         for (const int32_t r : *f.route) crossed[static_cast<size_t>(r)] = 1;
       }
       for (size_t r = 0; r < crossed.size(); ++r) {
-        if (crossed[r] != 0) p_.resource_busy_ns[r] += next - now;
+        if (crossed[r] != 0) p_.resource_busy_ns[r] += next - last;
       }
-      now = next;
+      events_.advance_to(next);
+      const int64_t now = next;
       // Copies whose bytes have all moved, in task order.
       std::vector<int32_t> done;
       for (const Flow& f : flows_) {
@@ -107,10 +113,10 @@ class ServerReplay {
         for (const int32_t t : done) finish(t, now);
         rates_dirty_ = true;
       }
-      while (!events_.empty() && std::get<0>(events_.top()) == now) {
-        const auto [at, host, t] = events_.top();
-        events_.pop();
-        if (host != 0) {
+      while (events_.due()) {
+        const Event e = events_.pop_due();
+        const int32_t t = e.task;
+        if (e.host) {
           host_issued(t, now);
         } else if (s_.tasks[static_cast<size_t>(t)].kind == ServerTaskKind::transfer && !moving_[t]) {
           begin_flow(t);
@@ -183,7 +189,7 @@ class ServerReplay {
     h.issuing_until(issue->start_ns + issue_ns);
     ServerGpuFigures& g = p_.gpus[static_cast<size_t>(gpu)];
     g.host_busy_ns += issue_ns;
-    events_.emplace(issue->start_ns + issue_ns, 1, issue->item);
+    schedule_event(issue->start_ns + issue_ns, Event{true, issue->item});
   }
 
   // The host finished issuing `id`: it may start; the host goes on unless it syncs on it.
@@ -219,18 +225,20 @@ class ServerReplay {
       if (t.duration_ns == 0) {
         finish(id, now);
       } else {
-        events_.emplace(now + t.duration_ns, 0, id);
+        schedule_event(now + t.duration_ns, Event{false, id});
       }
       return;
     }
     if (t.bytes == 0) {
       finish(id, now);
     } else if (server_.copy_latency_ns > 0) {
-      events_.emplace(now + server_.copy_latency_ns, 0, id);
+      schedule_event(now + server_.copy_latency_ns, Event{false, id});
     } else {
       begin_flow(id);
     }
   }
+
+  void schedule_event(int64_t at_ns, Event e) { events_.push_keyed(at_ns, event_key(e), e); }
 
   void begin_flow(int32_t id) {
     const ServerTask& t = s_.tasks[static_cast<size_t>(id)];
@@ -310,7 +318,7 @@ class ServerReplay {
   std::vector<int64_t> in_use_;
   int64_t limit_ = 0;
   std::vector<double> capacity_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  EventQueue<Event> events_;
   std::vector<Flow> flows_;
   std::vector<HostIssuer> hosts_;  // per GPU
   std::vector<uint8_t> moving_ = std::vector<uint8_t>(n_, 0);

@@ -2,8 +2,8 @@
 // simulate(): discrete-event replay of a Schedule on one device, giving a Prediction.
 //
 // Engine (docs/ARCHITECTURE.md "Simulation", "Units and determinism"):
-// - One event loop owns the clock (int64 ns); its queue is a binary heap keyed on (time, sequence
-//   number), so equal times resolve in the order events were made and runs are bit-for-bit
+// - The event core (sim/event_core.hpp) owns the clock (int64 ns); its queue is keyed on (time,
+//   creation order), so equal times resolve in the order events were made and runs are bit-for-bit
 //   deterministic. Components (the memory simulator) take `now` and keep no clock.
 // - Streams: 0 compute, 1 device->host copy, 2 host->device copy, 3.. extra compute streams. Each
 //   stream is an engine with a busy flag and runs its instructions in list order. In half duplex
