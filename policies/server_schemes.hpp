@@ -87,6 +87,8 @@ class ServerSchemeRegistry : public Registry<ServerSchemeInfo> {
   const std::vector<ServerSchemeInfo>& schemes() const { return entries(); }
 };
 
+// The schemes in policies/server_schemes/, one file per family, registering themselves
+// (support/plugins.hpp), in the order of the table above.
 const ServerSchemeRegistry& builtin_server_schemes();
 
 // builtin_server_schemes().find(scheme).create(...), after checking the config: gpus in

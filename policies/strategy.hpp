@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/op_cost_model.hpp"
@@ -77,14 +78,18 @@ struct StrategyContext {
   sim::HostMode host_mode = sim::HostMode::none;
 };
 
-// Each model alone (width 1), plain schedule, one after another.
-StrategyOutcome run_sequential(const StrategyContext& context);
-// Per architecture the largest width w whose plain fused step fits, then ceil(n / w) groups (w, w,
-// ..., the rest). Assumes the plain peak grows with the width (binary search over w).
-StrategyOutcome run_hfta(const StrategyContext& context);
-// Per architecture all models fused into one sub-array, planned by the `capuchin` policy; several
-// architectures run one after another. Absent (nullopt) when capuchin is not registered.
-std::optional<StrategyOutcome> run_hfta_capuchin(const StrategyContext& context);
+// Keeps the schedule of the run with the highest peak (the one the limit binds): the schedule a
+// baseline of several runs keeps should it win.
+struct LargestRun {
+  int64_t peak_bytes = -1;
+  std::optional<ir::Schedule> schedule;
+
+  void offer(const RunFigures& f, ir::Schedule s) {
+    if (f.peak_bytes <= peak_bytes) return;
+    peak_bytes = f.peak_bytes;
+    schedule = std::move(s);
+  }
+};
 
 // What a strategy is to the code that runs and compares them: it says so in its entry, and no caller
 // picks behaviour by its name.
@@ -104,7 +109,9 @@ class StrategyRegistry : public Registry<StrategyInfo> {
   const StrategyInfo& searched() const;   // the entry without a run: the partition search's
 };
 
-// sequential, hfta (the reference), hfta+capuchin, mutwo (searched), in that order.
+// The strategies in policies/strategies/, one file each, registering themselves
+// (support/plugins.hpp): sequential, hfta (the reference), hfta+capuchin, mutwo (searched), in that
+// order.
 const StrategyRegistry& builtin_strategies();
 
 }  // namespace mutwo::policies
