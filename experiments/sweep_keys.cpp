@@ -1,9 +1,12 @@
 #include "experiments/sweep_keys.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
+
+#include "support/error.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -60,29 +63,45 @@ std::string text(const TomlReader& r, const toml::node& node, const std::string&
 
 const std::vector<SweepKeyInfo>& sweep_key_table() {
   static const std::vector<SweepKeyInfo> table = {
-      {"models", "[[sweep.models]]: name (zoo or exported file), batch_sizes, seq_len, image_size",
-       read_models},
-      {"model_counts", "models in the array, 1 to 1024",
+      {"models",
+       "[[sweep.models]]: name (zoo or exported file), batch_sizes, seq_len, image_size",
+       read_models,
+       {"model", "batch_size"}},
+      {"model_counts",
+       "models in the array, 1 to 1024",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.model_counts = counts(r, n, k, 1024);
-       }},
-      {"gpus", "device catalog names or device files", MUTWO_SWEEP_STRINGS(gpus)},
-      {"host_link_gbps", "host-link bandwidths to sweep, GB/s each way (default: the catalog's)",
+       },
+       {"models"}},
+      {"gpus", "device catalog names or device files", MUTWO_SWEEP_STRINGS(gpus), {"gpu"}},
+      {"host_link_gbps",
+       "host-link bandwidths to sweep, GB/s each way (default: the catalog's)",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.host_link_gbps = r.positives(n, k, 10000.0);
-       }},
-      {"memory_limits", "\"device\" (the GPU's memory) or sizes such as \"30GiB\"",
-       MUTWO_SWEEP_STRINGS(memory_limits)},
-      {"memory_fractions", "fractions of the unoptimised peak, in (0, 1]",
+       },
+       {"host_link_gbps"},
+       [](const Sweep& s) { return !s.host_link_gbps.empty(); }},
+      {"memory_limits",
+       "\"device\" (the GPU's memory) or sizes such as \"30GiB\"",
+       MUTWO_SWEEP_STRINGS(memory_limits),
+       {"memory_limit_bytes"}},
+      {"memory_fractions",
+       "fractions of the unoptimised peak, in (0, 1]",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.memory_fractions = r.positives(n, k, 1.0);
-       }},
-      {"strategies", "sequential, hfta, hfta+capuchin, mutwo", MUTWO_SWEEP_STRINGS(strategies)},
-      {"policies", "swap/recompute policies", MUTWO_SWEEP_STRINGS(policies)},
-      {"lean_ops", "Tempo's lean layers to sweep (none, tempo, ...)", MUTWO_SWEEP_STRINGS(lean_ops)},
-      {"dtype", "fp32, fp16, bf16 (default fp32)", MUTWO_SWEEP_TEXT(dtype)},
-      {"optimizer", "sgd, adam, adamw (default adam)", MUTWO_SWEEP_TEXT(optimizer)},
-      {"cost_source", "the op cost source (default waves)", MUTWO_SWEEP_TEXT(cost_source)},
+       },
+       {"memory_fraction"}},
+      {"strategies", "sequential, hfta, hfta+capuchin, mutwo", MUTWO_SWEEP_STRINGS(strategies), {"strategy"}},
+      {"policies", "swap/recompute policies", MUTWO_SWEEP_STRINGS(policies), {"policy"}},
+      {"lean_ops",
+       "Tempo's lean layers to sweep (none, tempo, ...)",
+       MUTWO_SWEEP_STRINGS(lean_ops),
+       {"lean_ops"},
+       [](const Sweep& s) { return !s.lean_ops.empty(); },
+       "none"},
+      {"dtype", "fp32, fp16, bf16 (default fp32)", MUTWO_SWEEP_TEXT(dtype), {"dtype"}},
+      {"optimizer", "sgd, adam, adamw (default adam)", MUTWO_SWEEP_TEXT(optimizer), {"optimizer"}},
+      {"cost_source", "the op cost source (default waves)", MUTWO_SWEEP_TEXT(cost_source), {"cost_source"}},
       {"device", "measured sweeps: where to execute (default: the executor's)", MUTWO_SWEEP_TEXT(device)},
       {"precision", "fp32, tf32, amp-fp16, amp-bf16, bf16 (default fp32)", MUTWO_SWEEP_TEXT(precision)},
       {"host_mode", "eager, libtorch, cuda-graph, none (default: the kind's)", MUTWO_SWEEP_TEXT(host_mode)},
@@ -94,44 +113,76 @@ const std::vector<SweepKeyInfo>& sweep_key_table() {
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.warmup = static_cast<int32_t>(r.integer(n, k, 0, 1 << 20));
        }},
-      {"logs", "DTR operator logs; relative paths from the spec's folder", MUTWO_SWEEP_STRINGS(logs)},
+      {"logs",
+       "DTR operator logs; relative paths from the spec's folder",
+       MUTWO_SWEEP_STRINGS(logs),
+       {"log"}},
       {"traces", "the cost source's measured traces; relative paths from the spec's folder",
        MUTWO_SWEEP_STRINGS(traces)},
-      {"heuristics", "DTR eviction heuristics", MUTWO_SWEEP_STRINGS(heuristics)},
+      {"heuristics", "DTR eviction heuristics", MUTWO_SWEEP_STRINGS(heuristics), {"heuristic"}},
       {"cost_sources", "published kind: each row priced by each (default analytic)",
        MUTWO_SWEEP_STRINGS(cost_sources)},
       {"host_modes", "published kind: host modes (default eager)", MUTWO_SWEEP_STRINGS(host_modes)},
       {"published", "published kind: CSV of published throughputs; relative from the spec's folder",
        MUTWO_SWEEP_TEXT(published)},
-      {"servers", "server kinds: server catalog names", MUTWO_SWEEP_STRINGS(servers)},
-      {"schemes", "server_schemes kind: scheme names", MUTWO_SWEEP_STRINGS(schemes)},
-      {"gpu_counts", "server_schemes kind: GPUs used (N), 1 to 1024",
+      {"servers", "server kinds: server catalog names", MUTWO_SWEEP_STRINGS(servers), {"server"}},
+      {"schemes", "server_schemes kind: scheme names", MUTWO_SWEEP_STRINGS(schemes), {"scheme"}},
+      {"gpu_counts",
+       "server_schemes kind: GPUs used (N), 1 to 1024",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.gpu_counts = counts(r, n, k, 1024);
-       }},
-      {"micro_batches", "server_schemes kind: micro-batches per data batch (M), 1 to 1024",
+       },
+       {"gpus"}},
+      {"micro_batches",
+       "server_schemes kind: micro-batches per data batch (M), 1 to 1024",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.micro_batches = counts(r, n, k, 1024);
-       }},
-      {"packs", "server_schemes kind: layer packs, 1 to 4096",
+       },
+       {"micro_batches"}},
+      {"packs",
+       "server_schemes kind: layer packs, 1 to 4096",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.packs = counts(r, n, k, 4096);
-       }},
-      {"budget_ratios", "dtr kind: budgets as ratios of the DTR baseline peak",
+       },
+       {"packs"}},
+      {"budget_ratios",
+       "dtr kind: budgets as ratios of the DTR baseline peak",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.budget_ratios = r.positives(n, k, std::numeric_limits<double>::max());
-       }},
-      {"overhead_limit", "dtr kind: the remat limit, baseline compute x (limit - 1); > 1 (default 2)",
+       },
+       {"budget_ratio"}},
+      {"overhead_limit",
+       "dtr kind: the remat limit, baseline compute x (limit - 1); > 1 (default 2)",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.overhead_limit = r.number(n, k);
          if (!(s.overhead_limit > 1)) r.fail(&n, k, fmt::format("= {} must be > 1", s.overhead_limit));
-       }},
+       },
+       {"overhead_limit"}},
   };
   return table;
 }
 
 #undef MUTWO_SWEEP_STRINGS
 #undef MUTWO_SWEEP_TEXT
+
+std::vector<std::string> sweep_columns(const ExperimentSpec& spec,
+                                       const std::vector<std::string_view>& keys) {
+  std::vector<std::string> columns;
+  for (std::string_view key : keys) {
+    const SweepKeyInfo* info = find_sweep_key(key);
+    if (info == nullptr) throw Error(fmt::format("sweep columns: '{}' is not a sweep key", key));
+    if (info->shown_when != nullptr && !info->shown_when(spec.sweep)) continue;
+    columns.insert(columns.end(), info->columns.begin(), info->columns.end());
+  }
+  return columns;
+}
+
+std::string_view absent_cell(std::string_view column) {
+  for (const SweepKeyInfo& k : sweep_key_table()) {
+    if (std::find(k.columns.begin(), k.columns.end(), column) != k.columns.end()) return k.absent_cell;
+  }
+  return "";
+}
 
 const SweepKeyInfo* find_sweep_key(std::string_view name) {
   for (const SweepKeyInfo& k : sweep_key_table()) {

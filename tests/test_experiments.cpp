@@ -19,7 +19,6 @@
 #include "experiments/results_db.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
-#include "experiments/sweep_keys.hpp"
 #include "policies/search.hpp"
 #include "sim/host_mode.hpp"
 #include "support/error.hpp"
@@ -582,22 +581,4 @@ TEST_CASE(
   // GPT-2 XL's state (1.56B parameters x 16 bytes with Adam, 25 GB) does not fit one 11 GB GPU
   // replicated: plain data parallelism is out, per-GPU swapping and Harmony's schemes are not.
   CHECK_FALSE(row_where(rows, {{"model", "gpt2-xl"}, {"gpus", 4}, {"micro_batches", 1}}, "dp").row.feasible);
-}
-
-TEST_CASE("every sweep key a kind accepts is declared once in the key table, with its help") {
-  std::vector<std::string_view> names;
-  for (const experiments::SweepKeyInfo& k : experiments::sweep_key_table()) {
-    CAPTURE(k.name);
-    CHECK_FALSE(k.help.empty());
-    CHECK(std::find(names.begin(), names.end(), k.name) == names.end());
-    names.push_back(k.name);
-  }
-  for (const auto& kind : experiments::builtin_experiment_kinds().kinds()) {
-    for (std::string_view key : kind->sweep_keys()) {
-      CAPTURE(kind->name());
-      CAPTURE(key);
-      CHECK(experiments::find_sweep_key(key) != nullptr);
-    }
-  }
-  CHECK(experiments::find_sweep_key("no_such_key") == nullptr);
 }

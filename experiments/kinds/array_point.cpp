@@ -12,6 +12,7 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "ir/dtype.hpp"
 #include "ir/precision.hpp"
 #include "policies/policy_registry.hpp"
@@ -269,6 +270,14 @@ std::string json_cell(const nlohmann::json& v) {
 
 }  // namespace
 
+std::vector<std::string> config_cells(const nlohmann::json& config, const std::vector<std::string>& columns) {
+  std::vector<std::string> cells;
+  cells.reserve(columns.size());
+  for (const std::string& c : columns)
+    cells.push_back(config.contains(c) ? json_cell(config[c]) : std::string(absent_cell(c)));
+  return cells;
+}
+
 CsvTable metrics_table(const std::vector<StoredExperimentRow>& rows,
                        const std::vector<std::string>& config_keys,
                        const std::vector<std::string>& extra_header,
@@ -290,11 +299,7 @@ CsvTable metrics_table(const std::vector<StoredExperimentRow>& rows,
   for (size_t i = 0; i < rows.size(); ++i) {
     const StoredExperimentRow& r = rows[i];
     const nlohmann::json config = nlohmann::json::parse(r.row.config_json);
-    std::vector<std::string> cells;
-    for (const std::string& k : config_keys) {
-      // lean_ops is stored only when not none (array_config), so plain rows keep their hashes.
-      cells.push_back(config.contains(k) ? json_cell(config[k]) : k == "lean_ops" ? "none" : "");
-    }
+    std::vector<std::string> cells = config_cells(config, config_keys);
     cells.push_back(r.row.series);
     cells.push_back(r.row.feasible ? "1" : "0");
     cells.push_back(r.run.run.partition);

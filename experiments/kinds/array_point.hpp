@@ -105,6 +105,10 @@ CsvTable metrics_table(const std::vector<StoredExperimentRow>& rows,
                        const std::vector<std::string>& extra_header,
                        const std::vector<std::vector<std::string>>& extra_cells);
 
+// A row's cells for config columns (experiments/sweep_keys.hpp: sweep_columns), in order: the stored
+// value, or the column's absent cell.
+std::vector<std::string> config_cells(const nlohmann::json& config, const std::vector<std::string>& columns);
+
 // Shortest decimal that reads back as the same double ("0.5", "1234", "1e-09").
 std::string number_cell(double value);
 

@@ -10,6 +10,7 @@
 #include "experiments/content_hash.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "io/dtr_log.hpp"
 #include "policies/dtr_heuristics.hpp"
 #include "sim/dtr_replay.hpp"
@@ -142,11 +143,11 @@ class DtrKind final : public ExperimentKind {
     return rows;
   }
 
-  CsvTable table(const ExperimentSpec&, const std::vector<StoredExperimentRow>& rows,
+  CsvTable table(const ExperimentSpec& spec, const std::vector<StoredExperimentRow>& rows,
                  const ResultsDb&) const override {
     std::vector<std::vector<std::string>> outcome;
     for (const StoredExperimentRow& r : rows) outcome.push_back({r.run.run.notes});
-    return metrics_table(rows, {"log", "heuristic", "budget_ratio", "overhead_limit"}, {"outcome"}, outcome);
+    return metrics_table(rows, sweep_columns(spec, sweep_keys()), {"outcome"}, outcome);
   }
 };
 

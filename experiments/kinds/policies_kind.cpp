@@ -9,6 +9,7 @@
 
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
@@ -128,10 +129,10 @@ class PoliciesKind final : public ExperimentKind {
 
   CsvTable table(const ExperimentSpec& spec, const std::vector<StoredExperimentRow>& rows,
                  const ResultsDb&) const override {
-    std::vector<std::string> keys = {"model",       "batch_size", "models", "gpu", "dtype", "optimizer",
-                                     "cost_source", "policy",     "memory_fraction"};
-    if (!spec.sweep.lean_ops.empty()) keys.insert(keys.begin() + 3, "lean_ops");
-    return metrics_table(rows, keys, {}, {});
+    const std::vector<std::string> columns =
+        sweep_columns(spec, {"models", "model_counts", "lean_ops", "gpus", "dtype", "optimizer",
+                             "cost_source", "policies", "memory_fractions"});
+    return metrics_table(rows, columns, {}, {});
   }
 };
 

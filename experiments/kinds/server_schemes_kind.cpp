@@ -15,6 +15,7 @@
 #include "costmodel/server_catalog.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "policies/layer_packs.hpp"
 #include "policies/server_schemes.hpp"
 #include "sim/server_simulator.hpp"
@@ -197,11 +198,15 @@ class ServerSchemesKind final : public ExperimentKind {
     return rows;
   }
 
-  CsvTable table(const ExperimentSpec&, const std::vector<StoredExperimentRow>& rows, const ResultsDb&) const override {
+  CsvTable table(const ExperimentSpec& spec, const std::vector<StoredExperimentRow>& rows,
+                 const ResultsDb&) const override {
     CsvTable t;
-    t.header = {"model", "batch_size", "server", "packs", "scheme", "gpus", "micro_batches", "feasible",
-                "swap_W", "swap_dW", "swap_K", "swap_X", "peer_GB", "expected_match", "step_time_ms", "samples_per_s",
-                "stall_ms", "peak_GiB", "busiest_link_utilisation"};
+    const std::vector<std::string> columns =
+        sweep_columns(spec, {"models", "servers", "packs", "schemes", "gpu_counts", "micro_batches"});
+    t.header = columns;
+    t.header.insert(t.header.end(),
+                    {"feasible", "swap_W", "swap_dW", "swap_K", "swap_X", "peer_GB", "expected_match",
+                     "step_time_ms", "samples_per_s", "stall_ms", "peak_GiB", "busiest_link_utilisation"});
     for (const StoredExperimentRow& r : rows) {
       const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
       auto metric = [&](const char* name) { return r.row.metric(name).value_or(0); };
@@ -210,16 +215,17 @@ class ServerSchemesKind final : public ExperimentKind {
                             "peer_bytes"}) {
         match = match && r.row.metric(m) == r.row.metric(std::string("expected_") + m);
       }
-      t.rows.push_back({c.value("model", std::string()), std::to_string(c.value("batch_size", int64_t{0})),
-                        c.value("server", std::string()), std::to_string(c.value("packs", 0)), r.row.series,
-                        std::to_string(c.value("gpus", 0)), std::to_string(c.value("micro_batches", 0)),
-                        r.row.feasible ? "yes" : "no", number_cell(metric("swap_weights_over_w")),
-                        number_cell(metric("swap_gradients_over_dw")), number_cell(metric("swap_optimizer_over_k")),
-                        number_cell(metric("swap_stash_over_x")), number_cell(metric("peer_bytes") / 1e9),
-                        match ? "yes" : "no", number_cell(metric("step_time_ns") / 1e6), number_cell(metric("samples_per_s")),
-                        number_cell(metric("compute_stall_ns") / 1e6),
-                        number_cell(metric("peak_bytes") / static_cast<double>(int64_t{1} << 30)),
-                        number_cell(metric("busiest_link_utilisation"))});
+      std::vector<std::string> cells = config_cells(c, columns);
+      cells.insert(
+          cells.end(),
+          {r.row.feasible ? "yes" : "no", number_cell(metric("swap_weights_over_w")),
+           number_cell(metric("swap_gradients_over_dw")), number_cell(metric("swap_optimizer_over_k")),
+           number_cell(metric("swap_stash_over_x")), number_cell(metric("peer_bytes") / 1e9),
+           match ? "yes" : "no", number_cell(metric("step_time_ns") / 1e6),
+           number_cell(metric("samples_per_s")), number_cell(metric("compute_stall_ns") / 1e6),
+           number_cell(metric("peak_bytes") / static_cast<double>(int64_t{1} << 30)),
+           number_cell(metric("busiest_link_utilisation"))});
+      t.rows.push_back(std::move(cells));
     }
     return t;
   }

@@ -12,6 +12,7 @@
 #include "costmodel/device_overrides.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
+#include "experiments/sweep_keys.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
 #include "policies/strategy.hpp"
@@ -135,11 +136,10 @@ class StrategiesKind final : public ExperimentKind {
       const bool both = r.row.feasible && ns && h != hfta_ns.end() && h->second > 0;
       extra.push_back({both ? number_cell(*ns / h->second) : ""});
     }
-    std::vector<std::string> keys = {"model", "batch_size", "models", "gpu", "memory_limit_bytes", "dtype", "optimizer",
-                                     "cost_source", "strategy"};
-    if (!spec.sweep.host_link_gbps.empty()) keys.insert(keys.begin() + 4, "host_link_gbps");
-    if (!spec.sweep.lean_ops.empty()) keys.insert(keys.begin() + 3, "lean_ops");
-    return metrics_table(rows, keys, {"step_time_over_hfta"}, extra);
+    const std::vector<std::string> columns =
+        sweep_columns(spec, {"models", "model_counts", "lean_ops", "gpus", "host_link_gbps", "memory_limits",
+                             "dtype", "optimizer", "cost_source", "strategies"});
+    return metrics_table(rows, columns, {"step_time_over_hfta"}, extra);
   }
 
  private:
