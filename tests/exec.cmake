@@ -8,6 +8,7 @@ target_link_libraries(mutwo_autograd_reference PUBLIC mutwo::exec_internal mutwo
 
 # (a) every op kind's explicit backward against autograd, and width-2 fusion against 2 models.
 mutwo_test(test_exec_kernels mutwo_autograd_reference mutwo::exec_internal mutwo::policies)
+mutwo_test(test_exec_kernels_tensor_ops mutwo_autograd_reference mutwo::exec_internal mutwo::policies)
 # (b) training steps of every test-scale zoo family against autograd + torch::optim, and
 # (c) fused width-3 steps against 3 separate models.
 mutwo_test(test_exec_families mutwo_autograd_reference mutwo::exec_internal mutwo::policies)

@@ -1,0 +1,165 @@
+// The experiment kinds' rows, run through the runner: dtr rows equal to simrd's answers, a failing
+// configuration that stops the run and keeps what was written, CSV quoting, measured sweeps one at a
+// time, exported models in specs, and lean layers.
+// The runner itself (specs, expansion, shards, resumption) is tests/test_experiments.cpp.
+#include "tests/support/test_experiments_fixtures.hpp"
+
+TEST_CASE("dtr rows equal DTR's simulator simrd on U-Net (simrd_results.json)") {
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const ExperimentSpec spec = read_spec(kFixtures + "tiny_dtr.toml");
+  run_experiment(spec, db, jobs(2));
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("tiny_dtr");
+  REQUIRE(rows.size() == 4);
+  // simrd, U-Net (6), DTR at 0.5: budget 4207882320, ok, overhead 1.1587467656209238, clock 504377313.
+  const StoredExperimentRow& dtr = row_where(rows, {{"budget_ratio", 0.5}}, "dtr");
+  CHECK(dtr.row.feasible);
+  CHECK(dtr.row.metric("budget_bytes") == 4207882320.0);
+  CHECK(dtr.row.metric("clock_ns") == 504377313.0);
+  CHECK(*dtr.row.metric("overhead") == doctest::Approx(1.1587467656209238).epsilon(1e-12));
+  CHECK(dtr.run.run.model == "unet");
+  CHECK(dtr.run.run.notes == "ok");
+  // LRU at 0.5: remat_limit_exceeded (no overhead); at 1.0: ok, overhead 1.0082936067944321.
+  const StoredExperimentRow& lru = row_where(rows, {{"budget_ratio", 0.5}}, "lru");
+  CHECK_FALSE(lru.row.feasible);
+  CHECK_FALSE(lru.row.metric("overhead").has_value());
+  CHECK(lru.run.run.notes == "remat_limit_exceeded");
+  CHECK(*row_where(rows, {{"budget_ratio", 1.0}}, "lru").row.metric("overhead") ==
+        doctest::Approx(1.0082936067944321).epsilon(1e-12));
+}
+
+TEST_CASE("a configuration that fails stops the run, names itself, and leaves the rows written before") {
+  TempDir dir("experiments");
+  {
+    std::ofstream bad(dir / "bad.log");
+    bad << "this is not a DTR log\n";
+  }
+  const std::string unet =
+      std::string(MUTWO_TEST_FIXTURES) + "/dtr/unet-6-8000000000.0-2020-10-1-10-57-18-default.log.gz";
+  const ExperimentSpec spec =
+      parse_spec("name = \"broken\"\ntitle = \"T\"\nkind = \"dtr\"\n[sweep]\nlogs = [\"" + unet +
+                     "\", \"bad.log\"]\nheuristics = [\"dtr\"]\nbudget_ratios = [1.0]\n",
+                 "broken.toml", dir.path());
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  CHECK_THROWS_WITH_AS(run_experiment(spec, db, jobs(1)),
+                       doctest::Contains("experiment 'broken': configuration 'bad.log, dtr' failed: "),
+                       Error);
+  CHECK(db.runs().size() == 1);  // U-Net's row, written before the bad log was reached
+}
+
+TEST_CASE("CSV cells with commas, quotes or newlines are quoted, quotes doubled") {
+  CsvTable t;
+  t.header = {"partition", "note"};
+  t.rows = {{"bert-base:4+4, vit-b16:2", "say \"hi\""}, {"a", "two\nlines"}, {"", " edge"}};
+  CHECK(csv_text(t) ==
+        "partition,note\n\"bert-base:4+4, vit-b16:2\",\"say \"\"hi\"\"\"\na,\"two\nlines\"\n,\" edge\"\n");
+}
+
+TEST_CASE("a measured sweep runs one configuration at a time whatever --jobs says; simulations do not") {
+  const ExperimentSpec measured =
+      read_spec(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_measured.toml");
+  CHECK(builtin_experiment_kinds().find("measured").runs_one_at_a_time(measured));
+  const ExperimentSpec throughput = read_spec("mutwo_throughput");
+  CHECK_FALSE(builtin_experiment_kinds().find("strategies").runs_one_at_a_time(throughput));
+}
+
+TEST_CASE("a spec's model may be a user's exported model, a file relative to the spec's folder") {
+  // tests/fixtures/exported/tiny_resnet.json (scripts/export_model.py, batch 4): named from a spec in
+  // tests/fixtures/, it resolves there whatever the working directory; its batch is the exported one.
+  const std::string text =
+      "name = \"user_model\"\ntitle = \"T\"\nkind = \"strategies\"\nfigures = [\"breakdown\"]\n[sweep]\n"
+      "models = [{ name = \"exported/tiny_resnet.json\" }]\nmodel_counts = [2]\ngpus = [\"a100-40gb\"]\n"
+      "strategies = [\"hfta\", \"sequential\"]\n";
+  const ExperimentSpec spec = parse_spec(text, "user_model.toml", MUTWO_TEST_FIXTURES);
+  REQUIRE(spec.sweep.models.size() == 1);
+  CHECK(
+      spec.sweep.models[0].name ==
+      (std::filesystem::path(MUTWO_TEST_FIXTURES) / "exported/tiny_resnet.json").lexically_normal().string());
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const RunnerReport report = run_experiment(spec, db, jobs(1));
+  CHECK(report.progress.rows_written == 2);
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("user_model");
+  REQUIRE(rows.size() == 2);
+  for (const StoredExperimentRow& r : rows) {
+    CHECK(r.row.feasible);
+    CHECK(nlohmann::json::parse(r.row.config_json).at("batch_size") == 4);
+  }
+  // A zoo name is left as it is.
+  CHECK(spec_text(strategies_spec()).sweep.models[0].name == "bert-mini");
+}
+
+TEST_CASE("lean_ops in CI size: Tempo's layers fit larger batches; swap and recompute fit larger still") {
+  // The shipped lean_ops spec's shape on bert-mini under a 1.7 MiB limit: per lean option, the
+  // largest batch sequential (the plain step) fits, and mutwo's (its swaps and recomputation).
+  const ExperimentSpec spec = spec_text(
+      "name = \"lean_ci\"\ntitle = \"T\"\nkind = \"strategies\"\nfigures = "
+      "[\"throughput_vs_batch\"]\n[sweep]\n"
+      "models = [{ name = \"bert-mini\", batch_sizes = [8, 16, 24, 32, 48, 64, 96, 128] }]\nmodel_counts = "
+      "[1]\n"
+      "gpus = [\"a100-40gb\"]\nmemory_limits = [\"1.7MiB\"]\nstrategies = [\"sequential\", \"mutwo\"]\n"
+      "lean_ops = [\"none\", \"tempo\"]\n");
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const RunnerReport report = run_experiment(spec, db, jobs(2));
+  CHECK(report.progress.rows_written == 8 * 2 * 2);
+  std::map<std::pair<std::string, std::string>, int64_t> largest;
+  for (const StoredExperimentRow& r : db.experiment_rows("lean_ci")) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    const std::string lean = c.value("lean_ops", "none");
+    if (!r.row.feasible) continue;
+    int64_t& top = largest[{r.row.series, lean}];
+    top = std::max<int64_t>(top, c.at("batch_size").get<int64_t>());
+  }
+  // Plainly 24 (1.63 MiB at batch 24, 2.00 at 32), with Tempo's layers 32 (1.63 MiB); the search's
+  // swaps and recomputation reach 96 with or without them (the largest it tried that fits: 128 does not).
+  CHECK(largest[{"sequential", "none"}] == 24);
+  CHECK(largest[{"sequential", "tempo"}] == 32);
+  CHECK(largest[{"mutwo", "none"}] == 96);
+  CHECK(largest[{"mutwo", "tempo"}] == 96);
+  // The CSV says which rows are lean (none where the configuration stores no lean_ops).
+  const CsvTable table = experiment_table(spec, db);
+  const auto column = std::find(table.header.begin(), table.header.end(), "lean_ops");
+  REQUIRE(column != table.header.end());
+  std::set<std::string> values;
+  for (const auto& row : table.rows) values.insert(row[static_cast<size_t>(column - table.header.begin())]);
+  CHECK(values == std::set<std::string>{"none", "tempo"});
+}
+
+TEST_CASE(
+    "harmony (the shipped spec, whole): simulated volumes equal the table; Harmony beats per-GPU swapping") {
+  const ExperimentSpec spec = read_spec("harmony");
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const RunnerReport report = run_experiment(spec, db, jobs(2));
+  // 2 models x 7 schemes x N in {2, 4} x M in {1, 4}.
+  CHECK(report.progress.rows_written == 2 * 7 * 2 * 2);
+  const CsvTable table = experiment_table(spec, db);
+  const auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(table.header.begin(), table.header.end(), name) -
+                               table.header.begin());
+  };
+  for (const auto& row : table.rows) CHECK(row[col("expected_match")] == "yes");
+  const auto rows = db.experiment_rows("harmony");
+  for (const char* model : {"bert-large", "gpt2-xl"}) {
+    for (const int n : {2, 4}) {
+      for (const int m : {1, 4}) {
+        CAPTURE(model);
+        CAPTURE(n);
+        CAPTURE(m);
+        const nlohmann::json where = {{"model", model}, {"gpus", n}, {"micro_batches", m}};
+        auto rate = [&](const char* s) {
+          return row_where(rows, where, s).row.metric("samples_per_s").value_or(0);
+        };
+        CHECK(row_where(rows, where, "harmony-dp").row.feasible);
+        CHECK(row_where(rows, where, "harmony-pp").row.feasible);
+        CHECK(rate("harmony-dp") > rate("dp-swap"));
+        CHECK(rate("harmony-pp") > rate("pp-swap"));
+        CHECK(rate("harmony-dp-p2p") > rate("harmony-dp"));
+      }
+    }
+  }
+  // GPT-2 XL's state (1.56B parameters x 16 bytes with Adam, 25 GB) does not fit one 11 GB GPU
+  // replicated: plain data parallelism is out, per-GPU swapping and Harmony's schemes are not.
+  CHECK_FALSE(row_where(rows, {{"model", "gpt2-xl"}, {"gpus", 4}, {"micro_batches", 1}}, "dp").row.feasible);
+}
