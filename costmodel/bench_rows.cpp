@@ -5,6 +5,7 @@
 
 #include "costmodel/calibrated_cost_model.hpp"
 #include "ir/graph_builder.hpp"
+#include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::costmodel {
@@ -13,9 +14,7 @@ namespace {
 using ir::BenchShape;
 
 ir::DType precision_dtype(std::string_view precision) {
-  if (precision == "fp16") return ir::DType::f16;
-  if (precision == "bf16") return ir::DType::bf16;
-  return ir::DType::f32;
+  return ir::kernel_precision(precision).dtype;
 }
 
 }  // namespace

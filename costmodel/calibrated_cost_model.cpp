@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::costmodel {
@@ -163,7 +164,10 @@ CalibratedCostModel::CalibratedCostModel(DeviceSpec device, CalibrationProfile p
 
 const KernelGroupFit* CalibratedCostModel::group(const OpKernel& kernel, const std::string& precision) const {
   if (const KernelGroupFit* g = profile_.pricing(kernel.kernel, kernel.variant, precision)) return g;
-  if (precision == "bf16") return profile_.pricing(kernel.kernel, kernel.variant, "fp16");
+  // No bf16 fit: bf16 is priced as fp16, at the same half-precision peak.
+  if (ir::kernel_precision(precision).id == ir::KernelPrecision::bf16)
+    return profile_.pricing(kernel.kernel, kernel.variant,
+                            ir::kernel_precision(ir::KernelPrecision::fp16).name);
   return nullptr;
 }
 

@@ -15,6 +15,7 @@
 #include "costmodel/kineto_calibration.hpp"
 #include "costmodel/neusight_csv.hpp"
 #include "io/kineto_op_records.hpp"
+#include "ir/kernel_precision.hpp"
 #include "support/checked_int.hpp"
 #include "support/error.hpp"
 #include "support/json_reader.hpp"
@@ -31,7 +32,7 @@ constexpr std::array<std::string_view, 4> kConvKernels{"conv2d_forward", "conv2d
 }  // namespace
 
 int64_t precision_element_bytes(std::string_view precision) {
-  return precision == "fp16" || precision == "bf16" ? 2 : 4;
+  return ir::dtype_size_bytes(ir::kernel_precision(precision).dtype);
 }
 
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/device_catalog.hpp"
+#include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 #include "support/json_reader.hpp"
 #include "support/text_file.hpp"
@@ -75,9 +76,10 @@ Roofline catalog_roofline(const DeviceSpec& device, ir::KindCategory category, s
   const bool tensor = category == ir::KindCategory::matmul || category == ir::KindCategory::conv;
   Roofline r;
   r.bytes_per_ns = device.hbm_bytes_per_ns;
-  if ((precision == "fp16" || precision == "bf16") && tensor) {
+  const ir::KernelPrecisionInfo& p = ir::kernel_precision(precision);
+  if (p.half && tensor) {
     r.peak_flops_per_ns = device.half_flops_per_ns;
-  } else if (precision == "tf32" && tensor && device.tf32_flops_per_ns > 0) {
+  } else if (p.id == ir::KernelPrecision::tf32 && tensor && device.tf32_flops_per_ns > 0) {
     r.peak_flops_per_ns = device.tf32_flops_per_ns;
   } else {
     r.peak_flops_per_ns = device.fp32_flops_per_ns;

@@ -7,6 +7,7 @@
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/process_node.hpp"
+#include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::costmodel {
@@ -45,15 +46,25 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
   if (w.group.family == "gemm" && sample.batch > 1) w.group.variant = "batched";
   const bool tensor_cores = device.half_flops_per_ns >= 4 * device.fp32_flops_per_ns;
   w.group.math = "cuda";
-  if (precision == "tf32" && device.tf32_flops_per_ns > 0) {
-    w.group.math = "tensor";
-    w.peak_flops_per_ns = device.tf32_flops_per_ns;
-  } else if (precision == "fp16") {
-    if (tensor_cores) w.group.math = "tensor";
-    w.peak_flops_per_ns = device.half_flops_per_ns;
-  } else if (precision == "bf16" && has_bf16_tensor_cores(device)) {
-    w.group.math = "tensor";
-    w.peak_flops_per_ns = device.half_flops_per_ns;
+  switch (ir::kernel_precision(precision).id) {
+    case ir::KernelPrecision::tf32:
+      if (device.tf32_flops_per_ns > 0) {
+        w.group.math = "tensor";
+        w.peak_flops_per_ns = device.tf32_flops_per_ns;
+      }
+      break;
+    case ir::KernelPrecision::fp16:
+      if (tensor_cores) w.group.math = "tensor";
+      w.peak_flops_per_ns = device.half_flops_per_ns;
+      break;
+    case ir::KernelPrecision::bf16:
+      if (has_bf16_tensor_cores(device)) {
+        w.group.math = "tensor";
+        w.peak_flops_per_ns = device.half_flops_per_ns;
+      }
+      break;
+    case ir::KernelPrecision::fp32:
+      break;
   }
   return w;
 }

@@ -12,6 +12,8 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/executor.hpp"
+#include "exec/torch_types.hpp"
+#include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::exec {
@@ -41,10 +43,8 @@ class Tf32Guard {
   bool cudnn_;
 };
 
-at::ScalarType scalar_type(std::string_view precision) {
-  if (precision == "fp16") return at::kHalf;
-  if (precision == "bf16") return at::kBFloat16;
-  return at::kFloat;  // fp32, tf32
+at::ScalarType precision_scalar_type(std::string_view precision) {
+  return scalar_type(ir::kernel_precision(precision).dtype);  // tf32: fp32 data
 }
 
 // Each setup makes the kernel's inputs at the shape and returns the call that launches it once.
@@ -167,9 +167,9 @@ std::string_view first_line(const std::exception& error) {
 
 ir::KernelTiming time_kernel(DeviceBackend& backend, const BenchShape& shape, const std::string& precision,
                              const ir::BenchOpsOptions& options) {
-  const Tf32Guard tf32(precision == "tf32");
+  const Tf32Guard tf32(ir::kernel_precision(precision).id == ir::KernelPrecision::tf32);
   const Launch launch = kernel_setup(shape.kernel)(
-      shape, at::TensorOptions().dtype(scalar_type(precision)).device(backend.device()));
+      shape, at::TensorOptions().dtype(precision_scalar_type(precision)).device(backend.device()));
   const auto timed = static_cast<size_t>(options.timed_iterations);
   for (int32_t i = 0; i < options.warmup_iterations; ++i) launch();
   backend.synchronize();
@@ -221,10 +221,9 @@ std::vector<ir::KernelTiming> bench_ops(const ir::BenchOpsOptions& options) {
   std::vector<std::string> precisions = options.precisions.empty() ? runs : options.precisions;
   for (const std::string& p : precisions) {
     if (std::find(runs.begin(), runs.end(), p) != runs.end()) continue;
-    const bool known = p == "fp32" || p == "tf32" || p == "fp16" || p == "bf16";
-    throw Error(known ? fmt::format("bench-ops: precision '{}' does not run on device '{}' ({}); it runs: {}",
-                                    p, options.device, backend->name(), fmt::join(runs, ", "))
-                      : fmt::format("unknown precision '{}'; valid: fp32, tf32, fp16, bf16", p));
+    ir::kernel_precision(p);  // an unknown name: UnknownNameError listing the valid ones
+    throw Error(fmt::format("bench-ops: precision '{}' does not run on device '{}' ({}); it runs: {}", p,
+                            options.device, backend->name(), fmt::join(runs, ", ")));
   }
   for (const BenchShape& shape : options.shapes) {
     ir::validate_bench_shape(shape);

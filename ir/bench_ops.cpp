@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::ir {
@@ -183,7 +184,7 @@ void validate_bench_shape(const BenchShape& shape) {
 }
 
 bool bench_precision_applies(std::string_view kernel, std::string_view precision) {
-  return precision != "tf32" || info(kernel).gemm_like;
+  return kernel_precision(precision).id != KernelPrecision::tf32 || info(kernel).gemm_like;
 }
 
 BenchConv bench_conv(const BenchShape& shape) {

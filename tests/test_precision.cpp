@@ -11,6 +11,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "io/graph_json.hpp"
 #include "ir/graph_builder.hpp"
+#include "ir/kernel_precision.hpp"
 #include "policies/plain_schedule.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
@@ -317,3 +318,19 @@ TEST_CASE("bert-base steps faster under tf32 and amp than fp32 on an A100 (simul
   CHECK(amp_bf16 < fp32);
 }
 
+TEST_CASE("kernel precisions: each name's data type and math, unknown names listing the valid ones") {
+  std::vector<std::string> names;
+  for (const KernelPrecisionInfo& p : kernel_precisions()) {
+    names.emplace_back(p.name);
+    CHECK(&kernel_precision(p.id) == &p);
+  }
+  CHECK(names == std::vector<std::string>{"fp32", "tf32", "fp16", "bf16"});
+  CHECK(kernel_precision("tf32").dtype == DType::f32);  // TF32 is math, not storage
+  CHECK_FALSE(kernel_precision("tf32").half);
+  CHECK(kernel_precision("fp16").dtype == DType::f16);
+  CHECK(kernel_precision("bf16").dtype == DType::bf16);
+  CHECK(kernel_precision("bf16").half);
+  CHECK(find_kernel_precision("fp8") == nullptr);
+  CHECK_THROWS_WITH_AS(kernel_precision("fp8"), "unknown precision 'fp8'; valid: fp32, tf32, fp16, bf16",
+                       mutwo::UnknownNameError);
+}
