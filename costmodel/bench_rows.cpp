@@ -1,4 +1,5 @@
 #include "costmodel/bench_rows.hpp"
+#include "costmodel/calibration_csv.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -58,7 +59,7 @@ CalibrationRow bench_row(const ir::KernelTiming& timing, std::string_view device
   KernelWork work;
   std::string text;
   std::string variant;
-  if (shape.kernel == "gemm") {
+  if (is_gemm_kernel(shape.kernel)) {
     work = gemm_work(d[0], d[1], d[2], timing.precision);
     text = fmt::format("M={} N={} K={} NN", d[0], d[1], d[2]);
   } else if (shape.kernel.starts_with("conv2d_")) {

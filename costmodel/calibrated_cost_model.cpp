@@ -1,4 +1,5 @@
 #include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/calibration_csv.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,7 +28,7 @@ int64_t op_bytes(const ir::Op& op) {
 // m x n output, FLOPs and bytes given; k from the FLOPs.
 OpKernel gemm_like(std::string kernel, int64_t m, int64_t n, double flops, double bytes) {
   OpKernel k;
-  k.category = kernel == "gemm" ? KindCategory::matmul : KindCategory::conv;
+  k.category = is_gemm_kernel(kernel) ? KindCategory::matmul : KindCategory::conv;
   k.kernel = std::move(kernel);
   k.sample.m = std::max<int64_t>(1, m);
   k.sample.n = std::max<int64_t>(1, n);

@@ -133,8 +133,16 @@ const std::vector<std::string>& conv_variants() {
 }
 
 const std::vector<std::string>& calibration_precisions() {
-  static const std::vector<std::string> names{"fp32", "tf32", "fp16", "bf16"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const ir::KernelPrecisionInfo& p : ir::kernel_precisions()) out.emplace_back(p.name);
+    return out;
+  }();
   return names;
+}
+
+bool is_gemm_kernel(std::string_view kernel) {
+  return kernel == kGemmKernel;
 }
 
 KindCategory parse_category(std::string_view name) {
@@ -158,7 +166,7 @@ bool is_conv_pass_kernel(std::string_view kernel) {
 }
 
 KindCategory kernel_category(std::string_view kernel) {
-  if (kernel == "gemm") return KindCategory::matmul;
+  if (is_gemm_kernel(kernel)) return KindCategory::matmul;
   for (std::string_view conv : kConvKernels) {
     if (!conv.empty() && kernel == conv) return KindCategory::conv;
   }
@@ -201,7 +209,7 @@ void validate_calibration_row(const CalibrationRow& row) {
                 fmt::format("kernel '{}' is in category '{}'", row.kernel, ir::category_name(implied)));
   }
   if (row.batch < 1) field_error(where, "batch", std::to_string(row.batch), "must be >= 1");
-  if (row.batch != 1 && row.kernel != "gemm") {
+  if (row.batch != 1 && !is_gemm_kernel(row.kernel)) {
     field_error(where, "batch", std::to_string(row.batch),
                 "only a gemm computes a batch of products; must be 1");
   }

@@ -71,8 +71,11 @@ struct CalibrationRow {
 // The device name of rows timed on the host CPU (`mutwo bench-ops --device cpu`).
 inline constexpr std::string_view kHostCpuDevice = "cpu";
 
-// "fp32", "tf32", "fp16", "bf16".
+// "fp32", "tf32", "fp16", "bf16": the names of ir/kernel_precision.hpp's table.
 const std::vector<std::string>& calibration_precisions();
+// The kernel name of matrix products (linear, bmm, attention): the only one with a batch count.
+inline constexpr std::string_view kGemmKernel = "gemm";
+bool is_gemm_kernel(std::string_view kernel);
 // The category a kernel name implies: gemm -> matmul, conv2d_* -> conv, an op kind -> its category.
 // Throws UnknownNameError naming the valid kernel names.
 ir::KindCategory kernel_category(std::string_view kernel);

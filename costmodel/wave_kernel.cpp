@@ -14,7 +14,7 @@ namespace mutwo::costmodel {
 namespace {
 
 std::string family_of(std::string_view kernel, ir::KindCategory category) {
-  if (kernel == "gemm" || category == ir::KindCategory::matmul) return "gemm";
+  if (is_gemm_kernel(kernel) || category == ir::KindCategory::matmul) return std::string(kGemmKernel);
   if (is_conv_pass_kernel(kernel)) return std::string(kernel);
   if (category == ir::KindCategory::conv) return "conv2d_forward";
   if (category == ir::KindCategory::norm) return "norm";
@@ -32,7 +32,7 @@ std::string wave_group_text(const WaveGroupKey& key) {
 }
 
 bool is_gemm_like(const WaveGroupKey& key) {
-  return key.family == "gemm" || is_conv_pass_kernel(key.family);
+  return is_gemm_kernel(key.family) || is_conv_pass_kernel(key.family);
 }
 
 WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::string_view variant,
@@ -43,7 +43,7 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
   w.peak_flops_per_ns = device.fp32_flops_per_ns;
   if (!is_gemm_like(w.group)) return w;
   if (variant == "3x3s1") w.group.variant = "3x3s1";
-  if (w.group.family == "gemm" && sample.batch > 1) w.group.variant = "batched";
+  if (is_gemm_kernel(w.group.family) && sample.batch > 1) w.group.variant = "batched";
   const bool tensor_cores = device.half_flops_per_ns >= 4 * device.fp32_flops_per_ns;
   w.group.math = "cuda";
   switch (ir::kernel_precision(precision).id) {

@@ -75,7 +75,7 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
       throw FormatError(fmt::format("{}: field 'math' = '{}' {}", g.where(), fit.key.math,
                                     gemm_like ? "must be tensor or cuda" : "must be empty for this family"));
     }
-    const std::string_view allowed = fit.key.family == "gemm" ? "batched" : gemm_like ? "3x3s1" : "";
+    const std::string_view allowed = is_gemm_kernel(fit.key.family) ? "batched" : gemm_like ? "3x3s1" : "";
     if (!fit.key.variant.empty() && fit.key.variant != allowed) {
       throw FormatError(fmt::format(
           "{}: field 'variant' = '{}' must be empty or, for gemm, batched, for a conv pass, 3x3s1", g.where(),

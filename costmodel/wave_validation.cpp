@@ -1,4 +1,5 @@
 #include "costmodel/wave_validation.hpp"
+#include "costmodel/calibration_csv.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -156,13 +157,13 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h, co
   // Candidates for the smaller side by device: scored gemm rows.
   std::map<size_t, std::vector<size_t>> gemms;
   for (size_t i = 0; i < w.rows.size(); ++i) {
-    if (h.scored[i] && w.rows[i].kernel == "gemm") gemms[w.device_of[i]].push_back(i);
+    if (h.scored[i] && is_gemm_kernel(w.rows[i].kernel)) gemms[w.device_of[i]].push_back(i);
   }
   const double tolerance = std::log(1.10);
   std::vector<FusionPair> out;
   for (size_t i = 0; i < w.rows.size(); ++i) {
     const CalibrationRow& b = w.rows[i];
-    if (!h.scored[i] || b.kernel != "gemm" || b.batch < 2 || b.batch > 64) continue;
+    if (!h.scored[i] || !is_gemm_kernel(b.kernel) || b.batch < 2 || b.batch > 64) continue;
     size_t best = w.rows.size();
     double best_distance = tolerance;
     for (size_t s : gemms[w.device_of[i]]) {
