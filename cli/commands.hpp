@@ -12,6 +12,7 @@ void add_search_command(CLI::App& app);    // search_command.cpp
 void add_compare_command(CLI::App& app);   // compare_command.cpp
 void add_db_command(CLI::App& app);        // db_command.cpp
 void add_replay_command(CLI::App& app);    // replay_command.cpp
+void add_replay_trace_command(CLI::App& app);  // replay_trace_command.cpp
 void add_experiment_command(CLI::App& app);  // experiment_command.cpp
 void add_calibrate_command(CLI::App& app);   // calibrate_command.cpp
 // Executor commands: they load exec/'s module on demand (experiments::load_executor), and refuse with

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   mutwo::cli::add_simulate_command(app);
   mutwo::cli::add_search_command(app);
   mutwo::cli::add_replay_command(app);
+  mutwo::cli::add_replay_trace_command(app);
   mutwo::cli::add_profile_command(app);
   mutwo::cli::add_run_command(app);
   mutwo::cli::add_compare_command(app);

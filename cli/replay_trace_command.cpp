@@ -1,0 +1,221 @@
+// `mutwo replay-trace FILE`: a PyTorch profiler trace replayed at the CUDA-runtime level
+// (sim/runtime_replay.hpp): the profiled step beside the replayed one, what-ifs beside it (the host
+// infinitely fast, kernels k times faster, collectives without their wait), and where the time went.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "io/kineto_runtime.hpp"
+#include "sim/runtime_replay.hpp"
+#include "support/error.hpp"
+#include "support/json_reader.hpp"
+#include "support/percent.hpp"
+#include "support/text_file.hpp"
+
+namespace mutwo::cli {
+namespace {
+
+struct ReplayTraceOptions {
+  std::string trace;
+  std::string step;  // N, "all", or empty: the last
+  double kernel_speedup = 2.0;
+  bool json = false;
+};
+
+std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
+                                                     const ReplayTraceOptions& opts,
+                                                     const std::map<std::string, int64_t>& floors) {
+  std::vector<sim::RuntimeReplay> out;
+  out.push_back(sim::replay_runtime(t));
+  sim::RuntimeWhatIf host;
+  host.label = "host infinitely fast";
+  host.host_free = true;
+  out.push_back(sim::replay_runtime(t, host));
+  sim::RuntimeWhatIf faster;
+  faster.label = fmt::format("kernels {:g}x faster", opts.kernel_speedup);
+  faster.kernel_speedup = opts.kernel_speedup;
+  out.push_back(sim::replay_runtime(t, faster));
+  if (!floors.empty()) {
+    sim::RuntimeWhatIf floor;
+    floor.label = "collectives without their wait";
+    floor.collectives_at_floor = true;
+    floor.collective_floor_ns = &floors;
+    out.push_back(sim::replay_runtime(t, floor));
+  }
+  return out;
+}
+
+nlohmann::ordered_json replay_json(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeReplay>& runs) {
+  nlohmann::ordered_json j;
+  j["window"] = t.window;
+  j["annotated"] = t.annotated;
+  j["profiled_step_ns"] = t.window_ns;
+  j["calls"] = t.calls.size();
+  j["device_work"] = t.work.size();
+  j["streams"] = t.streams;
+  const sim::RuntimeReplay& r = runs.front();
+  j["replayed_step_ns"] = r.step_ns;
+  j["error"] =
+      t.window_ns > 0 ? static_cast<double>(r.step_ns - t.window_ns) / static_cast<double>(t.window_ns) : 0.0;
+  nlohmann::ordered_json b;
+  b["stream_busy_ns"] = r.stream_busy_ns;
+  b["stream_waiting_on_host_ns"] = r.stream_waiting_on_host_ns;
+  b["host_blocked_ns"] = r.host_blocked_ns;
+  b["queue_held_ns"] = r.queue_held_ns;
+  b["queue_held_calls"] = r.queue_held_calls;
+  b["collective_ns"] = r.collective_ns;
+  b["collective_wait_ns"] = r.collective_wait_ns;
+  b["recorded_waits"] = r.recorded_waits;
+  b["inferred_waits"] = r.inferred_waits;
+  nlohmann::ordered_json path = nlohmann::ordered_json::array();
+  for (const auto& s : r.critical_path_top)
+    path.push_back({{"name", s.name},
+                    {"stream", t.streams[static_cast<size_t>(s.stream)]},
+                    {"duration_ns", s.duration_ns}});
+  b["critical_path_top"] = path;
+  j["breakdown"] = b;
+  nlohmann::ordered_json w = nlohmann::ordered_json::array();
+  for (size_t k = 1; k < runs.size(); ++k)
+    w.push_back({{"what_if", runs[k].label}, {"step_ns", runs[k].step_ns}});
+  j["what_ifs"] = w;
+  return j;
+}
+
+void print_replay(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeReplay>& runs) {
+  const sim::RuntimeReplay& r = runs.front();
+  std::cout << fmt::format(
+      "window         {}{}\n", t.window,
+      t.annotated ? "" : " (the trace has no ProfilerStep annotation: replayed as one window)");
+  std::cout << fmt::format(
+      "recorded       {} runtime calls on {} threads, {} pieces of device work on {} streams\n",
+      t.calls.size(), t.threads.size(), t.work.size(), t.streams.size());
+  std::cout << fmt::format("profiled step  {}\n", human_duration(t.window_ns));
+  std::cout << fmt::format("replayed step  {} ({} of the profiled)\n", human_duration(r.step_ns),
+                           support::signed_percent(static_cast<double>(r.step_ns - t.window_ns) /
+                                                   static_cast<double>(std::max<int64_t>(t.window_ns, 1))));
+  std::cout << fmt::format(
+      "cross-stream   {} waits from the trace's event records, {} inferred from timing\n", r.recorded_waits,
+      r.inferred_waits);
+  std::cout << fmt::format("host blocked   {} in syncs and blocking copies\n",
+                           human_duration(r.host_blocked_ns));
+  if (r.collective_ns > 0)
+    std::cout << fmt::format(
+        "communication  {} in collectives, of which {} above each one's floor (waiting)\n",
+        human_duration(r.collective_ns), human_duration(r.collective_wait_ns));
+  Table streams(
+      {{"stream", Align::right}, {"busy", Align::right}, {"idle waiting on the host", Align::right}});
+  for (size_t s = 0; s < t.streams.size(); ++s)
+    streams.add_row({std::to_string(t.streams[s]), human_duration(r.stream_busy_ns[s]),
+                     human_duration(r.stream_waiting_on_host_ns[s])});
+  std::cout << "\n" << streams.render();
+  Table what_ifs({{"what if", Align::left}, {"step", Align::right}, {"vs replay", Align::right}});
+  for (const sim::RuntimeReplay& w : runs)
+    what_ifs.add_row({w.label, human_duration(w.step_ns),
+                      support::signed_percent(static_cast<double>(w.step_ns - r.step_ns) /
+                                              static_cast<double>(std::max<int64_t>(r.step_ns, 1)))});
+  std::cout << "\n" << what_ifs.render();
+  if (!r.critical_path_top.empty()) {
+    Table path({{"critical path: longest device work", Align::left},
+                {"stream", Align::right},
+                {"time", Align::right}});
+    for (const auto& s : r.critical_path_top)
+      path.add_row({s.name.substr(0, 70), std::to_string(t.streams[static_cast<size_t>(s.stream)]),
+                    human_duration(s.duration_ns)});
+    std::cout << "\n" << path.render();
+  }
+}
+
+void run_replay_trace(const ReplayTraceOptions& opts) {
+  const std::string source = std::filesystem::path(opts.trace).filename().string();
+  const nlohmann::json doc = support::parse_json_document(support::read_text_file(opts.trace), source);
+  std::optional<int64_t> step;
+  const bool all = opts.step == "all";
+  if (!all && !opts.step.empty()) {
+    size_t used = 0;
+    int64_t n = -1;
+    try {
+      n = std::stoll(opts.step, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != opts.step.size() || n < 0)
+      throw Error(fmt::format("--step: '{}' is not a step number or 'all'", opts.step));
+    step = n;
+  }
+  // One window from the trace's first step to the one replayed: the steps before warm it up.
+  const ir::RuntimeTrace trace = io::read_kineto_runtime(doc, source, step);
+  const std::map<std::string, int64_t> floors = sim::collective_floors(trace);
+  const std::vector<sim::RuntimeReplay> runs = replay_with_what_ifs(trace, opts, floors);
+  const sim::RuntimeReplay& replay = runs.front();
+  std::vector<double> errors;
+  for (const auto& st : replay.steps)
+    errors.push_back(static_cast<double>(st.replayed_ns - st.profiled_ns) /
+                     static_cast<double>(std::max<int64_t>(st.profiled_ns, 1)));
+  double mean = 0;
+  double spread = 0;
+  for (const double e : errors) mean += e / static_cast<double>(errors.size());
+  for (const double e : errors) spread = std::max(spread, std::abs(e - mean));
+  if (opts.json) {
+    nlohmann::ordered_json j;
+    j["trace"] = source;
+    j["replay"] = replay_json(trace, runs);
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+    for (const auto& st : replay.steps)
+      steps.push_back({{"step", st.name}, {"profiled_ns", st.profiled_ns}, {"replayed_ns", st.replayed_ns}});
+    j["steps"] = steps;
+    if (all) {
+      j["mean_error"] = mean;
+      j["spread"] = spread;
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << fmt::format("trace          {}\n", source);
+  print_replay(trace, runs);
+  if (all || replay.steps.size() > 1) {
+    Table steps({{all ? "step" : "step (the earlier ones warm the replay up)", Align::left},
+                 {"profiled", Align::right},
+                 {"replayed", Align::right},
+                 {"error", Align::right}});
+    for (size_t k = 0; k < replay.steps.size(); ++k) {
+      const auto& st = replay.steps[k];
+      steps.add_row({st.name, human_duration(st.profiled_ns), human_duration(st.replayed_ns),
+                     support::signed_percent(errors[k])});
+    }
+    std::cout << "\n" << steps.render();
+    if (all)
+      std::cout << fmt::format("{} steps: replayed vs profiled, mean {}, spread {} around it\n",
+                               replay.steps.size(), support::signed_percent(mean), support::percent(spread));
+  }
+}
+
+}  // namespace
+
+void add_replay_trace_command(CLI::App& app) {
+  auto opts = std::make_shared<ReplayTraceOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay-trace",
+      "Replay a PyTorch profiler trace at the CUDA-runtime level (every host call, stream, sync and "
+      "collective) and print the replayed step beside the profiled one, what-ifs and a breakdown");
+  cmd->add_option("trace", opts->trace, "PyTorch profiler trace (Chrome-trace JSON, .gz accepted)")
+      ->required();
+  cmd->add_option("--step", opts->step, "ProfilerStep number to replay, or all (default: the last)");
+  cmd->add_option("--kernel-speedup", opts->kernel_speedup, "The what-if's kernel speed-up")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", opts->json, "Print the replay as JSON");
+  cmd->callback([opts] { run_replay_trace(*opts); });
+}
+
+}  // namespace mutwo::cli

@@ -1,0 +1,618 @@
+// The runtime-level replay (sim/runtime_replay.hpp has the rules).
+#include "sim/runtime_replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "support/error.hpp"
+#include "support/median.hpp"
+
+namespace mutwo::sim {
+namespace {
+
+using ir::RuntimeCall;
+using ir::RuntimeCallKind;
+using ir::RuntimeTrace;
+
+constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
+// A launch call held by a full queue: at least this much over its name's median, with at least
+// this many launches pending (CUDA's queue holds about 1,024).
+constexpr int64_t kHeldNs = 10'000;
+constexpr int64_t kPendingForFullQueue = 64;
+// A host thread idle this long was waiting for another thread (autograd's engine threads wait for
+// backward(); the main thread waits in backward() for them).
+constexpr int64_t kWakeNs = 100'000;
+
+// What each piece of work and each call waits for, derived once from the trace.
+struct Plan {
+  std::vector<int32_t> pred;                 // per work: the work before it on its stream, -1 none
+  std::vector<int64_t> offset_ns;            // per work: launch delay after its call's start
+  std::vector<int32_t> dep;                  // per work: the work on another stream it waits for, -1 none
+  std::vector<std::vector<int32_t>> awaits;  // per call: the work it blocks on (blocking calls)
+  std::vector<int64_t> residual_ns;          // per blocking call: its cost after the wait
+  std::vector<uint8_t> blocks;               // per call: it waits for device work
+  // Per call held by a full launch queue: the work whose start freed its slot (-1 none), its usual
+  // duration (its name's median) and its time after that start.
+  std::vector<int32_t> released_by;
+  std::vector<int64_t> usual_ns;
+  std::vector<int64_t> after_release_ns;
+  int32_t held = 0;
+  // Per call that ends a thread's idle time of kWakeNs or more: the last call on another thread that
+  // ended before it (what woke it), -1 none.
+  std::vector<int32_t> woken_by;
+  int32_t inferred = 0;
+  int32_t recorded = 0;
+};
+
+int64_t trace_end(const RuntimeTrace& t, int32_t w) {
+  const ir::DeviceWork& d = t.work[static_cast<size_t>(w)];
+  return d.start_ns + d.duration_ns;
+}
+
+// The last work on `stream` launched by a call that started before `before_ns` (trace times).
+int32_t last_launched_before(const RuntimeTrace& t, const std::vector<std::vector<int32_t>>& by_stream,
+                             int32_t stream, int64_t before_ns) {
+  int32_t last = -1;
+  for (const int32_t w : by_stream[static_cast<size_t>(stream)]) {
+    const ir::DeviceWork& d = t.work[static_cast<size_t>(w)];
+    const int64_t launched = d.call < 0 ? kUnknown : t.calls[static_cast<size_t>(d.call)].start_ns;
+    if (launched < before_ns) last = w;
+  }
+  return last;
+}
+
+// Launch calls held by a full launch queue: a call much longer than its name's median that returned
+// while many launches were pending waited for a slot, which the start of earlier work freed.
+void mark_queue_holds(const RuntimeTrace& t, Plan& p) {
+  std::map<std::string, std::vector<int64_t>> by_name;
+  for (const RuntimeCall& c : t.calls) by_name[c.name].push_back(c.duration_ns);
+  std::map<std::string, int64_t> usual;
+  for (auto& [name, ds] : by_name) usual[name] = support::median(ds, support::EvenMedian::lower_middle);
+  std::vector<int64_t> launches, starts;
+  std::vector<int32_t> by_start;                  // work launched in the window, by start
+  auto launched = [&](const ir::DeviceWork& d) {  // work launched before the window: long before
+    return d.call < 0 ? kUnknown : t.calls[static_cast<size_t>(d.call)].start_ns;
+  };
+  for (size_t w = 0; w < t.work.size(); ++w) {
+    const ir::DeviceWork& d = t.work[w];
+    launches.push_back(launched(d));
+    starts.push_back(d.start_ns);
+    by_start.push_back(static_cast<int32_t>(w));
+  }
+  std::sort(launches.begin(), launches.end());
+  std::sort(starts.begin(), starts.end());
+  std::sort(by_start.begin(), by_start.end(), [&](int32_t a, int32_t b) {
+    return t.work[static_cast<size_t>(a)].start_ns < t.work[static_cast<size_t>(b)].start_ns;
+  });
+  for (size_t c = 0; c < t.calls.size(); ++c) {
+    const RuntimeCall& call = t.calls[c];
+    p.usual_ns[c] = usual[call.name];
+    if (p.blocks[c] != 0 || call.kind == RuntimeCallKind::device_sync ||
+        call.kind == RuntimeCallKind::stream_sync || call.kind == RuntimeCallKind::event_sync)
+      continue;
+    if (call.duration_ns < 2 * p.usual_ns[c] || call.duration_ns - p.usual_ns[c] < kHeldNs) continue;
+    const auto pending =
+        (std::lower_bound(launches.begin(), launches.end(), call.start_ns) - launches.begin()) -
+        (std::lower_bound(starts.begin(), starts.end(), call.start_ns) - starts.begin());
+    if (pending < kPendingForFullQueue) continue;
+    const int64_t call_end = call.start_ns + call.duration_ns;
+    auto it = std::upper_bound(by_start.begin(), by_start.end(), call_end, [&](int64_t v, int32_t w) {
+      return v < t.work[static_cast<size_t>(w)].start_ns;
+    });
+    while (it != by_start.begin()) {
+      --it;
+      const ir::DeviceWork& d = t.work[static_cast<size_t>(*it)];
+      if (d.start_ns < call.start_ns) break;
+      if (launched(d) < call.start_ns) {
+        p.released_by[c] = *it;
+        p.after_release_ns[c] = call_end - d.start_ns;
+        ++p.held;
+        break;
+      }
+    }
+  }
+}
+
+void mark_wakes(const RuntimeTrace& t, Plan& p) {
+  p.woken_by.assign(t.calls.size(), -1);
+  if (t.threads.size() < 2) return;
+  std::vector<int32_t> by_end(t.calls.size());
+  for (size_t c = 0; c < t.calls.size(); ++c) by_end[c] = static_cast<int32_t>(c);
+  auto end_of = [&](int32_t c) {
+    return t.calls[static_cast<size_t>(c)].start_ns + t.calls[static_cast<size_t>(c)].duration_ns;
+  };
+  std::sort(by_end.begin(), by_end.end(), [&](int32_t a, int32_t b) { return end_of(a) < end_of(b); });
+  std::vector<int64_t> thread_end(t.threads.size(), 0);
+  for (size_t c = 0; c < t.calls.size(); ++c) {  // calls are by thread, each thread's in order
+    const RuntimeCall& call = t.calls[c];
+    const auto th = static_cast<size_t>(call.thread);
+    const bool first = c == 0 || t.calls[c - 1].thread != call.thread;
+    const int64_t idle = call.start_ns - (first ? 0 : thread_end[th]);
+    thread_end[th] = call.start_ns + call.duration_ns;
+    if (first || idle < kWakeNs) continue;
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), call.start_ns,
+                               [&](int64_t v, int32_t x) { return v < end_of(x); });
+    // The waker hands over: its thread's last call before this one, after which that thread idles
+    // past this call's start for kWakeNs or more (a backward() hand-off), ended while this thread idled.
+    const int64_t idle_from = call.start_ns - idle;
+    while (it != by_end.begin()) {
+      --it;
+      const auto x = static_cast<size_t>(*it);
+      if (end_of(*it) < idle_from) break;
+      if (t.calls[x].thread == call.thread) continue;
+      const bool last_of_thread = x + 1 == t.calls.size() || t.calls[x + 1].thread != t.calls[x].thread;
+      const int64_t next_start =
+          last_of_thread ? std::numeric_limits<int64_t>::max() : t.calls[x + 1].start_ns;
+      if (next_start > call.start_ns && next_start - end_of(*it) >= kWakeNs) {
+        p.woken_by[c] = *it;
+        break;
+      }
+    }
+  }
+}
+
+Plan make_plan(const RuntimeTrace& t) {
+  const size_t nw = t.work.size();
+  const size_t nc = t.calls.size();
+  Plan p;
+  p.pred.assign(nw, -1);
+  p.offset_ns.assign(nw, 0);
+  p.dep.assign(nw, -1);
+  p.awaits.assign(nc, {});
+  p.residual_ns.assign(nc, 0);
+  p.blocks.assign(nc, 0);
+  p.released_by.assign(nc, -1);
+  p.usual_ns.assign(nc, 0);
+  p.after_release_ns.assign(nc, 0);
+  std::vector<std::vector<int32_t>> by_stream(t.streams.size());
+  for (size_t w = 0; w < nw; ++w) {
+    const ir::DeviceWork& d = t.work[w];
+    if (d.stream < 0 || static_cast<size_t>(d.stream) >= t.streams.size())
+      throw Error(fmt::format("runtime replay: work {} ('{}') is on stream {}, not one of the {} streams", w,
+                              d.name, d.stream, t.streams.size()));
+    if (d.call >= static_cast<int32_t>(nc))
+      throw Error(fmt::format("runtime replay: work {} ('{}') names call {} of {}", w, d.name, d.call, nc));
+    auto& s = by_stream[static_cast<size_t>(d.stream)];
+    if (!s.empty()) p.pred[w] = s.back();
+    s.push_back(static_cast<int32_t>(w));
+  }
+  // Recorded cross-stream waits: the first work launched on the waiting stream after the wait.
+  for (size_t c = 0; c < nc; ++c) {
+    const RuntimeCall& call = t.calls[c];
+    if (call.kind != RuntimeCallKind::stream_wait_event || call.record < 0 || call.stream < 0) continue;
+    const RuntimeCall& rec = t.calls[static_cast<size_t>(call.record)];
+    if (rec.stream < 0) continue;
+    const int32_t pos = last_launched_before(t, by_stream, rec.stream, rec.start_ns);
+    if (pos < 0) continue;
+    for (const int32_t w : by_stream[static_cast<size_t>(call.stream)]) {
+      const ir::DeviceWork& d = t.work[static_cast<size_t>(w)];
+      if (d.call >= 0 && t.calls[static_cast<size_t>(d.call)].start_ns > call.start_ns) {
+        if (p.dep[static_cast<size_t>(w)] < 0 ||
+            trace_end(t, pos) > trace_end(t, p.dep[static_cast<size_t>(w)]))
+          p.dep[static_cast<size_t>(w)] = pos;
+        ++p.recorded;
+        break;
+      }
+    }
+  }
+  // Work launched before the window starts at its traced start where its stream was idle before it
+  // (or it is the stream's first), else right after the work before it (offset_ns holds that
+  // earliest start).
+  for (size_t w = 0; w < nw; ++w) {
+    const ir::DeviceWork& d = t.work[w];
+    if (d.call >= 0) continue;
+    const bool idle_before = p.pred[w] < 0 || d.start_ns - trace_end(t, p.pred[w]) > kWaitSlackNs;
+    p.offset_ns[w] = idle_before ? d.start_ns : kUnknown;
+  }
+  // Launch delays: exact where the stream was idle before the work, else the median of those.
+  std::vector<int64_t> idle_delays;
+  for (size_t w = 0; w < nw; ++w) {
+    const ir::DeviceWork& d = t.work[w];
+    if (d.call < 0) continue;
+    const int64_t call_start = t.calls[static_cast<size_t>(d.call)].start_ns;
+    const int64_t call_end = call_start + t.calls[static_cast<size_t>(d.call)].duration_ns;
+    const bool idle_before = p.pred[w] < 0 || d.start_ns - trace_end(t, p.pred[w]) > kWaitSlackNs;
+    if (idle_before && d.start_ns >= call_start && d.start_ns - call_end <= 50'000)
+      idle_delays.push_back(d.start_ns - call_start);
+  }
+  // A delay really measured: the lower middle.
+  const int64_t typical =
+      idle_delays.empty() ? 0 : support::median(idle_delays, support::EvenMedian::lower_middle);
+  ;
+  // Work sorted by trace end, for inferring waits.
+  std::vector<int32_t> by_end(nw);
+  for (size_t w = 0; w < nw; ++w) by_end[w] = static_cast<int32_t>(w);
+  std::sort(by_end.begin(), by_end.end(),
+            [&](int32_t a, int32_t b) { return trace_end(t, a) < trace_end(t, b); });
+  const bool has_records =
+      p.recorded > 0 || std::any_of(t.calls.begin(), t.calls.end(), [](const RuntimeCall& c) {
+        return c.kind == RuntimeCallKind::stream_wait_event && c.record >= 0;
+      });
+  for (size_t w = 0; w < nw; ++w) {
+    const ir::DeviceWork& d = t.work[w];
+    if (d.call < 0) continue;
+    const int64_t call_start = t.calls[static_cast<size_t>(d.call)].start_ns;
+    const int64_t call_end = call_start + t.calls[static_cast<size_t>(d.call)].duration_ns;
+    const int64_t delay = std::max<int64_t>(0, d.start_ns - call_start);
+    int64_t explained = p.pred[w] < 0 ? kUnknown : trace_end(t, p.pred[w]);
+    if (p.dep[w] >= 0) explained = std::max(explained, trace_end(t, p.dep[w]));
+    if (explained != kUnknown &&
+        d.start_ns - explained <= kWaitSlackNs) {  // its stream (or a recorded wait) held it
+      p.offset_ns[w] = std::min(delay, typical);
+      continue;
+    }
+    if (!has_records && d.start_ns - call_end > kWaitSlackNs) {
+      // Launched well before, its stream idle: it waited for work on another stream. The latest
+      // work elsewhere that ended at or just before its start (a stream_wait_event the trace does
+      // not detail).
+      auto it = std::upper_bound(by_end.begin(), by_end.end(), d.start_ns,
+                                 [&](int64_t v, int32_t x) { return v < trace_end(t, x); });
+      while (it != by_end.begin()) {
+        --it;
+        if (d.start_ns - trace_end(t, *it) > kWaitSlackNs) break;
+        if (t.work[static_cast<size_t>(*it)].stream != d.stream) {
+          p.dep[w] = *it;
+          ++p.inferred;
+          break;
+        }
+      }
+      if (p.dep[w] >= 0) {
+        p.offset_ns[w] = std::min(delay, typical);
+        continue;
+      }
+    }
+    p.offset_ns[w] = delay;  // the launch (or something the trace does not show) held it
+  }
+  // Blocking calls and what they wait for.
+  for (size_t c = 0; c < nc; ++c) {
+    const RuntimeCall& call = t.calls[c];
+    std::vector<int32_t> waits;
+    switch (call.kind) {
+      case RuntimeCallKind::device_sync:
+        for (size_t s = 0; s < by_stream.size(); ++s) {
+          const int32_t w = last_launched_before(t, by_stream, static_cast<int32_t>(s), call.start_ns);
+          if (w >= 0) waits.push_back(w);
+        }
+        break;
+      case RuntimeCallKind::stream_sync:
+        for (size_t s = 0; s < by_stream.size(); ++s) {
+          if (call.stream >= 0 && static_cast<int32_t>(s) != call.stream) continue;
+          const int32_t w = last_launched_before(t, by_stream, static_cast<int32_t>(s), call.start_ns);
+          if (w >= 0) waits.push_back(w);
+        }
+        break;
+      case RuntimeCallKind::event_sync:
+        if (call.record >= 0) {
+          const RuntimeCall& rec = t.calls[static_cast<size_t>(call.record)];
+          if (rec.stream >= 0) {
+            const int32_t w = last_launched_before(t, by_stream, rec.stream, rec.start_ns);
+            if (w >= 0) waits.push_back(w);
+          }
+        }
+        break;
+      case RuntimeCallKind::launch:
+        if (call.blocking) waits = call.work;
+        break;
+      default:
+        break;
+    }
+    const bool blocking = call.kind == RuntimeCallKind::device_sync ||
+                          call.kind == RuntimeCallKind::stream_sync ||
+                          (call.kind == RuntimeCallKind::event_sync && call.record >= 0) ||
+                          (call.kind == RuntimeCallKind::launch && call.blocking);
+    if (!blocking) continue;
+    p.blocks[c] = 1;
+    int64_t waited_end = kUnknown;
+    for (const int32_t w : waits) waited_end = std::max(waited_end, trace_end(t, w));
+    p.awaits[c] = std::move(waits);
+    p.residual_ns[c] =
+        std::max<int64_t>(0, call.start_ns + call.duration_ns - std::max(call.start_ns, waited_end));
+  }
+  mark_queue_holds(t, p);
+  mark_wakes(t, p);
+  return p;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> collective_floors(const RuntimeTrace& trace) {
+  std::map<std::string, int64_t> floors;
+  for (const ir::DeviceWork& d : trace.work) {
+    if (!d.collective) continue;
+    auto [it, added] = floors.emplace(d.name, d.duration_ns);
+    if (!added) it->second = std::min(it->second, d.duration_ns);
+  }
+  return floors;
+}
+
+RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if) {
+  if (!(what_if.kernel_speedup > 0) || !std::isfinite(what_if.kernel_speedup))
+    throw Error(
+        fmt::format("runtime replay: kernel speed-up {} must be a positive number", what_if.kernel_speedup));
+  const Plan p = make_plan(t);
+  const size_t nw = t.work.size();
+  const size_t nc = t.calls.size();
+  const std::map<std::string, int64_t> own_floors = collective_floors(t);
+  const std::map<std::string, int64_t>& floors =
+      what_if.collective_floor_ns != nullptr ? *what_if.collective_floor_ns : own_floors;
+  RuntimeReplay r;
+  r.label = what_if.label;
+  r.inferred_waits = p.inferred;
+  r.recorded_waits = p.recorded;
+  r.queue_held_calls = p.held;
+  r.stream_busy_ns.assign(t.streams.size(), 0);
+  r.stream_waiting_on_host_ns.assign(t.streams.size(), 0);
+
+  std::vector<int64_t> duration(nw);
+  std::vector<int64_t> above_floor_ns(nw, 0);  // collectives: traced time above the floor
+  std::vector<int64_t> blocked_ns(nc, 0),
+      held_ns(nc, 0);  // per call: waiting on the device, of it for a queue slot
+  for (size_t w = 0; w < nw; ++w) {
+    const ir::DeviceWork& d = t.work[w];
+    int64_t ns = d.duration_ns;
+    if (d.collective) {
+      const auto f = floors.find(d.name);
+      const int64_t floor = f != floors.end() ? std::min(f->second, ns) : ns;
+      if (what_if.collectives_at_floor) ns = floor;
+      above_floor_ns[w] = d.duration_ns - floor;
+    } else if (!d.copy && what_if.kernel_speedup != 1.0) {
+      ns = static_cast<int64_t>(std::llround(static_cast<double>(ns) / what_if.kernel_speedup));
+    }
+    duration[w] = ns;
+  }
+
+  // One pass in dependency order: each thread's calls and each stream's work advance while what
+  // they wait for is known.
+  std::vector<int64_t> call_start(nc, kUnknown), call_end(nc, kUnknown);
+  struct Idle {
+    size_t stream;
+    int64_t from_ns, to_ns;
+  };
+  std::vector<Idle> idle_on_host;  // a stream idle until a launch
+  std::vector<int64_t> start(nw, kUnknown), end(nw, kUnknown);
+  std::vector<int8_t> work_binding(nw, 0);    // 0 launch, 1 stream, 2 other stream, 3 fixed
+  std::vector<int32_t> call_binding(nc, -1);  // the awaited work that ended last, if it held the call
+  std::vector<std::vector<int32_t>> thread_calls(t.threads.size());
+  for (size_t c = 0; c < nc; ++c) {
+    const int32_t th = t.calls[c].thread;
+    if (th < 0 || static_cast<size_t>(th) >= t.threads.size())
+      throw Error(fmt::format("runtime replay: call {} ('{}') is on thread {}, not one of the {} threads", c,
+                              t.calls[c].name, th, t.threads.size()));
+    thread_calls[static_cast<size_t>(th)].push_back(static_cast<int32_t>(c));
+  }
+  std::vector<int32_t> previous_call(nc, -1);  // the call before it on its thread
+  for (const auto& list : thread_calls) {
+    for (size_t i = 1; i < list.size(); ++i) previous_call[static_cast<size_t>(list[i])] = list[i - 1];
+  }
+  std::vector<std::vector<int32_t>> stream_work(t.streams.size());
+  for (size_t w = 0; w < nw; ++w)
+    stream_work[static_cast<size_t>(t.work[w].stream)].push_back(static_cast<int32_t>(w));
+  std::vector<size_t> thread_cursor(thread_calls.size(), 0), stream_cursor(stream_work.size(), 0);
+  std::vector<int64_t> thread_time(thread_calls.size(), 0), thread_trace_time(thread_calls.size(), 0);
+  size_t done = 0;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t th = 0; th < thread_calls.size(); ++th) {
+      while (thread_cursor[th] < thread_calls[th].size()) {
+        const auto c = static_cast<size_t>(thread_calls[th][thread_cursor[th]]);
+        const RuntimeCall& call = t.calls[c];
+        if (call_start[c] == kUnknown) {  // the call starts (and launches) before it may wait
+          const int32_t waker = p.woken_by[c];
+          if (waker >=
+              0) {  // after idling: when what woke it ended, then the time the trace shows after that
+            if (call_end[static_cast<size_t>(waker)] == kUnknown) break;
+            const RuntimeCall& wc = t.calls[static_cast<size_t>(waker)];
+            const int64_t after = what_if.host_free ? 0 : call.start_ns - (wc.start_ns + wc.duration_ns);
+            call_start[c] = std::max(thread_time[th], call_end[static_cast<size_t>(waker)] + after);
+          } else {
+            call_start[c] = thread_time[th] + (what_if.host_free ? 0 : call.start_ns - thread_trace_time[th]);
+          }
+          progress = true;
+        }
+        const int64_t s = call_start[c];
+        int64_t waited = kUnknown;
+        int32_t last = -1;
+        bool ready = true;
+        for (const int32_t w : p.awaits[c]) {
+          if (end[static_cast<size_t>(w)] == kUnknown) {
+            ready = false;
+            break;
+          }
+          if (end[static_cast<size_t>(w)] > waited) {
+            waited = end[static_cast<size_t>(w)];
+            last = w;
+          }
+        }
+        const int32_t releaser = p.released_by[c];
+        if (!ready || (releaser >= 0 && start[static_cast<size_t>(releaser)] == kUnknown)) break;
+        int64_t e = 0;
+        if (releaser >= 0) {  // held until earlier work started and freed a slot in the launch queue
+          const int64_t usual = what_if.host_free ? 0 : p.usual_ns[c];
+          e = std::max(s + usual, start[static_cast<size_t>(releaser)] +
+                                      (what_if.host_free ? 0 : p.after_release_ns[c]));
+          blocked_ns[c] = e - (s + usual);
+          held_ns[c] = blocked_ns[c];
+        } else if (p.blocks[c] != 0) {
+          const int64_t resumed = std::max(s, waited);
+          if (waited > s) call_binding[c] = last;
+          blocked_ns[c] = resumed - s;
+          e = resumed + (what_if.host_free ? 0 : p.residual_ns[c]);
+        } else {
+          e = s + (what_if.host_free ? 0 : call.duration_ns);
+        }
+        call_end[c] = e;
+        thread_time[th] = e;
+        thread_trace_time[th] = call.start_ns + call.duration_ns;
+        ++thread_cursor[th];
+        ++done;
+        progress = true;
+      }
+    }
+    for (size_t s = 0; s < stream_work.size(); ++s) {
+      while (stream_cursor[s] < stream_work[s].size()) {
+        const auto w = static_cast<size_t>(stream_work[s][stream_cursor[s]]);
+        const ir::DeviceWork& d = t.work[w];
+        if (d.call >= 0 && call_start[static_cast<size_t>(d.call)] == kUnknown) break;
+        if (p.dep[w] >= 0 && end[static_cast<size_t>(p.dep[w])] == kUnknown) break;
+        const int64_t pred_end = p.pred[w] < 0 ? kUnknown : end[static_cast<size_t>(p.pred[w])];
+        const int64_t dep_end = p.dep[w] < 0 ? kUnknown : end[static_cast<size_t>(p.dep[w])];
+        int64_t st = 0;
+        if (d.call <
+            0) {  // launched before the window: held only by its stream, or where it idled, its traced start
+          st = std::max(p.offset_ns[w], pred_end);
+          work_binding[w] = p.offset_ns[w] >= pred_end ? 3 : 1;
+        } else {
+          // With no host time, only the part of the launch delay after the call returned remains.
+          const RuntimeCall& launcher = t.calls[static_cast<size_t>(d.call)];
+          const int64_t offset = what_if.host_free
+                                     ? std::max<int64_t>(0, p.offset_ns[w] - launcher.duration_ns)
+                                     : p.offset_ns[w];
+          const int64_t launch = call_start[static_cast<size_t>(d.call)] + offset;
+          st = std::max({launch, pred_end, dep_end});
+          work_binding[w] = st == launch && launch > std::max(pred_end, dep_end) ? 0 : st == pred_end ? 1 : 2;
+          if (work_binding[w] == 0 && pred_end != kUnknown)
+            idle_on_host.push_back({s, std::max(pred_end, dep_end), launch});
+        }
+        start[w] = st;
+        end[w] = st + duration[w];
+        ++stream_cursor[s];
+        ++done;
+        progress = true;
+      }
+    }
+  }
+  if (done != nc + nw)
+    throw Error(fmt::format(
+        "runtime replay of {}: {} of {} calls and work could not be placed (a wait on later work)", t.source,
+        nc + nw - done, nc + nw));
+
+  // Step boundaries: a trace time T on the main thread becomes the later of where the replayed
+  // main thread is at T and the end of the work launched before T less its lag past T in the trace.
+  const size_t main = static_cast<size_t>(t.main_thread);
+  const std::vector<int32_t> no_calls;
+  const std::vector<int32_t>& main_calls = main < thread_calls.size() ? thread_calls[main] : no_calls;
+  auto host_at = [&](int64_t at) {
+    // The main thread's last call that started at or before `at`.
+    auto it = std::upper_bound(main_calls.begin(), main_calls.end(), at, [&](int64_t v, int32_t c) {
+      return v < t.calls[static_cast<size_t>(c)].start_ns;
+    });
+    if (it == main_calls.begin()) return what_if.host_free ? int64_t{0} : at;
+    const auto c = static_cast<size_t>(*(it - 1));
+    const int64_t traced_end = t.calls[c].start_ns + t.calls[c].duration_ns;
+    if (at >= traced_end) return call_end[c] + (what_if.host_free ? 0 : at - traced_end);
+    return std::min(call_end[c], call_start[c] + (what_if.host_free ? 0 : at - t.calls[c].start_ns));
+  };
+  int32_t last_work = -1;
+  auto device_at = [&](int64_t at) {
+    int64_t traced = kUnknown;
+    int64_t replayed = kUnknown;
+    for (size_t k = 0; k < nw; ++k) {
+      const ir::DeviceWork& d = t.work[k];
+      if (d.call >= 0 && t.calls[static_cast<size_t>(d.call)].start_ns >= at) continue;
+      traced = std::max(traced, d.start_ns + d.duration_ns);
+      if (replayed == kUnknown || end[k] > replayed) {
+        replayed = end[k];
+        last_work = static_cast<int32_t>(k);
+      }
+    }
+    if (replayed == kUnknown) return kUnknown;
+    return replayed - std::max<int64_t>(0, traced - at);
+  };
+  auto boundary = [&](int64_t at) { return std::max(host_at(at), device_at(at)); };
+  for (const ir::RuntimeStep& st : t.steps) {
+    const int64_t from = boundary(st.start_ns);
+    const int64_t to = boundary(st.end_ns);
+    r.steps.push_back({st.name, st.end_ns - st.start_ns, to - from, from, to});
+  }
+  if (r.steps.empty()) throw Error(fmt::format("runtime replay of {}: the trace lists no step", t.source));
+  const RuntimeReplay::Step& last = r.steps.back();
+  r.step_ns = last.replayed_ns;
+  r.host_end_ns = host_at(t.steps.back().end_ns);
+  const int64_t device_end = device_at(t.steps.back().end_ns);
+  r.device_end_ns = device_end == kUnknown ? 0 : device_end;
+  // Busy and idle within the step replayed: work and gaps clipped to it.
+  auto clipped = [&](int64_t from, int64_t to) {
+    return std::max<int64_t>(0, std::min(to, last.end_ns) - std::max(from, last.start_ns));
+  };
+  for (size_t k = 0; k < nc; ++k) {
+    if (call_start[k] < last.start_ns || call_start[k] >= last.end_ns) continue;
+    r.host_blocked_ns += blocked_ns[k];
+    r.queue_held_ns += held_ns[k];
+  }
+  for (size_t k = 0; k < nw; ++k) {
+    r.stream_busy_ns[static_cast<size_t>(t.work[k].stream)] += clipped(start[k], start[k] + duration[k]);
+    if (t.work[k].collective && start[k] >= last.start_ns && start[k] < last.end_ns) {
+      r.collective_ns += duration[k];
+      r.collective_wait_ns += above_floor_ns[k];
+    }
+  }
+  for (const Idle& i : idle_on_host) r.stream_waiting_on_host_ns[i.stream] += clipped(i.from_ns, i.to_ns);
+
+  // The critical path back from the last work (device-bound) or the main thread's last call: from
+  // work to what held its start (its launch, the work before it, the work it waited for); from a
+  // call's end to the work it waited for, else to its start; from a call's start to the call before
+  // it (or the one that woke it).
+  std::vector<RuntimeReplay::Span> path;
+  int32_t w = r.device_end_ns >= r.host_end_ns ? last_work : -1;
+  int32_t c = w < 0 && !main_calls.empty() ? main_calls.back() : -1;
+  bool at_start = false;  // at call c's start rather than its end
+  auto before = [&](size_t k) {
+    const int32_t waker = p.woken_by[k];
+    return waker >= 0 &&
+                   call_start[k] >
+                       (previous_call[k] < 0 ? kUnknown : call_end[static_cast<size_t>(previous_call[k])])
+               ? waker
+               : previous_call[k];
+  };
+  for (size_t guard = 0; guard < 2 * (nc + nw) + 2 && (w >= 0 || c >= 0); ++guard) {
+    if (w >= 0) {
+      const auto k = static_cast<size_t>(w);
+      if (end[k] <= last.start_ns) break;  // the path of the step replayed only
+      path.push_back({t.work[k].name, t.work[k].stream, duration[k]});
+      const int32_t pred = p.pred[k];
+      const int32_t dep = p.dep[k];
+      switch (work_binding[k]) {
+        case 0:
+          c = t.work[k].call;
+          at_start = true;
+          w = -1;
+          break;
+        case 1:
+          w = pred;
+          break;
+        case 2:
+          w = dep >= 0 && (pred < 0 || end[static_cast<size_t>(dep)] >= end[static_cast<size_t>(pred)])
+                  ? dep
+                  : pred;
+          break;
+        default:
+          w = -1;
+          break;
+      }
+    } else {
+      const auto k = static_cast<size_t>(c);
+      if (call_end[k] <= last.start_ns) break;
+      if (!at_start && call_binding[k] >= 0) {
+        w = call_binding[k];
+        c = -1;
+      } else {
+        c = before(k);
+        at_start = false;
+      }
+    }
+  }
+  std::stable_sort(path.begin(), path.end(),
+                   [](const auto& a, const auto& b) { return a.duration_ns > b.duration_ns; });
+  if (path.size() > 10) path.resize(10);
+  r.critical_path_top = std::move(path);
+  r.work_start_ns = std::move(start);
+  r.call_end_ns = std::move(call_end);
+  return r;
+}
+
+}  // namespace mutwo::sim

@@ -1,0 +1,44 @@
+# CLI tests of `mutwo replay-trace` (issue 34): every real profiler trace of tests/fixtures/kineto
+# replayed at the CUDA-runtime level (sim/runtime_replay.hpp) against its profiled step, with the
+# what-ifs. Included by tests/CMakeLists.txt inside its `if(TARGET mutwo)` block. The figures are the
+# replay's on these traces; the profiled steps are the traces' own ProfilerStep lengths.
+set(kineto ${MUTWO_TEST_FIXTURES}/kineto)
+
+# A100, a host waiting on CUDA events: 3.154 ms profiled and replayed; with no host time the step
+# is its GPU work and the syncs' waits (53.016 us); the spin kernel 2x faster saves 18 us.
+mutwo_cli_test(replay_trace_event_sync ARGS replay-trace ${kineto}/a100_event_sync.json.gz --json
+               DEFINES "JSON_CHECKS=replay|window=ProfilerStep#100\;replay|profiled_step_ns=3154000\;replay|replayed_step_ns=3154000\;replay|breakdown|host_blocked_ns=46192\;replay|what_ifs|0|step_ns=53016\;replay|what_ifs|1|step_ns=3136000")
+# Three streams joined by event record/wait, no ProfilerStep: one window, the wait from the trace's
+# cuda_sync records.
+mutwo_cli_test(replay_trace_multi_stream ARGS replay-trace ${kineto}/a100_event_sync_multi_stream.json.gz --json
+               DEFINES "JSON_CHECKS=replay|window=whole trace\;replay|annotated=OFF\;replay|profiled_step_ns=19896864\;replay|replayed_step_ns=19896864\;replay|breakdown|recorded_waits=1")
+mutwo_cli_test(replay_trace_unannotated_table ARGS replay-trace ${kineto}/a100_event_sync_multi_stream.json.gz
+               DEFINES "STDOUT_REGEX=whole trace \\(the trace has no ProfilerStep annotation: replayed as one window\\)")
+# A100 distributed training, NCCL on a second stream: every step exact; host-bound (39.7 ms with no
+# host time), so neither faster kernels nor collectives without their wait move it.
+mutwo_cli_test(replay_trace_a100_nccl ARGS replay-trace ${kineto}/a100_nccl_training.json.gz --json
+               DEFINES "JSON_CHECKS=replay|profiled_step_ns=224936243\;replay|replayed_step_ns=224936243\;steps|0|replayed_ns=222442191\;steps|1|replayed_ns=219726905\;replay|breakdown|collective_ns=22587443\;replay|breakdown|collective_wait_ns=14124262\;replay|what_ifs|0|step_ns=39698782\;replay|what_ifs|2|what_if=collectives without their wait")
+# V100, NCCL overlapping compute on a second stream (the op-level replay of `simulate --trace` puts
+# it 26 % long): the runtime replay gives the profiled 336.328 ms, its cross-stream waits inferred
+# from timing (the trace has no cuda_sync events).
+mutwo_cli_test(replay_trace_v100_nccl ARGS replay-trace ${kineto}/v100_nccl_training.json.gz --json
+               DEFINES "JSON_CHECKS=replay|profiled_step_ns=336328000\;replay|replayed_step_ns=336328000\;replay|breakdown|inferred_waits=1886\;replay|breakdown|collective_ns=119069000\;replay|what_ifs|0|step_ns=246524000")
+# V100 whose launches wait for a full launch queue: 63.7 ms of each step, as the trace shows;
+# replayed 95.552 ms of 95.699 (-0.15 %), every step within 1 %.
+mutwo_cli_test(replay_trace_v100_queue ARGS replay-trace ${kineto}/v100_training_rank0.pt.trace.json.gz --step all
+               DEFINES "STDOUT_REGEX=replayed step +95.552 ms \\(-0.2 % of the profiled\\).*ProfilerStep#102 +72.077 ms +71.442 ms +-0.9 %.*5 steps: replayed vs profiled, mean -0.3 %")
+mutwo_cli_test(replay_trace_v100_queue_json ARGS replay-trace ${kineto}/v100_training_rank0.pt.trace.json.gz --json
+               DEFINES "JSON_CHECKS=replay|replayed_step_ns=95551709\;replay|breakdown|queue_held_ns=63701260")
+# MI250 (ROCm): exact; with no host time the step is its 149.042 us of GPU work.
+mutwo_cli_test(replay_trace_mi250 ARGS replay-trace ${kineto}/mi250_minitoy_train.json.gz --step 1 --json
+               DEFINES "JSON_CHECKS=replay|window=ProfilerStep#1\;replay|replayed_step_ns=9288291\;replay|what_ifs|0|step_ns=149042")
+# A sampled trace (events dropped): -0.001 %.
+mutwo_cli_test(replay_trace_sampled ARGS replay-trace ${kineto}/sampled_training_rank0.json.gz --json
+               DEFINES "JSON_CHECKS=replay|profiled_step_ns=622928000\;replay|replayed_step_ns=622921992")
+# Errors: a step the trace lacks, a step that is no number, a file that is no trace.
+mutwo_cli_test(replay_trace_no_such_step ARGS replay-trace ${kineto}/mi250_minitoy_train.json.gz --step 9
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=mi250_minitoy_train.json.gz: no ProfilerStep#9; the trace holds steps 1, 2")
+mutwo_cli_test(replay_trace_bad_step ARGS replay-trace ${kineto}/mi250_minitoy_train.json.gz --step last
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=--step: 'last' is not a step number or 'all'")
+mutwo_cli_test(replay_trace_not_a_trace ARGS replay-trace ${MUTWO_TEST_FIXTURES}/kineto/README.md
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=README.md: invalid JSON at byte 1")

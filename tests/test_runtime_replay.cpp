@@ -1,0 +1,235 @@
+// The runtime-level trace replay (io/kineto_runtime.hpp, sim/runtime_replay.hpp) on hand-made
+// profiler traces, one per construct: a blocking device-to-host copy, an event wait across streams,
+// a collective on its own stream beside compute, a CUDA graph launch, a trace without ProfilerStep.
+// Every expected time below is derived by hand from the rules in sim/runtime_replay.hpp (times in
+// us in the traces, ns in the checks). Unchanged, each replays to its profiled step exactly.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "io/kineto_runtime.hpp"
+#include "sim/runtime_replay.hpp"
+#include "support/error.hpp"
+
+using namespace mutwo;
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kUs = 1'000;
+
+// A Chrome trace built event by event, on host thread (1, 1).
+struct TraceBuilder {
+  json events = json::array();
+  void step(const std::string& name, double ts, double dur) {
+    events.push_back({{"ph", "X"},
+                      {"cat", "user_annotation"},
+                      {"name", name},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", ts},
+                      {"dur", dur}});
+  }
+  int last_corr = 0;
+  void call(const std::string& name, double ts, double dur, int corr) {
+    last_corr = corr;
+    events.push_back({{"ph", "X"},
+                      {"cat", "cuda_runtime"},
+                      {"name", name},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", ts},
+                      {"dur", dur},
+                      {"args", {{"correlation", corr}}}});
+  }
+  void work(const std::string& cat, const std::string& name, int stream, double ts, double dur, int corr) {
+    events.push_back({{"ph", "X"},
+                      {"cat", cat},
+                      {"name", name},
+                      {"pid", 0},
+                      {"tid", stream},
+                      {"ts", ts},
+                      {"dur", dur},
+                      {"args", {{"correlation", corr}, {"stream", stream}, {"device", 0}}}});
+  }
+  // Launched by the last call unless corr says otherwise.
+  void kernel(const std::string& name, int stream, double ts, double dur, int corr = -1) {
+    work("kernel", name, stream, ts, dur, corr < 0 ? last_corr : corr);
+  }
+  void sync(const std::string& kind, int corr, int stream, int wait_on_stream = -1, int record_corr = -1) {
+    events.push_back({{"ph", "X"},
+                      {"cat", "cuda_sync"},
+                      {"name", kind},
+                      {"pid", 0},
+                      {"tid", stream},
+                      {"ts", 0},
+                      {"dur", 0},
+                      {"args",
+                       {{"cuda_sync_kind", kind},
+                        {"correlation", corr},
+                        {"stream", stream},
+                        {"wait_on_stream", wait_on_stream},
+                        {"wait_on_cuda_event_record_corr_id", record_corr}}}});
+  }
+  ir::RuntimeTrace read() const {
+    return io::read_kineto_runtime(json{{"traceEvents", events}}, "hand.json");
+  }
+};
+
+int64_t replay_ns(const ir::RuntimeTrace& t, double kernel_speedup = 1.0, bool host_free = false) {
+  sim::RuntimeWhatIf w;
+  w.kernel_speedup = kernel_speedup;
+  w.host_free = host_free;
+  return sim::replay_runtime(t, w).step_ns;
+}
+
+}  // namespace
+
+TEST_CASE("a blocking device-to-host copy holds the host until the copy has ended") {
+  TraceBuilder b;
+  b.step("ProfilerStep#1", 0, 100);
+  b.call("cudaLaunchKernel", 10, 5, 1);
+  b.kernel("k1", 7, 16, 40);  // ends at 56
+  b.call("cudaMemcpyAsync", 20, 40, 2);
+  b.work("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 56, 4, 2);  // ends at 60, as the call returns
+  const ir::RuntimeTrace t = b.read();
+  REQUIRE(t.calls.size() == 2);
+  CHECK(t.calls[1].blocking);
+  CHECK(replay_ns(t) == 100 * kUs);
+  // k1 in 20 us: 16..36; the copy right after it, 36..40; the call returns at 40 (nothing left of
+  // it after the copy in the trace), then the 40 us the trace shows after it: 80 us.
+  CHECK(replay_ns(t, 2.0) == 80 * kUs);
+  // No host time: both calls at 0; k1 1..41 (of its 6 us launch delay, 1 us came after its call
+  // returned), the copy 41..45 (its delay all inside its call), the host free at 45.
+  CHECK(replay_ns(t, 1.0, true) == 45 * kUs);
+  const sim::RuntimeReplay r = sim::replay_runtime(t);
+  CHECK(r.host_blocked_ns == 40 * kUs);  // 20..60 in the copy's call
+}
+
+TEST_CASE("an event wait across streams holds the waiting stream's next work until the record") {
+  TraceBuilder b;
+  b.step("ProfilerStep#3", 0, 80);
+  b.call("cudaLaunchKernel", 10, 2, 1);
+  b.kernel("ka", 7, 12, 50);  // 12..62
+  b.call("cudaEventRecord", 14, 1, 2);
+  b.call("cudaStreamWaitEvent", 16, 1, 3);
+  b.sync("Stream Wait Event", 3, 9, 7, 2);  // stream 9 waits for the record on stream 7
+  b.call("cudaLaunchKernel", 18, 2, 4);
+  b.kernel("kb", 9, 62, 10);                   // 62..72: after ka
+  b.call("cudaDeviceSynchronize", 20, 53, 5);  // returns at 73
+  const ir::RuntimeTrace t = b.read();
+  CHECK(t.calls[1].kind == ir::RuntimeCallKind::event_record);
+  CHECK(t.calls[2].record == 1);
+  const sim::RuntimeReplay r = sim::replay_runtime(t);
+  CHECK(r.recorded_waits == 1);
+  CHECK(r.inferred_waits == 0);
+  CHECK(r.step_ns == 80 * kUs);
+  // Kernels 2x faster: ka 12..37, kb after it 37..42; the sync returns at 42 + 1 us; 7 us after it.
+  CHECK(replay_ns(t, 2.0) == 50 * kUs);
+  // No host time (the launch delays were inside the calls): ka 0..50, kb 50..60, the sync returns
+  // at 60.
+  CHECK(replay_ns(t, 1.0, true) == 60 * kUs);
+}
+
+TEST_CASE("a collective on its own stream overlaps compute; its wait is what it took above its floor") {
+  TraceBuilder b;
+  b.step("ProfilerStep#2", 0, 100);
+  const std::string nccl = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)";
+  b.call("cudaLaunchKernel", 5, 5, 1);
+  b.kernel(nccl, 20, 10, 60);  // 10..70, waiting for the other ranks most of it
+  b.call("cudaLaunchKernel", 12, 5, 2);
+  b.kernel("gemm", 7, 17, 30);  // 17..47
+  b.call("cudaLaunchKernel", 20, 5, 3);
+  b.kernel("gemm", 7, 47, 30);  // 47..77
+  b.call("cudaLaunchKernel", 22, 3, 4);
+  b.kernel(nccl, 20, 70, 20);                  // 70..90: its floor
+  b.call("cudaDeviceSynchronize", 30, 61, 5);  // returns at 91
+  const ir::RuntimeTrace t = b.read();
+  const sim::RuntimeReplay r = sim::replay_runtime(t);
+  CHECK(r.step_ns == 100 * kUs);
+  CHECK(r.collective_ns == 80 * kUs);
+  CHECK(r.collective_wait_ns == 40 * kUs);
+  CHECK(r.inferred_waits == 0);
+  CHECK(r.stream_busy_ns == std::vector<int64_t>{60 * kUs, 80 * kUs});  // streams 7 and 20
+  // Collectives at their floor (20 us): the first 10..30, the second (launched at 22, 5 us the
+  // median launch delay) 30..50; compute 17..77 unchanged; the sync returns at 77 + 1 us, then 9 us.
+  sim::RuntimeWhatIf floor;
+  floor.collectives_at_floor = true;
+  CHECK(sim::replay_runtime(t, floor).step_ns == 87 * kUs);
+}
+
+TEST_CASE("a CUDA graph launch replays its kernels in order on their stream") {
+  TraceBuilder b;
+  b.step("ProfilerStep#7", 0, 50);
+  b.call("cudaGraphLaunch", 5, 4, 1);
+  b.kernel("g1", 7, 10, 10);
+  b.kernel("g2", 7, 20, 10);
+  b.kernel("g3", 7, 30, 10);                   // all three launched by the one call
+  b.call("cudaStreamSynchronize", 12, 29, 2);  // returns at 41
+  b.sync("Stream Sync", 2, 7);
+  const ir::RuntimeTrace t = b.read();
+  REQUIRE(t.calls[0].work.size() == 3);
+  CHECK(t.calls[1].kind == ir::RuntimeCallKind::stream_sync);
+  CHECK(t.calls[1].stream == 0);
+  CHECK(replay_ns(t) == 50 * kUs);
+  // 2x faster: 10..15, 15..20, 20..25; the sync returns at 25 + 1 us; the 9 us after it: 35 us.
+  CHECK(replay_ns(t, 2.0) == 35 * kUs);
+}
+
+TEST_CASE("a trace without ProfilerStep replays as one window from its first to its last event") {
+  TraceBuilder b;
+  b.call("cudaLaunchKernel", 100, 5, 1);
+  b.kernel("k", 7, 107, 20);                    // 107..127
+  b.call("cudaDeviceSynchronize", 110, 18, 2);  // returns at 128
+  const ir::RuntimeTrace t = b.read();
+  CHECK_FALSE(t.annotated);
+  CHECK(t.window == "whole trace");
+  CHECK(t.window_ns == 28 * kUs);
+  CHECK(replay_ns(t) == 28 * kUs);
+  CHECK(replay_ns(t, 2.0) == 18 * kUs);  // the kernel 7..17, the sync returns 1 us after it
+}
+
+TEST_CASE("steps: the last complete one by default, any by number, an absent one named with those there") {
+  TraceBuilder b;
+  b.step("ProfilerStep#4", 0, 100);
+  b.step("ProfilerStep#5", 100, 100);
+  b.step("ProfilerStep#6", 200, 10);  // cut short when the profiler stopped
+  b.call("cudaLaunchKernel", 10, 5, 1);
+  b.kernel("k", 7, 20, 30);
+  b.call("cudaLaunchKernel", 110, 5, 2);
+  b.kernel("k", 7, 120, 30);
+  const json doc{{"traceEvents", b.events}};
+  CHECK(io::kineto_step_numbers(doc, "hand.json") == std::vector<int64_t>{4, 5, 6});
+  CHECK(io::read_kineto_runtime(doc, "hand.json").window == "ProfilerStep#5");
+  const ir::RuntimeTrace four = io::read_kineto_runtime(doc, "hand.json", 4);
+  CHECK(four.window == "ProfilerStep#4");
+  CHECK(four.calls.size() == 1);
+  CHECK_THROWS_WITH_AS(io::read_kineto_runtime(doc, "hand.json", 9),
+                       "hand.json: no ProfilerStep#9; the trace holds steps 4, 5, 6", Error);
+}
+
+TEST_CASE("traces the runtime replay cannot read are refused naming the field") {
+  CHECK_THROWS_WITH_AS(io::read_kineto_runtime(json{{"traceEvents", json::array()}}, "empty.json"),
+                       "empty.json: no CUDA runtime calls and no device work: nothing to replay",
+                       FormatError);
+  TraceBuilder b;
+  b.call("cudaLaunchKernel", 10, 5, 1);
+  b.events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"ts", 12}, {"dur", -3}});
+  CHECK_THROWS_WITH_AS(b.read(), "hand.json: event 1 ('k'): field 'dur' = -3, must be >= 0", FormatError);
+  TraceBuilder c;
+  c.call("cudaLaunchKernel", 10, 5, 1);
+  c.events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", "k"}, {"ts", 12}, {"dur", 3}});
+  CHECK_THROWS_WITH_AS(
+      c.read(),
+      "hand.json: event 1 ('k'): field 'args.correlation' is missing (it links device work to its launch)",
+      FormatError);
+  sim::RuntimeWhatIf bad;
+  bad.kernel_speedup = 0;
+  TraceBuilder d;
+  d.call("cudaLaunchKernel", 10, 5, 1);
+  d.kernel("k", 7, 12, 3, 1);
+  CHECK_THROWS_WITH_AS(sim::replay_runtime(d.read(), bad),
+                       "runtime replay: kernel speed-up 0 must be a positive number", Error);
+}
