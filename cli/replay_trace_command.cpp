@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "costmodel/device_catalog.hpp"
 #include "io/kineto_runtime.hpp"
 #include "sim/runtime_replay.hpp"
 #include "support/error.hpp"
@@ -42,6 +43,13 @@ std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
   host.label = "host infinitely fast";
   host.host_free = true;
   out.push_back(sim::replay_runtime(t, host));
+  // The device's graph per-node cost from the catalog GPU the trace ran on.
+  if (const std::optional<std::string> gpu = costmodel::match_device(t.device)) {
+    sim::RuntimeWhatIf graph;
+    graph.label = "CUDA graph";
+    graph.graph_node_ns = costmodel::find_device(*gpu).host.graph_kernel_ns;
+    out.push_back(sim::replay_runtime(t, graph));
+  }
   sim::RuntimeWhatIf faster;
   faster.label = fmt::format("kernels {:g}x faster", opts.kernel_speedup);
   faster.kernel_speedup = opts.kernel_speedup;
@@ -64,6 +72,7 @@ nlohmann::ordered_json replay_json(const ir::RuntimeTrace& t, const std::vector<
   j["calls"] = t.calls.size();
   j["device_work"] = t.work.size();
   j["streams"] = t.streams;
+  j["device"] = t.device;
   const sim::RuntimeReplay& r = runs.front();
   j["replayed_step_ns"] = r.step_ns;
   j["error"] =

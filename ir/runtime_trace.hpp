@@ -63,6 +63,7 @@ struct RuntimeTrace {
   // collectives' floors), the last is the one replayed. Without ProfilerStep: the whole trace.
   std::vector<RuntimeStep> steps;
   int32_t main_thread = 0;           // the thread that ran the ProfilerStep (or the one with most calls)
+  std::string device;                // deviceProperties' name of the GPU most work ran on ("" if absent)
   std::vector<std::string> threads;  // "pid/tid"
   std::vector<int64_t> streams;      // the traced stream ids
   std::vector<RuntimeCall> calls;    // by thread, each thread's in start order

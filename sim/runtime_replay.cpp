@@ -334,6 +334,8 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
     throw Error(
         fmt::format("runtime replay: kernel speed-up {} must be a positive number", what_if.kernel_speedup));
   const Plan p = make_plan(t);
+  const bool graph = what_if.graph_node_ns >= 0;
+  const bool host_free = what_if.host_free || graph;
   const size_t nw = t.work.size();
   const size_t nc = t.calls.size();
   const std::map<std::string, int64_t> own_floors = collective_floors(t);
@@ -407,10 +409,10 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
               0) {  // after idling: when what woke it ended, then the time the trace shows after that
             if (call_end[static_cast<size_t>(waker)] == kUnknown) break;
             const RuntimeCall& wc = t.calls[static_cast<size_t>(waker)];
-            const int64_t after = what_if.host_free ? 0 : call.start_ns - (wc.start_ns + wc.duration_ns);
+            const int64_t after = host_free ? 0 : call.start_ns - (wc.start_ns + wc.duration_ns);
             call_start[c] = std::max(thread_time[th], call_end[static_cast<size_t>(waker)] + after);
           } else {
-            call_start[c] = thread_time[th] + (what_if.host_free ? 0 : call.start_ns - thread_trace_time[th]);
+            call_start[c] = thread_time[th] + (host_free ? 0 : call.start_ns - thread_trace_time[th]);
           }
           progress = true;
         }
@@ -432,18 +434,18 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
         if (!ready || (releaser >= 0 && start[static_cast<size_t>(releaser)] == kUnknown)) break;
         int64_t e = 0;
         if (releaser >= 0) {  // held until earlier work started and freed a slot in the launch queue
-          const int64_t usual = what_if.host_free ? 0 : p.usual_ns[c];
-          e = std::max(s + usual, start[static_cast<size_t>(releaser)] +
-                                      (what_if.host_free ? 0 : p.after_release_ns[c]));
+          const int64_t usual = host_free ? 0 : p.usual_ns[c];
+          e = std::max(s + usual,
+                       start[static_cast<size_t>(releaser)] + (host_free ? 0 : p.after_release_ns[c]));
           blocked_ns[c] = e - (s + usual);
           held_ns[c] = blocked_ns[c];
         } else if (p.blocks[c] != 0) {
           const int64_t resumed = std::max(s, waited);
           if (waited > s) call_binding[c] = last;
           blocked_ns[c] = resumed - s;
-          e = resumed + (what_if.host_free ? 0 : p.residual_ns[c]);
+          e = resumed + (host_free ? 0 : p.residual_ns[c]);
         } else {
-          e = s + (what_if.host_free ? 0 : call.duration_ns);
+          e = s + (host_free ? 0 : call.duration_ns);
         }
         call_end[c] = e;
         thread_time[th] = e;
@@ -469,12 +471,15 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
         } else {
           // With no host time, only the part of the launch delay after the call returned remains.
           const RuntimeCall& launcher = t.calls[static_cast<size_t>(d.call)];
-          const int64_t offset = what_if.host_free
-                                     ? std::max<int64_t>(0, p.offset_ns[w] - launcher.duration_ns)
-                                     : p.offset_ns[w];
+          const int64_t offset =
+              host_free ? std::max<int64_t>(0, p.offset_ns[w] - launcher.duration_ns) : p.offset_ns[w];
           const int64_t launch = call_start[static_cast<size_t>(d.call)] + offset;
-          st = std::max({launch, pred_end, dep_end});
-          work_binding[w] = st == launch && launch > std::max(pred_end, dep_end) ? 0 : st == pred_end ? 1 : 2;
+          const int64_t after_pred =
+              pred_end == kUnknown || !graph ? pred_end : pred_end + what_if.graph_node_ns;
+          st = std::max({launch, after_pred, dep_end});
+          work_binding[w] = st == launch && launch > std::max(after_pred, dep_end) ? 0
+                            : st == after_pred                                     ? 1
+                                                                                   : 2;
           if (work_binding[w] == 0 && pred_end != kUnknown)
             idle_on_host.push_back({s, std::max(pred_end, dep_end), launch});
         }
@@ -501,11 +506,11 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
     auto it = std::upper_bound(main_calls.begin(), main_calls.end(), at, [&](int64_t v, int32_t c) {
       return v < t.calls[static_cast<size_t>(c)].start_ns;
     });
-    if (it == main_calls.begin()) return what_if.host_free ? int64_t{0} : at;
+    if (it == main_calls.begin()) return host_free ? int64_t{0} : at;
     const auto c = static_cast<size_t>(*(it - 1));
     const int64_t traced_end = t.calls[c].start_ns + t.calls[c].duration_ns;
-    if (at >= traced_end) return call_end[c] + (what_if.host_free ? 0 : at - traced_end);
-    return std::min(call_end[c], call_start[c] + (what_if.host_free ? 0 : at - t.calls[c].start_ns));
+    if (at >= traced_end) return call_end[c] + (host_free ? 0 : at - traced_end);
+    return std::min(call_end[c], call_start[c] + (host_free ? 0 : at - t.calls[c].start_ns));
   };
   int32_t last_work = -1;
   auto device_at = [&](int64_t at) {

@@ -51,6 +51,11 @@ struct RuntimeWhatIf {
   // launch by only the part of its traced delay that came after its call returned.
   bool host_free = false;
   double kernel_speedup = 1.0;  // kernels (not copies, not collectives) this many times faster
+  // The step captured in a CUDA graph (>= 0): no host time, as host_free; the work launched in the
+  // window starts this long after the work before it on its stream (a graph's per-node cost,
+  // DeviceSpec::host.graph_kernel_ns), and no earlier than the call that launched it, with no host
+  // time. Syncs still wait.
+  int64_t graph_node_ns = -1;
   // Collectives at their floor: each at the shortest time a collective of its name took in the
   // floors given (over every step of the trace), or in the window when none are given.
   bool collectives_at_floor = false;

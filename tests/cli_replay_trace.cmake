@@ -5,9 +5,11 @@
 set(kineto ${MUTWO_TEST_FIXTURES}/kineto)
 
 # A100, a host waiting on CUDA events: 3.154 ms profiled and replayed; with no host time the step
-# is its GPU work and the syncs' waits (53.016 us); the spin kernel 2x faster saves 18 us.
+# is its GPU work and the syncs' waits (53.016 us), captured in a CUDA graph 1 us more (the
+# catalog's 500 ns a node, for the two nodes that follow other work on their stream); the spin
+# kernel 2x faster saves 18 us.
 mutwo_cli_test(replay_trace_event_sync ARGS replay-trace ${kineto}/a100_event_sync.json.gz --json
-               DEFINES "JSON_CHECKS=replay|window=ProfilerStep#100\;replay|profiled_step_ns=3154000\;replay|replayed_step_ns=3154000\;replay|breakdown|host_blocked_ns=46192\;replay|what_ifs|0|step_ns=53016\;replay|what_ifs|1|step_ns=3136000")
+               DEFINES "JSON_CHECKS=replay|window=ProfilerStep#100\;replay|device=NVIDIA A100-PG509-200\;replay|profiled_step_ns=3154000\;replay|replayed_step_ns=3154000\;replay|breakdown|host_blocked_ns=46192\;replay|what_ifs|0|step_ns=53016\;replay|what_ifs|1|what_if=CUDA graph\;replay|what_ifs|1|step_ns=54016\;replay|what_ifs|2|step_ns=3136000")
 # Three streams joined by event record/wait, no ProfilerStep: one window, the wait from the trace's
 # cuda_sync records.
 mutwo_cli_test(replay_trace_multi_stream ARGS replay-trace ${kineto}/a100_event_sync_multi_stream.json.gz --json
@@ -15,9 +17,10 @@ mutwo_cli_test(replay_trace_multi_stream ARGS replay-trace ${kineto}/a100_event_
 mutwo_cli_test(replay_trace_unannotated_table ARGS replay-trace ${kineto}/a100_event_sync_multi_stream.json.gz
                DEFINES "STDOUT_REGEX=whole trace \\(the trace has no ProfilerStep annotation: replayed as one window\\)")
 # A100 distributed training, NCCL on a second stream: every step exact; host-bound (39.7 ms with no
-# host time), so neither faster kernels nor collectives without their wait move it.
+# host time, 40.3 ms as a CUDA graph), so neither faster kernels nor collectives without their wait
+# move it.
 mutwo_cli_test(replay_trace_a100_nccl ARGS replay-trace ${kineto}/a100_nccl_training.json.gz --json
-               DEFINES "JSON_CHECKS=replay|profiled_step_ns=224936243\;replay|replayed_step_ns=224936243\;steps|0|replayed_ns=222442191\;steps|1|replayed_ns=219726905\;replay|breakdown|collective_ns=22587443\;replay|breakdown|collective_wait_ns=14124262\;replay|what_ifs|0|step_ns=39698782\;replay|what_ifs|2|what_if=collectives without their wait")
+               DEFINES "JSON_CHECKS=replay|profiled_step_ns=224936243\;replay|replayed_step_ns=224936243\;steps|0|replayed_ns=222442191\;steps|1|replayed_ns=219726905\;replay|breakdown|collective_ns=22587443\;replay|breakdown|collective_wait_ns=14124262\;replay|what_ifs|0|step_ns=39698782\;replay|what_ifs|1|step_ns=40324282\;replay|what_ifs|3|what_if=collectives without their wait")
 # V100, NCCL overlapping compute on a second stream (the op-level replay of `simulate --trace` puts
 # it 26 % long): the runtime replay gives the profiled 336.328 ms, its cross-stream waits inferred
 # from timing (the trace has no cuda_sync events).

@@ -176,6 +176,12 @@ TEST_CASE("a CUDA graph launch replays its kernels in order on their stream") {
   CHECK(replay_ns(t) == 50 * kUs);
   // 2x faster: 10..15, 15..20, 20..25; the sync returns at 25 + 1 us; the 9 us after it: 35 us.
   CHECK(replay_ns(t, 2.0) == 35 * kUs);
+  // Captured in a graph with 1 us per node and no host time: g1 starts 1 us after the call (the part
+  // of its 5 us delay after the 4 us call), 1..11; g2 and g3 each 1 us after the one before, 12..22,
+  // 23..33; the sync returns at 33.
+  sim::RuntimeWhatIf graph;
+  graph.graph_node_ns = 1 * kUs;
+  CHECK(sim::replay_runtime(t, graph).step_ns == 33 * kUs);
 }
 
 TEST_CASE("a trace without ProfilerStep replays as one window from its first to its last event") {

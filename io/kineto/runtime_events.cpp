@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "io/kineto/events.hpp"
 #include "io/kineto_runtime.hpp"
 #include "support/error.hpp"
 
@@ -329,6 +330,18 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
     }
     out.work.push_back(std::move(w));
   }
+  // The GPU most work ran on, by deviceProperties.
+  std::map<int64_t, int64_t> per_device;
+  for (const Item& it : items) ++per_device[reader.int_arg(*it.raw, "device").value_or(-1)];
+  int64_t device = -1;
+  int64_t most = -1;
+  for (const auto& [d, n] : per_device) {
+    if (n > most) {
+      most = n;
+      device = d;
+    }
+  }
+  out.device = kineto::device_property_name(doc, device).value_or("");
   // Syncs and waits: which stream, which record (cuda_sync events).
   for (const Raw& s : reader.syncs) {
     const auto it = call_of_correlation.find(*reader.int_arg(s, "correlation"));
