@@ -119,7 +119,7 @@ class Reader {
     }
     if ((call || device || sync) && !int_arg(r, "correlation")) {
       if (device) fail(i, e, "field 'args.correlation' is missing (it links device work to its launch)");
-      if (call) return;  // a runtime event without a correlation launches nothing we can see
+      return;  // a runtime call or sync record without a correlation links to nothing we can see
     }
     (step ? steps : call ? calls : device ? gpu : syncs).push_back(std::move(r));
   }
