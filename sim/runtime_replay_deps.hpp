@@ -17,7 +17,9 @@ inline constexpr int64_t kUnknownNs = std::numeric_limits<int64_t>::min();
 // What each piece of work and each call waits for, derived once from the trace.
 struct ReplayDeps {
   std::vector<int32_t> pred;                 // per work: the work before it on its stream, -1 none
-  std::vector<int64_t> offset_ns;            // per work: launch delay after its call's start
+  // Per work: its launch delay after its call's start; for work launched before the window, its
+  // traced start where its stream idled before it, else kUnknownNs (right after the work before it).
+  std::vector<int64_t> offset_ns;
   std::vector<int32_t> dep;                  // per work: the work on another stream it waits for, -1 none
   std::vector<std::vector<int32_t>> awaits;  // per call: the work it blocks on (blocking calls)
   std::vector<int64_t> residual_ns;          // per blocking call: its cost after the wait
