@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -19,6 +20,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "io/kineto_runtime.hpp"
 #include "sim/runtime_replay.hpp"
+#include "sim/runtime_timeline.hpp"
 #include "support/error.hpp"
 #include "support/json_reader.hpp"
 #include "support/percent.hpp"
@@ -32,6 +34,8 @@ struct ReplayTraceOptions {
   std::string step;  // N, "all", or empty: the last
   double kernel_speedup = 2.0;
   bool json = false;
+  std::string timeline;          // write the replay's timeline (Chrome trace) here
+  std::string timeline_what_if;  // ... of this what-if instead (its label)
 };
 
 std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
@@ -167,6 +171,21 @@ void run_replay_trace(const ReplayTraceOptions& opts) {
   const std::map<std::string, int64_t> floors = sim::collective_floors(trace);
   const std::vector<sim::RuntimeReplay> runs = replay_with_what_ifs(trace, opts, floors);
   const sim::RuntimeReplay& replay = runs.front();
+  if (!opts.timeline.empty()) {
+    const sim::RuntimeReplay* shown = &replay;
+    if (!opts.timeline_what_if.empty()) {
+      shown = nullptr;
+      std::vector<std::string> labels;
+      for (const sim::RuntimeReplay& r : runs) {
+        labels.push_back(r.label);
+        if (r.label == opts.timeline_what_if) shown = &r;
+      }
+      if (shown == nullptr)
+        throw UnknownNameError(fmt::format("--timeline-what-if: unknown what-if '{}'; valid: {}",
+                                           opts.timeline_what_if, fmt::join(labels, ", ")));
+    }
+    support::write_file_atomic(opts.timeline, sim::runtime_chrome_trace_json(trace, *shown), "timeline");
+  }
   std::vector<double> errors;
   for (const auto& st : replay.steps)
     errors.push_back(static_cast<double>(st.replayed_ns - st.profiled_ns) /
@@ -224,6 +243,11 @@ void add_replay_trace_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", opts->json, "Print the replay as JSON");
+  cmd->add_option("--timeline", opts->timeline,
+                  "Write the replayed timeline (Chrome trace: host threads and streams) to this file");
+  cmd->add_option(
+      "--timeline-what-if", opts->timeline_what_if,
+      "With --timeline: the timeline of this what-if instead (its label, as the table prints it)");
   cmd->callback([opts] { run_replay_trace(*opts); });
 }
 

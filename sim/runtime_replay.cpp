@@ -325,6 +325,8 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
   if (path.size() > 10) path.resize(10);
   r.critical_path_top = std::move(path);
   r.work_start_ns = std::move(start);
+  r.work_end_ns = std::move(end);
+  r.call_start_ns = std::move(call_start);
   r.call_end_ns = std::move(call_end);
   return r;
 }

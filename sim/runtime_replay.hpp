@@ -93,7 +93,9 @@ struct RuntimeReplay {
   };
   std::vector<Span> critical_path_top;  // the 10 longest pieces of device work on the critical path
   std::vector<int64_t> work_start_ns;   // per device work: when it started in the replay
-  std::vector<int64_t> call_end_ns;     // per call: when it returned in the replay
+  std::vector<int64_t> work_end_ns;     // per device work: when it ended
+  std::vector<int64_t> call_start_ns;   // per call: when it was made in the replay
+  std::vector<int64_t> call_end_ns;     // per call: when it returned
 };
 
 // Throws mutwo::Error on a trace whose references are out of range.

@@ -45,3 +45,8 @@ mutwo_cli_test(replay_trace_bad_step ARGS replay-trace ${kineto}/mi250_minitoy_t
                DEFINES EXPECT_RC=1 "STDERR_REGEX=--step: 'last' is not a step number or 'all'")
 mutwo_cli_test(replay_trace_not_a_trace ARGS replay-trace ${MUTWO_TEST_FIXTURES}/kineto/README.md
                DEFINES EXPECT_RC=1 "STDERR_REGEX=README.md: invalid JSON at byte 1")
+# The timeline of a what-if, and one that is not there.
+mutwo_cli_test(replay_trace_timeline ARGS replay-trace ${kineto}/a100_event_sync.json.gz --timeline ${MUTWO_CLI_OUT}/replay-timeline.json --timeline-what-if "kernels 2x faster"
+               DEFINES "STDOUT_REGEX=replayed step +3.154 ms")
+mutwo_cli_test(replay_trace_timeline_unknown ARGS replay-trace ${kineto}/a100_event_sync.json.gz --timeline ${MUTWO_CLI_OUT}/replay-timeline-x.json --timeline-what-if nope
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=--timeline-what-if: unknown what-if 'nope'; valid: replay, host infinitely fast, CUDA graph, kernels 2x faster")

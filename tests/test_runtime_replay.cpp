@@ -11,6 +11,7 @@
 
 #include "io/kineto_runtime.hpp"
 #include "sim/runtime_replay.hpp"
+#include "sim/runtime_timeline.hpp"
 #include "support/error.hpp"
 
 using namespace mutwo;
@@ -238,4 +239,36 @@ TEST_CASE("traces the runtime replay cannot read are refused naming the field") 
   d.kernel("k", 7, 12, 3, 1);
   CHECK_THROWS_WITH_AS(sim::replay_runtime(d.read(), bad),
                        "runtime replay: kernel speed-up 0 must be a positive number", Error);
+}
+
+TEST_CASE("the replay's timeline: host threads and streams as Chrome-trace tracks, times in microseconds") {
+  TraceBuilder b;
+  b.step("ProfilerStep#1", 0, 100);
+  b.call("cudaLaunchKernel", 10, 5, 1);
+  b.kernel("k1", 7, 16, 40);
+  b.call("cudaMemcpyAsync", 20, 40, 2);
+  b.work("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 56, 4, 2);
+  const ir::RuntimeTrace t = b.read();
+  const json doc = json::parse(sim::runtime_chrome_trace_json(t, sim::replay_runtime(t, [] {
+                                                                sim::RuntimeWhatIf w;
+                                                                w.label = "kernels 2x faster";
+                                                                w.kernel_speedup = 2.0;
+                                                                return w;
+                                                              }())));
+  std::vector<json> host, gpu;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") (e["pid"] == 1 ? host : gpu).push_back(e);
+  }
+  REQUIRE(host.size() == 2);
+  REQUIRE(gpu.size() == 2);
+  // Kernels 2x faster (the first test case's figures): k1 16..36, the copy 36..40, the copy's call
+  // 20..40.
+  CHECK(gpu[0]["name"] == "k1");
+  CHECK(gpu[0]["ts"].get<double>() == 16.0);
+  CHECK(gpu[0]["dur"].get<double>() == 20.0);
+  CHECK(gpu[1]["ts"].get<double>() == 36.0);
+  CHECK(host[1]["name"] == "cudaMemcpyAsync");
+  CHECK(host[1]["ts"].get<double>() == 20.0);
+  CHECK(host[1]["dur"].get<double>() == 20.0);
+  CHECK(doc["traceEvents"][0]["args"]["name"] == "host (kernels 2x faster)");
 }
