@@ -33,16 +33,28 @@ int64_t trace_end(const RuntimeTrace& t, int32_t w) {
   return d.start_ns + d.duration_ns;
 }
 
-// The last work on `stream` launched by a call that started before `before_ns` (trace times).
+int64_t launched_ns(const RuntimeTrace& t, int32_t w) {  // work launched before the window: long before
+  const ir::DeviceWork& d = t.work[static_cast<size_t>(w)];
+  return d.call < 0 ? kUnknown : t.calls[static_cast<size_t>(d.call)].start_ns;
+}
+
+// The last work on `stream` launched by a call that started before `before_ns` (trace times), -1
+// none. A stream's work is in launch order (ir/runtime_trace.hpp), so a binary search.
 int32_t last_launched_before(const RuntimeTrace& t, const std::vector<std::vector<int32_t>>& by_stream,
                              int32_t stream, int64_t before_ns) {
-  int32_t last = -1;
-  for (const int32_t w : by_stream[static_cast<size_t>(stream)]) {
-    const ir::DeviceWork& d = t.work[static_cast<size_t>(w)];
-    const int64_t launched = d.call < 0 ? kUnknown : t.calls[static_cast<size_t>(d.call)].start_ns;
-    if (launched < before_ns) last = w;
-  }
-  return last;
+  const std::vector<int32_t>& list = by_stream[static_cast<size_t>(stream)];
+  const auto it = std::partition_point(list.begin(), list.end(),
+                                       [&](int32_t w) { return launched_ns(t, w) < before_ns; });
+  return it == list.begin() ? -1 : *(it - 1);
+}
+
+// The first work on `stream` launched by a call that started after `after_ns`, -1 none.
+int32_t first_launched_after(const RuntimeTrace& t, const std::vector<std::vector<int32_t>>& by_stream,
+                             int32_t stream, int64_t after_ns) {
+  const std::vector<int32_t>& list = by_stream[static_cast<size_t>(stream)];
+  const auto it = std::partition_point(list.begin(), list.end(),
+                                       [&](int32_t w) { return launched_ns(t, w) <= after_ns; });
+  return it == list.end() ? -1 : *it;
 }
 
 // Launch calls held by a full launch queue: a call much longer than its name's median that returned
@@ -53,13 +65,10 @@ void mark_queue_holds(const RuntimeTrace& t, Plan& p) {
   std::map<std::string, int64_t> usual;
   for (auto& [name, ds] : by_name) usual[name] = support::median(ds, support::EvenMedian::lower_middle);
   std::vector<int64_t> launches, starts;
-  std::vector<int32_t> by_start;                  // work launched in the window, by start
-  auto launched = [&](const ir::DeviceWork& d) {  // work launched before the window: long before
-    return d.call < 0 ? kUnknown : t.calls[static_cast<size_t>(d.call)].start_ns;
-  };
+  std::vector<int32_t> by_start;  // work launched in the window, by start
   for (size_t w = 0; w < t.work.size(); ++w) {
     const ir::DeviceWork& d = t.work[w];
-    launches.push_back(launched(d));
+    launches.push_back(launched_ns(t, static_cast<int32_t>(w)));
     starts.push_back(d.start_ns);
     by_start.push_back(static_cast<int32_t>(w));
   }
@@ -87,7 +96,7 @@ void mark_queue_holds(const RuntimeTrace& t, Plan& p) {
       --it;
       const ir::DeviceWork& d = t.work[static_cast<size_t>(*it)];
       if (d.start_ns < call.start_ns) break;
-      if (launched(d) < call.start_ns) {
+      if (launched_ns(t, *it) < call.start_ns) {
         p.released_by[c] = *it;
         p.after_release_ns[c] = call_end - d.start_ns;
         ++p.held;
@@ -170,16 +179,11 @@ Plan derive_replay_deps(const RuntimeTrace& t) {
     if (rec.stream < 0) continue;
     const int32_t pos = last_launched_before(t, by_stream, rec.stream, rec.start_ns);
     if (pos < 0) continue;
-    for (const int32_t w : by_stream[static_cast<size_t>(call.stream)]) {
-      const ir::DeviceWork& d = t.work[static_cast<size_t>(w)];
-      if (d.call >= 0 && t.calls[static_cast<size_t>(d.call)].start_ns > call.start_ns) {
-        if (p.dep[static_cast<size_t>(w)] < 0 ||
-            trace_end(t, pos) > trace_end(t, p.dep[static_cast<size_t>(w)]))
-          p.dep[static_cast<size_t>(w)] = pos;
-        ++p.recorded;
-        break;
-      }
-    }
+    const int32_t w = first_launched_after(t, by_stream, call.stream, call.start_ns);
+    if (w < 0) continue;
+    if (p.dep[static_cast<size_t>(w)] < 0 || trace_end(t, pos) > trace_end(t, p.dep[static_cast<size_t>(w)]))
+      p.dep[static_cast<size_t>(w)] = pos;
+    ++p.recorded;
   }
   // Work launched before the window starts at its traced start where its stream was idle before it
   // (or it is the stream's first), else right after the work before it (offset_ns holds that

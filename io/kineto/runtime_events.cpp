@@ -23,14 +23,7 @@ constexpr int64_t kBlockingSlackNs = 2'000;
 constexpr double kMaxAbsTsUs = 2e15;
 constexpr double kMaxDurUs = 8.64e10;
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using kineto::lower;
 
 struct Raw {
   size_t index = 0;
@@ -95,7 +88,7 @@ class Reader {
     r.name = e["name"].get<std::string>();
     if (e.contains("cat") && e["cat"].is_string()) r.cat = lower(e["cat"].get<std::string>());
     const bool step = (r.cat.empty() || r.cat == "cpu_op" || r.cat == "user_annotation") &&
-                      r.name.rfind("ProfilerStep#", 0) == 0;
+                      r.name.starts_with(kineto::kStepPrefix);
     const bool call = r.cat.ends_with("runtime") || r.cat.ends_with("driver");
     const bool device = r.cat == "kernel" || r.cat == "gpu_memcpy" || r.cat == "gpu_memset";
     const bool sync = r.cat == "cuda_sync";
@@ -128,7 +121,7 @@ class Reader {
 };
 
 int64_t step_number(const std::string& name) {
-  const std::string digits = name.substr(std::string_view("ProfilerStep#").size());
+  const std::string digits = name.substr(kineto::kStepPrefix.size());
   int64_t n = -1;
   for (char c : digits) {
     if (c < '0' || c > '9' || n > 100'000'000'000'000) return -1;  // not a number, or past any step count
@@ -138,12 +131,12 @@ int64_t step_number(const std::string& name) {
 }
 
 ir::RuntimeCallKind kind_of(std::string_view name) {
-  if (ends_with(name, "DeviceSynchronize")) return ir::RuntimeCallKind::device_sync;
-  if (ends_with(name, "StreamSynchronize")) return ir::RuntimeCallKind::stream_sync;
-  if (ends_with(name, "EventSynchronize")) return ir::RuntimeCallKind::event_sync;
-  if (ends_with(name, "EventRecord") || ends_with(name, "EventRecordWithFlags"))
+  if (name.ends_with("DeviceSynchronize")) return ir::RuntimeCallKind::device_sync;
+  if (name.ends_with("StreamSynchronize")) return ir::RuntimeCallKind::stream_sync;
+  if (name.ends_with("EventSynchronize")) return ir::RuntimeCallKind::event_sync;
+  if (name.ends_with("EventRecord") || name.ends_with("EventRecordWithFlags"))
     return ir::RuntimeCallKind::event_record;
-  if (ends_with(name, "StreamWaitEvent")) return ir::RuntimeCallKind::stream_wait_event;
+  if (name.ends_with("StreamWaitEvent")) return ir::RuntimeCallKind::stream_wait_event;
   return ir::RuntimeCallKind::other;
 }
 

@@ -13,12 +13,6 @@ namespace mutwo::policies {
 namespace {
 
 using namespace scheme_parts;
-using ir::kHostSide;
-using ir::Payload;
-using ir::ServerSchedule;
-using ir::ServerTask;
-using ir::ServerTaskKind;
-using Waits = ServerTaskEmitter::Waits;
 
 // dp (swap = false) and dp-swap (swap = true).
 ServerSchedule data_parallel(const PackedModel& m, const costmodel::ServerSpec& server, const SchemeConfig& c,

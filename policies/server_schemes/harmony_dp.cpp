@@ -13,12 +13,6 @@ namespace mutwo::policies {
 namespace {
 
 using namespace scheme_parts;
-using ir::kHostSide;
-using ir::Payload;
-using ir::ServerSchedule;
-using ir::ServerTask;
-using ir::ServerTaskKind;
-using Waits = ServerTaskEmitter::Waits;
 
 // Harmony's DP; with p2p, swaps go over the peer links instead of the host where they can: GPU 0
 // alone swaps a pack's W (and K) in from the host and passes it down a chain of peers, and alone

@@ -13,12 +13,6 @@ namespace mutwo::policies {
 namespace {
 
 using namespace scheme_parts;
-using ir::kHostSide;
-using ir::Payload;
-using ir::ServerSchedule;
-using ir::ServerTask;
-using ir::ServerTaskKind;
-using Waits = ServerTaskEmitter::Waits;
 
 ServerSchedule harmony_pp(const PackedModel& m, const costmodel::ServerSpec& server, const SchemeConfig& c) {
   ServerSchedule s = empty_schedule("harmony-pp", m, server, c, false);

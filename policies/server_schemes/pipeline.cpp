@@ -14,12 +14,6 @@ namespace mutwo::policies {
 namespace {
 
 using namespace scheme_parts;
-using ir::kHostSide;
-using ir::Payload;
-using ir::ServerSchedule;
-using ir::ServerTask;
-using ir::ServerTaskKind;
-using Waits = ServerTaskEmitter::Waits;
 
 // ---- Pipeline parallel -----------------------------------------------------------------------
 

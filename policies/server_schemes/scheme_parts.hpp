@@ -11,8 +11,17 @@
 #include "ir/server_schedule.hpp"
 #include "policies/layer_packs.hpp"
 #include "policies/server_schemes.hpp"
+#include "policies/server_task_emitter.hpp"
 
 namespace mutwo::policies::scheme_parts {
+
+// The names every scheme's builder uses (`using namespace scheme_parts` brings them in).
+using ir::kHostSide;
+using ir::Payload;
+using ir::ServerSchedule;
+using ir::ServerTask;
+using ir::ServerTaskKind;
+using Waits = ServerTaskEmitter::Waits;
 
 inline ir::ServerSchedule empty_schedule(std::string_view scheme, const PackedModel& model,
                                          const costmodel::ServerSpec& server, const SchemeConfig& c,
