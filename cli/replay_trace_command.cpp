@@ -18,7 +18,10 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/kernel_transfer.hpp"
+#include "io/kineto_op_records.hpp"
 #include "io/kineto_runtime.hpp"
+#include "sim/runtime_other_gpu.hpp"
 #include "sim/runtime_replay.hpp"
 #include "sim/runtime_timeline.hpp"
 #include "support/error.hpp"
@@ -36,11 +39,29 @@ struct ReplayTraceOptions {
   bool json = false;
   std::string timeline;          // write the replay's timeline (Chrome trace) here
   std::string timeline_what_if;  // ... of this what-if instead (its label)
+  std::vector<std::string> what_if_gpus;  // the work moved to each of these GPUs (names or device files)
+  std::string what_if_source = "waves";   // ... priced by this source where the trace has shapes
+  std::string trace_gpu;  // the catalog GPU the trace ran on, when its deviceProperties do not say
+};
+
+// The catalog GPU the trace ran on: --trace-gpu, else its deviceProperties' name; nullopt when neither.
+std::optional<costmodel::DeviceSpec> traced_gpu(const ir::RuntimeTrace& t, const ReplayTraceOptions& opts) {
+  if (!opts.trace_gpu.empty()) return costmodel::find_device(opts.trace_gpu);
+  if (const std::optional<std::string> gpu = costmodel::match_device(t.device))
+    return costmodel::find_device(*gpu);
+  return std::nullopt;
+}
+
+// The what-ifs "work moved to another GPU", one per --what-if-gpu, with what each rule covered.
+struct OtherGpuRun {
+  std::string gpu;
+  sim::OtherGpuWork work;
 };
 
 std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
                                                      const ReplayTraceOptions& opts,
-                                                     const std::map<std::string, int64_t>& floors) {
+                                                     const std::map<std::string, int64_t>& floors,
+                                                     const std::vector<OtherGpuRun>& other_gpus) {
   std::vector<sim::RuntimeReplay> out;
   out.push_back(sim::replay_runtime(t));
   sim::RuntimeWhatIf host;
@@ -48,10 +69,10 @@ std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
   host.host_free = true;
   out.push_back(sim::replay_runtime(t, host));
   // The device's graph per-node cost from the catalog GPU the trace ran on.
-  if (const std::optional<std::string> gpu = costmodel::match_device(t.device)) {
+  if (const std::optional<costmodel::DeviceSpec> gpu = traced_gpu(t, opts)) {
     sim::RuntimeWhatIf graph;
     graph.label = "CUDA graph";
-    graph.graph_node_ns = costmodel::find_device(*gpu).host.graph_kernel_ns;
+    graph.graph_node_ns = gpu->host.graph_kernel_ns;
     out.push_back(sim::replay_runtime(t, graph));
   }
   sim::RuntimeWhatIf faster;
@@ -65,10 +86,49 @@ std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
     floor.collective_floor_ns = &floors;
     out.push_back(sim::replay_runtime(t, floor));
   }
+  for (const OtherGpuRun& o : other_gpus) {
+    sim::RuntimeWhatIf moved;
+    moved.label = fmt::format("on {} ({})", o.gpu, opts.what_if_source);
+    moved.work_scale = &o.work.work_scale;
+    out.push_back(sim::replay_runtime(t, moved));
+  }
   return out;
 }
 
-nlohmann::ordered_json replay_json(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeReplay>& runs) {
+// Each --what-if-gpu's work, moved from the GPU the trace ran on.
+std::vector<OtherGpuRun> move_to_other_gpus(const ir::RuntimeTrace& t, const nlohmann::json& doc,
+                                            const ReplayTraceOptions& opts) {
+  std::vector<OtherGpuRun> out;
+  if (opts.what_if_gpus.empty()) return out;
+  const std::optional<costmodel::DeviceSpec> origin = traced_gpu(t, opts);
+  if (!origin)
+    throw Error(
+        fmt::format("--what-if-gpu: the trace's GPU '{}' is not a catalog device; name the GPU it ran on "
+                    "with --trace-gpu",
+                    t.device.empty() ? "(none named)" : t.device));
+  const io::KinetoOpRecords records = io::kineto_op_records_if_shaped(doc, t.source);
+  for (const std::string& name : opts.what_if_gpus) {
+    const costmodel::DeviceSpec destination = costmodel::find_device(name);
+    out.push_back(
+        {destination.name, sim::move_work_to_gpu(t, records, *origin, destination, opts.what_if_source)});
+  }
+  return out;
+}
+
+// What each rule covered when the work moved (the same for every destination but the priced ratios).
+std::string other_gpu_coverage(const OtherGpuRun& o) {
+  std::vector<std::string> parts;
+  for (size_t r = 0; r < o.work.work_by_rule.size(); ++r) {
+    if (o.work.work_by_rule[r] == 0) continue;
+    parts.push_back(fmt::format("{} {} ({})", o.work.work_by_rule[r],
+                                costmodel::transfer_rule_name(static_cast<costmodel::TransferRule>(r)),
+                                human_duration(o.work.traced_ns_by_rule[r])));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+nlohmann::ordered_json replay_json(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeReplay>& runs,
+                                   const std::vector<OtherGpuRun>& other_gpus) {
   nlohmann::ordered_json j;
   j["window"] = t.window;
   j["annotated"] = t.annotated;
@@ -102,10 +162,21 @@ nlohmann::ordered_json replay_json(const ir::RuntimeTrace& t, const std::vector<
   for (size_t k = 1; k < runs.size(); ++k)
     w.push_back({{"what_if", runs[k].label}, {"step_ns", runs[k].step_ns}});
   j["what_ifs"] = w;
+  nlohmann::ordered_json moved = nlohmann::ordered_json::array();
+  for (const OtherGpuRun& o : other_gpus) {
+    nlohmann::ordered_json rules = nlohmann::ordered_json::array();
+    for (size_t r = 0; r < o.work.work_by_rule.size(); ++r)
+      rules.push_back({{"rule", costmodel::transfer_rule_name(static_cast<costmodel::TransferRule>(r))},
+                       {"work", o.work.work_by_rule[r]},
+                       {"traced_ns", o.work.traced_ns_by_rule[r]}});
+    moved.push_back({{"gpu", o.gpu}, {"rules", rules}});
+  }
+  if (!other_gpus.empty()) j["moved_to_gpus"] = moved;
   return j;
 }
 
-void print_replay(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeReplay>& runs) {
+void print_replay(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeReplay>& runs,
+                  const std::vector<OtherGpuRun>& other_gpus) {
   const sim::RuntimeReplay& r = runs.front();
   std::cout << fmt::format(
       "window         {}{}\n", t.window,
@@ -138,6 +209,10 @@ void print_replay(const ir::RuntimeTrace& t, const std::vector<sim::RuntimeRepla
                       support::signed_percent(static_cast<double>(w.step_ns - r.step_ns) /
                                               static_cast<double>(std::max<int64_t>(r.step_ns, 1)))});
   std::cout << "\n" << what_ifs.render();
+  if (!other_gpus.empty())
+    std::cout << fmt::format(
+        "moved to another GPU: {} (costmodel/kernel_transfer.hpp; collectives and the host as measured)\n",
+        other_gpu_coverage(other_gpus.front()));
   if (!r.critical_path_top.empty()) {
     Table path({{"critical path: longest device work", Align::left},
                 {"stream", Align::right},
@@ -169,7 +244,8 @@ void run_replay_trace(const ReplayTraceOptions& opts) {
   // One window from the trace's first step to the one replayed: the steps before warm it up.
   const ir::RuntimeTrace trace = io::read_kineto_runtime(doc, source, step);
   const std::map<std::string, int64_t> floors = sim::collective_floors(trace);
-  const std::vector<sim::RuntimeReplay> runs = replay_with_what_ifs(trace, opts, floors);
+  const std::vector<OtherGpuRun> other_gpus = move_to_other_gpus(trace, doc, opts);
+  const std::vector<sim::RuntimeReplay> runs = replay_with_what_ifs(trace, opts, floors, other_gpus);
   const sim::RuntimeReplay& replay = runs.front();
   if (!opts.timeline.empty()) {
     const sim::RuntimeReplay* shown = &replay;
@@ -197,7 +273,7 @@ void run_replay_trace(const ReplayTraceOptions& opts) {
   if (opts.json) {
     nlohmann::ordered_json j;
     j["trace"] = source;
-    j["replay"] = replay_json(trace, runs);
+    j["replay"] = replay_json(trace, runs, other_gpus);
     nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     for (const auto& st : replay.steps)
       steps.push_back({{"step", st.name}, {"profiled_ns", st.profiled_ns}, {"replayed_ns", st.replayed_ns}});
@@ -210,7 +286,7 @@ void run_replay_trace(const ReplayTraceOptions& opts) {
     return;
   }
   std::cout << fmt::format("trace          {}\n", source);
-  print_replay(trace, runs);
+  print_replay(trace, runs, other_gpus);
   if (all || replay.steps.size() > 1) {
     Table steps({{all ? "step" : "step (the earlier ones warm the replay up)", Align::left},
                  {"profiled", Align::right},
@@ -242,6 +318,16 @@ void add_replay_trace_command(CLI::App& app) {
   cmd->add_option("--kernel-speedup", opts->kernel_speedup, "The what-if's kernel speed-up")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_option(
+      "--what-if-gpu", opts->what_if_gpus,
+      "What if the work ran on this GPU (catalog name or device file; repeatable): kernels with "
+      "recorded shapes priced on both GPUs, others by Habitat's wave scaling, copies by bandwidth");
+  cmd->add_option("--what-if-source", opts->what_if_source,
+                  "With --what-if-gpu: the source that prices kernels with recorded shapes")
+      ->capture_default_str()
+      ->check(CLI::IsMember(costmodel::kernel_pricing_sources()));
+  cmd->add_option("--trace-gpu", opts->trace_gpu,
+                  "The catalog GPU the trace ran on, when its deviceProperties do not name one");
   cmd->add_flag("--json", opts->json, "Print the replay as JSON");
   cmd->add_option("--timeline", opts->timeline,
                   "Write the replayed timeline (Chrome trace: host threads and streams) to this file");

@@ -67,39 +67,45 @@ std::optional<ir::BenchShape> bench_shape(const io::KinetoOpRecord& r) {
 
 }  // namespace
 
+std::optional<CalibrationRow> kineto_calibration_row(const io::KinetoOpRecord& r, const std::string& device,
+                                                     const std::string& file) {
+  const std::optional<std::string> precision =
+      r.input_types.empty() ? std::nullopt : precision_of(r.input_types[r.name == "aten::addmm" ? 1 : 0]);
+  std::optional<CalibrationRow> row;
+  if (precision && r.name == "aten::bmm" && r.input_dims.size() >= 2) {
+    const auto& a = r.input_dims[0];
+    const auto& b = r.input_dims[1];
+    if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1] && product(a) > 0 && product(b) > 0) {
+      // B independent [M, K] x [K, N] products: one gemm row with batch B.
+      ir::KernelTiming t{{"gemm", {a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
+      row = bench_row(t, device);
+      set_row_work(*row, gemm_work(a[1], b[2], a[2], *precision, a[0]));
+    }
+  } else if (precision) {
+    if (const auto shape = bench_shape(r)) row = bench_row({*shape, *precision, r.gpu_ns}, device);
+  }
+  if (!row) return std::nullopt;
+  row->source = "kineto " + file;
+  std::vector<std::string> dims;
+  for (const auto& s : r.input_dims) dims.push_back(fmt::format("[{}]", fmt::join(s, ",")));
+  row->shape = fmt::format("{} {}", r.name, fmt::join(dims, " "));
+  row->origin = fmt::format("{}: event {}", file, r.event);
+  validate_calibration_row(*row);
+  return row;
+}
+
 KinetoCalibration kineto_calibration_rows(const io::KinetoOpRecords& records, const std::string& device,
                                           const std::string& file) {
   KinetoCalibration out;
   for (const io::KinetoOpRecord& r : records.ops) {
     ++out.ops;
     out.gpu_ns += r.gpu_ns;
-    const std::optional<std::string> precision =
-        r.input_types.empty() ? std::nullopt : precision_of(r.input_types[r.name == "aten::addmm" ? 1 : 0]);
-    std::optional<CalibrationRow> row;
-    if (precision && r.name == "aten::bmm" && r.input_dims.size() >= 2) {
-      const auto& a = r.input_dims[0];
-      const auto& b = r.input_dims[1];
-      if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1] && product(a) > 0 &&
-          product(b) > 0) {
-        // B independent [M, K] x [K, N] products: one gemm row with batch B.
-        ir::KernelTiming t{{"gemm", {a[1], b[2], a[2]}, ""}, *precision, r.gpu_ns};
-        row = bench_row(t, device);
-        set_row_work(*row, gemm_work(a[1], b[2], a[2], *precision, a[0]));
-      }
-    } else if (precision) {
-      if (const auto shape = bench_shape(r)) row = bench_row({*shape, *precision, r.gpu_ns}, device);
-    }
+    std::optional<CalibrationRow> row = kineto_calibration_row(r, device, file);
     if (!row) {
       ++out.skipped[r.name];
       continue;
     }
     out.typed_gpu_ns += r.gpu_ns;
-    row->source = "kineto " + file;
-    std::vector<std::string> dims;
-    for (const auto& s : r.input_dims) dims.push_back(fmt::format("[{}]", fmt::join(s, ",")));
-    row->shape = fmt::format("{} {}", r.name, fmt::join(dims, " "));
-    row->origin = fmt::format("{}: event {}", file, r.event);
-    validate_calibration_row(*row);
     out.rows.push_back(std::move(*row));
   }
   return out;

@@ -19,6 +19,7 @@
 // stride and padding are not in "Input Dims". source = "kineto <file>", shape = "<aten op> <dims>".
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct KinetoCalibration {
 };
 
 // `device`: the catalog device the trace ran on. `file` names the trace in sources and messages.
+// The row of one record (time: its kernels'), nullopt when the rules above turn it into none.
+std::optional<CalibrationRow> kineto_calibration_row(const io::KinetoOpRecord& record,
+                                                     const std::string& device, const std::string& file);
 KinetoCalibration kineto_calibration_rows(const io::KinetoOpRecords& records, const std::string& device,
                                           const std::string& file);
 

@@ -26,6 +26,7 @@ struct KinetoOpRecord {
   std::vector<std::string> input_types;          // "float", "c10::Half", "c10::BFloat16", ""
   int64_t gpu_ns = 0;                            // its kernels' summed duration, > 0
   int64_t kernels = 0;
+  std::vector<size_t> work_events;  // its kernels, memcpys and memsets: their indices in traceEvents
 };
 
 struct KinetoOpRecords {
@@ -37,6 +38,9 @@ struct KinetoOpRecords {
 // Throws FormatError naming `source`, the event index, name and field for a malformed trace, and
 // when the trace has no CPU op with "Input Dims" (recorded without record_shapes) or no GPU kernel.
 KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& source);
+// The same for a reader that can do without shapes: no records (and no error) when the trace has no
+// CPU op with "Input Dims" or no GPU kernel; still throws for a malformed trace.
+KinetoOpRecords kineto_op_records_if_shaped(const nlohmann::json& doc, const std::string& source);
 KinetoOpRecords read_kineto_op_records(const std::filesystem::path& path);
 
 }  // namespace mutwo::io

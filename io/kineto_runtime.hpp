@@ -21,6 +21,9 @@
 //   "wait_on_cuda_event_record_corr_id"); without them stream_sync waits for the device and waits
 //   are left unknown (-1).
 // - Collectives: device work whose name holds "nccl" or "rccl".
+// - A kernel's launch geometry: its thread blocks (the product of args "grid") and, from args "block",
+//   "registers per thread", "shared memory" and the GPU's deviceProperties, the blocks one SM holds at
+//   once (its occupancy; runtime_events.cpp has the rule); 0 when the trace does not say.
 // Errors: a document that is not a trace, or a field of wrong type in an event used, throw
 // FormatError naming the source, the event's index, the field and its value; a step that is not
 // in the trace throws Error listing those that are.

@@ -45,6 +45,12 @@ struct DeviceWork {
   int32_t call = -1;        // the launch; -1: launched before the window, still running in it
   bool collective = false;  // an NCCL (or RCCL) collective: its time includes waiting for other ranks
   bool copy = false;        // gpu_memcpy or gpu_memset
+  int64_t event = -1;       // its index in the trace's events (joins the trace's shaped ops); -1: none
+  // A kernel's launch geometry, for moving it to another GPU (costmodel/kernel_transfer.hpp): its
+  // thread blocks, and how many of them one SM of the traced GPU holds at once (occupancy); 0: the
+  // trace does not say.
+  int64_t blocks = 0;
+  int32_t resident_blocks_per_sm = 0;
 };
 
 // A step of the main thread in the window (times from the window's start).

@@ -42,6 +42,15 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
   if (!(what_if.kernel_speedup > 0) || !std::isfinite(what_if.kernel_speedup))
     throw Error(
         fmt::format("runtime replay: kernel speed-up {} must be a positive number", what_if.kernel_speedup));
+  if (what_if.work_scale != nullptr) {
+    if (what_if.work_scale->size() != t.work.size())
+      throw Error(fmt::format("runtime replay: {} work scales for {} pieces of device work",
+                              what_if.work_scale->size(), t.work.size()));
+    for (const double f : *what_if.work_scale) {
+      if (!(f > 0) || !std::isfinite(f) || f > 1e3)
+        throw Error(fmt::format("runtime replay: work scale {} must be a positive number up to 1000", f));
+    }
+  }
   const Plan p = derive_replay_deps(t);
   const bool graph = what_if.graph_node_ns >= 0;
   const bool host_free = what_if.host_free || graph;
@@ -73,6 +82,8 @@ RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if
     } else if (!d.copy && what_if.kernel_speedup != 1.0) {
       ns = static_cast<int64_t>(std::llround(static_cast<double>(ns) / what_if.kernel_speedup));
     }
+    if (what_if.work_scale != nullptr && !d.collective)
+      ns = static_cast<int64_t>(std::llround(static_cast<double>(ns) * (*what_if.work_scale)[w]));
     duration[w] = ns;
   }
 

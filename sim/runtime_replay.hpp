@@ -51,6 +51,9 @@ struct RuntimeWhatIf {
   // launch by only the part of its traced delay that came after its call returned.
   bool host_free = false;
   double kernel_speedup = 1.0;  // kernels (not copies, not collectives) this many times faster
+  // Per device work (trace.work's order): its time times this, in (0, 1000] (collectives excepted);
+  // null: none. The work moved to another GPU (sim/runtime_other_gpu.hpp).
+  const std::vector<double>* work_scale = nullptr;
   // The step captured in a CUDA graph (>= 0): no host time, as host_free; the work launched in the
   // window starts this long after the work before it on its stream (a graph's per-node cost,
   // DeviceSpec::host.graph_kernel_ns), and no earlier than the call that launched it, with no host

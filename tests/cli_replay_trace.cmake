@@ -50,3 +50,17 @@ mutwo_cli_test(replay_trace_timeline ARGS replay-trace ${kineto}/a100_event_sync
                DEFINES "STDOUT_REGEX=replayed step +3.154 ms")
 mutwo_cli_test(replay_trace_timeline_unknown ARGS replay-trace ${kineto}/a100_event_sync.json.gz --timeline ${MUTWO_CLI_OUT}/replay-timeline-x.json --timeline-what-if nope
                DEFINES EXPECT_RC=1 "STDERR_REGEX=--timeline-what-if: unknown what-if 'nope'; valid: replay, host infinitely fast, CUDA graph, kernels 2x faster")
+# The work moved to another GPU (costmodel/kernel_transfer.hpp). The V100 trace has no shapes, so
+# its kernels are wave scaled from their launches (2,160 under one wave, 2,190 scaled by the HBM
+# bandwidths) and its copies by the host links; moved to its own GPU it replays unchanged
+# (95.552 ms). Its launch queue holds most of the step, so an A100 saves 7.2 %, an H100 11.6 %.
+mutwo_cli_test(replay_trace_other_gpu ARGS replay-trace ${kineto}/v100_training_rank0.pt.trace.json.gz --json --what-if-gpu a100-40gb --what-if-gpu h100-sxm-80gb --what-if-gpu v100-32gb
+               DEFINES "JSON_CHECKS=replay|what_ifs|3|what_if=on a100-40gb (waves)\;replay|what_ifs|3|step_ns=88663654\;replay|what_ifs|4|step_ns=84458111\;replay|what_ifs|5|step_ns=95551709\;replay|moved_to_gpus|0|rules|1|work=2160\;replay|moved_to_gpus|0|rules|2|work=2190\;replay|moved_to_gpus|0|rules|3|work=1745")
+# A trace whose shaped ops are priced (428 kernels) needs the GPU it ran on: named with --trace-gpu
+# when its deviceProperties do not say, refused naming the flag otherwise.
+mutwo_cli_test(replay_trace_other_gpu_priced ARGS replay-trace ${kineto}/sampled_training_rank0.json.gz --what-if-gpu h100-sxm-80gb --trace-gpu a100-40gb --what-if-source analytic
+               DEFINES "STDOUT_REGEX=on h100-sxm-80gb \\(analytic\\).*moved to another GPU: 428 priced")
+mutwo_cli_test(replay_trace_other_gpu_unknown_origin ARGS replay-trace ${kineto}/sampled_training_rank0.json.gz --what-if-gpu h100-sxm-80gb
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=--what-if-gpu: the trace's GPU '\\(none named\\)' is not a catalog device; name the GPU it ran on with --trace-gpu")
+mutwo_cli_test(replay_trace_other_gpu_unknown_gpu ARGS replay-trace ${kineto}/a100_event_sync.json.gz --what-if-gpu a200
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=unknown device 'a200'")

@@ -13,71 +13,14 @@
 #include "sim/runtime_replay.hpp"
 #include "sim/runtime_timeline.hpp"
 #include "support/error.hpp"
+#include "tests/support/runtime_trace_builder.hpp"
 
 using namespace mutwo;
+using mutwo::test::kUs;
+using mutwo::test::TraceBuilder;
 using nlohmann::json;
 
 namespace {
-
-constexpr int64_t kUs = 1'000;
-
-// A Chrome trace built event by event, on host thread (1, 1).
-struct TraceBuilder {
-  json events = json::array();
-  void step(const std::string& name, double ts, double dur) {
-    events.push_back({{"ph", "X"},
-                      {"cat", "user_annotation"},
-                      {"name", name},
-                      {"pid", 1},
-                      {"tid", 1},
-                      {"ts", ts},
-                      {"dur", dur}});
-  }
-  int last_corr = 0;
-  void call(const std::string& name, double ts, double dur, int corr) {
-    last_corr = corr;
-    events.push_back({{"ph", "X"},
-                      {"cat", "cuda_runtime"},
-                      {"name", name},
-                      {"pid", 1},
-                      {"tid", 1},
-                      {"ts", ts},
-                      {"dur", dur},
-                      {"args", {{"correlation", corr}}}});
-  }
-  void work(const std::string& cat, const std::string& name, int stream, double ts, double dur, int corr) {
-    events.push_back({{"ph", "X"},
-                      {"cat", cat},
-                      {"name", name},
-                      {"pid", 0},
-                      {"tid", stream},
-                      {"ts", ts},
-                      {"dur", dur},
-                      {"args", {{"correlation", corr}, {"stream", stream}, {"device", 0}}}});
-  }
-  // Launched by the last call unless corr says otherwise.
-  void kernel(const std::string& name, int stream, double ts, double dur, int corr = -1) {
-    work("kernel", name, stream, ts, dur, corr < 0 ? last_corr : corr);
-  }
-  void sync(const std::string& kind, int corr, int stream, int wait_on_stream = -1, int record_corr = -1) {
-    events.push_back({{"ph", "X"},
-                      {"cat", "cuda_sync"},
-                      {"name", kind},
-                      {"pid", 0},
-                      {"tid", stream},
-                      {"ts", 0},
-                      {"dur", 0},
-                      {"args",
-                       {{"cuda_sync_kind", kind},
-                        {"correlation", corr},
-                        {"stream", stream},
-                        {"wait_on_stream", wait_on_stream},
-                        {"wait_on_cuda_event_record_corr_id", record_corr}}}});
-  }
-  ir::RuntimeTrace read() const {
-    return io::read_kineto_runtime(json{{"traceEvents", events}}, "hand.json");
-  }
-};
 
 int64_t replay_ns(const ir::RuntimeTrace& t, double kernel_speedup = 1.0, bool host_free = false) {
   sim::RuntimeWhatIf w;

@@ -159,16 +159,20 @@ std::optional<int64_t> event_int_arg(const Event& e, const char* key) {
   return v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());  // checked on read
 }
 
-std::optional<std::string> device_property_name(const Json& doc, int64_t device) {
+const Json* device_properties(const Json& doc, int64_t device) {
   if (!doc.is_object() || !doc.contains("deviceProperties") || !doc["deviceProperties"].is_array())
-    return std::nullopt;
+    return nullptr;
   for (const Json& p : doc["deviceProperties"]) {
-    if (p.is_object() && p.contains("id") && p["id"].is_number_integer() &&
-        p["id"].get<int64_t>() == device && p.contains("name") && p["name"].is_string()) {
-      return p["name"].get<std::string>();
-    }
+    if (p.is_object() && p.contains("id") && p["id"].is_number_integer() && p["id"].get<int64_t>() == device)
+      return &p;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<std::string> device_property_name(const Json& doc, int64_t device) {
+  const Json* p = device_properties(doc, device);
+  if (p == nullptr || !p->contains("name") || !(*p)["name"].is_string()) return std::nullopt;
+  return (*p)["name"].get<std::string>();
 }
 
 }  // namespace mutwo::io::kineto

@@ -55,6 +55,8 @@ inline bool starts_with(std::string_view s, std::string_view prefix) {
 // -1 for an unsigned value past INT64_MAX.
 std::optional<int64_t> event_int_arg(const Event& e, const char* key);
 
+// The deviceProperties entry of a device id (an object), nullptr when the trace has none.
+const Json* device_properties(const Json& doc, int64_t device);
 // The "name" of deviceProperties' entry with this "id"; nullopt when the trace has none.
 std::optional<std::string> device_property_name(const Json& doc, int64_t device);
 

@@ -50,9 +50,8 @@ bool read_inputs(const Event& e, const std::string& source, KinetoOpRecord& r) {
   return true;
 }
 
-}  // namespace
-
-KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& source) {
+// The records; `required`: throw when the trace has no shaped CPU op or no kernel, else return none.
+KinetoOpRecords op_records(const nlohmann::json& doc, const std::string& source, bool required) {
   if (!is_kineto_document(doc) || !doc.is_object()) {
     throw FormatError(
         fmt::format("{}: not a Kineto trace: expected an object with a \"traceEvents\" list (a legacy trace "
@@ -86,6 +85,7 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
     }
   }
   out.shaped_ops = static_cast<int64_t>(out.ops.size());
+  if (out.ops.empty() && !required) return {};
   if (out.ops.empty()) {
     throw FormatError(fmt::format(
         "{}: no CPU op has \"Input Dims\": the trace was recorded without record_shapes=True, so its kernels "
@@ -131,7 +131,9 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
     if (r == record_of.end()) continue;
     out.ops[r->second].gpu_ns += g.end_ns - g.start_ns;
     ++out.ops[r->second].kernels;
+    out.ops[r->second].work_events.push_back(g.index);
   }
+  if (kernels == 0 && !required) return {};
   if (kernels == 0)
     throw FormatError(fmt::format("{}: the trace has no GPU kernels to calibrate with", source));
   std::erase_if(out.ops, [](const KinetoOpRecord& r) { return r.kernels == 0 || r.gpu_ns <= 0; });
@@ -149,6 +151,16 @@ KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& 
     }
   }
   return out;
+}
+
+}  // namespace
+
+KinetoOpRecords kineto_op_records(const nlohmann::json& doc, const std::string& source) {
+  return op_records(doc, source, true);
+}
+
+KinetoOpRecords kineto_op_records_if_shaped(const nlohmann::json& doc, const std::string& source) {
+  return op_records(doc, source, false);
 }
 
 KinetoOpRecords read_kineto_op_records(const std::filesystem::path& path) {

@@ -63,6 +63,25 @@ class Reader {
     return v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? -1
                                                                                           : v.get<int64_t>();
   }
+  // A launch dimension ("grid", "block": [x, y, z]) as its product; nullopt when absent. Throws
+  // FormatError for a value that is not three integers within CUDA's limits (x < 2^31, y and z < 2^16).
+  std::optional<int64_t> dims_arg(const Raw& r, const char* key) const {
+    if (r.args == nullptr || !r.args->contains(key)) return std::nullopt;
+    const Json& v = (*r.args)[key];
+    bool ok = v.is_array() && v.size() == 3;
+    int64_t n = 1;
+    for (size_t i = 0; ok && i < 3; ++i) {
+      ok = v[i].is_number_integer() && v[i].get<int64_t>() >= 1 &&
+           v[i].get<int64_t>() <= (i == 0 ? int64_t{2147483647} : int64_t{65535});
+      if (ok) n *= v[i].get<int64_t>();
+    }
+    if (!ok)
+      throw FormatError(
+          fmt::format("{}: event {} ('{}'): field 'args.{}' = {}, expected [x, y, z], x < 2^31, "
+                      "y and z < 2^16, each >= 1",
+                      source_, r.index, r.name, key, v.dump()));
+    return n;
+  }
   std::string str_arg(const Raw& r, const char* key) const {
     if (r.args == nullptr || !r.args->contains(key) || !(*r.args)[key].is_string()) return "";
     return (*r.args)[key].get<std::string>();
@@ -138,6 +157,37 @@ ir::RuntimeCallKind kind_of(std::string_view name) {
     return ir::RuntimeCallKind::event_record;
   if (name.ends_with("StreamWaitEvent")) return ir::RuntimeCallKind::stream_wait_event;
   return ir::RuntimeCallKind::other;
+}
+
+// Thread blocks resident on one SM at once for a kernel of `threads_per_block` threads, `registers`
+// per thread and `shared_bytes` of shared memory per block, on the GPU `props` describes
+// (deviceProperties): the tightest of the SM's threads, registers (allocated per warp in units of
+// 256, the CUDA Occupancy Calculator's granularity) and shared memory, and the resident-block limit
+// of its compute capability (CUDA C++ Programming Guide, "Features and Technical Specifications":
+// 16 on 7.5, 8.6 and 8.7, 24 on 8.9, 32 on every other capability from 5.0 to 9.0). 0 when the
+// trace does not give the SM's limits. At least 1: the kernel ran.
+int32_t resident_blocks_per_sm(const Json& props, int64_t threads_per_block, int64_t registers,
+                               int64_t shared_bytes) {
+  auto get = [&](const char* key) -> int64_t {
+    return props.contains(key) && props[key].is_number_integer() ? props[key].get<int64_t>() : 0;
+  };
+  const int64_t warp = get("warpSize");
+  const int64_t threads_per_sm = get("maxThreadsPerMultiprocessor");
+  const int64_t major = get("computeMajor");
+  const int64_t minor = get("computeMinor");
+  if (warp < 1 || threads_per_sm < 1 || major < 1 || threads_per_block < 1) return 0;
+  const int64_t warps = (threads_per_block + warp - 1) / warp;
+  const int64_t cc = major * 10 + minor;
+  int64_t limit = cc == 75 || cc == 86 || cc == 87 ? 16 : cc == 89 ? 24 : 32;
+  limit = std::min(limit, threads_per_sm / (warps * warp));
+  if (const int64_t regs_per_sm = get("regsPerMultiprocessor"); registers > 0 && regs_per_sm > 0) {
+    const int64_t per_warp = (registers * warp + 255) / 256 * 256;
+    limit = std::min(limit, regs_per_sm / (per_warp * warps));
+  }
+  int64_t shared_per_sm = get("sharedMemPerMultiprocessor");
+  if (shared_per_sm < 1) shared_per_sm = get("maxSharedMemoryPerMultiProcessor");
+  if (shared_bytes > 0 && shared_per_sm > 0) limit = std::min(limit, shared_per_sm / shared_bytes);
+  return static_cast<int32_t>(std::max<int64_t>(limit, 1));
 }
 
 }  // namespace
@@ -301,28 +351,6 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
     if (launch_ns(a) != launch_ns(b)) return launch_ns(a) < launch_ns(b);
     return a.raw->start_ns < b.raw->start_ns;
   });
-  for (const Item& it : items) {
-    ir::DeviceWork w;
-    w.name = it.raw->name;
-    w.stream = stream_index(it.stream);
-    w.start_ns = it.raw->start_ns - t0;
-    w.duration_ns = it.raw->end_ns - it.raw->start_ns;
-    w.call = it.call;
-    const std::string l = lower(w.name);
-    w.collective = l.find("nccl") != std::string::npos || l.find("rccl") != std::string::npos;
-    w.copy = it.raw->cat != "kernel";
-    if (it.call >= 0) {
-      ir::RuntimeCall& c = out.calls[static_cast<size_t>(it.call)];
-      c.kind = ir::RuntimeCallKind::launch;
-      c.work.push_back(static_cast<int32_t>(out.work.size()));
-      // A copy to or from pageable memory holds the host when the call returned only once the
-      // copy had ended (a small host-to-device copy is staged and returns at once).
-      if (w.copy && w.name.find("Pageable") != std::string::npos &&
-          c.start_ns + c.duration_ns + kBlockingSlackNs >= w.start_ns + w.duration_ns)
-        c.blocking = true;
-    }
-    out.work.push_back(std::move(w));
-  }
   // The GPU most work ran on, by deviceProperties.
   std::map<int64_t, int64_t> per_device;
   for (const Item& it : items) ++per_device[reader.int_arg(*it.raw, "device").value_or(-1)];
@@ -335,6 +363,37 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
     }
   }
   out.device = kineto::device_property_name(doc, device).value_or("");
+  const Json* props = kineto::device_properties(doc, device);
+  for (const Item& it : items) {
+    ir::DeviceWork w;
+    w.name = it.raw->name;
+    w.stream = stream_index(it.stream);
+    w.start_ns = it.raw->start_ns - t0;
+    w.duration_ns = it.raw->end_ns - it.raw->start_ns;
+    w.call = it.call;
+    const std::string l = lower(w.name);
+    w.collective = l.find("nccl") != std::string::npos || l.find("rccl") != std::string::npos;
+    w.copy = it.raw->cat != "kernel";
+    w.event = static_cast<int64_t>(it.raw->index);
+    if (!w.copy) w.blocks = reader.dims_arg(*it.raw, "grid").value_or(0);
+    // Its occupancy on the traced GPU, from its launch and the GPU's SM limits.
+    if (const std::optional<int64_t> threads = reader.dims_arg(*it.raw, "block");
+        threads && props && w.blocks > 0)
+      w.resident_blocks_per_sm = resident_blocks_per_sm(
+          *props, *threads, reader.int_arg(*it.raw, "registers per thread").value_or(0),
+          reader.int_arg(*it.raw, "shared memory").value_or(0));
+    if (it.call >= 0) {
+      ir::RuntimeCall& c = out.calls[static_cast<size_t>(it.call)];
+      c.kind = ir::RuntimeCallKind::launch;
+      c.work.push_back(static_cast<int32_t>(out.work.size()));
+      // A copy to or from pageable memory holds the host when the call returned only once the
+      // copy had ended (a small host-to-device copy is staged and returns at once).
+      if (w.copy && w.name.find("Pageable") != std::string::npos &&
+          c.start_ns + c.duration_ns + kBlockingSlackNs >= w.start_ns + w.duration_ns)
+        c.blocking = true;
+    }
+    out.work.push_back(std::move(w));
+  }
   // Syncs and waits: which stream, which record (cuda_sync events).
   for (const Raw& s : reader.syncs) {
     const auto it = call_of_correlation.find(*reader.int_arg(s, "correlation"));
