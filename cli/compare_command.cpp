@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "api/compare_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "experiments/compare.hpp"
@@ -28,22 +29,6 @@ struct CompareOptions {
   bool json = false;
   std::vector<int64_t> run_ids;  // empty: every run with a step figure (profile runs hold op times)
 };
-
-std::vector<experiments::StoredRun> load_runs(const experiments::ResultsDb& db, const CompareOptions& opts) {
-  std::vector<experiments::StoredRun> runs;
-  if (opts.run_ids.empty()) {
-    for (experiments::StoredRun& run : db.runs()) {
-      if (run.run.kind != "profile") runs.push_back(std::move(run));
-    }
-    return runs;
-  }
-  for (int64_t id : opts.run_ids) {
-    std::optional<experiments::StoredRun> run = db.run(id);
-    if (!run) throw Error(fmt::format("no run {} in results database '{}'", id, opts.db));
-    runs.push_back(std::move(*run));
-  }
-  return runs;
-}
 
 // A figure's cell: its value, "OOM" when that side ran out of memory, "-" when it is absent.
 std::string cell(const std::optional<int64_t>& value, bool oom, std::string (*format)(int64_t)) {
@@ -86,54 +71,11 @@ void print_table(const CompareReport& report) {
                            s.runs, summary_part("step time", s.step), summary_part("peak memory", s.peak));
 }
 
-nlohmann::ordered_json optional_json(const auto& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
-nlohmann::ordered_json summary_json(const ErrorSummary& s) {
-  nlohmann::ordered_json j;
-  j["count"] = s.count;
-  j["median_abs_rel_error"] = s.count > 0 ? nlohmann::ordered_json(s.median_abs) : nullptr;
-  j["max_abs_rel_error"] = s.count > 0 ? nlohmann::ordered_json(s.max_abs) : nullptr;
-  return j;
-}
-
-void print_json(const CompareReport& report, const CompareOptions& opts) {
-  nlohmann::ordered_json out;
-  out["database"] = opts.db;
-  out["rows"] = nlohmann::ordered_json::array();
-  for (const CompareRow& r : report.rows) {
-    nlohmann::ordered_json j;
-    j["run_id"] = r.run_id;
-    j["kind"] = r.kind;
-    j["label"] = r.label;
-    j["status"] = r.status;
-    j["predicted_step_ns"] = optional_json(r.predicted_step_ns);
-    j["measured_step_ns"] = optional_json(r.measured_step_ns);
-    j["step_rel_error"] = optional_json(r.step_rel_error);  // (predicted - measured) / measured
-    j["predicted_peak_bytes"] = optional_json(r.predicted_peak_bytes);
-    j["measured_peak_bytes"] = optional_json(r.measured_peak_bytes);
-    j["peak_rel_error"] = optional_json(r.peak_rel_error);
-    j["predicted_oom"] = r.predicted_oom;
-    j["measured_oom"] = r.measured_oom;
-    out["rows"].push_back(std::move(j));
-  }
-  nlohmann::ordered_json summary;
-  summary["runs"] = report.summary.runs;
-  summary["compared"] = report.summary.compared;
-  summary["step_time"] = summary_json(report.summary.step);
-  summary["peak_memory"] = summary_json(report.summary.peak);
-  out["summary"] = std::move(summary);
-  std::cout << out.dump(2) << "\n";
-}
-
 void run_compare(const CompareOptions& opts) {
   // existing: a mistyped --db is an error, never a new empty database.
-  const experiments::ResultsDb db =
-      experiments::ResultsDb::open(opts.db, experiments::ResultsDb::OpenMode::existing);
-  const CompareReport report = experiments::compare_runs(load_runs(db, opts));
+  const CompareReport report = api::compare_database(opts.db, opts.run_ids);
   if (opts.json) {
-    print_json(report, opts);
+    std::cout << api::compare_json(report, opts.db).dump(2) << "\n";
   } else if (report.rows.empty()) {
     std::cout << fmt::format("no runs in {}\n", opts.db);
   } else {

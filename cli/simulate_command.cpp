@@ -9,8 +9,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "api/simulate.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
@@ -18,20 +18,12 @@
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "costmodel/device_overrides.hpp"
-#include "experiments/run_pipeline.hpp"
 #include "io/schedule_json.hpp"
 #include "io/trace_import.hpp"
 #include "ir/schedule.hpp"
-#include "policies/array_plan.hpp"
-#include "policies/model_array.hpp"
-#include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "policies/state_offload.hpp"
 #include "policies/trace_replay.hpp"
-#include "policies/wrapped_plan.hpp"
 #include "sim/host_mode.hpp"
-#include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
@@ -60,33 +52,7 @@ struct SimulateOptions {
   std::string optimizer_on = "best";
 };
 
-// The array planned by --policy (and --state-offload) at the device's memory through `mutwo run`'s
-// plan step (experiments/run_pipeline.hpp); infeasible plans are simulated too (the report shows the
-// OOM).
-Schedule planned_schedule(const SimulateOptions& opts, const costmodel::OpCostModel& cost,
-                          const costmodel::DeviceSpec& device) {
-  if (!opts.array.schedule.empty()) {
-    throw Error("--policy and --state-offload plan a model array (--model), not a --schedule file");
-  }
-  if (device.memory_bytes <= 0) throw Error(fmt::format("--policy needs a memory limit; device '{}' has none", device.name));
-  experiments::RunRequest request;
-  request.source = schedule_source(opts.array);
-  request.policy = opts.policy.empty() ? "none" : opts.policy;
-  request.order = opts.order;
-  request.state_offload = opts.state_offload;
-  request.optimizer_on = opts.optimizer_on;
-  request.wrap = opts.wrap;
-  request.allow_oom = true;
-  return experiments::plan_run(request, cost, device.memory_bytes).schedule;
-}
-
-// Trace mode (--trace alone): the trace replayed as it ran (policies/trace_replay.hpp) and the step
-// the trace measured, to print beside the prediction.
-struct TraceStep {
-  int64_t profiled_step_ns = 0;  // 0: the trace does not say
-  int64_t gpu_time_ns = 0;       // the replayed ops' measured GPU time, summed over streams
-  int64_t host_time_ns = 0;      // their measured host time (0 without a host side)
-};
+using TraceStep = api::TracedStep;
 
 // (predicted - profiled) / profiled, as a signed percentage.
 std::string replay_error(int64_t predicted_ns, int64_t profiled_ns) {
@@ -197,69 +163,43 @@ void run_simulate(const SimulateOptions& opts) {
       input.memory_limit_bytes = device.memory_bytes;
       schedule = policy->plan(input).schedule;
     }
-  } else if (!opts.policy.empty() || opts.state_offload) {
-    schedule = planned_schedule(opts, *cost, device);
-  } else {
-    schedule = plain_schedule(opts.array);
   }
   const costmodel::OpCostModel& model = replay_cost ? *replay_cost : *cost;
-  if (!opts.schedule_out.empty()) write_schedule(schedule, opts.schedule_out);
-
-  sim::SimOptions sim_options;
-  sim_options.record_timeline = !opts.timeline.empty();
   // PyTorch eager by default (the catalog's host figures, or a trace's measured host side); a replayed
   // trace that measured no host side (a DTR log, a CPU profile) replays its GPU time alone.
   const bool replaying_without_host = replay_cost != nullptr && traced.host_time_ns <= 0;
-  const std::string host_mode =
-      !opts.host_mode.empty() ? opts.host_mode : (replaying_without_host ? "none" : "eager");
-  sim_options.host_mode = sim::parse_host_mode(host_mode);
-  sim_options.iterations = opts.iterations > 0 ? opts.iterations : (trace_mode ? 1 : 3);
-  if (opts.wrap && sim_options.iterations < 2) {
-    throw Error(fmt::format("--wrap merges iteration boundaries: it needs --iterations 2 or more, not {}",
-                            sim_options.iterations));
-  }
-  sim_options.wrap_iterations = opts.wrap;
-  const sim::Prediction p = sim::simulate(schedule, model, sim_options);
-  if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, schedule.graph.name);
-
-  const int64_t samples = ir::samples_per_step(schedule);
-  if (opts.json) {
-    nlohmann::json j;
-    j["schedule"] = {{"graph", schedule.graph.name},
-                     {"policy", schedule.policy},
-                     {"instructions", schedule.instructions.size()},
-                     {"samples_per_step", samples}};
-    nlohmann::json subs = nlohmann::json::array();
-    for (const SubArray& s : schedule.sub_arrays) subs.push_back({{"name", s.name}, {"width", s.width}});
-    j["schedule"]["sub_arrays"] = subs;
-    j["device"] = {{"name", device.name},
-                   {"memory_bytes", device.memory_bytes},
-                   {"h2d_bytes_per_ns", device.h2d_bytes_per_ns},
-                   {"d2h_bytes_per_ns", device.d2h_bytes_per_ns},
-                   {"full_duplex", device.full_duplex}};
-    j["cost_source"] = opts.device.cost_source;
-    j["cost_source_detail"] = describe_cost_source(model, schedule.graph);
-    j["host_mode"] = sim::host_mode_name(sim_options.host_mode);
-    j["prediction"] = sim::prediction_to_json(p, schedule);
-    if (trace_mode) {
-      // The step the trace measured beside the prediction; error = (predicted - profiled) / profiled.
-      j["profiled_step_ns"] =
-          traced.profiled_step_ns > 0 ? nlohmann::json(traced.profiled_step_ns) : nlohmann::json(nullptr);
-      j["trace_gpu_time_ns"] = traced.gpu_time_ns;
-      j["trace_host_time_ns"] = traced.host_time_ns;
-      j["replay_error"] = traced.profiled_step_ns > 0 && !p.oom
-                              ? nlohmann::json(static_cast<double>(p.step_time_ns - traced.profiled_step_ns) /
-                                               static_cast<double>(traced.profiled_step_ns))
-                              : nlohmann::json(nullptr);
-    }
-    j["throughput_samples_per_s"] =
-        p.oom || samples == 0
-            ? nlohmann::json(nullptr)
-            : nlohmann::json(static_cast<double>(samples) * 1e9 / static_cast<double>(p.step_time_ns));
-    std::cout << j.dump(2) << "\n";
+  api::SimulateRequest request;
+  if (!trace_mode) request.source = schedule_source(opts.array);
+  request.policy = opts.policy;
+  request.order = opts.order;
+  request.state_offload = opts.state_offload;
+  request.optimizer_on = opts.optimizer_on;
+  request.host_mode = !opts.host_mode.empty() ? opts.host_mode : (replaying_without_host ? "none" : "eager");
+  request.iterations = opts.iterations > 0 ? opts.iterations : (trace_mode ? 1 : 3);
+  request.wrap = opts.wrap;
+  request.record_timeline = !opts.timeline.empty();
+  api::SimulateResult result;
+  if (trace_mode) {
+    // The replayed (or planned) trace's schedule, simulated as asked.
+    result = api::simulate_schedule(std::move(schedule), request, model);
   } else {
-    print_report(schedule, device, describe_cost_source(model, schedule.graph), p, samples, traced,
-                 sim_options.host_mode);
+    result = api::simulate(request, model, device);
+  }
+  const Schedule& simulated = result.schedule;
+  const sim::Prediction& p = result.prediction;
+  if (!opts.schedule_out.empty()) write_schedule(simulated, opts.schedule_out);
+  if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, simulated.graph.name);
+
+  const int64_t samples = ir::samples_per_step(simulated);
+  if (opts.json) {
+    std::cout << api::simulate_json(simulated, p, result.host_mode, device, opts.device.cost_source,
+                                    describe_cost_source(model, simulated.graph),
+                                    trace_mode ? &traced : nullptr)
+                     .dump(2)
+              << "\n";
+  } else {
+    print_report(simulated, device, describe_cost_source(model, simulated.graph), p, samples, traced,
+                 result.host_mode);
   }
   if (p.oom && opts.strict) throw Error(p.oom_message);
 }
