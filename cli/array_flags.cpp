@@ -1,5 +1,6 @@
 #include "cli/array_flags.hpp"
 
+#include "api/values.hpp"
 #include "cli/exec_flags.hpp"
 #include "experiments/run_pipeline.hpp"
 
@@ -18,12 +19,7 @@ using namespace mutwo::transforms;
 using namespace mutwo::zoo;
 
 Precision precision_flag(const std::string& value) {
-  try {
-    return parse_precision(value);
-  } catch (const UnknownNameError&) {
-    throw UnknownNameError("--precision '" + value + "': unknown precision; valid: " +
-                           std::string(precision_names()));
-  }
+  return api::precision_value(value);
 }
 
 std::string lean_ops_help() {

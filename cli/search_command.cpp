@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "api/search_json.hpp"
+#include "api/search.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
@@ -42,12 +42,6 @@ using namespace mutwo::ir;
 using namespace mutwo::io;
 using namespace mutwo::zoo;
 
-// An array where memory forces a choice (μ-TWO's MobileNet-V3-Large at its larger batch, 8 models on
-// an A100-40GB): HFTA cannot fuse all 8 within 40 GiB, so it runs 7 + 1; fused wider, the small
-// kernels fill the GPU, and recomputation (or swapping) makes all 8 fit in one fused step.
-constexpr const char* kDefaultModel = "mobilenet-v3-large:8";
-constexpr int64_t kDefaultBatch = 128;
-
 struct SearchOptions {
   std::vector<std::string> models;
   int32_t trace_models = 0;  // -k/--models: copies of a --trace model file (0: not given)
@@ -72,29 +66,6 @@ struct SearchOptions {
   std::vector<int32_t> packs{8, 16, 32};
   std::string parts_dir;  // --parts: each GPU's single-GPU schedule of an array placement
 };
-
-// "bert-base:8" -> {bert-base, 8}; "bert-base" -> {bert-base, 1}. Throws naming the value.
-policies::ArchitectureCount parse_model_count(const std::string& text, const ModelConfig& config) {
-  const size_t colon = text.rfind(':');
-  policies::ArchitectureCount a;
-  a.model = text.substr(0, colon);
-  a.config = config;
-  find_model(a.model);  // unknown model: lists the valid ones
-  if (colon == std::string::npos) return a;
-  const std::string count = text.substr(colon + 1);
-  size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(count, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (count.empty() || used != count.size() || value < 1 || value > 1024) {
-    throw Error(fmt::format("--model '{}': count '{}' must be a whole number from 1 to 1024", text, count));
-  }
-  a.count = static_cast<int32_t>(value);
-  return a;
-}
 
 void print_table(const policies::SearchReport& report, const policies::SearchConfig& config,
                  const costmodel::DeviceSpec& device, double elapsed_s) {
@@ -187,30 +158,19 @@ void run_search_command(SearchOptions opts) {
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
-  ModelConfig model_config;
-  model_config.batch_size = opts.batch_size;
-  model_config.seq_len = opts.seq_len;
-  model_config.image_size = opts.image_size;
-  model_config.dtype = parse_dtype(opts.dtype);
-  model_config.precision = precision_flag(opts.precision);
-  const std::vector<std::string> models =
-      opts.models.empty() ? std::vector<std::string>{kDefaultModel} : opts.models;
-  if (opts.models.empty() && opts.batch_size == 0) model_config.batch_size = kDefaultBatch;
-
-  policies::SearchConfig config;
-  for (const std::string& m : models) config.architectures.push_back(parse_model_count(m, model_config));
-  config.optimizer.kind = transforms::parse_optimizer(opts.optimizer);
-  config.cost = cost.get();
-  config.memory_limit_bytes = device.memory_bytes;
-  config.policies = opts.policies;
-  config.top = opts.top;
-  config.host_mode = sim::parse_host_mode(opts.host_mode);
-  // --lean-ops: one option for every architecture, or both (none and tempo) searched side by side.
-  if (opts.lean_ops == "both") {
-    config.lean_options = {transforms::LeanOps{}, transforms::parse_lean_ops("tempo")};
-  } else if (const transforms::LeanOps lean = transforms::parse_lean_ops(opts.lean_ops); lean.any()) {
-    config.lean_options = {lean};
-  }
+  api::SearchRequest request;
+  request.models = opts.models;
+  request.batch_size = opts.batch_size;
+  request.seq_len = opts.seq_len;
+  request.image_size = opts.image_size;
+  request.dtype = opts.dtype;
+  request.precision = opts.precision;
+  request.lean_ops = opts.lean_ops;
+  request.host_mode = opts.host_mode;
+  request.optimizer = opts.optimizer;
+  request.policies = opts.policies;
+  request.top = opts.top;
+  const policies::SearchConfig config = api::search_config(request, *cost, device.memory_bytes);
 
   if (server) {
     policies::ServerSearchConfig sc;

@@ -336,6 +336,8 @@ void Search::search_partitions(SearchStats& stats) {
   int32_t offload_partitions = 0;
   int32_t offload_attempts = 0;
   for (size_t visit = 0; visit < by_bound.size(); ++visit) {
+    if (config_.progress)
+      config_.progress(static_cast<int64_t>(visit), static_cast<int64_t>(by_bound.size()));
     const auto [bound, index] = by_bound[visit];
     const Sizes& sizes = partitions[index];
     if ((kept_.size() >= static_cast<size_t>(config_.top) && kept_.back().row.feasible &&

@@ -47,6 +47,7 @@
 // 3. Partition shapes: SearchConfig::prune (partition.hpp) limits the partitions enumerated.
 // Deterministic: one thread, fixed enumeration order, ties broken by enumeration order.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ struct SearchConfig {
   // partition and policy (every architecture's config.lean_ops set to it) and the rows merged; the
   // report's lean_effects say what each option saves and costs. Empty: the architectures' own.
   std::vector<transforms::LeanOps> lean_options;
+  // Called before each partition is planned, with the partitions visited so far and their total
+  // (those the throughput bound prunes end the visit early); may throw to stop the search. Null:
+  // none. The Python module reports progress through it.
+  std::function<void(int64_t visited, int64_t partitions)> progress;
 };
 
 // One strategy's result (for the mutwo strategy: one partition x policy).

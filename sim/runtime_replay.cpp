@@ -22,10 +22,6 @@ using ir::RuntimeTrace;
 using Plan = ReplayDeps;
 constexpr int64_t kUnknown = kUnknownNs;
 
-int64_t trace_end(const RuntimeTrace& t, int32_t w) {
-  return traced_end_ns(t, w);
-}
-
 }  // namespace
 
 std::map<std::string, int64_t> collective_floors(const RuntimeTrace& trace) {

@@ -1,6 +1,67 @@
-#include "api/search_json.hpp"
+#include "api/search.hpp"
+
+#include <fmt/format.h>
+
+#include "api/values.hpp"
+#include "ir/dtype.hpp"
+#include "sim/host_mode.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "transforms/lean_ops.hpp"
 
 namespace mutwo::api {
+
+policies::ArchitectureCount parse_model_count(const std::string& text, const zoo::ModelConfig& config) {
+  const size_t colon = text.rfind(':');
+  policies::ArchitectureCount a;
+  a.model = text.substr(0, colon);
+  a.config = config;
+  zoo::find_model(a.model);  // unknown model: lists the valid ones
+  if (colon == std::string::npos) return a;
+  const std::string count = text.substr(colon + 1);
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(count, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (count.empty() || used != count.size() || value < 1 || value > 1024) {
+    throw Error(fmt::format("--model '{}': count '{}' must be a whole number from 1 to 1024", text, count));
+  }
+  a.count = static_cast<int32_t>(value);
+  return a;
+}
+
+policies::SearchConfig search_config(const SearchRequest& request, const costmodel::OpCostModel& cost,
+                                     int64_t memory_limit_bytes) {
+  zoo::ModelConfig model_config;
+  model_config.batch_size = request.batch_size;
+  model_config.seq_len = request.seq_len;
+  model_config.image_size = request.image_size;
+  model_config.dtype = ir::parse_dtype(request.dtype);
+  model_config.precision = precision_value(request.precision);
+  const std::vector<std::string> models =
+      request.models.empty() ? std::vector<std::string>{kDefaultSearchModel} : request.models;
+  if (request.models.empty() && request.batch_size == 0) model_config.batch_size = kDefaultSearchBatch;
+
+  policies::SearchConfig config;
+  for (const std::string& m : models) config.architectures.push_back(parse_model_count(m, model_config));
+  config.optimizer.kind = transforms::parse_optimizer(request.optimizer);
+  config.cost = &cost;
+  config.memory_limit_bytes = memory_limit_bytes;
+  config.policies = request.policies;
+  config.top = request.top;
+  config.host_mode = sim::parse_host_mode(request.host_mode);
+  // lean_ops: one option for every architecture, or both (none and tempo) searched side by side.
+  if (request.lean_ops == "both") {
+    config.lean_options = {transforms::LeanOps{}, transforms::parse_lean_ops("tempo")};
+  } else if (const transforms::LeanOps lean = transforms::parse_lean_ops(request.lean_ops); lean.any()) {
+    config.lean_options = {lean};
+  }
+  config.progress = request.progress;
+  return config;
+}
 
 nlohmann::json search_json(const policies::SearchReport& report, const costmodel::DeviceSpec& device,
                            const std::string& cost_source) {

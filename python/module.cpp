@@ -1,0 +1,345 @@
+// `_mutwo`: the C++ side of the Python module `mutwo` (python/mutwo/__init__.py wraps it). Every
+// function computes what the matching command computes, through api/ (the same request, result and
+// JSON), and returns Python values: what `mutwo <command> --json` prints, as dicts and lists.
+// mutwo's errors become Python exceptions (mutwo.Error and its subclasses) carrying mutwo's message;
+// long searches release the GIL and report progress through a Python callable.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api/compare_json.hpp"
+#include "api/devices.hpp"
+#include "api/models.hpp"
+#include "api/replay_trace.hpp"
+#include "api/search.hpp"
+#include "api/simulate.hpp"
+#include "api/values.hpp"
+#include "costmodel/cost_setup.hpp"
+#include "costmodel/device_overrides.hpp"
+#include "experiments/results_db_error.hpp"
+#include "experiments/run_pipeline.hpp"
+#include "io/trace_file.hpp"
+#include "ir/graph.hpp"
+#include "ir/op_kind.hpp"
+#include "sim/timeline_export.hpp"
+#include "support/error.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
+
+namespace py = pybind11;
+
+namespace mutwo::python {
+namespace {
+
+// nlohmann JSON to Python values (objects keep their key order).
+template <typename Json>
+py::object to_python(const Json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+      return py::none();
+    case nlohmann::json::value_t::boolean:
+      return py::bool_(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer:
+      return py::int_(j.template get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return py::int_(j.template get<uint64_t>());
+    case nlohmann::json::value_t::number_float:
+      return py::float_(j.template get<double>());
+    case nlohmann::json::value_t::string:
+      return py::str(j.template get<std::string>());
+    case nlohmann::json::value_t::array: {
+      py::list out;
+      for (const auto& v : j) out.append(to_python(v));
+      return out;
+    }
+    case nlohmann::json::value_t::object: {
+      py::dict out;
+      for (auto it = j.begin(); it != j.end(); ++it) out[py::str(it.key())] = to_python(it.value());
+      return out;
+    }
+    default:
+      throw Error("a JSON value of a kind Python has no type for");
+  }
+}
+
+// A memory limit as Python gives it: bytes (int) or a size ("16GiB"); None: the device's.
+std::optional<int64_t> memory_bytes(const py::object& memory) {
+  if (memory.is_none()) return std::nullopt;
+  if (py::isinstance<py::int_>(memory)) {
+    const int64_t bytes = memory.cast<int64_t>();
+    if (bytes <= 0)
+      throw Error(fmt::format("memory = {}: a limit must be a positive number of bytes", bytes));
+    return bytes;
+  }
+  if (py::isinstance<py::str>(memory)) return costmodel::parse_memory_size(memory.cast<std::string>());
+  throw Error("memory: give bytes (an int) or a size such as \"16GiB\"");
+}
+
+// The device and cost model a call names, assembled as the command line assembles them.
+struct CostChoice {
+  costmodel::DeviceSpec device;
+  std::unique_ptr<costmodel::OpCostModel> cost;
+  std::string source;
+};
+
+CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source) {
+  costmodel::CostSetup setup;
+  setup.gpu = gpu;
+  setup.cost_source = cost_source;
+  setup.overrides.memory_bytes = memory_bytes(memory);
+  costmodel::check_cost_setup(setup);
+  const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
+  CostChoice out;
+  out.device = costmodel::resolve_device(setup, inputs);
+  out.cost = costmodel::make_cost_model(setup, inputs, out.device);
+  out.source = cost_source;
+  return out;
+}
+
+// The model array of a call: a zoo name or an exported model file, its copies, and their settings.
+experiments::ArrayRequest array_request(const std::string& model, int32_t models,
+                                        const std::vector<int32_t>& partition, int64_t batch, int64_t seq_len,
+                                        int64_t image_size, const std::string& dtype,
+                                        const std::string& precision, const std::string& optimizer,
+                                        const std::string& lean_ops) {
+  experiments::ArrayRequest a;
+  a.model = model;
+  a.models = models;
+  a.partition = partition;
+  a.batch_size = batch;
+  a.seq_len = seq_len;
+  a.image_size = image_size;
+  a.dtype = dtype;
+  a.precision = std::string(ir::precision_name(api::precision_value(precision)));
+  a.optimizer = optimizer;
+  a.lean_ops = lean_ops;
+  return a;
+}
+
+// One training step's graph (k models fused), as `mutwo trace` writes it.
+struct StepGraph {
+  ir::Graph graph;
+};
+
+StepGraph trace_step(const std::string& model, int32_t models, int64_t batch, int64_t seq_len,
+                     int64_t image_size, const std::string& dtype, const std::string& precision,
+                     const std::string& optimizer) {
+  if (models < 1) throw Error(fmt::format("models = {}: at least 1", models));
+  zoo::ModelConfig config;
+  config.batch_size = batch;
+  config.seq_len = seq_len;
+  config.image_size = image_size;
+  config.dtype = ir::parse_dtype(dtype);
+  config.precision = api::precision_value(precision);
+  config.width = models;
+  transforms::OptimizerConfig opt;
+  opt.kind = transforms::parse_optimizer(optimizer);
+  return {transforms::build_training_step(zoo::build_model(model, config), opt)};
+}
+
+py::object graph_ops(const ir::Graph& g) {
+  py::list out;
+  for (const ir::Op& op : g.ops) {
+    py::dict d;
+    d["name"] = op.name;
+    d["kind"] = std::string(ir::kind_name(op.kind));
+    d["phase"] = std::string(ir::phase_name(op.phase));
+    d["flops"] = op.flops;
+    d["bytes_read"] = op.bytes_read;
+    d["bytes_written"] = op.bytes_written;
+    out.append(std::move(d));
+  }
+  return out;
+}
+
+py::object simulate(const std::string& model, int32_t models, const std::vector<int32_t>& partition,
+                    int64_t batch, int64_t seq_len, int64_t image_size, const std::string& dtype,
+                    const std::string& precision, const std::string& optimizer, const std::string& lean_ops,
+                    const std::string& gpu, const py::object& memory, const std::string& cost_source,
+                    const std::string& policy, const std::string& order, bool state_offload,
+                    const std::string& optimizer_on, const std::string& host_mode, int32_t iterations,
+                    bool wrap, bool timeline) {
+  const CostChoice c = cost_choice(gpu, memory, cost_source);
+  api::SimulateRequest request;
+  request.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
+                                       optimizer, lean_ops);
+  request.policy = policy;
+  request.order = order;
+  request.state_offload = state_offload;
+  request.optimizer_on = optimizer_on;
+  request.host_mode = host_mode;
+  request.iterations = iterations;
+  request.wrap = wrap;
+  request.record_timeline = timeline;
+  api::SimulateResult r;
+  {
+    py::gil_scoped_release release;
+    r = api::simulate(request, *c.cost, c.device);
+  }
+  py::dict out = to_python(api::simulate_json(r.schedule, r.prediction, r.host_mode, c.device, c.source,
+                                              c.cost->describe(r.schedule.graph)));
+  if (timeline) {
+    out["timeline"] =
+        to_python(nlohmann::json::parse(sim::chrome_trace_json(r.prediction, r.schedule.graph.name)));
+  }
+  return out;
+}
+
+py::object search(const std::vector<std::string>& models, int64_t batch, int64_t seq_len, int64_t image_size,
+                  const std::string& dtype, const std::string& precision, const std::string& lean_ops,
+                  const std::string& host_mode, const std::string& optimizer,
+                  const std::vector<std::string>& policies, int32_t top, const std::string& gpu,
+                  const py::object& memory, const std::string& cost_source, const py::object& progress) {
+  const CostChoice c = cost_choice(gpu, memory, cost_source);
+  api::SearchRequest request;
+  request.models = models;
+  request.batch_size = batch;
+  request.seq_len = seq_len;
+  request.image_size = image_size;
+  request.dtype = dtype;
+  request.precision = precision;
+  request.lean_ops = lean_ops;
+  request.host_mode = host_mode;
+  request.optimizer = optimizer;
+  request.policies = policies;
+  request.top = top;
+  if (!progress.is_none()) {
+    // Called from the search with the GIL released: take it for the call; an exception the
+    // callable raises (KeyboardInterrupt) stops the search and reaches the caller.
+    request.progress = [progress](int64_t visited, int64_t partitions) {
+      py::gil_scoped_acquire acquire;
+      progress(visited, partitions);
+    };
+  }
+  const policies::SearchConfig config = api::search_config(request, *c.cost, c.device.memory_bytes);
+  policies::SearchReport report;
+  {
+    py::gil_scoped_release release;
+    report = policies::run_search(config);
+  }
+  return to_python(api::search_json(report, c.device, c.source));
+}
+
+py::object replay(const std::string& trace, const std::optional<int64_t>& step, bool all,
+                  double kernel_speedup, const std::vector<std::string>& what_if_gpus,
+                  const std::string& what_if_source, const std::string& trace_gpu) {
+  api::ReplayTraceRequest request;
+  request.trace = trace;
+  request.step = step;
+  request.all = all;
+  request.kernel_speedup = kernel_speedup;
+  request.what_if_gpus = what_if_gpus;
+  request.what_if_source = what_if_source;
+  request.trace_gpu = trace_gpu;
+  if (!(kernel_speedup > 0))
+    throw Error(fmt::format("kernel_speedup = {}: must be a positive number", kernel_speedup));
+  api::ReplayTraceResult result;
+  {
+    py::gil_scoped_release release;
+    result = api::replay_trace(request);
+  }
+  return to_python(api::replay_trace_json(result));
+}
+
+}  // namespace
+}  // namespace mutwo::python
+
+PYBIND11_MODULE(_mutwo, m) {
+  using namespace mutwo::python;
+  namespace api = mutwo::api;
+  m.doc() = "mutwo's C++ core; use the package `mutwo`";
+
+  // Exceptions: mutwo.Error and one subclass per kind of mistake a caller can fix.
+  static py::exception<mutwo::Error> error(m, "Error");
+  static py::exception<mutwo::FormatError> format_error(m, "FormatError", error.ptr());
+  static py::exception<mutwo::UnknownNameError> name_error(m, "UnknownNameError", error.ptr());
+  static py::exception<mutwo::experiments::InfeasiblePlanError> limit_error(m, "LimitError", error.ptr());
+  static py::exception<mutwo::experiments::ResultsDbError> db_error(m, "DatabaseError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const mutwo::FormatError& e) {
+      format_error(e.what());
+    } catch (const mutwo::UnknownNameError& e) {
+      name_error(e.what());
+    } catch (const mutwo::experiments::InfeasiblePlanError& e) {
+      limit_error(e.what());
+    } catch (const mutwo::experiments::ResultsDbError& e) {
+      db_error(e.what());
+    } catch (const mutwo::Error& e) {
+      error(e.what());
+    }
+  });
+
+  m.def(
+      "models",
+      [](bool mini, int64_t batch, const std::string& dtype) {
+        api::ModelsRequest r{mini, batch, dtype};
+        return to_python(api::models_json(api::list_models(r), r));
+      },
+      py::arg("mini") = false, py::arg("batch") = 0, py::arg("dtype") = "fp32");
+  m.def("devices", [] { return to_python(api::devices_json()); });
+  m.def(
+      "device", [](const std::string& name) { return to_python(api::device_json(name)); }, py::arg("name"));
+
+  py::class_<StepGraph>(m, "Graph")
+      .def_property_readonly("name", [](const StepGraph& g) { return g.graph.name; })
+      .def_property_readonly("width", [](const StepGraph& g) { return g.graph.width; })
+      .def_property_readonly("batch_size", [](const StepGraph& g) { return g.graph.batch_size; })
+      .def_property_readonly("parameters",
+                             [](const StepGraph& g) { return mutwo::ir::parameter_count(g.graph); })
+      .def_property_readonly("parameter_bytes",
+                             [](const StepGraph& g) { return mutwo::ir::parameter_bytes(g.graph); })
+      .def_property_readonly(
+          "forward_flops",
+          [](const StepGraph& g) { return mutwo::ir::flops_in_phase(g.graph, mutwo::ir::Phase::forward); })
+      .def_property_readonly("activation_bytes",
+                             [](const StepGraph& g) { return mutwo::ir::activation_bytes(g.graph); })
+      .def_property_readonly("tensors", [](const StepGraph& g) { return g.graph.tensors.size(); })
+      .def("ops", [](const StepGraph& g) { return graph_ops(g.graph); })
+      .def("to_json",
+           [](const StepGraph& g) {
+             mutwo::ir::Trace t;
+             t.graph = g.graph;
+             return mutwo::io::trace_to_json(t);
+           })
+      .def("__len__", [](const StepGraph& g) { return g.graph.ops.size(); })
+      .def("__repr__", [](const StepGraph& g) {
+        return fmt::format("<mutwo.Graph '{}': {} ops, {} tensors>", g.graph.name, g.graph.ops.size(),
+                           g.graph.tensors.size());
+      });
+  m.def("trace", &trace_step, py::arg("model"), py::arg("models") = 1, py::arg("batch") = 0,
+        py::arg("seq_len") = 0, py::arg("image_size") = 0, py::arg("dtype") = "fp32",
+        py::arg("precision") = "fp32", py::arg("optimizer") = "adam");
+
+  m.def("simulate", &simulate, py::arg("model"), py::arg("models") = 1,
+        py::arg("partition") = std::vector<int32_t>{}, py::arg("batch") = 0, py::arg("seq_len") = 0,
+        py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",
+        py::arg("optimizer") = "adam", py::arg("lean_ops") = "none", py::arg("gpu") = "a100-40gb",
+        py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("policy") = "",
+        py::arg("order") = "best", py::arg("state_offload") = false, py::arg("optimizer_on") = "best",
+        py::arg("host_mode") = "eager", py::arg("iterations") = 3, py::arg("wrap") = false,
+        py::arg("timeline") = false);
+  m.def("search", &search, py::arg("models"), py::arg("batch") = 0, py::arg("seq_len") = 0,
+        py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",
+        py::arg("lean_ops") = "none", py::arg("host_mode") = "eager", py::arg("optimizer") = "adam",
+        py::arg("policies") = std::vector<std::string>{}, py::arg("top") = 10, py::arg("gpu") = "a100-40gb",
+        py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("progress") = py::none());
+  m.def("replay", &replay, py::arg("trace"), py::arg("step") = std::nullopt, py::arg("all") = false,
+        py::arg("kernel_speedup") = 2.0, py::arg("what_if_gpus") = std::vector<std::string>{},
+        py::arg("what_if_source") = "waves", py::arg("trace_gpu") = "");
+  m.def(
+      "results",
+      [](const std::string& db, const std::vector<int64_t>& run_ids) {
+        return to_python(api::compare_json(api::compare_database(db, run_ids), db));
+      },
+      py::arg("db"), py::arg("run_ids") = std::vector<int64_t>{});
+}

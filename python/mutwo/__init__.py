@@ -1,0 +1,142 @@
+"""mutwo from Python: the simulator, the search and the results on the model zoo or a torch.nn.Module.
+
+    import mutwo
+    mutwo.models()                                   # the zoo, as dicts
+    p = mutwo.simulate("resnet18", models=4, batch=32, gpu="a100-40gb", memory="16GiB")
+    p.step_time_ns, p.peak_bytes, p.timeline()       # the fields of `mutwo simulate --json`
+    rows = mutwo.search(["bert-base:8"], batch=16, gpu="h100-sxm-80gb", memory="40GiB")
+    pandas.DataFrame(rows)                           # the rows of `mutwo search --json`
+    m = mutwo.from_torch(torchvision.models.densenet121(), torch.randn(32, 3, 224, 224))
+    mutwo.search([m.times(8)], gpu="a100-40gb", memory="20GiB")
+
+Everything is computed by mutwo's C++ libraries in this process (the extension `_mutwo`, over the
+same api/ the `mutwo` program prints from), so each call returns what the matching command's
+--json prints. Errors raise mutwo.Error (FormatError for a malformed file, UnknownNameError for an
+unknown model, GPU, policy or option value, LimitError when no plan fits the memory limit,
+DatabaseError for a results database that cannot be read) carrying mutwo's message.
+"""
+import sys
+
+from ._mutwo import (DatabaseError, Error, FormatError, Graph, LimitError, UnknownNameError, device, devices,
+                     models)
+from . import _mutwo
+from .model import Model, from_torch
+
+for _error in (Error, FormatError, UnknownNameError, LimitError, DatabaseError):
+    _error.__module__ = __name__  # mutwo.Error, not mutwo._mutwo.Error, in tracebacks
+
+__all__ = ["DatabaseError", "Error", "FormatError", "Graph", "LimitError", "Model", "Prediction", "SearchRows",
+           "UnknownNameError", "UnsupportedModelError", "device", "devices", "from_torch", "models", "replay",
+           "results", "search", "simulate", "trace"]
+
+
+class Prediction(dict):
+    """What `mutwo simulate --json` prints, as a dict; its prediction's fields read as attributes
+    (p.step_time_ns, p.peak_bytes, p.oom), and timeline() gives the step's Chrome-trace timeline."""
+
+    def __init__(self, fields, rerun):
+        super().__init__(fields)
+        self._rerun = rerun
+
+    def __getattr__(self, name):
+        for part in (self, self.get("prediction", {})):
+            if name in part:
+                return part[name]
+        raise AttributeError(name)
+
+    def timeline(self):
+        """The simulated step as Chrome-trace events (Perfetto, chrome://tracing): a dict."""
+        if "timeline" not in self:
+            self["timeline"] = self._rerun()["timeline"]
+        return self["timeline"]
+
+
+class SearchRows(list):
+    """The rows of `mutwo search --json` (a list of dicts: pandas.DataFrame(rows)); the whole report
+    (device, memory limit, stats, lean effects) is .report."""
+
+    def __init__(self, report):
+        super().__init__(report["rows"])
+        self.report = report
+
+
+def _model_name(model, kwargs):
+    """A zoo name, a model file, a Model, or a torch.nn.Module (exported with kwargs' example_inputs)."""
+    if isinstance(model, Model):
+        return model.path
+    if isinstance(model, str):
+        return model
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(model, torch.nn.Module):
+        example = kwargs.pop("example_inputs", None)
+        if example is None:
+            raise Error("a torch.nn.Module needs example_inputs= (a tensor, batch first) to be traced")
+        return from_torch(model, example).path
+    raise Error(f"model: a zoo name, a model file, a mutwo.Model or a torch.nn.Module, not {type(model).__name__}")
+
+
+def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", optimizer="adam",
+          example_inputs=None):
+    """One training step's graph (k models fused, with autodiff and the optimizer), as `mutwo trace`
+    writes it: a mutwo.Graph (ops(), parameters, forward_flops, activation_bytes, to_json())."""
+    name = _model_name(model, {"example_inputs": example_inputs})
+    return _mutwo.trace(name, models=models, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
+                        precision=precision, optimizer=optimizer)
+
+
+def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
+             optimizer="adam", lean_ops="none", gpu="a100-40gb", memory=None, cost_source="waves", policy=None,
+             order="best", state_offload=False, optimizer_on="best", host_mode="eager", iterations=3, wrap=False,
+             example_inputs=None):
+    """One training step of `models` copies of `model` (fused per `partition`, planned by `policy`
+    at the memory limit when one is given) predicted on `gpu`: a Prediction, the fields of
+    `mutwo simulate --json` with the same settings."""
+    name = _model_name(model, {"example_inputs": example_inputs})
+    kwargs = dict(models=models, partition=list(partition or []), batch=batch, seq_len=seq_len, image_size=image_size,
+                  dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,
+                  cost_source=cost_source, policy=policy or "", order=order, state_offload=state_offload,
+                  optimizer_on=optimizer_on, host_mode=host_mode, iterations=iterations, wrap=wrap)
+    fields = _mutwo.simulate(name, **kwargs)
+    return Prediction(fields, lambda: _mutwo.simulate(name, timeline=True, **kwargs))
+
+
+def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", lean_ops="none",
+           host_mode="eager", optimizer="adam", policies=None, top=10, gpu="a100-40gb", memory=None,
+           cost_source="waves", progress=None, strict=True):
+    """Every strategy (sequential, HFTA, HFTA with Capuchin, mutwo's partitions and policies) on the
+    model array `models` ("bert-base:8", a Model, or a list of them) at the memory limit: SearchRows,
+    the rows of `mutwo search --json`, best first. The search runs without the GIL; `progress(visited,
+    partitions)` is called before each partition. With `strict`, raises LimitError when no plan fits
+    (the message gives the smallest limit any plan met); without, returns the infeasible rows."""
+    if isinstance(models, (str, Model)):
+        models = [models]
+    names = [m.spec() if isinstance(m, Model) else m for m in models]
+    report = _mutwo.search(names, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
+                           precision=precision, lean_ops=lean_ops, host_mode=host_mode, optimizer=optimizer,
+                           policies=list(policies or []), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
+                           progress=progress)
+    if strict and not report["feasible"]:
+        raise LimitError(f"no plan fits in {report['memory_limit_bytes']} bytes; the smallest limit any plan met is "
+                         f"{report['smallest_limit_bytes']} bytes")
+    return SearchRows(report)
+
+
+def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_if_gpus=(), what_if_source="waves",
+           trace_gpu=""):
+    """A PyTorch profiler trace replayed at the CUDA-runtime level with its what-ifs: the fields of
+    `mutwo replay-trace --json` (replay, its breakdown and what-ifs; steps)."""
+    return _mutwo.replay(str(trace_path), step=step, all=all_steps, kernel_speedup=kernel_speedup,
+                         what_if_gpus=list(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
+
+
+def results(db_path, run_ids=()):
+    """Predicted against measured step time and peak memory from a results database: the fields of
+    `mutwo compare --json` (rows, summary)."""
+    return _mutwo.results(str(db_path), run_ids=list(run_ids))
+
+
+def __getattr__(name):
+    if name == "UnsupportedModelError":  # defined with torch: loaded on first use
+        from .torch_import import UnsupportedModelError
+        return UnsupportedModelError
+    raise AttributeError(f"module 'mutwo' has no attribute '{name}'")

@@ -1,0 +1,364 @@
+"""A torch.nn.Module as a mutwo forward graph: what `mutwo.from_torch` and scripts/export_model.py do.
+
+The model is traced with torch.fx (symbolic_trace) and its shapes propagated on example inputs
+(ShapeProp: real tensors on the CPU; the batch and image size are fixed in the graph); a
+cross-entropy loss over its [batch, classes] output is appended, with int64 labels [batch]. Each
+node maps to one mutwo op kind (ir/op_kind.hpp) with its inputs, attributes and extra outputs as
+mutwo's kinds define them (batch norm's saved mean and inverse std, max pooling's indices,
+dropout's mask, the loss's log-probabilities); FLOPs and bytes are left 0 and re-derived by mutwo
+from the kinds' rules. A node without a mutwo kind (or an attribute mutwo does not model: dilation,
+ceil_mode, a non-1x1 adaptive pool) stops the export naming the node, so a graph is never
+silently wrong.
+
+Transformers: nn.MultiheadAttention (self-attention, batch_first, no masks) is kept whole by the
+tracer and written as mutwo's attention ops: q/k/v linears from its packed in_proj (named
+"<module>.in_proj.q.weight" ...), attn_scores, softmax, [dropout], attn_context and out_proj, as
+the zoo writes torchvision's ViT; a class token concatenated before the patch tokens of a
+convolution (reshape, permute, expand, cat) is mutwo's class_token_concat; x[:, 0] is
+select_token. Dropout with p = 0 is the identity (PyTorch returns its input).
+
+Works with Debian's python3-torch (1.13) and PyTorch 2.x (torch.fx and ShapeProp are in both).
+This module imports torch; `import mutwo` does not (it loads this file on first use).
+"""
+import dis
+import inspect
+import json
+import math
+import operator
+
+import torch
+import torch.fx
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.fx.passes.shape_prop import ShapeProp
+
+from ._mutwo import Error
+
+DTYPES = {torch.float32: ("fp32", 4), torch.int64: ("int64", 8), torch.bool: ("bool", 1)}
+
+
+class UnsupportedModelError(Error):
+    """A node of the model that mutwo has no op kind for (the message names it)."""
+
+
+Unsupported = UnsupportedModelError
+
+
+def _unpack_aware_iter(self):
+    """torch.fx's Proxy.__iter__ of PyTorch 1.13 finds the calling instruction at f_lasti // 2, which
+    is wrong on Python 3.11 (inline caches): `n, c, h, w = x.shape` then fails to trace. Match the
+    instruction by its byte offset instead (right on every Python)."""
+    frame = inspect.currentframe().f_back
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti and inst.opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(inst.argval))
+    return _original_iter(self)
+
+
+_original_iter = torch.fx.proxy.Proxy.__iter__
+torch.fx.proxy.Proxy.__iter__ = _unpack_aware_iter
+
+
+class Tracer(torch.fx.Tracer):
+    """Keeps nn.MultiheadAttention whole: its Python shape checks cannot be traced symbolically."""
+
+    def is_leaf_module(self, m, qualified_name):
+        return isinstance(m, nn.MultiheadAttention) or super().is_leaf_module(m, qualified_name)
+
+
+class Exporter:
+    def __init__(self, gm, name, batch):
+        self.gm = gm
+        self.name = name
+        self.batch = batch
+        self.tensors = []
+        self.ops = []
+        self.env = {}  # fx node -> tensor id
+        self.views = {}  # fx node -> ("patches", conv output id) or ("class_token", weight id): ViT's token views
+        self.pairs = {}  # fx node of a leaf nn.MultiheadAttention -> its output tensor id
+
+    def tensor(self, name, shape, role, dtype=torch.float32):
+        if dtype not in DTYPES:
+            raise Unsupported(f"tensor '{name}' has dtype {dtype}; mutwo's kinds take fp32, int64 and bool")
+        dtype_name, size = DTYPES[dtype]
+        shape = [int(d) for d in shape]
+        count = 1
+        for d in shape:
+            count *= d
+        self.tensors.append({"id": len(self.tensors), "name": name, "shape": shape, "dtype": dtype_name,
+                             "role": role, "bytes": count * size, "width": 1})
+        return len(self.tensors) - 1
+
+    def op(self, name, kind, inputs, outputs, attrs=None):
+        self.ops.append({"id": len(self.ops), "name": name, "kind": kind, "phase": "forward", "inputs": inputs,
+                         "outputs": outputs, "attrs": attrs or {}, "flops": 0, "bytes_read": 0,
+                         "bytes_written": 0, "workspace_bytes": 0, "forward_of": -1, "recomputable": True,
+                         "width": 1})
+
+    def out(self, node, suffix="", shape=None, dtype=torch.float32, role="activation"):
+        meta = node.meta.get("tensor_meta")
+        if shape is None:
+            if meta is None or not hasattr(meta, "shape"):
+                raise Unsupported(f"node '{node.name}' has no single tensor output")
+            shape = meta.shape
+        return self.tensor(node.name + suffix, shape, role, dtype)
+
+    def weight(self, node, param_name, param):
+        return self.tensor(f"{node.target}.{param_name}", param.shape, "weight")
+
+    def arg(self, node, i=0):
+        a = node.args[i]
+        if not isinstance(a, torch.fx.Node) or a not in self.env:
+            raise Unsupported(f"node '{node.name}': argument {i} ({a!r}) is not a tensor of the graph")
+        return self.env[a]
+
+    @staticmethod
+    def pair(v):
+        return [int(v), int(v)] if isinstance(v, int) else [int(x) for x in v]
+
+    def module(self, node):
+        m = self.gm.get_submodule(node.target)
+        if isinstance(m, nn.MultiheadAttention):
+            return self.attention(node, m)  # called with keyword arguments
+        x = self.arg(node)
+        if isinstance(m, nn.Linear):
+            ins = [x, self.weight(node, "weight", m.weight)]
+            if m.bias is not None:
+                ins.append(self.weight(node, "bias", m.bias))
+            self.env[node] = self.out(node)
+            self.op(node.name, "linear", ins, [self.env[node]])
+        elif isinstance(m, nn.Conv2d):
+            if self.pair(m.dilation) != [1, 1] or m.padding_mode != "zeros" or \
+                    isinstance(m.padding, str):
+                raise Unsupported(f"conv '{node.target}': dilation {m.dilation}, padding {m.padding!r} "
+                                  f"({m.padding_mode}); mutwo's conv2d takes dilation 1 and numeric zero padding")
+            ins = [x, self.weight(node, "weight", m.weight)]
+            if m.bias is not None:
+                ins.append(self.weight(node, "bias", m.bias))
+            self.env[node] = self.out(node)
+            attrs = {"stride": self.pair(m.stride), "padding": self.pair(m.padding)}
+            if m.groups != 1:
+                attrs["groups"] = int(m.groups)  # depthwise and grouped convolutions
+            self.op(node.name, "conv2d", ins, [self.env[node]], attrs)
+        elif isinstance(m, nn.BatchNorm2d):
+            if not m.affine:
+                raise Unsupported(f"batch norm '{node.target}' without affine parameters")
+            ins = [x, self.weight(node, "weight", m.weight), self.weight(node, "bias", m.bias)]
+            c = m.num_features
+            outs = [self.out(node), self.out(node, ".save_mean", [c]), self.out(node, ".save_invstd", [c])]
+            self.env[node] = outs[0]
+            self.op(node.name, "batchnorm2d", ins, outs, {"eps": float(m.eps)})
+        elif isinstance(m, nn.LayerNorm):
+            if len(m.normalized_shape) != 1 or not m.elementwise_affine:
+                raise Unsupported(f"layer norm '{node.target}': mutwo's normalises the last dim with affine "
+                                  "parameters")
+            ins = [x, self.weight(node, "weight", m.weight), self.weight(node, "bias", m.bias)]
+            rows = list(node.meta["tensor_meta"].shape[:-1]) + [1]  # keepdim, as aten::native_layer_norm
+            outs = [self.out(node), self.out(node, ".mean", rows), self.out(node, ".rstd", rows)]
+            self.env[node] = outs[0]
+            self.op(node.name, "layernorm", ins, outs, {"eps": float(m.eps)})
+        elif isinstance(m, (nn.ReLU, nn.ReLU6, nn.GELU, nn.Tanh, nn.Sigmoid, nn.Hardswish, nn.Hardsigmoid)):
+            kind = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.GELU: "gelu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
+                    nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid"}[type(m)]
+            attrs = {"approximate": 1 if getattr(m, "approximate", "none") == "tanh" else 0} if kind == "gelu" else {}
+            self.env[node] = self.out(node)
+            self.op(node.name, kind, [x], [self.env[node]], attrs)
+        elif isinstance(m, nn.Dropout) and m.p == 0:
+            self.env[node] = x  # PyTorch returns the input itself
+        elif isinstance(m, nn.Dropout):
+            self.env[node] = self.out(node)
+            mask = self.out(node, ".mask", dtype=torch.bool)
+            self.op(node.name, "dropout", [x], [self.env[node], mask], {"p": float(m.p)})
+        elif isinstance(m, nn.MaxPool2d):
+            if m.ceil_mode or self.pair(m.dilation) != [1, 1]:
+                raise Unsupported(f"max pool '{node.target}': ceil_mode and dilation are not modelled")
+            self.env[node] = self.out(node)
+            indices = self.out(node, ".indices", dtype=torch.int64)
+            self.op(node.name, "max_pool2d", [x], [self.env[node], indices],
+                    {"kernel": self.pair(m.kernel_size), "stride": self.pair(m.stride or m.kernel_size),
+                     "padding": self.pair(m.padding)})
+        elif isinstance(m, nn.AdaptiveAvgPool2d):
+            if self.pair(m.output_size) != [1, 1]:
+                raise Unsupported(f"adaptive pool '{node.target}' to {m.output_size}: mutwo's pools to 1x1")
+            self.env[node] = self.out(node)
+            self.op(node.name, "adaptive_avg_pool2d", [x], [self.env[node]])
+        elif isinstance(m, nn.Flatten):
+            self.flatten(node, x)
+        elif isinstance(m, nn.Identity):
+            self.env[node] = x
+        else:
+            raise Unsupported(f"module '{node.target}' ({type(m).__name__}) has no mutwo op kind")
+
+    def attention(self, node, m):
+        """Self-attention as the zoo writes torchvision's: q/k/v linears from the packed in_proj."""
+        q, k, v = (node.kwargs.get(name, node.args[i] if len(node.args) > i else None)
+                   for i, name in enumerate(("query", "key", "value")))
+        masks = [node.kwargs.get(n) for n in ("key_padding_mask", "attn_mask")] + list(node.args[3:])
+        if not (q is k is v) or any(a is not None and a is not False for a in masks[:2]) or not m.batch_first \
+                or m.in_proj_weight is None or m.in_proj_bias is None or m.bias_k is not None:
+            raise Unsupported(f"attention '{node.target}': mutwo's attention ops take batch-first self-attention "
+                              "with a packed, biased in_proj and no masks")
+        x = self.env[q]
+        h = m.embed_dim
+        shape = self.tensors[x]["shape"]
+        proj = []
+        for part in ("q", "k", "v"):
+            name = f"{node.target}.in_proj.{part}"
+            w = self.tensor(f"{name}.weight", [h, h], "weight")
+            b = self.tensor(f"{name}.bias", [h], "weight")
+            y = self.tensor(name, shape, "activation")
+            self.op(name, "linear", [x, w, b], [y])
+            proj.append(y)
+        batch, tokens = shape[0], shape[1]
+        scores = self.tensor(f"{node.target}.scores", [batch, m.num_heads, tokens, tokens], "activation")
+        self.op(f"{node.target}.scores", "attn_scores", proj[:2], [scores],
+                {"heads": int(m.num_heads), "causal": 0, "scale": 1.0 / math.sqrt(h // m.num_heads)})
+        probs = self.tensor(f"{node.target}.softmax", [batch, m.num_heads, tokens, tokens], "activation")
+        self.op(f"{node.target}.softmax", "softmax", [scores], [probs])
+        if m.dropout > 0:
+            dropped = self.tensor(f"{node.target}.dropout", [batch, m.num_heads, tokens, tokens], "activation")
+            mask = self.tensor(f"{node.target}.dropout.mask", [batch, m.num_heads, tokens, tokens], "activation",
+                               torch.bool)
+            self.op(f"{node.target}.dropout", "dropout", [probs], [dropped, mask], {"p": float(m.dropout)})
+            probs = dropped
+        context = self.tensor(f"{node.target}.context", shape, "activation")
+        self.op(f"{node.target}.context", "attn_context", [probs, proj[2]], [context])
+        w = self.tensor(f"{node.target}.out_proj.weight", [h, h], "weight")
+        b = self.tensor(f"{node.target}.out_proj.bias", [h], "weight")
+        out = self.tensor(f"{node.target}.out_proj", shape, "activation")
+        self.op(f"{node.target}.out_proj", "linear", [context, w, b], [out])
+        self.pairs[node] = out  # forward returns (output, weights); need_weights=False: weights are None
+
+    def token_view(self, node):
+        """ViT's patch tokens and class token: views folded into class_token_concat. True if handled."""
+        t, args = node.target, node.args
+        src = args[0] if args else None
+        if t == "reshape" and src in self.env and len(self.tensors[self.env[src]]["shape"]) == 4:
+            self.views[node] = ("patches", self.env[src])  # [B, C, h, w] -> [B, C, h*w]
+        elif t == "permute" and src in self.views and self.views[src][0] == "patches" and \
+                [int(a) for a in args[1:]] == [0, 2, 1]:
+            self.views[node] = self.views[src]  # -> [B, h*w, C]
+        elif t == "expand" and src in self.env and self.tensors[self.env[src]]["role"] == "weight":
+            self.views[node] = ("class_token", self.env[src])  # [1, 1, C] -> [B, 1, C]
+        elif t in (torch.cat, "cat") and isinstance(src, (list, tuple)) and len(src) == 2 and \
+                node.kwargs.get("dim", args[1] if len(args) > 1 else 0) == 1 and \
+                self.views.get(src[0], ("",))[0] == "class_token" and self.views.get(src[1], ("",))[0] == "patches":
+            self.env[node] = self.out(node)
+            self.op(node.name, "class_token_concat", [self.views[src[1]][1], self.views[src[0]][1]], [self.env[node]])
+        else:
+            return False
+        return True
+
+    def flatten(self, node, x):
+        shape = self.tensors[x]["shape"]
+        if len(shape) != 4 or shape[2:] != [1, 1]:
+            raise Unsupported(f"flatten '{node.name}' of {shape}: mutwo's flatten takes [B, C, 1, 1]")
+        self.env[node] = self.out(node)
+        self.op(node.name, "flatten", [x], [self.env[node]])
+
+    def commutative(self, node):
+        """The two tensor operands of add/mul, the one broadcast second (mutwo's add and mul broadcast b)."""
+        a, b = self.env[node.args[0]], self.env[node.args[1]]
+        size = lambda t: self.tensors[t]["bytes"]
+        return [a, b] if size(a) >= size(b) else [b, a]
+
+    def function(self, node):
+        t = node.target
+        if self.token_view(node):
+            return
+        if t is operator.getitem and node.args[0] in self.pairs:
+            if node.args[1] == 0:
+                self.env[node] = self.pairs[node.args[0]]
+            return  # [1]: the attention weights, None
+        if t is operator.getitem and node.args[0] in self.env and node.args[1] == (slice(None), 0):
+            self.env[node] = self.out(node)  # x[:, 0] of [B, T, C]
+            self.op(node.name, "select_token", [self.env[node.args[0]]], [self.env[node]], {"index": 0})
+            return
+        meta = node.meta.get("tensor_meta")
+        if meta is None or not hasattr(meta, "shape"):
+            return  # not a tensor (x.shape, its items, asserts): nothing to compute on the GPU
+        if t in (operator.add, torch.add, "add"):
+            a, b = node.args[0], node.args[1]
+            if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
+                raise Unsupported(f"add '{node.name}' of a constant")
+            self.env[node] = self.out(node)
+            self.op(node.name, "add", self.commutative(node), [self.env[node]])
+        elif t in (operator.mul, torch.mul, "mul") and all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
+            self.env[node] = self.out(node)
+            self.op(node.name, "mul", self.commutative(node), [self.env[node]])
+        elif t in (torch.relu, F.relu, "relu"):
+            self.env[node] = self.out(node)
+            self.op(node.name, "relu", [self.arg(node)], [self.env[node]])
+        elif t in (torch.flatten, "flatten"):
+            self.flatten(node, self.arg(node))
+        elif t in (F.adaptive_avg_pool2d,) and self.pair(node.args[1] if len(node.args) > 1 else
+                                                         node.kwargs["output_size"]) == [1, 1]:
+            self.env[node] = self.out(node)
+            self.op(node.name, "adaptive_avg_pool2d", [self.arg(node)], [self.env[node]])
+        elif t in (F.hardsigmoid, F.hardswish, F.relu6, torch.sigmoid, torch.tanh):
+            kind = {F.hardsigmoid: "hardsigmoid", F.hardswish: "hardswish", F.relu6: "relu6",
+                    torch.sigmoid: "sigmoid", torch.tanh: "tanh"}[t]
+            self.env[node] = self.out(node)
+            self.op(node.name, kind, [self.arg(node)], [self.env[node]])
+        else:
+            raise Unsupported(f"{node.op} '{node.name}' ({getattr(t, '__name__', t)}) has no mutwo op kind")
+
+    def run(self):
+        logits = None
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                self.env[node] = self.out(node, role="input")
+            elif node.op == "call_module":
+                self.module(node)
+            elif node.op in ("call_function", "call_method"):
+                self.function(node)
+            elif node.op == "get_attr":
+                try:
+                    param = self.gm.get_parameter(node.target)
+                except AttributeError:
+                    raise Unsupported(f"get_attr '{node.target}' is a buffer or constant, not a parameter")
+                self.env[node] = self.tensor(node.target, param.shape, "weight")
+            elif node.op == "output":
+                logits = self.arg(node)
+            else:
+                raise Unsupported(f"{node.op} '{node.name}' has no mutwo op kind")
+        shape = self.tensors[logits]["shape"]
+        if len(shape) != 2 or shape[0] != self.batch:
+            raise Unsupported(f"the model's output is {shape}; the appended cross entropy needs [batch, classes]")
+        labels = self.tensor("labels", [self.batch], "label", torch.int64)
+        loss = self.tensor("loss", [], "loss")
+        log_probs = self.tensor("loss.log_probs", shape, "activation")
+        self.op("loss", "cross_entropy", [logits, labels], [loss, log_probs])
+        return {"format": "mutwo-trace", "version": 1,
+                "graph": {"name": self.name, "width": 1, "batch_size": self.batch, "tensors": self.tensors,
+                          "ops": self.ops}}
+
+
+def write_reference(model, gm, doc, shape, path):
+    """PyTorch's step on the exported weights: loss and gradients (float64 lists, flattened)."""
+    torch.manual_seed(1)
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    x = torch.randn(*shape)
+    classes = doc["graph"]["tensors"][doc["graph"]["ops"][-1]["inputs"][0]]["shape"][1]
+    labels = torch.randint(0, classes, (shape[0],))
+    model.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), labels)
+    loss.backward()
+    params = dict(model.named_parameters())
+    flat = lambda t: [float(f"{v:.9g}") for v in t.detach().double().reshape(-1).tolist()]  # fp32 exactly
+    ref = {"inputs": {placeholders[0]: flat(x), "labels": [int(v) for v in labels]},
+           "weights": {name: flat(p) for name, p in params.items()},
+           "loss": float(loss),
+           "grads": {name: flat(p.grad) for name, p in params.items()}}
+    with open(path, "w") as f:
+        json.dump(ref, f)
+    print(f"{path}: loss {float(loss):.6f}, {len(params)} parameters' gradients")
+
+
+def export_graph(model, example_input, name):
+    """The mutwo forward graph (the exported-model document) of `model` on `example_input` (one
+    tensor, batch first). Raises Unsupported naming the first node mutwo has no kind for."""
+    model.train()
+    gm = torch.fx.GraphModule(model, Tracer().trace(model))
+    ShapeProp(gm).propagate(example_input)
+    return gm, Exporter(gm, name, int(example_input.shape[0])).run()

@@ -1,0 +1,126 @@
+"""`import mutwo` against the `mutwo` program: each function returns what the matching command's
+--json prints for the same inputs, and mutwo's errors arrive as mutwo.Error subclasses with
+mutwo's message."""
+import pytest
+
+import mutwo
+
+
+def test_models_are_the_zoo_with_published_parameter_counts(cli_json):
+    rows = mutwo.models()
+    assert rows == cli_json("models")
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["resnet50"]["parameters"] == 25_557_032  # torchvision's count
+    # BERT-Base with its pre-training heads: 109,482,240 + MLM 624,188 (tests/test_models_transformer.cpp)
+    assert by_name["bert-base"]["parameters"] == 110_106_428
+    assert mutwo.models(mini=True) == cli_json("models", "--mini")
+
+
+def test_devices_and_a_device_file(fixtures, tmp_path):
+    names = [d["name"] for d in mutwo.devices()]
+    assert "a100-40gb" in names and "h100-sxm-80gb" in names
+    a100 = mutwo.device("a100-40gb")
+    assert a100["memory_gbps"] == 1555 and a100["sm_count"] == 108 and a100["fp32_tflops"] == 19.5
+    with pytest.raises(mutwo.UnknownNameError, match="unknown device 'a200'; valid: a10, "):
+        mutwo.device("a200")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nsm_count = -1\n')
+    with pytest.raises(mutwo.FormatError, match="bad.toml"):
+        mutwo.device(str(bad))
+
+
+def test_simulate_equals_the_command_line(cli_json):
+    p = mutwo.simulate("resnet18", models=4, partition=[2, 2], batch=8, gpu="h100-sxm-80gb")
+    cli = cli_json("simulate", "--model", "resnet18", "--models", 4, "--partition", "2,2", "--batch", 8, "--gpu",
+                   "h100-sxm-80gb")
+    assert dict(p) == cli
+    assert p.step_time_ns == cli["prediction"]["step_time_ns"] and p.peak_bytes == cli["prediction"]["peak_bytes"]
+    assert [s["width"] for s in p.schedule["sub_arrays"]] == [2, 2]
+
+
+def test_simulate_a_plan_under_a_memory_limit_equals_the_command_line(cli_json):
+    p = mutwo.simulate("bert-mini", models=4, memory="4MiB", policy="capuchin", host_mode="none", cost_source="analytic")
+    cli = cli_json("simulate", "--model", "bert-mini", "--models", 4, "--memory", "4MiB", "--policy", "capuchin",
+                   "--host-mode", "none", "--cost-source", "analytic")
+    assert dict(p) == cli
+    assert p.peak_bytes <= 4 * 2**20 and not p.oom
+
+
+def test_timeline_is_a_chrome_trace_of_the_same_step():
+    p = mutwo.simulate("bert-mini", models=2)
+    events = p.timeline()["traceEvents"]
+    assert events and all("ph" in e for e in events)
+    assert "timeline" in p  # computed once
+
+
+def test_search_rows_equal_the_command_line_and_progress_is_reported(cli_json):
+    seen = []
+    rows = mutwo.search("bert-mini:4", memory="8MiB", top=3, progress=lambda v, n: seen.append((v, n)))
+    cli = cli_json("search", "--model", "bert-mini:4", "--memory", "8MiB", "--top", 3)
+    assert rows == cli["rows"] and rows.report == cli
+    assert seen and seen[0][0] == 0 and all(n == seen[0][1] for _, n in seen)
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame(rows)
+    assert list(frame["strategy"])[:1] == [cli["rows"][0]["strategy"]]
+
+
+def test_a_progress_callback_that_raises_stops_the_search():
+    def stop(visited, partitions):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        mutwo.search("bert-mini:4", progress=stop)
+
+
+def test_a_limit_no_plan_meets_raises_limit_error():
+    with pytest.raises(mutwo.LimitError, match="no plan fits in 1024 bytes; the smallest limit any plan met is"):
+        mutwo.search("bert-mini:2", memory=1024)
+    rows = mutwo.search("bert-mini:2", memory=1024, strict=False)
+    assert rows and not any(r["feasible"] for r in rows)
+
+
+def test_replay_equals_the_command_line(fixtures, cli_json):
+    trace = fixtures / "kineto" / "a100_event_sync.json.gz"
+    r = mutwo.replay(trace, what_if_gpus=["h100-sxm-80gb"])
+    assert r == cli_json("replay-trace", trace, "--what-if-gpu", "h100-sxm-80gb")
+    assert r["replay"]["replayed_step_ns"] == r["replay"]["profiled_step_ns"] == 3_154_000
+
+
+def test_results_equal_compare(results_db, cli_json):
+    r = mutwo.results(results_db)
+    assert r == cli_json("compare", "--db", results_db)
+    assert r["summary"]["step_time"]["median_abs_rel_error"] == 0.25
+    assert mutwo.results(results_db, run_ids=[2, 5])["summary"]["compared"] == 2
+
+
+def test_trace_gives_the_step_graph():
+    g = mutwo.trace("resnet18", models=2, batch=4)
+    assert g.name == "resnet18 x2" and g.width == 2
+    assert g.parameters == 2 * 11_689_512  # torchvision's resnet18, twice
+    kinds = {op["kind"] for op in g.ops()}
+    assert {"conv2d", "conv2d_backward", "cross_entropy_backward", "adam_step"} <= kinds
+    assert '"format": "mutwo-trace"' in g.to_json()
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: mutwo.simulate("resnet19"), mutwo.UnknownNameError, "unknown model 'resnet19'; valid: bert-base"),
+    (lambda: mutwo.simulate("resnet18", gpu="a200"), mutwo.UnknownNameError, "unknown device 'a200'"),
+    (lambda: mutwo.simulate("resnet18", policy="nope", memory="1GiB"), mutwo.UnknownNameError, "unknown policy 'nope'"),
+    (lambda: mutwo.simulate("resnet18", precision="fp8"), mutwo.UnknownNameError, "--precision 'fp8': unknown precision"),
+    (lambda: mutwo.simulate("resnet18", memory="lots"), mutwo.Error, "lots"),
+    (lambda: mutwo.search("bert-mini:0"), mutwo.Error, "count '0' must be a whole number from 1 to 1024"),
+    (lambda: mutwo.replay("/nonexistent/trace.json"), mutwo.Error, "/nonexistent/trace.json"),
+])
+def test_errors_carry_mutwos_message(call, error, message):
+    with pytest.raises(error, match=message.replace("(", r"\(").replace("'", "'")):
+        call()
+
+
+def test_a_malformed_trace_is_a_format_error(fixtures):
+    with pytest.raises(mutwo.FormatError, match="README.md: invalid JSON at byte 1"):
+        mutwo.replay(fixtures / "kineto" / "README.md")
+
+
+def test_a_file_that_is_no_database_is_a_database_error(fixtures):
+    with pytest.raises(mutwo.DatabaseError, match="not-a-database.txt"):
+        mutwo.results(fixtures / "compare" / "not-a-database.txt")
