@@ -81,3 +81,21 @@ def test_a_model_mutwo_cannot_map_stops_naming_its_first_unsupported_node(name, 
 def test_only_cross_entropy_is_appended():
     with pytest.raises(mutwo.UnsupportedModelError, match="loss 'mse'"):
         mutwo.from_torch(torch.nn.Linear(4, 2), torch.randn(3, 4), loss="mse")
+
+
+def test_the_example_plots_each_strategys_best_plan():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "tradeoff.py"
+    spec = importlib.util.spec_from_file_location("tradeoff", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.LIMITS_GIB = [1, 4]
+    m = mutwo.from_torch(torchvision.models.mobilenet_v3_small(), torch.randn(8, 3, 224, 224), name="mnv3s")
+    best = example.best_per_strategy(m, "a100-40gb")
+    assert list(best) == example.STRATEGIES and all(len(v) == 2 for v in best.values())
+    # The best plan of all is mutwo's: its search includes HFTA's fused groups and the baselines' plans.
+    for k in range(2):
+        known = [v[k] for v in best.values() if v[k] == v[k]]
+        assert best["mutwo"][k] == max(known)
