@@ -39,6 +39,7 @@ ModelAxis forward_output_axis(const ir::Op& op, size_t index, const std::vector<
     case OpKind::sigmoid:
     case OpKind::hardswish:
     case OpKind::hardsigmoid:
+    case OpKind::silu:
     case OpKind::dropout:
     case OpKind::add:
     case OpKind::mul:

@@ -46,6 +46,8 @@ enum class KindCategory : uint8_t {
   X(sigmoid, "sigmoid", forward, elementwise)                                                              \
   X(hardswish, "hardswish", forward, elementwise)                                                          \
   X(hardsigmoid, "hardsigmoid", forward, elementwise)                                                      \
+  /* x * sigmoid(x) (SiLU, Swish-1: EfficientNet, RegNet-Y's heads) */                                       \
+  X(silu, "silu", forward, elementwise)                                                                    \
   /* native_dropout (attr p; outputs y, mask bool) */                                                      \
   X(dropout, "dropout", forward, elementwise)                                                              \
   /* a + b with broadcasting of b (residuals, position embeddings) */                                     \
@@ -111,6 +113,7 @@ enum class KindCategory : uint8_t {
   X(sigmoid_backward, "sigmoid_backward", backward, elementwise)                                           \
   X(hardswish_backward, "hardswish_backward", backward, elementwise)                                       \
   X(hardsigmoid_backward, "hardsigmoid_backward", backward, elementwise)                                   \
+  X(silu_backward, "silu_backward", backward, elementwise)                                                 \
   X(dropout_backward, "dropout_backward", backward, elementwise)                                           \
   X(mul_backward, "mul_backward", backward, elementwise)                                                   \
   X(softmax_backward, "softmax_backward", backward, reduction)                                             \

@@ -176,6 +176,10 @@ TEST_CASE("hardswish: hardswish_backward equals autograd's (inputs beyond -3 and
   check_kind(activation<OpKind::hardswish>, 4.0);
 }
 
+TEST_CASE("silu: silu_backward of the saved input equals autograd's") {
+  check_kind(activation<OpKind::silu>, 4.0);
+}
+
 TEST_CASE("hardsigmoid: hardsigmoid_backward equals autograd's (inputs beyond -3 and 3)") {
   check_kind(activation<OpKind::hardsigmoid>, 4.0);
 }

@@ -30,6 +30,9 @@ std::vector<at::Tensor> hardswish(const KernelContext& c) {
 std::vector<at::Tensor> hardsigmoid(const KernelContext& c) {
   return {at::hardsigmoid(c.inputs[0])};
 }
+std::vector<at::Tensor> silu(const KernelContext& c) {
+  return {at::silu(c.inputs[0])};
+}
 
 // attr approximate: 0 = erf, 1 = tanh (gelu_new).
 c10::string_view gelu_approximation(const KernelContext& c) {
@@ -60,6 +63,9 @@ std::vector<at::Tensor> hardswish_backward(const KernelContext& c) {
 }
 std::vector<at::Tensor> hardsigmoid_backward(const KernelContext& c) {
   return {at::hardsigmoid_backward(c.inputs[0], c.inputs[1])};
+}
+std::vector<at::Tensor> silu_backward(const KernelContext& c) {
+  return {at::silu_backward(c.inputs[0], c.inputs[1])};
 }
 
 // native_dropout's scale: 1 / (1 - p), 0 when everything is dropped.
@@ -173,6 +179,8 @@ void register_elementwise_kernels(KernelTable& table) {
   set(OpKind::sigmoid_backward, sigmoid_backward);
   set(OpKind::hardswish, hardswish);
   set(OpKind::hardswish_backward, hardswish_backward);
+  set(OpKind::silu, silu);
+  set(OpKind::silu_backward, silu_backward);
   set(OpKind::hardsigmoid, hardsigmoid);
   set(OpKind::hardsigmoid_backward, hardsigmoid_backward);
   set(OpKind::dropout, dropout);

@@ -23,6 +23,7 @@ constexpr PointwiseCost kActivations[] = {
     {OpKind::sigmoid, OpKind::sigmoid_backward, 4, 3, SavedRef::From::output},
     {OpKind::hardswish, OpKind::hardswish_backward, 4, 4, SavedRef::From::input},
     {OpKind::hardsigmoid, OpKind::hardsigmoid_backward, 3, 2, SavedRef::From::input},
+    {OpKind::silu, OpKind::silu_backward, 5, 8, SavedRef::From::input},  // silu_backward(grad, self)
 };
 
 int64_t activation_forward_flops(OpKind kind) {
@@ -141,6 +142,7 @@ void register_elementwise_kinds(KindRulesTable& table) {
   MUTWO_ACTIVATION(sigmoid)
   MUTWO_ACTIVATION(hardswish)
   MUTWO_ACTIVATION(hardsigmoid)
+  MUTWO_ACTIVATION(silu)
 #undef MUTWO_ACTIVATION
   for (const auto& a : kActivations) table[static_cast<size_t>(a.kind)].saved = {{a.saves, 0}};
 

@@ -157,9 +157,9 @@ class Exporter:
             outs = [self.out(node), self.out(node, ".mean", rows), self.out(node, ".rstd", rows)]
             self.env[node] = outs[0]
             self.op(node.name, "layernorm", ins, outs, {"eps": float(m.eps)})
-        elif isinstance(m, (nn.ReLU, nn.ReLU6, nn.GELU, nn.Tanh, nn.Sigmoid, nn.Hardswish, nn.Hardsigmoid)):
+        elif isinstance(m, (nn.ReLU, nn.ReLU6, nn.GELU, nn.Tanh, nn.Sigmoid, nn.Hardswish, nn.Hardsigmoid, nn.SiLU)):
             kind = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.GELU: "gelu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
-                    nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid"}[type(m)]
+                    nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid", nn.SiLU: "silu"}[type(m)]
             attrs = {"approximate": 1 if getattr(m, "approximate", "none") == "tanh" else 0} if kind == "gelu" else {}
             self.env[node] = self.out(node)
             self.op(node.name, kind, [x], [self.env[node]], attrs)
@@ -266,6 +266,19 @@ class Exporter:
         t = node.target
         if self.token_view(node):
             return
+        if getattr(t, "__name__", "") == "stochastic_depth" and getattr(t, "__module__", "").startswith("torchvision"):
+            # torchvision.ops.stochastic_depth(input, p, mode, training): written as dropout with its p,
+            # the same expected scale and bandwidth; its mask is per element where PyTorch draws one
+            # per sample ("row") or per batch, so the mask's bytes are counted high (1 byte per element).
+            args = dict(zip(("input", "p", "mode", "training"), node.args), **node.kwargs)
+            p = float(args.get("p", 0.0))
+            if p == 0.0 or not args.get("training", True):
+                self.env[node] = self.arg(node)  # the input itself
+                return
+            self.env[node] = self.out(node)
+            mask = self.out(node, ".mask", dtype=torch.bool)
+            self.op(node.name, "dropout", [self.arg(node)], [self.env[node], mask], {"p": p})
+            return
         if t is operator.getitem and node.args[0] in self.pairs:
             if node.args[1] == 0:
                 self.env[node] = self.pairs[node.args[0]]
@@ -295,8 +308,8 @@ class Exporter:
                                                          node.kwargs["output_size"]) == [1, 1]:
             self.env[node] = self.out(node)
             self.op(node.name, "adaptive_avg_pool2d", [self.arg(node)], [self.env[node]])
-        elif t in (F.hardsigmoid, F.hardswish, F.relu6, torch.sigmoid, torch.tanh):
-            kind = {F.hardsigmoid: "hardsigmoid", F.hardswish: "hardswish", F.relu6: "relu6",
+        elif t in (F.hardsigmoid, F.hardswish, F.relu6, torch.sigmoid, torch.tanh, F.silu):
+            kind = {F.hardsigmoid: "hardsigmoid", F.hardswish: "hardswish", F.relu6: "relu6", F.silu: "silu",
                     torch.sigmoid: "sigmoid", torch.tanh: "tanh"}[t]
             self.env[node] = self.out(node)
             self.op(node.name, kind, [self.arg(node)], [self.env[node]])

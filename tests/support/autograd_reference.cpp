@@ -127,6 +127,8 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
       return at::hardswish(in[0]);
     case OpKind::hardsigmoid:
       return at::hardsigmoid(in[0]);
+    case OpKind::silu:
+      return at::silu(in[0]);
     case OpKind::dropout: {
       const double p = attr_double(op, "p", 0.5);
       const at::Tensor mask = executor_dropout_mask(graph, op, {in[0]}, axes, run, step);
