@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "api/experiment.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "experiments/csv_file.hpp"
@@ -156,21 +157,7 @@ void run_experiment_command(const ExperimentOptions& opts) {
     experiments::write_csv(experiments::experiment_table(spec, db), csv);
   }
   if (opts.json) {
-    std::cout << nlohmann::json{{"experiment", spec.name},
-                                {"kind", spec.kind},
-                                {"db", opts.db},
-                                {"shard", opts.shard},
-                                {"tasks_total", report.tasks_total},
-                                {"tasks", p.tasks},
-                                {"tasks_skipped", p.tasks_skipped},
-                                {"tasks_run", p.tasks_done},
-                                {"rows_written", p.rows_written},
-                                {"rows_present", report.rows_present},
-                                {"interrupted", report.interrupted},
-                                {"csv", csv.empty() ? nlohmann::json(nullptr) : nlohmann::json(csv)},
-                                {"elapsed_s", p.elapsed_s}}
-                     .dump(2)
-              << "\n";
+    std::cout << api::experiment_json(spec, report, opts.db, opts.shard, csv).dump(2) << "\n";
   } else {
     std::cout << fmt::format(
         "{}: {} configurations in {}: {} run, {} already stored; {} rows written to {} in {}\n", spec.name,

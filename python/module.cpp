@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "api/compare_json.hpp"
 #include "api/devices.hpp"
+#include "api/experiment.hpp"
 #include "api/models.hpp"
 #include "api/replay_trace.hpp"
 #include "api/search.hpp"
@@ -24,6 +26,7 @@
 #include "api/values.hpp"
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "experiments/results_db.hpp"
 #include "experiments/results_db_error.hpp"
 #include "experiments/run_pipeline.hpp"
 #include "io/trace_file.hpp"
@@ -249,6 +252,43 @@ py::object replay(const std::string& trace, const std::optional<int64_t>& step, 
   return to_python(api::replay_trace_json(result));
 }
 
+// An experiment spec run into a database, the GIL released; `progress(dict)` after each written
+// task. An exception the callable raises stops the run at the next task (running ones finish and
+// are written, as on SIGINT for the command) and is raised once it has stopped.
+py::object experiment(const std::string& spec_path, const std::string& db_path, int jobs,
+                      const py::object& progress) {
+  const experiments::ExperimentSpec spec = experiments::read_spec(spec_path);
+  experiments::ResultsDb db = experiments::ResultsDb::open(db_path);
+  std::atomic<bool> stop{false};
+  std::optional<py::error_already_set> raised;
+  experiments::RunnerOptions options;
+  options.jobs = jobs;
+  options.stop = &stop;
+  if (!progress.is_none()) {
+    options.on_progress = [&](const experiments::RunnerProgress& p) {
+      py::gil_scoped_acquire acquire;
+      if (raised) return;
+      try {
+        progress(py::dict(py::arg("tasks") = p.tasks, py::arg("tasks_skipped") = p.tasks_skipped,
+                          py::arg("tasks_done") = p.tasks_done, py::arg("rows_written") = p.rows_written,
+                          py::arg("elapsed_s") = p.elapsed_s, py::arg("last") = p.last_label));
+      } catch (py::error_already_set& e) {
+        raised = std::move(e);
+        stop = true;
+      }
+    };
+  }
+  experiments::RunnerReport report;
+  {
+    py::gil_scoped_release release;
+    report = experiments::run_experiment(spec, db, options);
+  }
+  if (raised) throw std::move(*raised);
+  py::dict out = to_python(api::experiment_json(spec, report, db_path, "0/1", ""));
+  out["table"] = to_python(api::table_json(experiments::experiment_table(spec, db)));
+  return out;
+}
+
 }  // namespace
 }  // namespace mutwo::python
 
@@ -336,6 +376,8 @@ PYBIND11_MODULE(_mutwo, m) {
   m.def("replay", &replay, py::arg("trace"), py::arg("step") = std::nullopt, py::arg("all") = false,
         py::arg("kernel_speedup") = 2.0, py::arg("what_if_gpus") = std::vector<std::string>{},
         py::arg("what_if_source") = "waves", py::arg("trace_gpu") = "");
+  m.def("experiment", &experiment, py::arg("spec"), py::arg("db") = "results.db", py::arg("jobs") = 0,
+        py::arg("progress") = py::none());
   m.def(
       "results",
       [](const std::string& db, const std::vector<int64_t>& run_ids) {

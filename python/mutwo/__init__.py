@@ -26,7 +26,7 @@ for _error in (Error, FormatError, UnknownNameError, LimitError, DatabaseError):
     _error.__module__ = __name__  # mutwo.Error, not mutwo._mutwo.Error, in tracebacks
 
 __all__ = ["DatabaseError", "Error", "FormatError", "Graph", "LimitError", "Model", "Prediction", "SearchRows",
-           "UnknownNameError", "UnsupportedModelError", "device", "devices", "from_torch", "models", "replay",
+           "UnknownNameError", "UnsupportedModelError", "device", "devices", "experiment", "from_torch", "models", "replay",
            "results", "search", "simulate", "trace"]
 
 
@@ -127,6 +127,15 @@ def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_i
     `mutwo replay-trace --json` (replay, its breakdown and what-ifs; steps)."""
     return _mutwo.replay(str(trace_path), step=step, all=all_steps, kernel_speedup=kernel_speedup,
                          what_if_gpus=list(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
+
+
+def experiment(spec, *, db="results.db", jobs=0, progress=None):
+    """An experiment spec (a shipped name such as "mutwo_throughput", or a .toml path) run into the
+    results database `db`, configurations already stored skipped: the fields of `mutwo experiment
+    --json` and `table`, the spec's table as dicts (one per row, cells as its CSV holds them). Runs
+    without the GIL; `progress(dict)` after each task written, and an exception it raises stops the
+    run once the running tasks are written."""
+    return _mutwo.experiment(str(spec), db=str(db), jobs=jobs, progress=progress)
 
 
 def results(db_path, run_ids=()):

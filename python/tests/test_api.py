@@ -124,3 +124,28 @@ def test_a_malformed_trace_is_a_format_error(fixtures):
 def test_a_file_that_is_no_database_is_a_database_error(fixtures):
     with pytest.raises(mutwo.DatabaseError, match="not-a-database.txt"):
         mutwo.results(fixtures / "compare" / "not-a-database.txt")
+
+
+def test_an_experiment_runs_into_a_database_resumes_and_gives_its_table(fixtures, tmp_path, cli_json):
+    spec = fixtures / "experiments" / "tiny_policies.toml"  # 3 policies (tasks) x 3 memory fractions (rows)
+    seen = []
+    first = mutwo.experiment(spec, db=tmp_path / "a.db", progress=seen.append)
+    assert first["tasks"] == 3 and first["tasks_run"] == 3 and first["rows_written"] == 9
+    assert not first["interrupted"] and seen[-1]["tasks_done"] == 3
+    assert len(first["table"]) == 9 and {"policy", "memory_fraction"} <= set(first["table"][0])
+    again = mutwo.experiment(spec, db=tmp_path / "a.db")  # every configuration already stored
+    assert again["tasks_skipped"] == 3 and again["tasks_run"] == 0 and again["table"] == first["table"]
+    cli = cli_json("experiment", spec, "--db", tmp_path / "b.db", "--out", tmp_path)
+    assert {k: cli[k] for k in ("tasks", "tasks_run", "rows_written")} == \
+        {k: first[k] for k in ("tasks", "tasks_run", "rows_written")}
+
+
+def test_a_progress_callback_that_raises_stops_the_experiment(fixtures, tmp_path):
+    def stop(progress):
+        if progress["tasks_done"] >= 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        mutwo.experiment(fixtures / "experiments" / "tiny_policies.toml", db=tmp_path / "c.db", jobs=1, progress=stop)
+    resumed = mutwo.experiment(fixtures / "experiments" / "tiny_policies.toml", db=tmp_path / "c.db", jobs=1)
+    assert resumed["tasks_skipped"] >= 1 and resumed["tasks_skipped"] + resumed["tasks_run"] == 3
