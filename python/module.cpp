@@ -330,7 +330,7 @@ PYBIND11_MODULE(_mutwo, m) {
   m.def(
       "device", [](const std::string& name) { return to_python(api::device_json(name)); }, py::arg("name"));
 
-  py::class_<StepGraph>(m, "Graph")
+  py::class_<StepGraph>(m, "Graph", py::dynamic_attr())
       .def_property_readonly("name", [](const StepGraph& g) { return g.graph.name; })
       .def_property_readonly("width", [](const StepGraph& g) { return g.graph.width; })
       .def_property_readonly("batch_size", [](const StepGraph& g) { return g.graph.batch_size; })

@@ -80,8 +80,12 @@ def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", pr
     """One training step's graph (k models fused, with autodiff and the optimizer), as `mutwo trace`
     writes it: a mutwo.Graph (ops(), parameters, forward_flops, activation_bytes, to_json())."""
     name = _model_name(model, {"example_inputs": example_inputs})
-    return _mutwo.trace(name, models=models, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
+    graph = _mutwo.trace(name, models=models, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
+                         precision=precision, optimizer=optimizer)
+    # What made it, so that simulate(graph) plans the same array (one fused sub-array of `models`).
+    graph.recipe = dict(model=name, models=models, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
                         precision=precision, optimizer=optimizer)
+    return graph
 
 
 def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
@@ -90,7 +94,14 @@ def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=
              example_inputs=None):
     """One training step of `models` copies of `model` (fused per `partition`, planned by `policy`
     at the memory limit when one is given) predicted on `gpu`: a Prediction, the fields of
-    `mutwo simulate --json` with the same settings."""
+    `mutwo simulate --json` with the same settings. `model` may also be a Graph from trace(): its
+    model, copies, batch, precision and optimizer are simulated as one fused sub-array (the model
+    settings given here are not read; gpu, memory, policy and the host options are)."""
+    if isinstance(model, Graph):
+        r = model.recipe
+        model, models, partition = r["model"], r["models"], [r["models"]]
+        batch, seq_len, image_size = r["batch"], r["seq_len"], r["image_size"]
+        dtype, precision, optimizer = r["dtype"], r["precision"], r["optimizer"]
     name = _model_name(model, {"example_inputs": example_inputs})
     kwargs = dict(models=models, partition=list(partition or []), batch=batch, seq_len=seq_len, image_size=image_size,
                   dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,

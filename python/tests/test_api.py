@@ -100,6 +100,8 @@ def test_trace_gives_the_step_graph():
     kinds = {op["kind"] for op in g.ops()}
     assert {"conv2d", "conv2d_backward", "cross_entropy_backward", "adam_step"} <= kinds
     assert '"format": "mutwo-trace"' in g.to_json()
+    # simulate(graph) is the step of its model and copies, fused in one sub-array.
+    assert dict(mutwo.simulate(g)) == dict(mutwo.simulate("resnet18", models=2, batch=4))
 
 
 @pytest.mark.parametrize("call, error, message", [
