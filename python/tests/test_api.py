@@ -151,3 +151,33 @@ def test_a_progress_callback_that_raises_stops_the_experiment(fixtures, tmp_path
         mutwo.experiment(fixtures / "experiments" / "tiny_policies.toml", db=tmp_path / "c.db", jobs=1, progress=stop)
     resumed = mutwo.experiment(fixtures / "experiments" / "tiny_policies.toml", db=tmp_path / "c.db", jobs=1)
     assert resumed["tasks_skipped"] >= 1 and resumed["tasks_skipped"] + resumed["tasks_run"] == 3
+
+
+def test_a_search_releases_the_gil():
+    # A Python thread counts while the search runs in C++. With the GIL held it would get at most a
+    # switch interval (5 ms) of the search; released, it counts at about the rate it has while the
+    # main thread sleeps (which releases the GIL), measured here first.
+    import threading
+    import time
+
+    counted, running = [0], [True]
+
+    def count():
+        while running[0]:
+            counted[0] += 1
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        before, start = counted[0], time.perf_counter()
+        time.sleep(0.2)
+        rate = (counted[0] - before) / (time.perf_counter() - start)
+        before, start = counted[0], time.perf_counter()
+        mutwo.search("bert-mini:12", strict=False)
+        seconds = time.perf_counter() - start
+        during = counted[0] - before
+    finally:
+        running[0] = False
+        thread.join()
+    assert seconds > 0.05  # long enough to tell a 5 ms slice from the whole search
+    assert during > 0.25 * rate * seconds
