@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "api/trace.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "io/trace_file.hpp"
 #include "support/error.hpp"
-#include "transforms/autodiff.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::cli {
@@ -51,19 +51,18 @@ int64_t total_flops(const Graph& g) {
 }
 
 void write_model_trace(const TraceOptions& opts) {
-  ModelConfig config;
-  config.batch_size = opts.batch_size;
-  config.seq_len = opts.seq_len;
-  config.image_size = opts.image_size;
-  config.dtype = parse_dtype(opts.dtype);
-  config.precision = precision_flag(opts.precision);
-  config.width = opts.models;
-  OptimizerConfig optimizer;
-  optimizer.kind = parse_optimizer(opts.optimizer);
-  if (!opts.lr.empty()) optimizer.lr = opts.lr;
-
+  api::TraceRequest request;
+  request.model = opts.model;
+  request.models = opts.models;
+  request.batch_size = opts.batch_size;
+  request.seq_len = opts.seq_len;
+  request.image_size = opts.image_size;
+  request.dtype = opts.dtype;
+  request.precision = opts.precision;
+  request.optimizer = opts.optimizer;
+  request.lr = opts.lr;
   Trace trace;
-  trace.graph = build_training_step(build_model(opts.model, config), optimizer);
+  trace.graph = api::training_step(request);
   const std::string path =
       opts.output.empty()
           ? (opts.models > 1 ? fmt::format("{}-x{}.json", opts.model, opts.models) : opts.model + ".json")

@@ -23,6 +23,7 @@
 #include "api/replay_trace.hpp"
 #include "api/search.hpp"
 #include "api/simulate.hpp"
+#include "api/trace.hpp"
 #include "api/values.hpp"
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/device_overrides.hpp"
@@ -34,8 +35,6 @@
 #include "ir/op_kind.hpp"
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
-#include "transforms/autodiff.hpp"
-#include "zoo/model_registry.hpp"
 
 namespace py = pybind11;
 
@@ -135,17 +134,7 @@ struct StepGraph {
 StepGraph trace_step(const std::string& model, int32_t models, int64_t batch, int64_t seq_len,
                      int64_t image_size, const std::string& dtype, const std::string& precision,
                      const std::string& optimizer) {
-  if (models < 1) throw Error(fmt::format("models = {}: at least 1", models));
-  zoo::ModelConfig config;
-  config.batch_size = batch;
-  config.seq_len = seq_len;
-  config.image_size = image_size;
-  config.dtype = ir::parse_dtype(dtype);
-  config.precision = api::precision_value(precision);
-  config.width = models;
-  transforms::OptimizerConfig opt;
-  opt.kind = transforms::parse_optimizer(optimizer);
-  return {transforms::build_training_step(zoo::build_model(model, config), opt)};
+  return {api::training_step({model, models, batch, seq_len, image_size, dtype, precision, optimizer, {}})};
 }
 
 py::object graph_ops(const ir::Graph& g) {
@@ -242,8 +231,6 @@ py::object replay(const std::string& trace, const std::optional<int64_t>& step, 
   request.what_if_gpus = what_if_gpus;
   request.what_if_source = what_if_source;
   request.trace_gpu = trace_gpu;
-  if (!(kernel_speedup > 0))
-    throw Error(fmt::format("kernel_speedup = {}: must be a positive number", kernel_speedup));
   api::ReplayTraceResult result;
   {
     py::gil_scoped_release release;

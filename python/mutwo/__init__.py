@@ -60,18 +60,17 @@ class SearchRows(list):
         self.report = report
 
 
-def _model_name(model, kwargs):
-    """A zoo name, a model file, a Model, or a torch.nn.Module (exported with kwargs' example_inputs)."""
+def _model_name(model, example_inputs):
+    """A zoo name, a model file, a Model, or a torch.nn.Module (exported with example_inputs)."""
     if isinstance(model, Model):
         return model.path
     if isinstance(model, str):
         return model
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(model, torch.nn.Module):
-        example = kwargs.pop("example_inputs", None)
-        if example is None:
+        if example_inputs is None:
             raise Error("a torch.nn.Module needs example_inputs= (a tensor, batch first) to be traced")
-        return from_torch(model, example).path
+        return from_torch(model, example_inputs).path
     raise Error(f"model: a zoo name, a model file, a mutwo.Model or a torch.nn.Module, not {type(model).__name__}")
 
 
@@ -79,7 +78,7 @@ def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", pr
           example_inputs=None):
     """One training step's graph (k models fused, with autodiff and the optimizer), as `mutwo trace`
     writes it: a mutwo.Graph (ops(), parameters, forward_flops, activation_bytes, to_json())."""
-    name = _model_name(model, {"example_inputs": example_inputs})
+    name = _model_name(model, example_inputs)
     graph = _mutwo.trace(name, models=models, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
                          precision=precision, optimizer=optimizer)
     # What made it, so that simulate(graph) plans the same array (one fused sub-array of `models`).
@@ -102,7 +101,7 @@ def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=
         model, models, partition = r["model"], r["models"], [r["models"]]
         batch, seq_len, image_size = r["batch"], r["seq_len"], r["image_size"]
         dtype, precision, optimizer = r["dtype"], r["precision"], r["optimizer"]
-    name = _model_name(model, {"example_inputs": example_inputs})
+    name = _model_name(model, example_inputs)
     kwargs = dict(models=models, partition=list(partition or []), batch=batch, seq_len=seq_len, image_size=image_size,
                   dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,
                   cost_source=cost_source, policy=policy or "", order=order, state_offload=state_offload,
