@@ -22,33 +22,10 @@ ModelAxis from_fuse_axis(ir::FuseAxis axis) {
   return ModelAxis::stack;
 }
 
-// Axis of forward output `index` of `op`, given its inputs' axes.
+// Axis of forward output `index` of `op`, given its inputs' axes (the rule is transforms/fusion's).
 ModelAxis forward_output_axis(const ir::Op& op, size_t index, const std::vector<ModelAxis>& axes) {
-  switch (op.kind) {
-    case OpKind::conv2d:
-    case OpKind::max_pool2d:
-    case OpKind::adaptive_avg_pool2d:
-      return ModelAxis::dim1;
-    case OpKind::batchnorm2d:
-      return index == 0 ? ModelAxis::dim1 : ModelAxis::dim0;  // y, then per-channel statistics
-    case OpKind::relu:
-    case OpKind::relu6:
-    case OpKind::gelu:
-    case OpKind::gelu_lean:
-    case OpKind::tanh:
-    case OpKind::sigmoid:
-    case OpKind::hardswish:
-    case OpKind::hardsigmoid:
-    case OpKind::silu:
-    case OpKind::dropout:
-    case OpKind::add:
-    case OpKind::mul:
-    case OpKind::softmax:
-    case OpKind::cast:
-      return axes[static_cast<size_t>(op.inputs[0])];
-    default:
-      return ModelAxis::stack;  // linear, attention, embeddings, flatten, class token, losses, ...
-  }
+  if (transforms::keeps_input_layout(op.kind)) return axes[static_cast<size_t>(op.inputs[0])];
+  return from_fuse_axis(transforms::fused_layout_of_output(op, index));
 }
 
 }  // namespace

@@ -65,12 +65,19 @@ enum class KindCategory : uint8_t {
   X(attn_scores, "attn_scores", forward, matmul)                                                           \
   /* context = p v merged over heads (inputs p [B,h,T,T], v [B,T,H]) -> [B,T,H]; stack */                 \
   X(attn_context, "attn_context", forward, matmul)                                                         \
-  /* max_pool2d_with_indices (attrs kernel, stride, padding; outputs y, indices int64); channel */         \
+  /* max_pool2d_with_indices (attrs kernel, stride, padding, ceil_mode; outputs y, indices int64); channel */\
   X(max_pool2d, "max_pool2d", forward, reduction)                                                          \
   /* adaptive_avg_pool2d to 1x1 -> [B,C,1,1]; channel */                                                   \
   X(adaptive_avg_pool2d, "adaptive_avg_pool2d", forward, reduction)                                        \
-  /* flatten(1) of [B,C,1,1] -> [B,C]; at width k: [B,k*C,1,1] -> [k,B,C] (channel to stack) */            \
+  /* avg_pool2d (attrs kernel, stride, padding, ceil_mode, count_include_pad); channel */                  \
+  X(avg_pool2d, "avg_pool2d", forward, reduction)                                                          \
+  /* flatten(1) of [B,C,H,W] -> [B,C*H*W]; at width k: [B,k*C,H,W] -> [k,B,C*H*W] (channel to stack) */    \
   X(flatten, "flatten", forward, data_movement)                                                            \
+  /* torch.cat on dim 1 of [B,C_i,H,W] (DenseNet, Inception); channel: each model's channels together */   \
+  X(concat_channels, "concat_channels", forward, data_movement)                                            \
+  /* x.permute(dims).contiguous() between NCHW and NHWC (attr dims [0,2,3,1] or [0,3,1,2]; ConvNeXt);     \
+     at width k: [B,k*C,H,W] <-> [k,B,H,W,C] (channel to stack and back) */                                \
+  X(permute, "permute", forward, data_movement)                                                            \
   /* ViT: patches [B,C,h,w] (conv output) -> tokens, class token W[1,1,C] prepended -> [B,1+h*w,C];     \
      at width k: patches [B,k*C,h,w], W [k,1,1,C] -> [k,B,1+h*w,C] (channel to stack) */                 \
   X(class_token_concat, "class_token_concat", forward, data_movement)                                      \
@@ -123,7 +130,10 @@ enum class KindCategory : uint8_t {
   X(attn_context_backward, "attn_context_backward", backward, matmul)                                      \
   X(max_pool2d_backward, "max_pool2d_backward", backward, reduction)                                       \
   X(adaptive_avg_pool2d_backward, "adaptive_avg_pool2d_backward", backward, reduction)                     \
+  X(avg_pool2d_backward, "avg_pool2d_backward", backward, reduction)                                       \
   X(flatten_backward, "flatten_backward", backward, data_movement)                                         \
+  X(concat_channels_backward, "concat_channels_backward", backward, data_movement)                         \
+  X(permute_backward, "permute_backward", backward, data_movement)                                         \
   X(class_token_concat_backward, "class_token_concat_backward", backward, data_movement)                   \
   X(select_token_backward, "select_token_backward", backward, data_movement)                               \
   X(concat_backward, "concat_backward", backward, data_movement)                                           \

@@ -100,6 +100,76 @@ TEST_CASE("adaptive_avg_pool2d to 1x1: each input receives its channel's gradien
   });
 }
 
+TEST_CASE("max_pool2d 3x3/2 with ceil_mode on 8x8 (4x4 out, the last window partial), fused and alone") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3, 8, 8});
+    const TensorId y = b.op(OpKind::max_pool2d, "pool", {x},
+                            {{"kernel", Shape{3, 3}}, {"stride", Shape{2, 2}}, {"ceil_mode", int64_t{1}}});
+    REQUIRE(b.tensor(y).shape == Shape{kBatch, 3, 4, 4});
+    channel_bce_loss(b, y);
+  });
+}
+
+TEST_CASE(
+    "avg_pool2d 2x2/2 (DenseNet's transition): avg_pool2d_backward equals autograd's, fused and alone") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3, 6, 6});
+    channel_bce_loss(b, b.op(OpKind::avg_pool2d, "pool", {x}, {{"kernel", Shape{2, 2}}}));
+  });
+}
+
+TEST_CASE("avg_pool2d 3x3/2, padding 1, ceil_mode, padding not counted: equals autograd's, fused and alone") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3, 6, 6});
+    const TensorId y = b.op(OpKind::avg_pool2d, "pool", {x},
+                            {{"kernel", Shape{3, 3}},
+                             {"stride", Shape{2, 2}},
+                             {"padding", Shape{1, 1}},
+                             {"ceil_mode", int64_t{1}},
+                             {"count_include_pad", int64_t{0}}});
+    REQUIRE(b.tensor(y).shape == Shape{kBatch, 3, 4, 4});
+    channel_bce_loss(b, y);
+  });
+}
+
+TEST_CASE("concat_channels of 2, 3 and 1 channels: each input gets its slice; fused, each model's together") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x1 = weight(b, "x1", {kBatch, 2, 3, 3});
+    const TensorId x2 = weight(b, "x2", {kBatch, 3, 3, 3});
+    const TensorId x3 = weight(b, "x3", {kBatch, 1, 3, 3});
+    const TensorId w = weight(b, "conv.weight", {4, 6, 1, 1});  // mixes every channel of one model
+    const TensorId y = b.op(OpKind::concat_channels, "cat", {x1, x2, x3});
+    channel_bce_loss(b, b.op(OpKind::conv2d, "conv", {y, w}, conv_attrs(1, 0, 1)));
+  });
+}
+
+TEST_CASE("ConvNeXt's block tail: permute, layer norm, linear, permute back, layer scale [C,1,1]") {
+  // Fused, the permute turns [B,k*C,H,W] into [k,B,H,W,C] for the layer norm and the linear, and
+  // back; the layer scale gamma is concatenated on its channel dim ([k*C,1,1]) like batch norm's.
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3, 2, 4});
+    const TensorId nhwc = b.op(OpKind::permute, "to_nhwc", {x}, {{"dims", Shape{0, 2, 3, 1}}});
+    REQUIRE(b.tensor(nhwc).shape == Shape{kBatch, 2, 4, 3});
+    const TensorId gamma = weight(b, "norm.weight", {3});
+    const TensorId beta = weight(b, "norm.bias", {3});
+    const TensorId n = b.op(OpKind::layernorm, "norm", {nhwc, gamma, beta}, {{"eps", 1e-6}});
+    const TensorId w = weight(b, "pwconv.weight", {5, 3});
+    const TensorId bias = weight(b, "pwconv.bias", {5});
+    const TensorId h = b.op(OpKind::linear, "pwconv", {n, w, bias});
+    const TensorId nchw = b.op(OpKind::permute, "to_nchw", {h}, {{"dims", Shape{0, 3, 1, 2}}});
+    REQUIRE(b.tensor(nchw).shape == Shape{kBatch, 5, 2, 4});
+    const TensorId scale = weight(b, "layer_scale", {5, 1, 1});
+    channel_bce_loss(b, b.op(OpKind::mul, "scaled", {nchw, scale}));
+  });
+}
+
+TEST_CASE("flatten of [B,C,2,2] (VGG's 7x7 map, smaller): the gradient is reshaped back, fused and alone") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3, 2, 2});
+    bce_loss(b, b.op(OpKind::flatten, "flatten", {x}));
+  });
+}
+
 TEST_CASE("flatten of [B,C,1,1]: the gradient is reshaped back; fused it turns channel into stack layout") {
   check_kind([](GraphBuilder& b) {
     const TensorId x = weight(b, "x", {kBatch, 3, 1, 1});

@@ -1,6 +1,7 @@
 // Horizontal fusion (HFTA): a width-1 forward graph replayed at width k equals the model built at width k.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <string>
@@ -105,6 +106,43 @@ TEST_CASE("fused conv block: images on dim 1, conv weights and bias on dim 0 (gr
   CHECK(fused.tensor(fused.ops[0].outputs[0]).shape == Shape{2, 12, 8, 8});
 }
 
+TEST_CASE("a parameter broadcast onto a channel-layout map is concatenated on its channel dim") {
+  // ConvNeXt: permute to NHWC, linear, permute back, times the layer scale gamma [C,1,1]; then a
+  // [1,C,1,1] bias, and an image added to the conv output; the layer scale of a stacked [B,H,W,C]
+  // map stays stacked.
+  GraphBuilder b("scale", DType::f32, 1, 2);
+  TensorId x = b.add_input("image", {2, 3, 4, 4}, TensorRole::input, FuseAxis::dim1);
+  TensorId w = b.add_weight("conv.weight", {3, 3, 1, 1}, FuseAxis::dim0);
+  TensorId y = b.op(OpKind::conv2d, "conv", {x, w});
+  TensorId nhwc = b.op(OpKind::permute, "to_nhwc", {y}, {{"dims", Shape{0, 2, 3, 1}}});
+  TensorId fc = b.add_weight("fc.weight", {5, 3}, FuseAxis::stack);
+  TensorId h = b.op(OpKind::linear, "fc", {nhwc, fc});
+  TensorId hw_scale = b.add_weight("nhwc_scale", {1, 1, 1, 5}, FuseAxis::stack);  // over B, H, W
+  h = b.op(OpKind::mul, "nhwc.scaled", {h, hw_scale});
+  TensorId nchw =
+      b.op(OpKind::relu, "act", {b.op(OpKind::permute, "to_nchw", {h}, {{"dims", Shape{0, 3, 1, 2}}})});
+  TensorId gamma = b.add_weight("layer_scale", {5, 1, 1}, FuseAxis::stack);
+  TensorId bias = b.add_weight("bias", {1, 5, 1, 1}, FuseAxis::stack);
+  TensorId z = b.op(OpKind::add, "shifted", {b.op(OpKind::mul, "scaled", {nchw, gamma}), bias});
+  TensorId proj = b.add_weight("proj.weight", {3, 5, 1, 1}, FuseAxis::dim0);
+  b.op(OpKind::add, "residual", {b.op(OpKind::conv2d, "proj", {z, proj}), x});
+  const Graph fused = horizontal_fuse(std::move(b).finish(), 3);
+  auto named = [&](std::string_view name) {
+    const auto it = std::find_if(fused.tensors.begin(), fused.tensors.end(),
+                                 [&](const mutwo::ir::Tensor& t) { return t.name == name; });
+    REQUIRE(it != fused.tensors.end());
+    return it->id;
+  };
+  auto shape_of = [&](std::string_view name) { return fused.tensor(named(name)).shape; };
+  CHECK(shape_of("nhwc_scale") == Shape{3, 1, 1, 1, 5});
+  CHECK(shape_of("layer_scale") == Shape{15, 1, 1});
+  CHECK(shape_of("bias") == Shape{1, 15, 1, 1});
+  CHECK(shape_of("image") == Shape{2, 9, 4, 4});
+  CHECK(fused.tensor(fused.ops.back().outputs[0]).shape == Shape{2, 9, 4, 4});
+  CHECK(fused_layout_of_activation(fused, named("to_nhwc")) == FuseAxis::stack);
+  CHECK(fused_layout_of_activation(fused, named("act")) == FuseAxis::dim1);
+}
+
 TEST_CASE("fused MLP block: tokens, labels and linear/layernorm weights are stacked") {
   const Graph one = mlp_block(1);
   check_fusion_matches_native(one, mlp_block(4), 4);
@@ -199,8 +237,9 @@ TEST_CASE("fusion refuses what it cannot fuse, naming the field") {
     GraphBuilder b("clash", DType::f32, 1, 2);
     TensorId x = b.add_input("image", {2, 3, 4, 4}, TensorRole::input, FuseAxis::dim1);
     TensorId w = b.add_weight("w", {3, 3, 1, 1}, FuseAxis::dim0);
-    TensorId y = b.op(OpKind::conv2d, "conv", {x, w});
-    b.op(OpKind::add, "add", {y, x});  // an image read as a stacked add operand
+    b.op(OpKind::conv2d, "conv", {x, w});
+    TensorId fc = b.add_weight("fc.weight", {5, 4}, FuseAxis::stack);
+    b.op(OpKind::linear, "fc", {x, fc});  // an image read as a stacked linear operand
     const Graph g = std::move(b).finish();
     CHECK_THROWS_WITH_AS(horizontal_fuse(g, 2),
                          doctest::Contains("tensor 0 'image' is read in layout 'dim1'"), GraphError);

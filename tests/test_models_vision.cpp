@@ -166,15 +166,103 @@ TEST_CASE("flatten turns the channel layout into the stack layout at width k") {
     TensorId w = b.add_weight("fc.weight", {10, 512}, FuseAxis::stack);
     CHECK(b.tensor(b.op(OpKind::linear, "fc", {f, w})).shape == Shape{3, 4, 10});
   }
-  SUBCASE("an unpooled map is refused") {
-    GraphBuilder b("flat", DType::f32, 1, 4);
+  SUBCASE("VGG's 7x7 map at width 2: [B,2*512,7,7] -> [2,B,25088]") {
+    GraphBuilder b("flat", DType::f32, 2, 4);
     TensorId x = b.add_input("x", {4, 512, 7, 7}, TensorRole::input, FuseAxis::dim1);
-    CHECK_THROWS_WITH_AS(b.op(OpKind::flatten, "flatten", {x}),
-                         doctest::Contains("op 'flatten': input 0 'x' has shape [4,512,7,7]"), GraphError);
+    CHECK(b.tensor(b.op(OpKind::flatten, "flatten", {x})).shape == Shape{2, 4, 25088});
+  }
+  SUBCASE("a flat input is refused") {
+    GraphBuilder b("flat", DType::f32, 1, 4);
+    TensorId x = b.add_input("x", {4, 512}, TensorRole::input, FuseAxis::stack);
+    CHECK_THROWS_WITH_AS(b.op(OpKind::flatten, "flatten", {x}), doctest::Contains("op 'flatten'"),
+                         GraphError);
   }
   const KindRules* rules = kind_rules(OpKind::flatten);
   REQUIRE(rules);
   CHECK(rules->backward_kind == OpKind::flatten_backward);
+  CHECK(rules->saved.empty());
+}
+
+TEST_CASE(
+    "ceil_mode pooling follows ATen's pooling_output_shape, the last window kept only inside the padding") {
+  struct Case {
+    int64_t in, kernel, stride, padding, ceil_mode, out;
+  };
+  // GoogLeNet's stem pool: 112 -> 56 either way; 8 with 3/2: floor 3, ceil 4; 5 with 2/2 pad 1: ceil
+  // gives 4, but the 4th window would start at 6 >= 5 + 1, inside no input, so 3 (PyTorch 1.13 agrees).
+  for (const Case c : {Case{112, 3, 2, 0, 1, 56}, Case{8, 3, 2, 0, 0, 3}, Case{8, 3, 2, 0, 1, 4},
+                       Case{5, 2, 2, 1, 1, 3}, Case{6, 3, 2, 1, 1, 4}}) {
+    CAPTURE(c.in);
+    CAPTURE(c.ceil_mode);
+    for (OpKind kind : {OpKind::max_pool2d, OpKind::avg_pool2d}) {
+      GraphBuilder b("pool", DType::f32, 2, 1);
+      TensorId x = b.add_input("x", {1, 4, c.in, c.in}, TensorRole::input, FuseAxis::dim1);
+      TensorId y = b.op(kind, "pool", {x},
+                        {{"kernel", Shape{c.kernel, c.kernel}},
+                         {"stride", Shape{c.stride, c.stride}},
+                         {"padding", Shape{c.padding, c.padding}},
+                         {"ceil_mode", c.ceil_mode}});
+      CHECK(b.tensor(y).shape == Shape{1, 8, c.out, c.out});
+    }
+  }
+  GraphBuilder b("pool", DType::f32, 1, 1);
+  TensorId x = b.add_input("x", {1, 4, 8, 8}, TensorRole::input, FuseAxis::dim1);
+  CHECK_THROWS_WITH_AS(
+      b.op(OpKind::avg_pool2d, "p", {x}, {{"kernel", Shape{2, 2}}, {"ceil_mode", int64_t{2}}}),
+      doctest::Contains("op 'p': attribute 'ceil_mode' = 2, expected 0 or 1"), GraphError);
+}
+
+TEST_CASE("avg_pool2d: one add per window element and a divide per output; saves its input") {
+  GraphBuilder b("avg", DType::f32, 2, 4);
+  TensorId x = b.add_input("x", {4, 128, 56, 56}, TensorRole::input, FuseAxis::dim1);
+  TensorId y = b.op(OpKind::avg_pool2d, "transition.pool", {x}, {{"kernel", Shape{2, 2}}});
+  CHECK(b.tensor(y).shape == Shape{4, 256, 28, 28});
+  // 4*256*28*28 = 802,816 outputs, times 4 window adds + 1 divide.
+  CHECK(b.graph().ops[0].flops == int64_t{802816} * 5);
+  const KindRules* rules = kind_rules(OpKind::avg_pool2d);
+  REQUIRE(rules);
+  CHECK(rules->backward_kind == OpKind::avg_pool2d_backward);
+  REQUIRE(rules->saved.size() == 1);
+  CHECK(rules->saved[0].from == SavedRef::From::input);
+}
+
+TEST_CASE("concat_channels adds the channels of maps of one size, at width k per model") {
+  GraphBuilder b("cat", DType::f32, 3, 2);
+  TensorId x1 = b.add_input("x1", {2, 64, 56, 56}, TensorRole::input, FuseAxis::dim1);
+  TensorId x2 = b.add_input("x2", {2, 32, 56, 56}, TensorRole::input, FuseAxis::dim1);
+  TensorId y = b.op(OpKind::concat_channels, "block.cat", {x1, x2});
+  CHECK(b.tensor(y).shape == Shape{2, 3 * 96, 56, 56});
+  TensorId small = b.add_input("x3", {2, 32, 28, 28}, TensorRole::input, FuseAxis::dim1);
+  CHECK_THROWS_WITH_AS(
+      b.op(OpKind::concat_channels, "bad", {x1, small}),
+      doctest::Contains("op 'bad': input 1 'x3' is [2,96,28,28] fp32, expected fp32 [2,3*C,56,56]"),
+      GraphError);
+  const KindRules* rules = kind_rules(OpKind::concat_channels);
+  REQUIRE(rules);
+  CHECK(rules->saved.empty());  // derivatives.yaml (cat): sizes only
+}
+
+TEST_CASE("permute between NCHW and NHWC: at width k from the channel layout to the stack layout and back") {
+  for (int32_t width : {1, 2}) {
+    CAPTURE(width);
+    GraphBuilder b("perm", DType::f32, width, 2);
+    TensorId x = b.add_input("x", {2, 96, 56, 56}, TensorRole::input, FuseAxis::dim1);
+    TensorId nhwc = b.op(OpKind::permute, "to_nhwc", {x}, {{"dims", Shape{0, 2, 3, 1}}});
+    Shape expected{2, 56, 56, 96};
+    if (width > 1) expected.insert(expected.begin(), width);
+    CHECK(b.tensor(nhwc).shape == expected);
+    TensorId back = b.op(OpKind::permute, "to_nchw", {nhwc}, {{"dims", Shape{0, 3, 1, 2}}});
+    CHECK(b.tensor(back).shape == Shape{2, 96 * width, 56, 56});
+    CHECK(b.graph().ops[0].flops == 0);
+  }
+  GraphBuilder b("perm", DType::f32, 1, 2);
+  TensorId x = b.add_input("x", {2, 96, 56, 56}, TensorRole::input, FuseAxis::dim1);
+  CHECK_THROWS_WITH_AS(b.op(OpKind::permute, "p", {x}, {{"dims", Shape{0, 1, 3, 2}}}),
+                       doctest::Contains("op 'p': attribute 'dims' = [0,1,3,2], expected [0,2,3,1]"),
+                       GraphError);
+  const KindRules* rules = kind_rules(OpKind::permute);
+  REQUIRE(rules);
+  CHECK(rules->backward_kind == OpKind::permute_backward);
   CHECK(rules->saved.empty());
 }
 

@@ -94,8 +94,11 @@ ir::FuseAxis fused_layout_for_use(ir::OpKind kind, size_t input) {
     case ir::OpKind::batchnorm2d:
       return input == 0 ? ir::FuseAxis::dim1 : ir::FuseAxis::dim0;
     case ir::OpKind::max_pool2d:
+    case ir::OpKind::avg_pool2d:
     case ir::OpKind::adaptive_avg_pool2d:
     case ir::OpKind::flatten:
+    case ir::OpKind::concat_channels:
+    case ir::OpKind::permute:  // a leaf permuted is an image (NCHW to NHWC)
       return ir::FuseAxis::dim1;
     case ir::OpKind::class_token_concat:  // patches in channel layout, class token W stacked
       return input == 0 ? ir::FuseAxis::dim1 : ir::FuseAxis::stack;
@@ -104,9 +107,62 @@ ir::FuseAxis fused_layout_for_use(ir::OpKind kind, size_t input) {
   }
 }
 
+bool keeps_input_layout(ir::OpKind kind) {
+  switch (kind) {
+    case ir::OpKind::relu:
+    case ir::OpKind::relu6:
+    case ir::OpKind::gelu:
+    case ir::OpKind::gelu_lean:
+    case ir::OpKind::tanh:
+    case ir::OpKind::sigmoid:
+    case ir::OpKind::hardswish:
+    case ir::OpKind::hardsigmoid:
+    case ir::OpKind::silu:
+    case ir::OpKind::dropout:
+    case ir::OpKind::add:
+    case ir::OpKind::mul:
+    case ir::OpKind::softmax:
+    case ir::OpKind::cast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ir::FuseAxis fused_layout_of_output(const ir::Op& op, size_t index) {
+  switch (op.kind) {
+    case ir::OpKind::conv2d:
+    case ir::OpKind::max_pool2d:
+    case ir::OpKind::avg_pool2d:
+    case ir::OpKind::adaptive_avg_pool2d:
+    case ir::OpKind::concat_channels:
+      return ir::FuseAxis::dim1;
+    case ir::OpKind::batchnorm2d:
+      return index == 0 ? ir::FuseAxis::dim1 : ir::FuseAxis::dim0;  // y, then per-channel statistics
+    case ir::OpKind::permute:
+      return ir::attr_ints(op.attrs, "dims", op.name).at(1) == 3 ? ir::FuseAxis::dim1 : ir::FuseAxis::stack;
+    default:
+      return ir::FuseAxis::stack;
+  }
+}
+
+ir::FuseAxis fused_layout_of_activation(const ir::Graph& graph, ir::TensorId id) {
+  while (true) {
+    const ir::Tensor& t = graph.tensor(id);
+    if (t.producer == ir::kNoId) return ir::FuseAxis::stack;
+    const ir::Op& producer = graph.op(t.producer);
+    if (!keeps_input_layout(producer.kind) || producer.inputs.empty()) {
+      const auto at = std::find(producer.outputs.begin(), producer.outputs.end(), id);
+      return fused_layout_of_output(producer, static_cast<size_t>(at - producer.outputs.begin()));
+    }
+    id = producer.inputs[0];
+  }
+}
+
 ir::FuseAxis fused_layout_of_use(const ir::Graph& graph, const ir::Op& op, size_t input) {
   const ir::Op* reader = &op;
   size_t position = input;
+  const ir::Tensor& leaf = graph.tensor(op.inputs.at(input));
   while (reader->kind == ir::OpKind::cast) {
     const ir::Tensor& out = graph.tensor(reader->outputs.at(0));
     if (out.consumers.empty()) return ir::FuseAxis::stack;
@@ -114,6 +170,13 @@ ir::FuseAxis fused_layout_of_use(const ir::Graph& graph, const ir::Op& op, size_
     position =
         static_cast<size_t>(std::find(next.inputs.begin(), next.inputs.end(), out.id) - next.inputs.begin());
     reader = &next;
+  }
+  if ((reader->kind == ir::OpKind::add || reader->kind == ir::OpKind::mul) && position == 1) {
+    const ir::Tensor& a = graph.tensor(reader->inputs[0]);
+    if (a.shape.size() == 4 && fused_layout_of_activation(graph, a.id) == ir::FuseAxis::dim1) {
+      if (leaf.shape.size() == 3) return ir::FuseAxis::dim0;
+      if (leaf.shape.size() == 4) return ir::FuseAxis::dim1;
+    }
   }
   return fused_layout_for_use(reader->kind, position);
 }

@@ -1,5 +1,5 @@
 // Convolution-family kernels: conv2d (a grouped convolution over k models when fused, HFTA),
-// max and adaptive average pooling, flatten; forward and backward.
+// max, average and adaptive average pooling, flatten; forward and backward.
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
@@ -48,16 +48,20 @@ std::vector<at::Tensor> conv2d_backward(const KernelContext& c) {
 
 struct PoolParams {
   std::vector<int64_t> kernel, stride, padding;
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // avg_pool2d only
 };
 
 PoolParams pool_params(const KernelContext& c) {
   const auto kernel = ir::attr_ints(c.op.attrs, "kernel", c.op.name);
-  return {kernel, ints(c, "stride", kernel), ints(c, "padding", {0, 0})};
+  return {kernel, ints(c, "stride", kernel), ints(c, "padding", {0, 0}), c.attr_int("ceil_mode", 0) != 0,
+          c.attr_int("count_include_pad", 1) != 0};
 }
 
 std::vector<at::Tensor> max_pool2d(const KernelContext& c) {
   const PoolParams p = pool_params(c);
-  auto [y, indices] = at::max_pool2d_with_indices(c.inputs[0], p.kernel, p.stride, p.padding, {1, 1}, false);
+  auto [y, indices] =
+      at::max_pool2d_with_indices(c.inputs[0], p.kernel, p.stride, p.padding, {1, 1}, p.ceil_mode);
   return {y, indices};
 }
 
@@ -65,7 +69,19 @@ std::vector<at::Tensor> max_pool2d(const KernelContext& c) {
 std::vector<at::Tensor> max_pool2d_backward(const KernelContext& c) {
   const PoolParams p = pool_params(c);
   return {at::max_pool2d_with_indices_backward(c.inputs[0], c.inputs[1], p.kernel, p.stride, p.padding,
-                                               {1, 1}, false, c.inputs[2])};
+                                               {1, 1}, p.ceil_mode, c.inputs[2])};
+}
+
+std::vector<at::Tensor> avg_pool2d(const KernelContext& c) {
+  const PoolParams p = pool_params(c);
+  return {at::avg_pool2d(c.inputs[0], p.kernel, p.stride, p.padding, p.ceil_mode, p.count_include_pad)};
+}
+
+// inputs [dY, x].
+std::vector<at::Tensor> avg_pool2d_backward(const KernelContext& c) {
+  const PoolParams p = pool_params(c);
+  return {at::avg_pool2d_backward(c.inputs[0], c.inputs[1], p.kernel, p.stride, p.padding, p.ceil_mode,
+                                  p.count_include_pad, c10::nullopt)};
 }
 
 std::vector<at::Tensor> adaptive_avg_pool2d(const KernelContext& c) {
@@ -77,12 +93,12 @@ std::vector<at::Tensor> adaptive_avg_pool2d_backward(const KernelContext& c) {
   return {at::_adaptive_avg_pool2d_backward(c.inputs[0], c.inputs[1])};
 }
 
-// [B,C,1,1] -> [B,C]; fused [B,k*C,1,1] -> [k,B,C] (channel layout to stacked).
+// [B,C,H,W] -> [B,C*H*W]; fused [B,k*C,H,W] -> [k,B,C*H*W] (channel layout to stacked).
 std::vector<at::Tensor> flatten(const KernelContext& c) {
   const at::Tensor& x = c.inputs[0];
   if (!c.fused()) return {x.flatten(1)};
   const int64_t k = c.width();
-  return {x.reshape({x.size(0), k, x.size(1) / k}).transpose(0, 1).contiguous()};
+  return {x.reshape({x.size(0), k, -1}).transpose(0, 1).contiguous()};
 }
 
 // inputs [dY]; output of the forward input's shape.
@@ -103,6 +119,8 @@ void register_conv_kernels(KernelTable& table) {
   table[static_cast<size_t>(OpKind::max_pool2d_backward)] = max_pool2d_backward;
   table[static_cast<size_t>(OpKind::adaptive_avg_pool2d)] = adaptive_avg_pool2d;
   table[static_cast<size_t>(OpKind::adaptive_avg_pool2d_backward)] = adaptive_avg_pool2d_backward;
+  table[static_cast<size_t>(OpKind::avg_pool2d)] = avg_pool2d;
+  table[static_cast<size_t>(OpKind::avg_pool2d_backward)] = avg_pool2d_backward;
   table[static_cast<size_t>(OpKind::flatten)] = flatten;
   table[static_cast<size_t>(OpKind::flatten_backward)] = flatten_backward;
 }

@@ -1,5 +1,6 @@
 // Data-movement kernels: embedding (one gather per model when fused: model m's indices are
-// offset by m * V into the flattened [k*V,H] table), the ViT class token, token select.
+// offset by m * V into the flattened [k*V,H] table), the ViT class token, token select, channel
+// concatenation and the NCHW/NHWC permutes.
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
@@ -87,6 +88,61 @@ std::vector<at::Tensor> select_token_backward(const KernelContext& c) {
   return {dx};
 }
 
+// torch.cat(dim=1); fused, each model's channels stay together: [B,k*C_i,H,W] viewed [B,k,C_i,H,W]
+// and concatenated on the per-model channel dim.
+std::vector<at::Tensor> concat_channels(const KernelContext& c) {
+  if (!c.fused()) return {at::cat(std::vector<at::Tensor>(c.inputs.begin(), c.inputs.end()), 1)};
+  const int64_t k = c.width();
+  std::vector<at::Tensor> parts;
+  for (const at::Tensor& x : c.inputs) parts.push_back(x.reshape({x.size(0), k, -1, x.size(2), x.size(3)}));
+  const at::Tensor y = at::cat(parts, 2);
+  return {y.reshape({y.size(0), -1, y.size(3), y.size(4)})};
+}
+
+// inputs [dY]; each input that needs a gradient gets its channels (counts from the forward op).
+std::vector<at::Tensor> concat_channels_backward(const KernelContext& c) {
+  const at::Tensor& gy = c.inputs[0];
+  const ir::Op& fwd = c.forward();
+  const int64_t k = c.width();
+  const at::Tensor g = gy.reshape({gy.size(0), k, -1, gy.size(2), gy.size(3)});  // k = 1 alone
+  std::vector<at::Tensor> out;
+  int64_t offset = 0;
+  for (size_t i = 0; i < fwd.inputs.size(); ++i) {
+    const auto& shape = c.graph.tensor(fwd.inputs[i]).shape;
+    const int64_t channels = shape[1] / k;
+    if (c.needs_grad(i)) out.push_back(g.narrow(2, offset, channels).reshape(shape));
+    offset += channels;
+  }
+  return out;
+}
+
+// NCHW -> NHWC; fused [B,k*C,H,W] -> [k,B,H,W,C].
+at::Tensor to_channels_last(const at::Tensor& x, int64_t k) {
+  if (k == 1) return x.permute({0, 2, 3, 1}).contiguous();
+  return x.reshape({x.size(0), k, -1, x.size(2), x.size(3)}).permute({1, 0, 3, 4, 2}).contiguous();
+}
+
+// NHWC -> NCHW; fused [k,B,H,W,C] -> [B,k*C,H,W].
+at::Tensor to_channels_first(const at::Tensor& x, int64_t k) {
+  if (k == 1) return x.permute({0, 3, 1, 2}).contiguous();
+  return x.permute({1, 0, 4, 2, 3}).reshape({x.size(1), -1, x.size(2), x.size(3)});
+}
+
+bool permutes_to_channels_last(const KernelContext& c) {
+  return ir::attr_ints(c.op.attrs, "dims", c.op.name).at(1) == 2;  // a backward op carries the attrs
+}
+
+std::vector<at::Tensor> permute(const KernelContext& c) {
+  return {permutes_to_channels_last(c) ? to_channels_last(c.inputs[0], c.width())
+                                       : to_channels_first(c.inputs[0], c.width())};
+}
+
+// inputs [dY]: the gradient permuted back.
+std::vector<at::Tensor> permute_backward(const KernelContext& c) {
+  return {permutes_to_channels_last(c) ? to_channels_first(c.inputs[0], c.width())
+                                       : to_channels_last(c.inputs[0], c.width())};
+}
+
 }  // namespace
 
 void register_data_kernels(KernelTable& table) {
@@ -97,6 +153,10 @@ void register_data_kernels(KernelTable& table) {
   table[static_cast<size_t>(OpKind::class_token_concat_backward)] = class_token_concat_backward;
   table[static_cast<size_t>(OpKind::select_token)] = select_token;
   table[static_cast<size_t>(OpKind::select_token_backward)] = select_token_backward;
+  table[static_cast<size_t>(OpKind::concat_channels)] = concat_channels;
+  table[static_cast<size_t>(OpKind::concat_channels_backward)] = concat_channels_backward;
+  table[static_cast<size_t>(OpKind::permute)] = permute;
+  table[static_cast<size_t>(OpKind::permute_backward)] = permute_backward;
 }
 
 }  // namespace mutwo::exec

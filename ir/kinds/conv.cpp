@@ -68,38 +68,92 @@ int64_t conv2d_backward_flops(const BackwardContext& ctx) {
   return flops;
 }
 
-// max_pool2d_with_indices (dilation 1, ceil_mode false). attrs kernel, stride, padding ([2] each;
-// stride defaults to kernel, padding to 0, as nn.MaxPool2d). Outputs y and the argmax indices (int64,
-// same shape). Width k ("channel"): pooling is per channel, so [B,k*C,H,W] needs nothing more.
-InferResult infer_max_pool2d(const InferContext& ctx) {
+struct PoolWindow {
+  std::vector<int64_t> kernel, stride, padding;
+  bool ceil_mode = false;
+  int64_t out_h = 0, out_w = 0;
+};
+
+// One output dim of a pooling window, as ATen's pooling_output_shape (dilation 1): with ceil_mode the
+// last window may start past the end of the input, but not past its padding.
+int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode) {
+  int64_t out = (in + 2 * padding - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
+  return out;
+}
+
+// attrs kernel, stride, padding ([2] each; stride defaults to kernel, padding to 0, as nn.MaxPool2d
+// and nn.AvgPool2d), ceil_mode (0 or 1, default 0).
+PoolWindow pool_window(const InferContext& ctx) {
   expect_inputs(ctx, 1, 1);
   expect_rank(ctx, 0, 4);
   const Tensor& x = *ctx.inputs[0];
   const std::string where = "op '" + std::string(ctx.op_name) + "'";
-  const auto& kernel = attr_ints(ctx.attrs, "kernel", where);
-  const auto stride = attr_ints_or(ctx.attrs, "stride", kernel, where);
-  const auto padding = attr_ints_or(ctx.attrs, "padding", {0, 0}, where);
-  if (kernel.size() != 2 || stride.size() != 2 || padding.size() != 2 || kernel[0] < 1 || kernel[1] < 1 ||
-      stride[0] < 1 || stride[1] < 1 || padding[0] < 0 || padding[1] < 0 || 2 * padding[0] > kernel[0] ||
-      2 * padding[1] > kernel[1]) {
+  PoolWindow p;
+  p.kernel = attr_ints(ctx.attrs, "kernel", where);
+  p.stride = attr_ints_or(ctx.attrs, "stride", p.kernel, where);
+  p.padding = attr_ints_or(ctx.attrs, "padding", {0, 0}, where);
+  const int64_t ceil_mode = attr_int_or(ctx.attrs, "ceil_mode", 0, where);
+  if (p.kernel.size() != 2 || p.stride.size() != 2 || p.padding.size() != 2 || p.kernel[0] < 1 ||
+      p.kernel[1] < 1 || p.stride[0] < 1 || p.stride[1] < 1 || p.padding[0] < 0 || p.padding[1] < 0 ||
+      2 * p.padding[0] > p.kernel[0] || 2 * p.padding[1] > p.kernel[1]) {
     infer_error(ctx,
                 "attributes 'kernel', 'stride', 'padding' need 2 values each, kernel and stride >= 1 and "
                 "0 <= padding <= kernel / 2");
   }
-  if (x.shape[2] + 2 * padding[0] < kernel[0] || x.shape[3] + 2 * padding[1] < kernel[1]) {
-    infer_error(ctx, fmt::format("input 0 '{}' of shape {} is too small for kernel {}", x.name,
-                                 shape_string(x.shape), shape_string(kernel)));
+  if (ceil_mode != 0 && ceil_mode != 1) {
+    infer_error(ctx, fmt::format("attribute 'ceil_mode' = {}, expected 0 or 1", ceil_mode));
   }
-  const int64_t out_h = (x.shape[2] + 2 * padding[0] - kernel[0]) / stride[0] + 1;
-  const int64_t out_w = (x.shape[3] + 2 * padding[1] - kernel[1]) / stride[1] + 1;
-  std::vector<int64_t> out{x.shape[0], x.shape[1], out_h, out_w};
+  p.ceil_mode = ceil_mode == 1;
+  if (x.shape[2] + 2 * p.padding[0] < p.kernel[0] || x.shape[3] + 2 * p.padding[1] < p.kernel[1]) {
+    infer_error(ctx, fmt::format("input 0 '{}' of shape {} is too small for kernel {}", x.name,
+                                 shape_string(x.shape), shape_string(p.kernel)));
+  }
+  p.out_h = pooled_size(x.shape[2], p.kernel[0], p.stride[0], p.padding[0], p.ceil_mode);
+  p.out_w = pooled_size(x.shape[3], p.kernel[1], p.stride[1], p.padding[1], p.ceil_mode);
+  return p;
+}
+
+// max_pool2d_with_indices (dilation 1). Outputs y and the argmax indices (int64, same shape). Width k
+// ("channel"): pooling is per channel, so [B,k*C,H,W] needs nothing more.
+InferResult infer_max_pool2d(const InferContext& ctx) {
+  const PoolWindow p = pool_window(ctx);
+  const Tensor& x = *ctx.inputs[0];
+  std::vector<int64_t> out{x.shape[0], x.shape[1], p.out_h, p.out_w};
   InferResult r;
   // one comparison per window element
-  r.flops = support::checked_product({element_count(out), kernel[0], kernel[1]},
+  r.flops = support::checked_product({element_count(out), p.kernel[0], p.kernel[1]},
                                      "op '" + std::string(ctx.op_name) + "': FLOPs");
   r.outputs.push_back({"", out, x.dtype, TensorRole::activation});
   r.outputs.push_back({".indices", out, DType::i64, TensorRole::activation});
   return r;
+}
+
+// avg_pool2d. attr count_include_pad (0 or 1, default 1 as nn.AvgPool2d) changes only the divisor.
+// Width k ("channel"): per channel, as max pooling.
+InferResult infer_avg_pool2d(const InferContext& ctx) {
+  const PoolWindow p = pool_window(ctx);
+  const std::string where = "op '" + std::string(ctx.op_name) + "'";
+  const int64_t include_pad = attr_int_or(ctx.attrs, "count_include_pad", 1, where);
+  if (include_pad != 0 && include_pad != 1) {
+    infer_error(ctx, fmt::format("attribute 'count_include_pad' = {}, expected 0 or 1", include_pad));
+  }
+  const Tensor& x = *ctx.inputs[0];
+  std::vector<int64_t> out{x.shape[0], x.shape[1], p.out_h, p.out_w};
+  InferResult r;
+  // one add per window element, one divide per output
+  const int64_t outputs = element_count(out);
+  r.flops = support::checked_sum(support::checked_product({outputs, p.kernel[0], p.kernel[1]}, where),
+                                 outputs, where + ": FLOPs");
+  r.outputs.push_back({"", std::move(out), x.dtype, TensorRole::activation});
+  return r;
+}
+
+// Each output gradient, divided, is added to every input of its window.
+int64_t avg_pool2d_backward_flops(const BackwardContext& ctx) {
+  const auto& kernel = attr_ints(ctx.forward.attrs, "kernel", "op '" + ctx.forward.name + "'");
+  return support::checked_product({element_count(ctx.outputs[0]->shape), kernel.at(0), kernel.at(1)},
+                                  ctx.forward.name + " backward FLOPs");
 }
 
 // The output gradient is scattered back through the indices: one add per output element.
@@ -124,18 +178,21 @@ int64_t adaptive_avg_pool2d_backward_flops(const BackwardContext& ctx) {
   return element_count(ctx.inputs[0]->shape);
 }
 
-// flatten(1) of a pooled [B,C,1,1] -> [B,C]. Width k: [B,k*C,1,1] -> [k,B,C], the channel layout
-// of the convolutional trunk turned into the stack layout of the classifier (a transposing copy),
-// so the linear after it is one batched matmul.
+// flatten(1) of [B,C,H,W] -> [B,C*H*W] (a pooled [B,C,1,1] in most models; VGG and AlexNet flatten
+// their 7x7 and 6x6 maps). Width k: [B,k*C,H,W] -> [k,B,C*H*W], the channel layout of the
+// convolutional trunk turned into the stack layout of the classifier (a transposing copy), so the
+// linear after it is one batched matmul.
 InferResult infer_flatten(const InferContext& ctx) {
   expect_inputs(ctx, 1, 1);
   expect_rank(ctx, 0, 4);
   const Tensor& x = *ctx.inputs[0];
-  if (x.shape[2] != 1 || x.shape[3] != 1 || x.shape[1] % ctx.width != 0) {
-    infer_error(ctx, fmt::format("input 0 '{}' has shape {}, expected [B,{}*C,1,1] (a pooled feature map)",
-                                 x.name, shape_string(x.shape), ctx.width));
+  if (x.shape[1] % ctx.width != 0) {
+    infer_error(ctx, fmt::format("input 0 '{}' has shape {}, expected [B,{}*C,H,W]", x.name,
+                                 shape_string(x.shape), ctx.width));
   }
-  std::vector<int64_t> out{x.shape[0], x.shape[1] / ctx.width};
+  std::vector<int64_t> out{x.shape[0],
+                           support::checked_product({x.shape[1] / ctx.width, x.shape[2], x.shape[3]},
+                                                    "op '" + std::string(ctx.op_name) + "': output shape")};
   if (ctx.width > 1) out.insert(out.begin(), ctx.width);
   InferResult r;
   r.outputs.push_back({"", std::move(out), x.dtype, TensorRole::activation});
@@ -172,6 +229,14 @@ void register_conv_kinds(KindRulesTable& table) {
   avg_pool.saved = {{SavedRef::From::input, 0}};
   avg_pool.backward_flops = adaptive_avg_pool2d_backward_flops;
   table[static_cast<size_t>(OpKind::adaptive_avg_pool2d)] = avg_pool;
+
+  // derivatives.yaml (avg_pool2d): saves self.
+  KindRules avg;
+  avg.infer = infer_avg_pool2d;
+  avg.backward_kind = OpKind::avg_pool2d_backward;
+  avg.saved = {{SavedRef::From::input, 0}};
+  avg.backward_flops = avg_pool2d_backward_flops;
+  table[static_cast<size_t>(OpKind::avg_pool2d)] = avg;
 
   // flatten is a view (a reshape of the gradient back); it saves nothing.
   KindRules flatten;

@@ -1,7 +1,12 @@
-// Data-movement kinds: embedding, ViT class token, token select.
+// Data-movement kinds: embedding, ViT class token, token select, channel concatenation, NCHW/NHWC
+// permutes.
+#include <algorithm>
+#include <array>
+
 #include <fmt/format.h>
 
 #include "ir/kind_rules.hpp"
+#include "support/checked_int.hpp"
 
 namespace mutwo::ir {
 namespace {
@@ -93,6 +98,77 @@ InferResult infer_select_token(const InferContext& ctx) {
   return r;
 }
 
+// torch.cat(dim=1) of feature maps [B,C_i,H,W] -> [B,sum C_i,H,W] (DenseNet's dense blocks, Inception's
+// branches). Width k ("channel"): inputs [B,k*C_i,H,W]; the output keeps each model's channels
+// together, [B,k*(sum C_i),H,W] with model m at [m*sum C_i, (m+1)*sum C_i), so it stays in the
+// channel layout the convolutions after it read.
+InferResult infer_concat_channels(const InferContext& ctx) {
+  if (ctx.inputs.empty()) infer_error(ctx, "has no inputs; expected at least one feature map");
+  const Tensor& first = *ctx.inputs[0];
+  int64_t channels = 0;
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    expect_rank(ctx, i, 4);
+    const Tensor& t = *ctx.inputs[i];
+    if (t.shape[0] != first.shape[0] || t.shape[2] != first.shape[2] || t.shape[3] != first.shape[3] ||
+        t.dtype != first.dtype || t.shape[1] % ctx.width != 0) {
+      infer_error(
+          ctx, fmt::format("input {} '{}' is {} {}, expected {} [{},{}*C,{},{}] like input 0 '{}'", i, t.name,
+                           shape_string(t.shape), dtype_name(t.dtype), dtype_name(first.dtype),
+                           first.shape[0], ctx.width, first.shape[2], first.shape[3], first.name));
+    }
+    channels = support::checked_sum(channels, t.shape[1], "op '" + std::string(ctx.op_name) + "': channels");
+  }
+  InferResult r;
+  r.outputs.push_back(
+      {"", {first.shape[0], channels, first.shape[2], first.shape[3]}, first.dtype, TensorRole::activation});
+  return r;
+}
+
+// The two permutes between NCHW and NHWC (ConvNeXt's blocks and LayerNorm2d).
+constexpr std::array<int64_t, 4> kToChannelsLast{0, 2, 3, 1};
+constexpr std::array<int64_t, 4> kToChannelsFirst{0, 3, 1, 2};
+
+// x.permute(dims) written as a copy (PyTorch's permute is a view; the layer norm or matmul after it
+// makes it contiguous, which is this copy). attr dims: [0,2,3,1] or [0,3,1,2]. Width k: [0,2,3,1]
+// takes the channel layout [B,k*C,H,W] to the stack layout [k,B,H,W,C] the linears and layer norms
+// after it read; [0,3,1,2] takes [k,B,H,W,C] back to [B,k*C,H,W].
+InferResult infer_permute(const InferContext& ctx) {
+  expect_inputs(ctx, 1, 1);
+  const std::string where = "op '" + std::string(ctx.op_name) + "'";
+  const auto& dims = attr_ints(ctx.attrs, "dims", where);
+  const bool to_last = std::equal(dims.begin(), dims.end(), kToChannelsLast.begin(), kToChannelsLast.end());
+  const bool to_first =
+      std::equal(dims.begin(), dims.end(), kToChannelsFirst.begin(), kToChannelsFirst.end());
+  if (!to_last && !to_first) {
+    infer_error(ctx,
+                fmt::format("attribute 'dims' = {}, expected [0,2,3,1] (NCHW to NHWC) or [0,3,1,2] (back)",
+                            shape_string(dims)));
+  }
+  const Tensor& x = *ctx.inputs[0];
+  const bool stacked = ctx.width > 1 && to_first;
+  expect_rank(ctx, 0, stacked ? 5 : 4);
+  std::vector<int64_t> out;
+  if (to_last) {
+    if (x.shape[1] % ctx.width != 0) {
+      infer_error(ctx, fmt::format("input 0 '{}' has shape {}, expected [B,{}*C,H,W]", x.name,
+                                   shape_string(x.shape), ctx.width));
+    }
+    out = {x.shape[0], x.shape[2], x.shape[3], x.shape[1] / ctx.width};
+    if (ctx.width > 1) out.insert(out.begin(), ctx.width);
+  } else if (stacked) {
+    if (x.shape[0] != ctx.width) {
+      infer_error(ctx, fmt::format("at width {} input 0 '{}' of shape {} must lead with the model dim",
+                                   ctx.width, x.name, shape_string(x.shape)));
+    }
+    out = {x.shape[1], ctx.width * x.shape[4], x.shape[2], x.shape[3]};
+  } else {
+    out = {x.shape[0], x.shape[3], x.shape[1], x.shape[2]};
+  }
+  InferResult r;
+  r.outputs.push_back({"", std::move(out), x.dtype, TensorRole::activation});
+  return r;
+}
+
 int64_t no_backward_flops(const BackwardContext&) {
   return 0;
 }
@@ -126,6 +202,22 @@ void register_data_kinds(KindRulesTable& table) {
   select.saved = {};
   select.backward_flops = no_backward_flops;
   table[static_cast<size_t>(OpKind::select_token)] = select;
+
+  // derivatives.yaml (cat): saves nothing but the input sizes, which the graph's shapes carry.
+  KindRules concat;
+  concat.infer = infer_concat_channels;
+  concat.backward_kind = OpKind::concat_channels_backward;
+  concat.saved = {};
+  concat.backward_flops = no_backward_flops;
+  table[static_cast<size_t>(OpKind::concat_channels)] = concat;
+
+  // derivatives.yaml (permute): the gradient permuted back; nothing saved.
+  KindRules permute;
+  permute.infer = infer_permute;
+  permute.backward_kind = OpKind::permute_backward;
+  permute.saved = {};
+  permute.backward_flops = no_backward_flops;
+  table[static_cast<size_t>(OpKind::permute)] = permute;
 }
 
 }  // namespace mutwo::ir

@@ -6,9 +6,17 @@ cross-entropy loss over its [batch, classes] output is appended, with int64 labe
 node maps to one mutwo op kind (ir/op_kind.hpp) with its inputs, attributes and extra outputs as
 mutwo's kinds define them (batch norm's saved mean and inverse std, max pooling's indices,
 dropout's mask, the loss's log-probabilities); FLOPs and bytes are left 0 and re-derived by mutwo
-from the kinds' rules. A node without a mutwo kind (or an attribute mutwo does not model: dilation,
-ceil_mode, a non-1x1 adaptive pool) stops the export naming the node, so a graph is never
-silently wrong.
+from the kinds' rules. A node without a mutwo kind (or an attribute mutwo does not model: pooling
+dilation, an adaptive pool whose output size does not divide its input) stops the export naming the
+node, so a graph is never silently wrong.
+
+Convolutional nets beyond ResNet: torch.cat on the channels of feature maps is concat_channels
+(DenseNet, GoogLeNet); avg pooling (with ceil_mode, count_include_pad) is avg_pool2d, and an adaptive
+average pool to an output size that divides its input is the same avg_pool2d (kernel = stride =
+input / output; VGG's and AlexNet's pools to the size they already have are 1x1 pools); ConvNeXt's
+permutes between NCHW and NHWC are mutwo's permute, its layer norms over channels (nn.LayerNorm after
+a permute, torchvision's LayerNorm2d) layer norms of the NHWC tensor, and its layer scale a mul by a
+[C,1,1] parameter.
 
 Transformers: nn.MultiheadAttention (self-attention, batch_first, no masks) is kept whole by the
 tracer and written as mutwo's attention ops: q/k/v linears from its packed in_proj (named
@@ -128,10 +136,9 @@ class Exporter:
             self.env[node] = self.out(node)
             self.op(node.name, "linear", ins, [self.env[node]])
         elif isinstance(m, nn.Conv2d):
-            if self.pair(m.dilation) != [1, 1] or m.padding_mode != "zeros" or \
-                    isinstance(m.padding, str):
-                raise Unsupported(f"conv '{node.target}': dilation {m.dilation}, padding {m.padding!r} "
-                                  f"({m.padding_mode}); mutwo's conv2d takes dilation 1 and numeric zero padding")
+            if m.padding_mode != "zeros" or isinstance(m.padding, str):
+                raise Unsupported(f"conv '{node.target}': padding {m.padding!r} ({m.padding_mode}); mutwo's "
+                                  "conv2d takes numeric zero padding")
             ins = [x, self.weight(node, "weight", m.weight)]
             if m.bias is not None:
                 ins.append(self.weight(node, "bias", m.bias))
@@ -139,6 +146,8 @@ class Exporter:
             attrs = {"stride": self.pair(m.stride), "padding": self.pair(m.padding)}
             if m.groups != 1:
                 attrs["groups"] = int(m.groups)  # depthwise and grouped convolutions
+            if self.pair(m.dilation) != [1, 1]:
+                attrs["dilation"] = self.pair(m.dilation)
             self.op(node.name, "conv2d", ins, [self.env[node]], attrs)
         elif isinstance(m, nn.BatchNorm2d):
             if not m.affine:
@@ -152,11 +161,8 @@ class Exporter:
             if len(m.normalized_shape) != 1 or not m.elementwise_affine:
                 raise Unsupported(f"layer norm '{node.target}': mutwo's normalises the last dim with affine "
                                   "parameters")
-            ins = [x, self.weight(node, "weight", m.weight), self.weight(node, "bias", m.bias)]
-            rows = list(node.meta["tensor_meta"].shape[:-1]) + [1]  # keepdim, as aten::native_layer_norm
-            outs = [self.out(node), self.out(node, ".mean", rows), self.out(node, ".rstd", rows)]
-            self.env[node] = outs[0]
-            self.op(node.name, "layernorm", ins, outs, {"eps": float(m.eps)})
+            self.layer_norm(node, x, self.weight(node, "weight", m.weight), self.weight(node, "bias", m.bias),
+                            m.eps)
         elif isinstance(m, (nn.ReLU, nn.ReLU6, nn.GELU, nn.Tanh, nn.Sigmoid, nn.Hardswish, nn.Hardsigmoid, nn.SiLU)):
             kind = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.GELU: "gelu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
                     nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid", nn.SiLU: "silu"}[type(m)]
@@ -170,24 +176,61 @@ class Exporter:
             mask = self.out(node, ".mask", dtype=torch.bool)
             self.op(node.name, "dropout", [x], [self.env[node], mask], {"p": float(m.p)})
         elif isinstance(m, nn.MaxPool2d):
-            if m.ceil_mode or self.pair(m.dilation) != [1, 1]:
-                raise Unsupported(f"max pool '{node.target}': ceil_mode and dilation are not modelled")
-            self.env[node] = self.out(node)
-            indices = self.out(node, ".indices", dtype=torch.int64)
-            self.op(node.name, "max_pool2d", [x], [self.env[node], indices],
-                    {"kernel": self.pair(m.kernel_size), "stride": self.pair(m.stride or m.kernel_size),
-                     "padding": self.pair(m.padding)})
+            self.max_pool(node, x, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
+        elif isinstance(m, nn.AvgPool2d):
+            self.avg_pool(node, x, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad,
+                          m.divisor_override)
         elif isinstance(m, nn.AdaptiveAvgPool2d):
-            if self.pair(m.output_size) != [1, 1]:
-                raise Unsupported(f"adaptive pool '{node.target}' to {m.output_size}: mutwo's pools to 1x1")
-            self.env[node] = self.out(node)
-            self.op(node.name, "adaptive_avg_pool2d", [x], [self.env[node]])
+            self.adaptive_avg_pool(node, x, m.output_size)
         elif isinstance(m, nn.Flatten):
             self.flatten(node, x)
         elif isinstance(m, nn.Identity):
             self.env[node] = x
         else:
             raise Unsupported(f"module '{node.target}' ({type(m).__name__}) has no mutwo op kind")
+
+    def layer_norm(self, node, x, weight, bias, eps):
+        rows = list(node.meta["tensor_meta"].shape[:-1]) + [1]  # keepdim, as aten::native_layer_norm
+        outs = [self.out(node), self.out(node, ".mean", rows), self.out(node, ".rstd", rows)]
+        self.env[node] = outs[0]
+        self.op(node.name, "layernorm", [x, weight, bias], outs, {"eps": float(eps)})
+
+    def max_pool(self, node, x, kernel, stride, padding, dilation, ceil_mode):
+        if self.pair(dilation) != [1, 1]:
+            raise Unsupported(f"max pool '{node.name}': dilation {dilation} is not modelled")
+        self.env[node] = self.out(node)
+        indices = self.out(node, ".indices", dtype=torch.int64)
+        attrs = {"kernel": self.pair(kernel), "stride": self.pair(stride or kernel), "padding": self.pair(padding)}
+        if ceil_mode:
+            attrs["ceil_mode"] = 1
+        self.op(node.name, "max_pool2d", [x], [self.env[node], indices], attrs)
+
+    def avg_pool(self, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override=None):
+        if divisor_override is not None:
+            raise Unsupported(f"avg pool '{node.name}': divisor_override {divisor_override} is not modelled")
+        self.env[node] = self.out(node)
+        attrs = {"kernel": self.pair(kernel), "stride": self.pair(stride or kernel), "padding": self.pair(padding)}
+        if ceil_mode:
+            attrs["ceil_mode"] = 1
+        if not count_include_pad:
+            attrs["count_include_pad"] = 0
+        self.op(node.name, "avg_pool2d", [x], [self.env[node]], attrs)
+
+    def adaptive_avg_pool(self, node, x, output_size):
+        """To 1x1: adaptive_avg_pool2d. To a size that divides the input: the same windows as avg_pool2d
+        with kernel = stride = input / output (what ATen's adaptive pool computes then)."""
+        size = self.tensors[x]["shape"][2:]
+        out = [s if o is None else int(o) for s, o in zip(size, self.pair(output_size) if not isinstance(
+            output_size, (tuple, list)) else output_size)]
+        if out == [1, 1]:
+            self.env[node] = self.out(node)
+            self.op(node.name, "adaptive_avg_pool2d", [x], [self.env[node]])
+        elif all(s % o == 0 for s, o in zip(size, out)):
+            window = [s // o for s, o in zip(size, out)]
+            self.avg_pool(node, x, window, window, 0, False, True)
+        else:
+            raise Unsupported(f"adaptive pool '{node.name}' of {size} to {out}: mutwo pools to 1x1 or to a size "
+                              "that divides the input")
 
     def attention(self, node, m):
         """Self-attention as the zoo writes torchvision's: q/k/v linears from the packed in_proj."""
@@ -251,10 +294,18 @@ class Exporter:
 
     def flatten(self, node, x):
         shape = self.tensors[x]["shape"]
-        if len(shape) != 4 or shape[2:] != [1, 1]:
-            raise Unsupported(f"flatten '{node.name}' of {shape}: mutwo's flatten takes [B, C, 1, 1]")
+        start = node.kwargs.get("start_dim", node.args[1] if len(node.args) > 1 else 1) \
+            if node.op != "call_module" else self.gm.get_submodule(node.target).start_dim
+        if len(shape) != 4 or start != 1:
+            raise Unsupported(f"flatten '{node.name}' of {shape} from dim {start}: mutwo's flatten takes "
+                              "[B, C, H, W] from dim 1")
         self.env[node] = self.out(node)
         self.op(node.name, "flatten", [x], [self.env[node]])
+
+    @staticmethod
+    def call_args(node, names):
+        """A call's positional and keyword arguments by parameter name."""
+        return dict(zip(names, node.args), **node.kwargs)
 
     def commutative(self, node):
         """The two tensor operands of add/mul, the one broadcast second (mutwo's add and mul broadcast b)."""
@@ -290,7 +341,7 @@ class Exporter:
         meta = node.meta.get("tensor_meta")
         if meta is None or not hasattr(meta, "shape"):
             return  # not a tensor (x.shape, its items, asserts): nothing to compute on the GPU
-        if t in (operator.add, torch.add, "add"):
+        if t in (operator.add, operator.iadd, torch.add, "add", "add_"):  # in place written out of place
             a, b = node.args[0], node.args[1]
             if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
                 raise Unsupported(f"add '{node.name}' of a constant")
@@ -304,10 +355,54 @@ class Exporter:
             self.op(node.name, "relu", [self.arg(node)], [self.env[node]])
         elif t in (torch.flatten, "flatten"):
             self.flatten(node, self.arg(node))
-        elif t in (F.adaptive_avg_pool2d,) and self.pair(node.args[1] if len(node.args) > 1 else
-                                                         node.kwargs["output_size"]) == [1, 1]:
+        elif t is F.adaptive_avg_pool2d:
+            self.adaptive_avg_pool(node, self.arg(node), self.call_args(node, ("input", "output_size"))["output_size"])
+        elif t is F.max_pool2d:
+            a = self.call_args(node, ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode"))
+            self.max_pool(node, self.arg(node), a["kernel_size"], a.get("stride"), a.get("padding", 0),
+                          a.get("dilation", 1), a.get("ceil_mode", False))
+        elif t is F.avg_pool2d:
+            a = self.call_args(node, ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
+                                      "divisor_override"))
+            self.avg_pool(node, self.arg(node), a["kernel_size"], a.get("stride"), a.get("padding", 0),
+                          a.get("ceil_mode", False), a.get("count_include_pad", True), a.get("divisor_override"))
+        elif t is F.layer_norm:
+            a = self.call_args(node, ("input", "normalized_shape", "weight", "bias", "eps"))
+            shape = list(a["normalized_shape"])
+            x = self.arg(node)
+            if len(shape) != 1 or shape[0] != self.tensors[x]["shape"][-1] or \
+                    not all(isinstance(a.get(n), torch.fx.Node) for n in ("weight", "bias")):
+                raise Unsupported(f"layer norm '{node.name}' over {shape}: mutwo's normalises the last dim with "
+                                  "affine parameters")
+            self.layer_norm(node, x, self.env[a["weight"]], self.env[a["bias"]], a.get("eps", 1e-5))
+        elif t in (torch.mean, "mean") and len(self.tensors[self.arg(node)]["shape"]) == 4 and sorted(
+                d % 4 for d in self.call_args(node, ("input", "dim", "keepdim")).get("dim", [])) == [2, 3]:
+            # x.mean([2, 3]) of [B, C, H, W] (MNASNet's head): global average pooling, then flatten
+            # unless keepdim; the flatten is mutwo's [B, C, 1, 1] -> [B, C] view.
+            x = self.arg(node)
+            if self.call_args(node, ("input", "dim", "keepdim")).get("keepdim", False):
+                self.env[node] = self.out(node)
+                self.op(node.name, "adaptive_avg_pool2d", [x], [self.env[node]])
+                return
+            shape = self.tensors[x]["shape"]
+            pooled = self.out(node, ".pool", shape=shape[:2] + [1, 1])
+            self.op(node.name + ".pool", "adaptive_avg_pool2d", [x], [pooled])
             self.env[node] = self.out(node)
-            self.op(node.name, "adaptive_avg_pool2d", [self.arg(node)], [self.env[node]])
+            self.op(node.name, "flatten", [pooled], [self.env[node]])
+        elif t in (torch.permute, "permute"):
+            dims = [int(d) for d in (node.args[1] if len(node.args) == 2 and isinstance(node.args[1], (list, tuple))
+                                     else node.args[1:])]
+            x = self.arg(node)
+            if len(self.tensors[x]["shape"]) != 4 or dims not in ([0, 2, 3, 1], [0, 3, 1, 2]):
+                raise Unsupported(f"permute '{node.name}' of {self.tensors[x]['shape']} by {dims}: mutwo permutes "
+                                  "[B, C, H, W] to [B, H, W, C] and back")
+            self.env[node] = self.out(node)
+            self.op(node.name, "permute", [x], [self.env[node]], {"dims": dims})
+        elif t in (torch.cat, "cat") and self.call_args(node, ("tensors", "dim")).get("dim", 0) in (1, -3) and \
+                all(isinstance(a, torch.fx.Node) and a in self.env and len(self.tensors[self.env[a]]["shape"]) == 4
+                    for a in node.args[0]):
+            self.env[node] = self.out(node)
+            self.op(node.name, "concat_channels", [self.env[a] for a in node.args[0]], [self.env[node]])
         elif t in (F.hardsigmoid, F.hardswish, F.relu6, torch.sigmoid, torch.tanh, F.silu):
             kind = {F.hardsigmoid: "hardsigmoid", F.hardswish: "hardswish", F.relu6: "relu6", F.silu: "silu",
                     torch.sigmoid: "sigmoid", torch.tanh: "tanh"}[t]

@@ -40,39 +40,50 @@ def test_a_module_needs_example_inputs():
 
 
 # Outside the zoo: grouped convolutions (ResNeXt, RegNet), wide bottlenecks, MobileNetV3-Small,
-# EfficientNet-B0 (SiLU, squeeze-excitation, stochastic depth written as dropout).
+# EfficientNet-B0 (SiLU, squeeze-excitation, stochastic depth written as dropout), ConvNeXt-T (permutes
+# to NHWC and back, layer norm over channels, layer scale), DenseNet-121 (channel concatenation,
+# average pooling), GoogLeNet (ceil_mode pools, concatenated branches), VGG-11 (an adaptive pool to the
+# 7x7 it has, a 7x7 map flattened), MNASNet (global pooling as x.mean([2, 3])).
 @pytest.mark.parametrize("name, parameters", [
     ("efficientnet_b0", 5_288_548),
     ("resnext50_32x4d", 25_028_904),
     ("wide_resnet50_2", 68_883_240),
     ("regnet_y_400mf", 4_344_144),
     ("mobilenet_v3_small", 2_542_856),
+    ("convnext_tiny", 28_589_128),
+    ("densenet121", 7_978_856),
+    ("googlenet", 6_624_904),
+    ("vgg11", 132_863_336),
+    ("mnasnet0_5", 2_218_512),
 ])
 def test_models_outside_the_zoo_import_with_pytorchs_parameter_count(name, parameters):
-    module = getattr(torchvision.models, name)()
+    kwargs = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+    module = getattr(torchvision.models, name)(**kwargs)
     assert sum(p.numel() for p in module.parameters()) == parameters  # torchvision's own
     m = mutwo.from_torch(module, torch.randn(2, 3, 224, 224), name=name)
     assert m.parameters == parameters
     assert mutwo.trace(m).parameters == parameters  # mutwo's graph holds the same weights
 
 
-def test_an_imported_model_searches_under_a_memory_limit():
-    m = mutwo.from_torch(torchvision.models.regnet_y_400mf(), torch.randn(8, 3, 224, 224), name="regnet")
+@pytest.mark.parametrize("name, speedup", [("regnet_y_400mf", 1.5), ("densenet121", 1.3)])
+def test_an_imported_model_searches_under_a_memory_limit(name, speedup):
+    m = mutwo.from_torch(getattr(torchvision.models, name)(), torch.randn(8, 3, 224, 224), name=name)
     unlimited = mutwo.search(m.times(4), top=3)
     hfta = next(r for r in unlimited if r["strategy"] == "hfta")
     limit = hfta["peak_bytes"] * 3 // 4  # all four fused no longer fit
     rows = mutwo.search(m.times(4), memory=limit, top=5)
     # HFTA now trains two fused pairs one after the other; mutwo keeps all four fused with a swap and
-    # recompute plan, 1.76x HFTA's throughput on the waves source's A100-40GB prices.
+    # recompute plan: 1.76x HFTA's throughput (RegNet-Y) and 1.59x (DenseNet-121, whose concatenated
+    # features are large and cheap to recompute) on the waves source's A100-40GB prices.
     assert next(r for r in rows if r["strategy"] == "hfta")["runs"] == 2
     best = rows[0]
     assert best["strategy"] == "mutwo" and best["partition"].endswith(":4") and best["peak_bytes"] <= limit
-    assert best["speedup_over_hfta"] > 1.5
+    assert best["speedup_over_hfta"] > speedup
 
 
 @pytest.mark.parametrize("name, node", [
-    ("densenet121", "call_function 'cat'"),
-    ("convnext_tiny", "call_method 'permute'"),
+    ("shufflenet_v2_x0_5", "call_method 'view'"),  # the channel shuffle
+    ("swin_t", "get_attr 'features.1.0.attn.relative_position_index' is a buffer"),
 ])
 def test_a_model_mutwo_cannot_map_stops_naming_its_first_unsupported_node(name, node):
     with pytest.raises(mutwo.UnsupportedModelError, match=node.replace("(", r"\(").replace(")", r"\)")):

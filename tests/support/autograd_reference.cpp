@@ -179,8 +179,18 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
     }
     case OpKind::max_pool2d: {
       const auto kernel = ir::attr_ints(op.attrs, "kernel", op.name);
-      return at::max_pool2d(in[0], kernel, ints(op, "stride", kernel), ints(op, "padding", {0, 0}));
+      return at::max_pool2d(in[0], kernel, ints(op, "stride", kernel), ints(op, "padding", {0, 0}), {1, 1},
+                            attr_int(op, "ceil_mode", 0) != 0);
     }
+    case OpKind::avg_pool2d: {
+      const auto kernel = ir::attr_ints(op.attrs, "kernel", op.name);
+      return at::avg_pool2d(in[0], kernel, ints(op, "stride", kernel), ints(op, "padding", {0, 0}),
+                            attr_int(op, "ceil_mode", 0) != 0, attr_int(op, "count_include_pad", 1) != 0);
+    }
+    case OpKind::concat_channels:
+      return at::cat(in, 1);
+    case OpKind::permute:
+      return in[0].permute(ir::attr_ints(op.attrs, "dims", op.name));
     case OpKind::adaptive_avg_pool2d:
       return at::adaptive_avg_pool2d(in[0], {1, 1});
     case OpKind::flatten:
