@@ -43,7 +43,7 @@ def test_a_module_needs_example_inputs():
 # EfficientNet-B0 (SiLU, squeeze-excitation, stochastic depth written as dropout), ConvNeXt-T (permutes
 # to NHWC and back, layer norm over channels, layer scale), DenseNet-121 (channel concatenation,
 # average pooling), GoogLeNet (ceil_mode pools, concatenated branches), VGG-11 (an adaptive pool to the
-# 7x7 it has, a 7x7 map flattened), MNASNet (global pooling as x.mean([2, 3])).
+# 7x7 it has, a 7x7 map flattened; AlexNet likewise at 6x6), MNASNet (global pooling as x.mean([2, 3])).
 @pytest.mark.parametrize("name, parameters", [
     ("efficientnet_b0", 5_288_548),
     ("resnext50_32x4d", 25_028_904),
@@ -54,6 +54,7 @@ def test_a_module_needs_example_inputs():
     ("densenet121", 7_978_856),
     ("googlenet", 6_624_904),
     ("vgg11", 132_863_336),
+    ("alexnet", 61_100_840),
     ("mnasnet0_5", 2_218_512),
 ])
 def test_models_outside_the_zoo_import_with_pytorchs_parameter_count(name, parameters):
