@@ -10,8 +10,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "api/run.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
@@ -102,40 +102,7 @@ experiments::RunRequest run_request(const RunOptions& opts) {
 }
 
 void print_json(const RunOptions& opts, const experiments::RunOutcome& out) {
-  const Measurement& m = out.measurement;
-  const sim::Prediction& prediction = out.prediction;
-  nlohmann::json j;
-  j["run_id"] = out.run_id ? nlohmann::json(*out.run_id) : nlohmann::json(nullptr);
-  j["database"] = opts.no_db ? nlohmann::json(nullptr) : nlohmann::json(opts.db);
-  j["schedule"] = {{"graph", out.schedule.graph.name},
-                   {"policy", out.schedule.policy},
-                   {"instructions", out.schedule.instructions.size()},
-                   {"multiplexed", out.multiplexed},
-                   {"model_state", out.schedule.host_state.empty() ? "device" : "host"},
-                   {"optimizer", out.schedule.host_stream == ir::kNoStream ? "device" : "host"},
-                   {"samples_per_step", out.samples_per_step}};
-  j["device"] = out.target.label;
-  j["gpu"] = out.cost.gpu.name;
-  j["memory_limit_bytes"] = out.memory_limit_bytes;
-  j["prediction"] = {{"step_time_ns", prediction.step_time_ns},
-                     {"peak_bytes", prediction.peak_bytes},
-                     {"oom", prediction.oom},
-                     {"host_mode", sim::host_mode_name(out.host_mode)},
-                     {"host_busy_ns", prediction.host_busy_ns},
-                     {"host_bound_idle_ns", prediction.host_bound_idle_ns}};
-  j["measurement"] = {{"step_time_ns", m.step_time_ns},
-                      {"step_times_ns", m.step_times_ns},
-                      {"peak_bytes", m.peak_bytes},
-                      {"peak_source", m.peak_source},
-                      {"accounted_peak_bytes", m.accounted_peak_bytes},
-                      {"iterations", m.iterations},
-                      {"wrapped", m.wrapped},
-                      {"warmup_iterations", m.warmup_iterations},
-                      {"oom", m.oom},
-                      {"oom_message", m.oom_message},
-                      {"first_losses", m.first_losses},
-                      {"losses", m.losses}};
-  std::cout << j.dump(2) << "\n";
+  std::cout << api::run_json(out, opts.no_db ? std::string() : opts.db).dump(2) << "\n";
 }
 
 void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,12 +22,14 @@
 #include "api/experiment.hpp"
 #include "api/models.hpp"
 #include "api/replay_trace.hpp"
+#include "api/run.hpp"
 #include "api/search.hpp"
 #include "api/simulate.hpp"
 #include "api/trace.hpp"
 #include "api/values.hpp"
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "experiments/executor_loader.hpp"
 #include "experiments/results_db.hpp"
 #include "experiments/results_db_error.hpp"
 #include "experiments/run_pipeline.hpp"
@@ -92,11 +95,12 @@ struct CostChoice {
   std::string source;
 };
 
-CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source) {
+CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory,
+                       const std::string& cost_source) {
   costmodel::CostSetup setup;
   setup.gpu = gpu;
   setup.cost_source = cost_source;
-  setup.overrides.memory_bytes = memory_bytes(memory);
+  setup.overrides.memory_bytes = memory;
   costmodel::check_cost_setup(setup);
   const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
   CostChoice out;
@@ -104,6 +108,10 @@ CostChoice cost_choice(const std::string& gpu, const py::object& memory, const s
   out.cost = costmodel::make_cost_model(setup, inputs, out.device);
   out.source = cost_source;
   return out;
+}
+
+CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source) {
+  return cost_choice(gpu, memory_bytes(memory), cost_source);
 }
 
 // The model array of a call: a zoo name or an exported model file, its copies, and their settings.
@@ -276,6 +284,57 @@ py::object experiment(const std::string& spec_path, const std::string& db_path, 
   return out;
 }
 
+// A measured run, as `mutwo run --json` prints it, the GIL released while it runs. The executor
+// module is the one built with this extension (MUTWO_EXEC_MODULE_PATH) unless MUTWO_EXEC_MODULE
+// names another: in a Python process there is no `mutwo` program beside which the loader looks.
+py::object run(const std::string& model, int32_t models, const std::vector<int32_t>& partition, int64_t batch,
+               int64_t seq_len, int64_t image_size, const std::string& dtype, const std::string& precision,
+               const std::string& optimizer, const std::string& lean_ops,
+               const std::optional<std::string>& gpu, const py::object& memory,
+               const std::string& cost_source, const std::string& policy, const std::string& order,
+               bool allow_oom, bool state_offload, const std::string& optimizer_on, const std::string& device,
+               const std::string& memory_cap, uint64_t seed, int32_t iterations, int32_t warmup,
+               bool sync_each_step, bool wrap, bool cuda_graph, const std::string& host_mode,
+               const std::string& db) {
+  experiments::RunRequest r;
+  r.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
+                                 optimizer, lean_ops);
+  r.policy = policy;
+  r.order = order;
+  r.allow_oom = allow_oom;
+  r.state_offload = state_offload;
+  r.optimizer_on = optimizer_on;
+  r.device = device;
+  r.memory_cap = memory_cap;
+  r.seed = seed;
+  r.warmup_iterations = warmup;
+  r.timed_iterations = iterations;
+  r.cuda_graph = cuda_graph;
+  r.back_to_back = !sync_each_step;
+  r.wrap = wrap;
+  r.host_mode = host_mode;
+  r.db = db;
+  // As `mutwo run`: the named GPU, else the catalog GPU of the CUDA device it runs on, else the A100.
+  r.cost = [gpu, bytes = memory_bytes(memory), cost_source](const std::optional<std::string>& executed_on) {
+    CostChoice c = cost_choice(gpu ? *gpu : executed_on.value_or("a100-40gb"), bytes, cost_source);
+    experiments::RunCost setup;
+    setup.gpu = c.device;
+    setup.cost = std::move(c.cost);
+    setup.cost_source = cost_source;
+    return setup;
+  };
+#ifdef MUTWO_EXEC_MODULE_PATH
+  setenv(ir::kExecutorModuleEnv, MUTWO_EXEC_MODULE_PATH, /*overwrite=*/0);
+#endif
+  experiments::RunOutcome out;
+  {
+    py::gil_scoped_release release;
+    const std::unique_ptr<ir::Executor> executor = experiments::load_executor("mutwo.run");
+    out = experiments::run_pipeline(r, *executor);
+  }
+  return to_python(api::run_json(out, db));
+}
+
 }  // namespace
 }  // namespace mutwo::python
 
@@ -363,6 +422,15 @@ PYBIND11_MODULE(_mutwo, m) {
   m.def("replay", &replay, py::arg("trace"), py::arg("step") = std::nullopt, py::arg("all") = false,
         py::arg("kernel_speedup") = 2.0, py::arg("what_if_gpus") = std::vector<std::string>{},
         py::arg("what_if_source") = "waves", py::arg("trace_gpu") = "");
+  m.def("run", &run, py::arg("model"), py::arg("models") = 1, py::arg("partition") = std::vector<int32_t>{},
+        py::arg("batch") = 0, py::arg("seq_len") = 0, py::arg("image_size") = 0, py::arg("dtype") = "fp32",
+        py::arg("precision") = "fp32", py::arg("optimizer") = "adam", py::arg("lean_ops") = "none",
+        py::arg("gpu") = std::nullopt, py::arg("memory") = py::none(), py::arg("cost_source") = "waves",
+        py::arg("policy") = "none", py::arg("order") = "best", py::arg("allow_oom") = false,
+        py::arg("state_offload") = false, py::arg("optimizer_on") = "best", py::arg("device") = "cpu",
+        py::arg("memory_cap") = "", py::arg("seed") = 0, py::arg("iterations") = 20, py::arg("warmup") = 3,
+        py::arg("sync_each_step") = false, py::arg("wrap") = false, py::arg("cuda_graph") = false,
+        py::arg("host_mode") = "", py::arg("db") = "");
   m.def("experiment", &experiment, py::arg("spec"), py::arg("db") = "results.db", py::arg("jobs") = 0,
         py::arg("progress") = py::none());
   m.def(

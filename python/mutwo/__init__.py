@@ -8,6 +8,7 @@
     pandas.DataFrame(rows)                           # the rows of `mutwo search --json`
     m = mutwo.from_torch(torchvision.models.densenet121(), torch.randn(32, 3, 224, 224))
     mutwo.search([m.times(8)], gpu="a100-40gb", memory="20GiB")
+    r = mutwo.run(m, models=2, device="cuda", db="results.db")   # measured next to the prediction
 
 Everything is computed by mutwo's C++ libraries in this process (the extension `_mutwo`, over the
 same api/ the `mutwo` program prints from), so each call returns what the matching command's
@@ -27,7 +28,7 @@ for _error in (Error, FormatError, UnknownNameError, LimitError, DatabaseError):
 
 __all__ = ["DatabaseError", "Error", "FormatError", "Graph", "LimitError", "Model", "Prediction", "SearchRows",
            "UnknownNameError", "UnsupportedModelError", "device", "devices", "experiment", "from_torch", "models", "replay",
-           "results", "search", "simulate", "trace"]
+           "results", "run", "search", "simulate", "trace"]
 
 
 class Prediction(dict):
@@ -137,6 +138,26 @@ def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_i
     `mutwo replay-trace --json` (replay, its breakdown and what-ifs; steps)."""
     return _mutwo.replay(str(trace_path), step=step, all=all_steps, kernel_speedup=kernel_speedup,
                          what_if_gpus=list(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
+
+
+def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
+        optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source="waves", policy="none", order="best",
+        allow_oom=False, state_offload=False, optimizer_on="best", device="cpu", memory_cap="", seed=0, iterations=20,
+        warmup=3, sync_each_step=False, wrap=False, cuda_graph=False, host_mode="", db=None, example_inputs=None):
+    """`models` copies of `model` (fused per `partition`, planned by `policy` at the memory limit)
+    executed on LibTorch (`device`: "cpu", "cuda", "cuda:N") and timed, next to the simulator's
+    prediction of the same schedule on `gpu` (default: the CUDA device's catalog GPU, else the
+    A100-40GB): the fields of `mutwo run --json` (prediction, measurement with its step times, peak
+    and losses; run_id when stored in the results database `db`). Runs without the GIL. A policy
+    with no plan under the limit raises LimitError; a step that ran out of memory is returned with
+    measurement["oom"] set, as the command prints it before it fails."""
+    name = _model_name(model, example_inputs)
+    return _mutwo.run(name, models=models, partition=list(partition or []), batch=batch, seq_len=seq_len,
+                      image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops,
+                      gpu=gpu, memory=memory, cost_source=cost_source, policy=policy, order=order, allow_oom=allow_oom,
+                      state_offload=state_offload, optimizer_on=optimizer_on, device=device, memory_cap=memory_cap,
+                      seed=seed, iterations=iterations, warmup=warmup, sync_each_step=sync_each_step, wrap=wrap,
+                      cuda_graph=cuda_graph, host_mode=host_mode, db=str(db) if db is not None else "")
 
 
 def experiment(spec, *, db="results.db", jobs=0, progress=None):

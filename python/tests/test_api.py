@@ -93,6 +93,29 @@ def test_results_equal_compare(results_db, cli_json):
     assert mutwo.results(results_db, run_ids=[2, 5])["summary"]["compared"] == 2
 
 
+def test_run_executes_on_the_cpu_beside_the_commands_prediction(cli_json, tmp_path):
+    db = tmp_path / "runs.db"
+    r = mutwo.run("resnet-mini", models=2, iterations=2, warmup=1, db=db)
+    cli = cli_json("run", "--model", "resnet-mini", "--models", 2, "--iters", 2, "--warmup", 1, "--no-db")
+    assert r["prediction"] == cli["prediction"] and r["schedule"] == cli["schedule"]
+    m = r["measurement"]
+    # The same seeds: the same two models train to the same losses; the accounted peak is the simulated one.
+    assert m["first_losses"] == cli["measurement"]["first_losses"] and m["losses"] == cli["measurement"]["losses"]
+    assert m["peak_bytes"] == r["prediction"]["peak_bytes"] == 1_699_840
+    assert len(m["step_times_ns"]) == 2 and m["peak_source"] == "accounted"
+    assert r["run_id"] == 1 and r["database"] == str(db)
+    row = mutwo.results(db)["rows"][0]
+    assert row["predicted_step_ns"] == r["prediction"]["step_time_ns"]
+    assert row["measured_step_ns"] == m["step_time_ns"]
+
+
+def test_a_run_whose_policy_finds_no_plan_raises_limit_error(tmp_path):
+    with pytest.raises(mutwo.LimitError, match="checkpoint"):
+        mutwo.run("resnet-mini", models=2, policy="checkpoint", memory="1MiB", iterations=1, warmup=0,
+                  db=tmp_path / "runs.db")
+    assert not (tmp_path / "runs.db").exists()  # nothing half-written
+
+
 def test_trace_gives_the_step_graph():
     g = mutwo.trace("resnet18", models=2, batch=4)
     assert g.name == "resnet18 x2" and g.width == 2
