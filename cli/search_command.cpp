@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/search.hpp"
+#include "api/server_search.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
@@ -147,11 +148,7 @@ void run_search_command(SearchOptions opts) {
   }
   std::optional<costmodel::ServerSpec> server;
   if (!opts.server.empty()) {
-    server = costmodel::find_server(opts.server);
-    if (opts.device.gpu_given && opts.device.gpu != server->gpu) {
-      throw Error(fmt::format("--gpu {} conflicts with --server {}, whose GPUs are {}", opts.device.gpu, server->name,
-                              server->gpu));
-    }
+    server = api::find_server_for(opts.server, opts.device.gpu_given ? opts.device.gpu : std::string());
     opts.device.gpu = server->gpu;
     opts.device.gpu_given = true;
   }

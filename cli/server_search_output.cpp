@@ -5,8 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
+#include "api/server_search.hpp"
 #include "cli/table.hpp"
 #include "io/schedule_json.hpp"
 #include "io/server_schedule_json.hpp"
@@ -59,39 +58,6 @@ void print_server_table(const policies::ServerSearchReport& report,
       s.candidates, s.gpu_searches, s.placements_pruned, elapsed_s);
 }
 
-nlohmann::json server_report_json(const policies::ServerSearchReport& report,
-                                  const policies::ServerSearchConfig& config) {
-  nlohmann::json j;
-  j["server"] = config.server.name;
-  j["gpu"] = config.server.gpu;
-  j["memory_limit_bytes"] = report.memory_limit_bytes;
-  j["feasible"] = report.any_feasible();
-  nlohmann::json rows = nlohmann::json::array();
-  for (const policies::ServerSearchRow& r : report.rows) {
-    rows.push_back({{"strategy", r.strategy},
-                    {"placement", r.placement},
-                    {"plan", r.plan},
-                    {"gpus", r.gpus},
-                    {"micro_batches", r.micro_batches},
-                    {"feasible", r.feasible},
-                    {"step_time_ns", r.step_time_ns},
-                    {"samples_per_step", r.samples_per_step},
-                    {"samples_per_s", r.samples_per_s},
-                    {"peak_bytes", r.peak_bytes},
-                    {"swap_bytes", r.swap_bytes},
-                    {"peer_bytes", r.peer_bytes},
-                    {"compute_stall_ns", r.compute_stall_ns},
-                    {"busiest_link", r.busiest_link},
-                    {"busiest_link_share", r.busiest_link_share},
-                    {"note", r.note}});
-  }
-  j["rows"] = rows;
-  j["stats"] = {{"candidates", report.stats.candidates},
-                {"gpu_searches", report.stats.gpu_searches},
-                {"placements_pruned", report.stats.placements_pruned}};
-  return j;
-}
-
 // --parts: every GPU's schedule written (each file atomically) only once every part has one.
 void write_gpu_parts(const policies::ServerSearchReport& report, const policies::ServerSearchConfig& config,
                      const std::string& dir) {
@@ -130,7 +96,7 @@ void run_server_search_and_print(policies::ServerSearchConfig config, const Serv
   const policies::ServerSearchReport report = policies::run_server_search(config);
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (opts.json) {
-    std::cout << server_report_json(report, config).dump(2) << "\n";
+    std::cout << api::server_search_json(report, config).dump(2) << "\n";
   } else {
     print_server_table(report, config, elapsed_s);
   }

@@ -24,6 +24,7 @@
 #include "api/replay_trace.hpp"
 #include "api/run.hpp"
 #include "api/search.hpp"
+#include "api/server_search.hpp"
 #include "api/simulate.hpp"
 #include "api/trace.hpp"
 #include "api/values.hpp"
@@ -196,9 +197,15 @@ py::object simulate(const std::string& model, int32_t models, const std::vector<
 py::object search(const std::vector<std::string>& models, int64_t batch, int64_t seq_len, int64_t image_size,
                   const std::string& dtype, const std::string& precision, const std::string& lean_ops,
                   const std::string& host_mode, const std::string& optimizer,
-                  const std::vector<std::string>& policies, int32_t top, const std::string& gpu,
-                  const py::object& memory, const std::string& cost_source, const py::object& progress) {
-  const CostChoice c = cost_choice(gpu, memory, cost_source);
+                  const std::vector<std::string>& policies, int32_t top,
+                  const std::optional<std::string>& gpu, const py::object& memory,
+                  const std::string& cost_source, const py::object& progress, const std::string& server,
+                  const std::vector<std::string>& schemes, const std::vector<int32_t>& micro_batches,
+                  const std::vector<int32_t>& packs) {
+  // As `mutwo search`: the named GPU, else the server's, else the A100; a server prices its own GPU.
+  std::optional<costmodel::ServerSpec> spec;
+  if (!server.empty()) spec = api::find_server_for(server, gpu.value_or(""));
+  const CostChoice c = cost_choice(spec ? spec->gpu : gpu.value_or("a100-40gb"), memory, cost_source);
   api::SearchRequest request;
   request.models = models;
   request.batch_size = batch;
@@ -220,6 +227,20 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
     };
   }
   const policies::SearchConfig config = api::search_config(request, *c.cost, c.device.memory_bytes);
+  if (spec) {
+    policies::ServerSearchConfig sc;
+    sc.array = config;
+    sc.server = *spec;
+    sc.schemes = schemes;
+    if (!micro_batches.empty()) sc.micro_batches = micro_batches;
+    if (!packs.empty()) sc.packs = packs;
+    policies::ServerSearchReport server_report;
+    {
+      py::gil_scoped_release release;
+      server_report = policies::run_server_search(sc);
+    }
+    return to_python(api::server_search_json(server_report, sc));
+  }
   policies::SearchReport report;
   {
     py::gil_scoped_release release;
@@ -373,6 +394,7 @@ PYBIND11_MODULE(_mutwo, m) {
       },
       py::arg("mini") = false, py::arg("batch") = 0, py::arg("dtype") = "fp32");
   m.def("devices", [] { return to_python(api::devices_json()); });
+  m.def("servers", [] { return to_python(api::servers_json()); });
   m.def(
       "device", [](const std::string& name) { return to_python(api::device_json(name)); }, py::arg("name"));
 
@@ -417,8 +439,10 @@ PYBIND11_MODULE(_mutwo, m) {
   m.def("search", &search, py::arg("models"), py::arg("batch") = 0, py::arg("seq_len") = 0,
         py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",
         py::arg("lean_ops") = "none", py::arg("host_mode") = "eager", py::arg("optimizer") = "adam",
-        py::arg("policies") = std::vector<std::string>{}, py::arg("top") = 10, py::arg("gpu") = "a100-40gb",
-        py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("progress") = py::none());
+        py::arg("policies") = std::vector<std::string>{}, py::arg("top") = 10, py::arg("gpu") = std::nullopt,
+        py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("progress") = py::none(),
+        py::arg("server") = "", py::arg("schemes") = std::vector<std::string>{},
+        py::arg("micro_batches") = std::vector<int32_t>{}, py::arg("packs") = std::vector<int32_t>{});
   m.def("replay", &replay, py::arg("trace"), py::arg("step") = std::nullopt, py::arg("all") = false,
         py::arg("kernel_speedup") = 2.0, py::arg("what_if_gpus") = std::vector<std::string>{},
         py::arg("what_if_source") = "waves", py::arg("trace_gpu") = "");

@@ -19,7 +19,7 @@ DatabaseError for a results database that cannot be read) carrying mutwo's messa
 import sys
 
 from ._mutwo import (DatabaseError, Error, FormatError, Graph, LimitError, UnknownNameError, device, devices,
-                     models)
+                     models, servers)
 from . import _mutwo
 from .model import Model, from_torch
 
@@ -28,7 +28,7 @@ for _error in (Error, FormatError, UnknownNameError, LimitError, DatabaseError):
 
 __all__ = ["DatabaseError", "Error", "FormatError", "Graph", "LimitError", "Model", "Prediction", "SearchRows",
            "UnknownNameError", "UnsupportedModelError", "device", "devices", "experiment", "from_torch", "models", "replay",
-           "results", "run", "search", "simulate", "trace"]
+           "results", "run", "search", "servers", "simulate", "trace"]
 
 
 class Prediction(dict):
@@ -112,21 +112,31 @@ def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=
 
 
 def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", lean_ops="none",
-           host_mode="eager", optimizer="adam", policies=None, top=10, gpu="a100-40gb", memory=None,
-           cost_source="waves", progress=None, strict=True):
+           host_mode="eager", optimizer="adam", policies=None, top=10, gpu=None, memory=None,
+           cost_source="waves", progress=None, strict=True, server=None, schemes=None, micro_batches=None,
+           packs=None):
     """Every strategy (sequential, HFTA, HFTA with Capuchin, mutwo's partitions and policies) on the
-    model array `models` ("bert-base:8", a Model, or a list of them) at the memory limit: SearchRows,
-    the rows of `mutwo search --json`, best first. The search runs without the GIL; `progress(visited,
-    partitions)` is called before each partition. With `strict`, raises LimitError when no plan fits
-    (the message gives the smallest limit any plan met); without, returns the infeasible rows."""
+    model array `models` ("bert-base:8", a Model, or a list of them) at the memory limit on `gpu`
+    (default the A100-40GB): SearchRows, the rows of `mutwo search --json`, best first. The search
+    runs without the GIL; `progress(visited, partitions)` is called before each partition. With
+    `strict`, raises LimitError when no plan fits (the message gives the smallest limit any plan
+    met); without, returns the infeasible rows.
+
+    With `server` (a name from mutwo.servers(): "dgx-a100", "8x-h100-sxm", ...), the array is placed over the server's GPUs (one model: the data- and
+    pipeline-parallel `schemes` over `micro_batches` and layer `packs`), as `mutwo search --server
+    --json` prints it; `memory` is then per GPU, and `gpu`, if given, must be the server's."""
     if isinstance(models, (str, Model)):
         models = [models]
     names = [m.spec() if isinstance(m, Model) else m for m in models]
     report = _mutwo.search(names, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
                            precision=precision, lean_ops=lean_ops, host_mode=host_mode, optimizer=optimizer,
                            policies=list(policies or []), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
-                           progress=progress)
+                           progress=progress, server=server or "", schemes=list(schemes or []),
+                           micro_batches=list(micro_batches or []), packs=list(packs or []))
     if strict and not report["feasible"]:
+        if server:
+            raise LimitError(f"no placement fits in {report['memory_limit_bytes']} bytes per GPU on server "
+                             f"'{server}'")
         raise LimitError(f"no plan fits in {report['memory_limit_bytes']} bytes; the smallest limit any plan met is "
                          f"{report['smallest_limit_bytes']} bytes")
     return SearchRows(report)

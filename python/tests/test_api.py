@@ -64,6 +64,24 @@ def test_search_rows_equal_the_command_line_and_progress_is_reported(cli_json):
     assert list(frame["strategy"])[:1] == [cli["rows"][0]["strategy"]]
 
 
+def test_server_search_equals_the_command_line(cli_json):
+    assert [s["name"] for s in mutwo.servers()] == ["4x-gtx1080ti", "8x-a100-pcie", "dgx-a100", "8x-h100-sxm"]
+    assert mutwo.servers()[0]["gpu"] == "gtx1080ti" and mutwo.servers()[0]["gpu_count"] == 4
+    # An array spread over the GPUs: two models per GTX 1080 Ti.
+    rows = mutwo.search("bert-mini:8", server="4x-gtx1080ti", memory="1GiB")
+    assert rows.report == cli_json("search", "--model", "bert-mini:8", "--server", "4x-gtx1080ti", "--memory", "1GiB")
+    assert rows[0]["placement"] == "4 GPUs: bert-mini:2 | bert-mini:2 | bert-mini:2 | bert-mini:2"
+    # One model: data- and pipeline-parallel schemes over micro-batch and pack counts.
+    rows = mutwo.search("bert-mini", server="4x-gtx1080ti", batch=32, schemes=["dp", "pp"], micro_batches=[2, 4])
+    assert rows.report == cli_json("search", "--model", "bert-mini", "--server", "4x-gtx1080ti", "--batch", 32,
+                                   "--schemes", "dp,pp", "--micro-batches", "2,4")
+    assert {r["strategy"] for r in rows} == {"dp", "pp"} and {r["micro_batches"] for r in rows} <= {2, 4}
+    with pytest.raises(mutwo.Error, match="h100-sxm-80gb conflicts with --server dgx-a100, whose GPUs are a100-40gb"):
+        mutwo.search("bert-mini:8", server="dgx-a100", gpu="h100-sxm-80gb")
+    with pytest.raises(mutwo.UnknownNameError, match="unknown server 'dgx-z'"):
+        mutwo.search("bert-mini:8", server="dgx-z")
+
+
 def test_a_progress_callback_that_raises_stops_the_search():
     def stop(visited, partitions):
         raise KeyboardInterrupt
