@@ -1,7 +1,8 @@
 """A torch.nn.Module as a mutwo forward graph: what `mutwo.from_torch` and scripts/export_model.py do.
 
 The model is traced with torch.fx (symbolic_trace) and its shapes propagated on example inputs
-(ShapeProp: real tensors on the CPU; the batch and image size are fixed in the graph); a
+(ShapeProp on a copy on the meta device, or real tensors on the CPU where an op has no meta kernel;
+the batch and image size are fixed in the graph); a
 cross-entropy loss over its [batch, classes] output is appended, with int64 labels [batch]. Each
 node maps to one mutwo op kind (ir/op_kind.hpp) with its inputs, attributes and extra outputs as
 mutwo's kinds define them (batch norm's saved mean and inverse std, max pooling's indices,
@@ -28,6 +29,7 @@ select_token. Dropout with p = 0 is the identity (PyTorch returns its input).
 Works with Debian's python3-torch (1.13) and PyTorch 2.x (torch.fx and ShapeProp are in both).
 This module imports torch; `import mutwo` does not (it loads this file on first use).
 """
+import copy
 import dis
 import inspect
 import json
@@ -468,5 +470,22 @@ def export_graph(model, example_input, name):
     tensor, batch first). Raises Unsupported naming the first node mutwo has no kind for."""
     model.train()
     gm = torch.fx.GraphModule(model, Tracer().trace(model))
-    ShapeProp(gm).propagate(example_input)
+    propagate_shapes(gm, example_input)
     return gm, Exporter(gm, name, int(example_input.shape[0])).run()
+
+
+def propagate_shapes(gm, example_input):
+    """ShapeProp's shapes on each node. On a copy of the module on the meta device first (shapes
+    without the arithmetic: ViT-B/16 in 0.2 s instead of 16 s on two cores); where an op has no meta
+    kernel, on the module itself with real tensors."""
+    try:
+        twin_gm = copy.deepcopy(gm).to("meta")  # the user's module keeps its weights
+        ShapeProp(twin_gm).propagate(example_input.to("meta"))
+    except (RuntimeError, NotImplementedError, TypeError):
+        ShapeProp(gm).propagate(example_input)
+        return
+    for node, twin in zip(gm.graph.nodes, twin_gm.graph.nodes):
+        if "tensor_meta" in twin.meta:
+            node.meta["tensor_meta"] = twin.meta["tensor_meta"]
+        if "type" in twin.meta:
+            node.meta["type"] = twin.meta["type"]
