@@ -85,6 +85,19 @@ TEST_CASE("conv2d depthwise (groups = channels), stride 2: dX, dW equal autograd
   });
 }
 
+TEST_CASE(
+    "conv2d dilated by 2 (DeepLab's atrous conv), padding 2: dX, dW equal autograd's, fused and alone") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 3, 7, 7});
+    const TensorId w = weight(b, "conv.weight", {4, 3, 3, 3});
+    Attributes attrs = conv_attrs(1, 2, 1);
+    attrs["dilation"] = Shape{2, 2};
+    const TensorId y = b.op(OpKind::conv2d, "conv", {x, w}, attrs);
+    REQUIRE(b.tensor(y).shape == Shape{kBatch, 4, 7, 7});  // (7 + 4 - 2*2 - 1) / 1 + 1
+    channel_bce_loss(b, y);
+  });
+}
+
 TEST_CASE("max_pool2d 3x3/2 with padding 1: the gradient goes to autograd's argmax, fused and alone") {
   check_kind([](GraphBuilder& b) {
     const TensorId x = weight(b, "x", {kBatch, 3, 6, 6});

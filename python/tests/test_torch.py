@@ -91,6 +91,16 @@ def test_a_model_mutwo_cannot_map_stops_naming_its_first_unsupported_node(name, 
         mutwo.from_torch(getattr(torchvision.models, name)(), torch.randn(2, 3, 224, 224), name=name)
 
 
+def test_a_dilated_convolution_keeps_its_dilation():
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=2, dilation=2), torch.nn.ReLU(),
+                              torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))
+    m = mutwo.from_torch(net, torch.randn(4, 3, 16, 16), name="atrous")
+    with open(m.path) as f:
+        conv = next(op for op in json.load(f)["graph"]["ops"] if op["kind"] == "conv2d")
+    assert conv["attrs"]["dilation"] == [2, 2] and conv["attrs"]["padding"] == [2, 2]
+    assert mutwo.trace(m, models=2).parameters == 2 * sum(p.numel() for p in net.parameters())
+
+
 def test_only_cross_entropy_is_appended():
     with pytest.raises(mutwo.UnsupportedModelError, match="loss 'mse'"):
         mutwo.from_torch(torch.nn.Linear(4, 2), torch.randn(3, 4), loss="mse")
