@@ -11,18 +11,17 @@
 #include <fmt/format.h>
 
 #include "api/simulate.hpp"
+#include "api/simulate_trace.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
 #include "cli/table.hpp"
-#include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "io/schedule_json.hpp"
 #include "io/trace_import.hpp"
 #include "ir/schedule.hpp"
 #include "policies/policy_registry.hpp"
-#include "policies/trace_replay.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
@@ -130,60 +129,32 @@ void run_simulate(const SimulateOptions& opts) {
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
-  // Trace mode: the trace replayed as it ran (each op on its stream, its host time and syncs), priced
-  // by the cost source from that replay trace (the measured source: each op's own durations).
+  // Trace mode (api/simulate_trace.hpp): the trace replayed as it ran, priced from that replay.
   const bool trace_mode = opts.array.model.empty() && opts.array.schedule.empty();
-  TraceStep traced;
-  std::unique_ptr<costmodel::OpCostModel> replay_cost;
-  Schedule schedule;
-  if (trace_mode) {
-    if (measured_traces(opts.device).size() != 1) {
-      throw Error("simulate: a single --trace is simulated itself (or an execution trace followed by the profiler "
-                  "trace of the same step); with several, give --model or --schedule");
-    }
-    policies::TraceReplay replay = policies::build_trace_replay(measured_traces(opts.device).front());
-    traced.profiled_step_ns = replay.trace.profiled_step_ns;
-    for (int64_t ns : replay.trace.op_duration_ns) traced.gpu_time_ns += ns;
-    for (int64_t ns : replay.trace.op_host_ns) traced.host_time_ns += ns;
-    // The same inputs (calibration profiles too) with the replay's trace in place of the imported one;
-    // a source that reads no durations (analytic, calibrated) prices the replayed ops itself.
-    if (costmodel::builtin_cost_sources().find(opts.device.cost_source).reads_measured_traces) {
-      costmodel::CostInputs inputs = *opts.device.loaded_inputs;
-      inputs.traces = {replay.trace};
-      replay_cost = costmodel::make_cost_model(cost_setup(opts.device), inputs, device);
-    }
-    schedule = std::move(replay.schedule);
-    if (!opts.policy.empty()) {
-      // A policy plans the replayed step itself (its ops' own durations) at the device's memory.
-      if (opts.state_offload) throw Error("--state-offload plans a model array (--model), not a replayed --trace");
-      const std::unique_ptr<policies::MemoryPolicy> policy = policies::builtin_policies().create(opts.policy);
-      policies::PolicyInput input;
-      input.base = &schedule;
-      input.cost = replay_cost ? replay_cost.get() : cost.get();
-      input.memory_limit_bytes = device.memory_bytes;
-      schedule = policy->plan(input).schedule;
-    }
-  }
-  const costmodel::OpCostModel& model = replay_cost ? *replay_cost : *cost;
-  // PyTorch eager by default (the catalog's host figures, or a trace's measured host side); a replayed
-  // trace that measured no host side (a DTR log, a CPU profile) replays its GPU time alone.
-  const bool replaying_without_host = replay_cost != nullptr && traced.host_time_ns <= 0;
   api::SimulateRequest request;
   if (!trace_mode) request.source = schedule_source(opts.array);
   request.policy = opts.policy;
   request.order = opts.order;
   request.state_offload = opts.state_offload;
   request.optimizer_on = opts.optimizer_on;
-  request.host_mode = !opts.host_mode.empty() ? opts.host_mode : (replaying_without_host ? "none" : "eager");
-  request.iterations = opts.iterations > 0 ? opts.iterations : (trace_mode ? 1 : 3);
+  request.host_mode = opts.host_mode;  // empty: eager (trace mode: none for a trace without host times)
+  request.iterations = opts.iterations > 0 ? opts.iterations : (trace_mode ? 0 : 3);
   request.wrap = opts.wrap;
   request.record_timeline = !opts.timeline.empty();
   api::SimulateResult result;
+  api::TracedStep traced;
+  std::string cost_detail;
   if (trace_mode) {
-    // The replayed (or planned) trace's schedule, simulated as asked.
-    result = api::simulate_schedule(std::move(schedule), request, model);
+    (void)measured_traces(opts.device);  // read once, warnings shown
+    api::TraceSimulation t = api::simulate_trace(std::move(request), cost_setup(opts.device),
+                                                 *opts.device.loaded_inputs, device, *cost);
+    result = std::move(t.result);
+    traced = t.traced;
+    cost_detail = std::move(t.cost_source_detail);
   } else {
-    result = api::simulate(request, model, device);
+    if (request.host_mode.empty()) request.host_mode = "eager";
+    result = api::simulate(request, *cost, device);
+    cost_detail = describe_cost_source(*cost, result.schedule.graph);
   }
   const Schedule& simulated = result.schedule;
   const sim::Prediction& p = result.prediction;
@@ -193,13 +164,11 @@ void run_simulate(const SimulateOptions& opts) {
   const int64_t samples = ir::samples_per_step(simulated);
   if (opts.json) {
     std::cout << api::simulate_json(simulated, p, result.host_mode, device, opts.device.cost_source,
-                                    describe_cost_source(model, simulated.graph),
-                                    trace_mode ? &traced : nullptr)
+                                    cost_detail, trace_mode ? &traced : nullptr)
                      .dump(2)
               << "\n";
   } else {
-    print_report(simulated, device, describe_cost_source(model, simulated.graph), p, samples, traced,
-                 result.host_mode);
+    print_report(simulated, device, cost_detail, p, samples, traced, result.host_mode);
   }
   if (p.oom && opts.strict) throw Error(p.oom_message);
 }

@@ -26,6 +26,7 @@
 #include "api/search.hpp"
 #include "api/server_search.hpp"
 #include "api/simulate.hpp"
+#include "api/simulate_trace.hpp"
 #include "api/trace.hpp"
 #include "api/values.hpp"
 #include "costmodel/cost_setup.hpp"
@@ -35,6 +36,7 @@
 #include "experiments/results_db_error.hpp"
 #include "experiments/run_pipeline.hpp"
 #include "io/trace_file.hpp"
+#include "io/trace_import.hpp"
 #include "ir/graph.hpp"
 #include "ir/op_kind.hpp"
 #include "sim/timeline_export.hpp"
@@ -190,6 +192,49 @@ py::object simulate(const std::string& model, int32_t models, const std::vector<
   if (timeline) {
     out["timeline"] =
         to_python(nlohmann::json::parse(sim::chrome_trace_json(r.prediction, r.schedule.graph.name)));
+  }
+  return out;
+}
+
+// Trace mode of `mutwo simulate`: the step one measured trace recorded (or an execution trace and
+// its profiler trace), replayed and priced from that replay, as `mutwo simulate --trace --json`.
+py::object simulate_trace(const std::vector<std::string>& traces, const std::string& format,
+                          const std::optional<std::string>& gpu, const py::object& memory,
+                          const std::string& cost_source, const std::string& policy,
+                          const std::string& host_mode, int32_t iterations, bool wrap, bool timeline) {
+  costmodel::CostSetup setup;
+  setup.gpu = gpu.value_or("");  // none: the GPU the trace ran on (measured source), else the A100
+  setup.overrides.memory_bytes = memory_bytes(memory);
+  setup.cost_source = cost_source;
+  setup.trace_files = traces;
+  if (!format.empty()) setup.trace_format = io::parse_trace_format(format);
+  setup.traces_are_step = true;
+  api::SimulateRequest request;
+  request.policy = policy;
+  request.host_mode = host_mode;
+  request.iterations = iterations;
+  request.wrap = wrap;
+  request.record_timeline = timeline;
+  api::TraceSimulation t;
+  costmodel::DeviceSpec device;
+  std::vector<std::string> warnings;
+  {
+    py::gil_scoped_release release;
+    costmodel::check_cost_setup(setup);
+    const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
+    warnings = inputs.warnings;
+    device = costmodel::resolve_device(setup, inputs);
+    const std::unique_ptr<costmodel::OpCostModel> cost = costmodel::make_cost_model(setup, inputs, device);
+    t = api::simulate_trace(std::move(request), setup, inputs, device, *cost);
+  }
+  // What the importers assumed (the command prints these to stderr): Python warnings.
+  const py::object warn = py::module_::import("warnings").attr("warn");
+  for (const std::string& w : warnings) warn(w);
+  py::dict out = to_python(api::simulate_json(t.result.schedule, t.result.prediction, t.result.host_mode,
+                                              device, cost_source, t.cost_source_detail, &t.traced));
+  if (timeline) {
+    out["timeline"] = to_python(
+        nlohmann::json::parse(sim::chrome_trace_json(t.result.prediction, t.result.schedule.graph.name)));
   }
   return out;
 }
@@ -435,6 +480,10 @@ PYBIND11_MODULE(_mutwo, m) {
         py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("policy") = "",
         py::arg("order") = "best", py::arg("state_offload") = false, py::arg("optimizer_on") = "best",
         py::arg("host_mode") = "eager", py::arg("iterations") = 3, py::arg("wrap") = false,
+        py::arg("timeline") = false);
+  m.def("simulate_trace", &simulate_trace, py::arg("traces"), py::arg("format") = "",
+        py::arg("gpu") = std::nullopt, py::arg("memory") = py::none(), py::arg("cost_source") = "measured",
+        py::arg("policy") = "", py::arg("host_mode") = "", py::arg("iterations") = 0, py::arg("wrap") = false,
         py::arg("timeline") = false);
   m.def("search", &search, py::arg("models"), py::arg("batch") = 0, py::arg("seq_len") = 0,
         py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",

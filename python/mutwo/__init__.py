@@ -17,6 +17,7 @@ unknown model, GPU, policy or option value, LimitError when no plan fits the mem
 DatabaseError for a results database that cannot be read) carrying mutwo's message.
 """
 import sys
+import warnings
 
 from ._mutwo import (DatabaseError, Error, FormatError, Graph, LimitError, UnknownNameError, device, devices,
                      models, servers)
@@ -88,15 +89,34 @@ def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", pr
     return graph
 
 
-def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
-             optimizer="adam", lean_ops="none", gpu="a100-40gb", memory=None, cost_source="waves", policy=None,
-             order="best", state_offload=False, optimizer_on="best", host_mode="eager", iterations=3, wrap=False,
-             example_inputs=None):
+def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
+             precision="fp32", optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source=None, policy=None,
+             order="best", state_offload=False, optimizer_on="best", host_mode=None, iterations=None, wrap=False,
+             example_inputs=None, trace=None, trace_format=""):
     """One training step of `models` copies of `model` (fused per `partition`, planned by `policy`
-    at the memory limit when one is given) predicted on `gpu`: a Prediction, the fields of
-    `mutwo simulate --json` with the same settings. `model` may also be a Graph from trace(): its
-    model, copies, batch, precision and optimizer are simulated as one fused sub-array (the model
-    settings given here are not read; gpu, memory, policy and the host options are)."""
+    at the memory limit when one is given) predicted on `gpu` (default the A100-40GB): a Prediction,
+    the fields of `mutwo simulate --json` with the same settings. `model` may also be a Graph from
+    trace(): its model, copies, batch, precision and optimizer are simulated as one fused sub-array
+    (the model settings given here are not read; gpu, memory, policy and the host options are).
+
+    With `trace` instead of a model (a path, or an execution trace and the profiler trace of its
+    step as a pair), the step that trace recorded is replayed as it ran, as `mutwo simulate --trace`
+    does: priced by its own measured durations (cost_source "measured", the default there) on the
+    GPU it ran on unless `gpu` names another, one iteration, the trace's host side (or none where it
+    measured none); the Prediction also holds profiled_step_ns and replay_error."""
+    if trace is not None:
+        if model is not None:
+            raise Error("simulate: give a model or a trace, not both")
+        traces = [str(t) for t in trace] if isinstance(trace, (list, tuple)) else [str(trace)]
+        kwargs = dict(format=trace_format, gpu=gpu, memory=memory, cost_source=cost_source or "measured",
+                      policy=policy or "", host_mode=host_mode or "", iterations=iterations or 0, wrap=wrap)
+        def rerun():
+            with warnings.catch_warnings():  # the importers' assumptions were shown on the first run
+                warnings.simplefilter("ignore")
+                return _mutwo.simulate_trace(traces, timeline=True, **kwargs)
+        return Prediction(_mutwo.simulate_trace(traces, **kwargs), rerun)
+    if model is None:
+        raise Error("simulate: give a model (a zoo name, a model file, a Model, a Graph, a torch.nn.Module) or trace=")
     if isinstance(model, Graph):
         r = model.recipe
         model, models, partition = r["model"], r["models"], [r["models"]]
@@ -104,9 +124,10 @@ def simulate(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=
         dtype, precision, optimizer = r["dtype"], r["precision"], r["optimizer"]
     name = _model_name(model, example_inputs)
     kwargs = dict(models=models, partition=list(partition or []), batch=batch, seq_len=seq_len, image_size=image_size,
-                  dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,
-                  cost_source=cost_source, policy=policy or "", order=order, state_offload=state_offload,
-                  optimizer_on=optimizer_on, host_mode=host_mode, iterations=iterations, wrap=wrap)
+                  dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu or "a100-40gb",
+                  memory=memory, cost_source=cost_source or "waves", policy=policy or "", order=order,
+                  state_offload=state_offload, optimizer_on=optimizer_on, host_mode=host_mode or "eager",
+                  iterations=3 if iterations is None else iterations, wrap=wrap)
     fields = _mutwo.simulate(name, **kwargs)
     return Prediction(fields, lambda: _mutwo.simulate(name, timeline=True, **kwargs))
 

@@ -46,6 +46,25 @@ def test_simulate_a_plan_under_a_memory_limit_equals_the_command_line(cli_json):
     assert p.peak_bytes <= 4 * 2**20 and not p.oom
 
 
+def test_simulate_a_trace_equals_the_command_line(fixtures, cli_json):
+    unet = fixtures / "dtr" / "unet-6-8000000000.0-2020-10-1-10-57-18-default.log.gz"
+    with pytest.warns(UserWarning, match="46 view outputs share their base's storage"):
+        p = mutwo.simulate(trace=unet)
+    assert dict(p) == cli_json("simulate", "--trace", unet)
+    # DTR's U-Net step at its logged durations: the sum of its TIMEs.
+    assert p.step_time_ns == 435_278_292 and p.cost_source == "measured"
+    # An execution trace and the profiler trace of its step, priced analytically on an H100.
+    et, profile = (fixtures / "execution_trace" / f"resnet18_{part}.json.gz" for part in ("et", "profile"))
+    p = mutwo.simulate(trace=[et, profile], gpu="h100-sxm-80gb", cost_source="analytic")
+    assert dict(p) == cli_json("simulate", "--trace", et, "--trace", profile, "--gpu", "h100-sxm-80gb",
+                               "--cost-source", "analytic")
+    assert p["device"]["name"] == "h100-sxm-80gb" and len(p.timeline()["traceEvents"]) > 0
+    with pytest.raises(mutwo.Error, match="not a trace mutwo reads"):
+        mutwo.simulate(trace=fixtures / "dtr" / "README.md")
+    with pytest.raises(mutwo.Error, match="a model or a trace, not both"):
+        mutwo.simulate("resnet18", trace=unet)
+
+
 def test_timeline_is_a_chrome_trace_of_the_same_step():
     p = mutwo.simulate("bert-mini", models=2)
     events = p.timeline()["traceEvents"]
