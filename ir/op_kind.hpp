@@ -75,6 +75,11 @@ enum class KindCategory : uint8_t {
   X(flatten, "flatten", forward, data_movement)                                                            \
   /* torch.cat on dim 1 of [B,C_i,H,W] (DenseNet, Inception); channel: each model's channels together */   \
   X(concat_channels, "concat_channels", forward, data_movement)                                            \
+  /* x[:, start:start+length] of [B,C,H,W] written as a copy (attrs start, length; torch.chunk's pieces,  \
+     ShuffleNet); channel: each model's slice */                                                           \
+  X(slice_channels, "slice_channels", forward, data_movement)                                              \
+  /* ShuffleNet's channel_shuffle: view [B,g,C/g,H,W], transpose(1,2), view back (attr groups); channel */ \
+  X(channel_shuffle, "channel_shuffle", forward, data_movement)                                            \
   /* x.permute(dims).contiguous() between NCHW and NHWC (attr dims [0,2,3,1] or [0,3,1,2]; ConvNeXt);     \
      at width k: [B,k*C,H,W] <-> [k,B,H,W,C] (channel to stack and back) */                                \
   X(permute, "permute", forward, data_movement)                                                            \
@@ -134,6 +139,8 @@ enum class KindCategory : uint8_t {
   X(flatten_backward, "flatten_backward", backward, data_movement)                                         \
   X(concat_channels_backward, "concat_channels_backward", backward, data_movement)                         \
   X(permute_backward, "permute_backward", backward, data_movement)                                         \
+  X(slice_channels_backward, "slice_channels_backward", backward, data_movement)                           \
+  X(channel_shuffle_backward, "channel_shuffle_backward", backward, data_movement)                         \
   X(class_token_concat_backward, "class_token_concat_backward", backward, data_movement)                   \
   X(select_token_backward, "select_token_backward", backward, data_movement)                               \
   X(concat_backward, "concat_backward", backward, data_movement)                                           \

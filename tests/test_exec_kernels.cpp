@@ -156,6 +156,28 @@ TEST_CASE("concat_channels of 2, 3 and 1 channels: each input gets its slice; fu
   });
 }
 
+TEST_CASE("ShuffleNet V2's unit: chunk in two, one half through a conv, concatenated, shuffled in 2 groups") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 6, 3, 3});
+    const TensorId x1 =
+        b.op(OpKind::slice_channels, "x1", {x}, {{"start", int64_t{0}}, {"length", int64_t{3}}});
+    const TensorId x2 =
+        b.op(OpKind::slice_channels, "x2", {x}, {{"start", int64_t{3}}, {"length", int64_t{3}}});
+    const TensorId w = weight(b, "branch2.weight", {3, 3, 1, 1});
+    const TensorId y = b.op(OpKind::concat_channels, "cat", {x1, b.op(OpKind::conv2d, "branch2", {x2, w})});
+    channel_bce_loss(b, b.op(OpKind::channel_shuffle, "shuffle", {y}, {{"groups", int64_t{2}}}));
+  });
+}
+
+TEST_CASE("channel_shuffle in 3 groups of 2 (not its own inverse): the gradient is shuffled back") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 6, 2, 2});
+    const TensorId w = weight(b, "mix.weight", {6, 6, 1, 1});  // each output channel weighs its inputs apart
+    const TensorId y = b.op(OpKind::channel_shuffle, "shuffle", {x}, {{"groups", int64_t{3}}});
+    channel_bce_loss(b, b.op(OpKind::conv2d, "mix", {y, w}, conv_attrs(1, 0, 1)));
+  });
+}
+
 TEST_CASE("ConvNeXt's block tail: permute, layer norm, linear, permute back, layer scale [C,1,1]") {
   // Fused, the permute turns [B,k*C,H,W] into [k,B,H,W,C] for the layer norm and the linear, and
   // back; the layer scale gamma is concatenated on its channel dim ([k*C,1,1]) like batch norm's.

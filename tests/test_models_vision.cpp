@@ -242,6 +242,28 @@ TEST_CASE("concat_channels adds the channels of maps of one size, at width k per
   CHECK(rules->saved.empty());  // derivatives.yaml (cat): sizes only
 }
 
+TEST_CASE("slice_channels and channel_shuffle keep each model's channels, and refuse what does not fit") {
+  GraphBuilder b("shuffle", DType::f32, 2, 4);
+  TensorId x = b.add_input("x", {4, 116, 28, 28}, TensorRole::input, FuseAxis::dim1);
+  TensorId half = b.op(OpKind::slice_channels, "x2", {x}, {{"start", int64_t{58}}, {"length", int64_t{58}}});
+  CHECK(b.tensor(half).shape == Shape{4, 116, 28, 28});  // 2 models x 58 channels
+  CHECK(b.tensor(b.op(OpKind::channel_shuffle, "shuffle", {x}, {{"groups", int64_t{2}}})).shape ==
+        Shape{4, 232, 28, 28});
+  CHECK_THROWS_WITH_AS(
+      b.op(OpKind::slice_channels, "bad", {x}, {{"start", int64_t{100}}, {"length", int64_t{58}}}),
+      doctest::Contains("op 'bad': attributes 'start' = 100 and 'length' = 58 do not fit the 116 "
+                        "channels per model"),
+      GraphError);
+  CHECK_THROWS_WITH_AS(b.op(OpKind::channel_shuffle, "bad", {x}, {{"groups", int64_t{3}}}),
+                       doctest::Contains("op 'bad': attribute 'groups' = 3 does not divide the 116 channels"),
+                       GraphError);
+  for (OpKind kind : {OpKind::slice_channels, OpKind::channel_shuffle}) {
+    const KindRules* rules = kind_rules(kind);
+    REQUIRE(rules);
+    CHECK(rules->saved.empty());
+  }
+}
+
 TEST_CASE("permute between NCHW and NHWC: at width k from the channel layout to the stack layout and back") {
   for (int32_t width : {1, 2}) {
     CAPTURE(width);

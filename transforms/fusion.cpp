@@ -98,6 +98,8 @@ ir::FuseAxis fused_layout_for_use(ir::OpKind kind, size_t input) {
     case ir::OpKind::adaptive_avg_pool2d:
     case ir::OpKind::flatten:
     case ir::OpKind::concat_channels:
+    case ir::OpKind::slice_channels:
+    case ir::OpKind::channel_shuffle:
     case ir::OpKind::permute:  // a leaf permuted is an image (NCHW to NHWC)
       return ir::FuseAxis::dim1;
     case ir::OpKind::class_token_concat:  // patches in channel layout, class token W stacked
@@ -136,6 +138,8 @@ ir::FuseAxis fused_layout_of_output(const ir::Op& op, size_t index) {
     case ir::OpKind::avg_pool2d:
     case ir::OpKind::adaptive_avg_pool2d:
     case ir::OpKind::concat_channels:
+    case ir::OpKind::slice_channels:
+    case ir::OpKind::channel_shuffle:
       return ir::FuseAxis::dim1;
     case ir::OpKind::batchnorm2d:
       return index == 0 ? ir::FuseAxis::dim1 : ir::FuseAxis::dim0;  // y, then per-channel statistics

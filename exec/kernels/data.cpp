@@ -1,6 +1,6 @@
 // Data-movement kernels: embedding (one gather per model when fused: model m's indices are
 // offset by m * V into the flattened [k*V,H] table), the ViT class token, token select, channel
-// concatenation and the NCHW/NHWC permutes.
+// concatenation, slicing and shuffling, and the NCHW/NHWC permutes.
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
@@ -116,6 +116,46 @@ std::vector<at::Tensor> concat_channels_backward(const KernelContext& c) {
   return out;
 }
 
+// x[:, start:start+length] as a copy; fused, each model's slice: [B,k,C,H,W] narrowed on the model's
+// channels.
+std::vector<at::Tensor> slice_channels(const KernelContext& c) {
+  const at::Tensor& x = c.inputs[0];
+  const int64_t k = c.width();
+  const at::Tensor per_model = x.reshape({x.size(0), k, -1, x.size(2), x.size(3)});
+  const at::Tensor y = per_model.narrow(2, c.attr_int("start", 0), c.attr_int("length", 1)).contiguous();
+  return {y.reshape({x.size(0), -1, x.size(2), x.size(3)})};
+}
+
+// inputs [dY]: the gradient placed in zeros of the forward input's shape (slice_backward).
+std::vector<at::Tensor> slice_channels_backward(const KernelContext& c) {
+  const at::Tensor& gy = c.inputs[0];
+  const auto& shape = c.output_ir(0).shape;
+  const int64_t k = c.width();
+  at::Tensor dx = at::zeros(shape, gy.options());
+  dx.view({shape[0], k, -1, shape[2], shape[3]})
+      .narrow(2, c.attr_int("start", 0), c.attr_int("length", 1))
+      .copy_(gy.reshape({gy.size(0), k, -1, gy.size(2), gy.size(3)}));
+  return {dx};
+}
+
+// channel_shuffle per model: [B,k,g,C/g,H,W] with g and C/g swapped (k = 1 alone).
+at::Tensor shuffle_channels(const at::Tensor& x, int64_t k, int64_t groups) {
+  const at::Tensor y =
+      x.reshape({x.size(0), k, groups, -1, x.size(2), x.size(3)}).transpose(2, 3).contiguous();
+  return y.reshape(x.sizes());
+}
+
+std::vector<at::Tensor> channel_shuffle(const KernelContext& c) {
+  return {shuffle_channels(c.inputs[0], c.width(), c.attr_int("groups", 1))};
+}
+
+// inputs [dY]: the inverse permutation is the shuffle with C/g groups.
+std::vector<at::Tensor> channel_shuffle_backward(const KernelContext& c) {
+  const at::Tensor& gy = c.inputs[0];
+  const int64_t k = c.width();
+  return {shuffle_channels(gy, k, gy.size(1) / k / c.attr_int("groups", 1))};
+}
+
 // NCHW -> NHWC; fused [B,k*C,H,W] -> [k,B,H,W,C].
 at::Tensor to_channels_last(const at::Tensor& x, int64_t k) {
   if (k == 1) return x.permute({0, 2, 3, 1}).contiguous();
@@ -155,6 +195,10 @@ void register_data_kernels(KernelTable& table) {
   table[static_cast<size_t>(OpKind::select_token_backward)] = select_token_backward;
   table[static_cast<size_t>(OpKind::concat_channels)] = concat_channels;
   table[static_cast<size_t>(OpKind::concat_channels_backward)] = concat_channels_backward;
+  table[static_cast<size_t>(OpKind::slice_channels)] = slice_channels;
+  table[static_cast<size_t>(OpKind::slice_channels_backward)] = slice_channels_backward;
+  table[static_cast<size_t>(OpKind::channel_shuffle)] = channel_shuffle;
+  table[static_cast<size_t>(OpKind::channel_shuffle_backward)] = channel_shuffle_backward;
   table[static_cast<size_t>(OpKind::permute)] = permute;
   table[static_cast<size_t>(OpKind::permute_backward)] = permute_backward;
 }

@@ -124,6 +124,46 @@ InferResult infer_concat_channels(const InferContext& ctx) {
   return r;
 }
 
+// x[:, start:start+length] of [B,C,H,W] -> [B,length,H,W] (attrs start >= 0, length >= 1, inside C),
+// a copy where PyTorch's slice is a view (the conv or cat that reads it copies it there). Width k
+// ("channel"): [B,k*C,H,W] -> [B,k*length,H,W], each model's own slice.
+InferResult infer_slice_channels(const InferContext& ctx) {
+  expect_inputs(ctx, 1, 1);
+  expect_rank(ctx, 0, 4);
+  const Tensor& x = *ctx.inputs[0];
+  const std::string where = "op '" + std::string(ctx.op_name) + "'";
+  const int64_t start = attr_int(ctx.attrs, "start", where);
+  const int64_t length = attr_int(ctx.attrs, "length", where);
+  const int64_t channels = x.shape[1] / ctx.width;
+  if (x.shape[1] % ctx.width != 0 || start < 0 || length < 1 || start > channels - length) {
+    infer_error(
+        ctx, fmt::format("attributes 'start' = {} and 'length' = {} do not fit the {} channels per model of "
+                         "input 0 '{}' {}",
+                         start, length, channels, x.name, shape_string(x.shape)));
+  }
+  InferResult r;
+  r.outputs.push_back(
+      {"", {x.shape[0], ctx.width * length, x.shape[2], x.shape[3]}, x.dtype, TensorRole::activation});
+  return r;
+}
+
+// ShuffleNet's channel_shuffle(x, groups): [B,C,H,W] viewed [B,g,C/g,H,W], transposed to
+// [B,C/g,g,H,W] and made contiguous (the copy), viewed back. Width k ("channel"): per model.
+InferResult infer_channel_shuffle(const InferContext& ctx) {
+  expect_inputs(ctx, 1, 1);
+  expect_rank(ctx, 0, 4);
+  const Tensor& x = *ctx.inputs[0];
+  const int64_t groups = attr_int(ctx.attrs, "groups", "op '" + std::string(ctx.op_name) + "'");
+  if (groups < 1 || x.shape[1] % ctx.width != 0 || (x.shape[1] / ctx.width) % groups != 0) {
+    infer_error(
+        ctx, fmt::format("attribute 'groups' = {} does not divide the {} channels per model of input 0 '{}'",
+                         groups, x.shape[1] / ctx.width, x.name));
+  }
+  InferResult r;
+  r.outputs.push_back({"", x.shape, x.dtype, TensorRole::activation});
+  return r;
+}
+
 // The two permutes between NCHW and NHWC (ConvNeXt's blocks and LayerNorm2d).
 constexpr std::array<int64_t, 4> kToChannelsLast{0, 2, 3, 1};
 constexpr std::array<int64_t, 4> kToChannelsFirst{0, 3, 1, 2};
@@ -210,6 +250,22 @@ void register_data_kinds(KindRulesTable& table) {
   concat.saved = {};
   concat.backward_flops = no_backward_flops;
   table[static_cast<size_t>(OpKind::concat_channels)] = concat;
+
+  // derivatives.yaml (slice): slice_backward(grad, input_sizes, ...) saves only sizes.
+  KindRules slice;
+  slice.infer = infer_slice_channels;
+  slice.backward_kind = OpKind::slice_channels_backward;
+  slice.saved = {};
+  slice.backward_flops = no_backward_flops;
+  table[static_cast<size_t>(OpKind::slice_channels)] = slice;
+
+  // view, transpose, contiguous, view: the gradient shuffled back (the inverse permutation); nothing saved.
+  KindRules shuffle;
+  shuffle.infer = infer_channel_shuffle;
+  shuffle.backward_kind = OpKind::channel_shuffle_backward;
+  shuffle.saved = {};
+  shuffle.backward_flops = no_backward_flops;
+  table[static_cast<size_t>(OpKind::channel_shuffle)] = shuffle;
 
   // derivatives.yaml (permute): the gradient permuted back; nothing saved.
   KindRules permute;

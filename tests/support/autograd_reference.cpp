@@ -189,6 +189,17 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
     }
     case OpKind::concat_channels:
       return at::cat(in, 1);
+    case OpKind::slice_channels:
+      return in[0].narrow(1, attr_int(op, "start", 0), attr_int(op, "length", 1));
+    case OpKind::channel_shuffle: {
+      // torchvision.models.shufflenetv2.channel_shuffle
+      const at::Tensor& x = in[0];
+      const int64_t groups = attr_int(op, "groups", 1);
+      return x.view({x.size(0), groups, x.size(1) / groups, x.size(2), x.size(3)})
+          .transpose(1, 2)
+          .contiguous()
+          .view(x.sizes());
+    }
     case OpKind::permute:
       return in[0].permute(ir::attr_ints(op.attrs, "dims", op.name));
     case OpKind::adaptive_avg_pool2d:
