@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -210,6 +211,11 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(
       b.op(OpKind::avg_pool2d, "p", {x}, {{"kernel", Shape{2, 2}}, {"ceil_mode", int64_t{2}}}),
       doctest::Contains("op 'p': attribute 'ceil_mode' = 2, expected 0 or 1"), GraphError);
+  // A padding a file may hold whose padded size overflows int64: an error naming the op, no wrap.
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  CHECK_THROWS_WITH_AS(
+      b.op(OpKind::max_pool2d, "p", {x}, {{"kernel", Shape{huge, huge}}, {"padding", Shape{huge / 2, 1}}}),
+      doctest::Contains("overflows"), GraphError);
 }
 
 TEST_CASE("avg_pool2d: one add per window element and a divide per output; saves its input") {

@@ -75,11 +75,15 @@ struct PoolWindow {
 };
 
 // One output dim of a pooling window, as ATen's pooling_output_shape (dilation 1): with ceil_mode the
-// last window may start past the end of the input, but not past its padding.
-int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode) {
-  int64_t out = (in + 2 * padding - kernel + (ceil_mode ? stride - 1 : 0)) / stride + 1;
-  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
-  return out;
+// last window may start past the end of the input, but not past its padding. `padded` is
+// in + 2 * padding, at least kernel, summed checked by the caller; nothing here can overflow.
+int64_t pooled_size(int64_t in, int64_t padded, int64_t kernel, int64_t stride, int64_t padding,
+                    bool ceil_mode) {
+  const int64_t span = padded - kernel;
+  if (!ceil_mode) return span / stride + 1;
+  const auto ceil_div = [](int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); };
+  const int64_t out = ceil_div(span, stride) + 1;
+  return out - 1 >= ceil_div(in + padding, stride) ? out - 1 : out;  // (out-1)*stride >= in + padding
 }
 
 // attrs kernel, stride, padding ([2] each; stride defaults to kernel, padding to 0, as nn.MaxPool2d
@@ -105,12 +109,16 @@ PoolWindow pool_window(const InferContext& ctx) {
     infer_error(ctx, fmt::format("attribute 'ceil_mode' = {}, expected 0 or 1", ceil_mode));
   }
   p.ceil_mode = ceil_mode == 1;
-  if (x.shape[2] + 2 * p.padding[0] < p.kernel[0] || x.shape[3] + 2 * p.padding[1] < p.kernel[1]) {
+  const int64_t padded_h =
+      support::checked_sum(x.shape[2], support::checked_product({2, p.padding[0]}, where), where);
+  const int64_t padded_w =
+      support::checked_sum(x.shape[3], support::checked_product({2, p.padding[1]}, where), where);
+  if (padded_h < p.kernel[0] || padded_w < p.kernel[1]) {
     infer_error(ctx, fmt::format("input 0 '{}' of shape {} is too small for kernel {}", x.name,
                                  shape_string(x.shape), shape_string(p.kernel)));
   }
-  p.out_h = pooled_size(x.shape[2], p.kernel[0], p.stride[0], p.padding[0], p.ceil_mode);
-  p.out_w = pooled_size(x.shape[3], p.kernel[1], p.stride[1], p.padding[1], p.ceil_mode);
+  p.out_h = pooled_size(x.shape[2], padded_h, p.kernel[0], p.stride[0], p.padding[0], p.ceil_mode);
+  p.out_w = pooled_size(x.shape[3], padded_w, p.kernel[1], p.stride[1], p.padding[1], p.ceil_mode);
   return p;
 }
 
