@@ -39,6 +39,7 @@
 #include "io/trace_import.hpp"
 #include "ir/graph.hpp"
 #include "ir/op_kind.hpp"
+#include "python/arguments.hpp"
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
 
@@ -46,96 +47,6 @@ namespace py = pybind11;
 
 namespace mutwo::python {
 namespace {
-
-// nlohmann JSON to Python values (objects keep their key order).
-template <typename Json>
-py::object to_python(const Json& j) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::null:
-      return py::none();
-    case nlohmann::json::value_t::boolean:
-      return py::bool_(j.template get<bool>());
-    case nlohmann::json::value_t::number_integer:
-      return py::int_(j.template get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned:
-      return py::int_(j.template get<uint64_t>());
-    case nlohmann::json::value_t::number_float:
-      return py::float_(j.template get<double>());
-    case nlohmann::json::value_t::string:
-      return py::str(j.template get<std::string>());
-    case nlohmann::json::value_t::array: {
-      py::list out;
-      for (const auto& v : j) out.append(to_python(v));
-      return out;
-    }
-    case nlohmann::json::value_t::object: {
-      py::dict out;
-      for (auto it = j.begin(); it != j.end(); ++it) out[py::str(it.key())] = to_python(it.value());
-      return out;
-    }
-    default:
-      throw Error("a JSON value of a kind Python has no type for");
-  }
-}
-
-// A memory limit as Python gives it: bytes (int) or a size ("16GiB"); None: the device's.
-std::optional<int64_t> memory_bytes(const py::object& memory) {
-  if (memory.is_none()) return std::nullopt;
-  if (py::isinstance<py::int_>(memory)) {
-    const int64_t bytes = memory.cast<int64_t>();
-    if (bytes <= 0)
-      throw Error(fmt::format("memory = {}: a limit must be a positive number of bytes", bytes));
-    return bytes;
-  }
-  if (py::isinstance<py::str>(memory)) return costmodel::parse_memory_size(memory.cast<std::string>());
-  throw Error("memory: give bytes (an int) or a size such as \"16GiB\"");
-}
-
-// The device and cost model a call names, assembled as the command line assembles them.
-struct CostChoice {
-  costmodel::DeviceSpec device;
-  std::unique_ptr<costmodel::OpCostModel> cost;
-  std::string source;
-};
-
-CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory,
-                       const std::string& cost_source) {
-  costmodel::CostSetup setup;
-  setup.gpu = gpu;
-  setup.cost_source = cost_source;
-  setup.overrides.memory_bytes = memory;
-  costmodel::check_cost_setup(setup);
-  const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
-  CostChoice out;
-  out.device = costmodel::resolve_device(setup, inputs);
-  out.cost = costmodel::make_cost_model(setup, inputs, out.device);
-  out.source = cost_source;
-  return out;
-}
-
-CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source) {
-  return cost_choice(gpu, memory_bytes(memory), cost_source);
-}
-
-// The model array of a call: a zoo name or an exported model file, its copies, and their settings.
-experiments::ArrayRequest array_request(const std::string& model, int32_t models,
-                                        const std::vector<int32_t>& partition, int64_t batch, int64_t seq_len,
-                                        int64_t image_size, const std::string& dtype,
-                                        const std::string& precision, const std::string& optimizer,
-                                        const std::string& lean_ops) {
-  experiments::ArrayRequest a;
-  a.model = model;
-  a.models = models;
-  a.partition = partition;
-  a.batch_size = batch;
-  a.seq_len = seq_len;
-  a.image_size = image_size;
-  a.dtype = dtype;
-  a.precision = std::string(ir::precision_name(api::precision_value(precision)));
-  a.optimizer = optimizer;
-  a.lean_ops = lean_ops;
-  return a;
-}
 
 // One training step's graph (k models fused), as `mutwo trace` writes it.
 struct StepGraph {

@@ -1,0 +1,64 @@
+#include "python/arguments.hpp"
+
+#include <fmt/format.h>
+
+#include "api/values.hpp"
+#include "costmodel/cost_setup.hpp"
+#include "costmodel/device_overrides.hpp"
+#include "ir/precision.hpp"
+
+namespace mutwo::python {
+
+// A memory limit as Python gives it: bytes (int) or a size ("16GiB"); None: the device's.
+std::optional<int64_t> memory_bytes(const py::object& memory) {
+  if (memory.is_none()) return std::nullopt;
+  if (py::isinstance<py::int_>(memory)) {
+    const int64_t bytes = memory.cast<int64_t>();
+    if (bytes <= 0)
+      throw Error(fmt::format("memory = {}: a limit must be a positive number of bytes", bytes));
+    return bytes;
+  }
+  if (py::isinstance<py::str>(memory)) return costmodel::parse_memory_size(memory.cast<std::string>());
+  throw Error("memory: give bytes (an int) or a size such as \"16GiB\"");
+}
+
+CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory,
+                       const std::string& cost_source) {
+  costmodel::CostSetup setup;
+  setup.gpu = gpu;
+  setup.cost_source = cost_source;
+  setup.overrides.memory_bytes = memory;
+  costmodel::check_cost_setup(setup);
+  const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
+  CostChoice out;
+  out.device = costmodel::resolve_device(setup, inputs);
+  out.cost = costmodel::make_cost_model(setup, inputs, out.device);
+  out.source = cost_source;
+  return out;
+}
+
+CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source) {
+  return cost_choice(gpu, memory_bytes(memory), cost_source);
+}
+
+// The model array of a call: a zoo name or an exported model file, its copies, and their settings.
+experiments::ArrayRequest array_request(const std::string& model, int32_t models,
+                                        const std::vector<int32_t>& partition, int64_t batch, int64_t seq_len,
+                                        int64_t image_size, const std::string& dtype,
+                                        const std::string& precision, const std::string& optimizer,
+                                        const std::string& lean_ops) {
+  experiments::ArrayRequest a;
+  a.model = model;
+  a.models = models;
+  a.partition = partition;
+  a.batch_size = batch;
+  a.seq_len = seq_len;
+  a.image_size = image_size;
+  a.dtype = dtype;
+  a.precision = std::string(ir::precision_name(api::precision_value(precision)));
+  a.optimizer = optimizer;
+  a.lean_ops = lean_ops;
+  return a;
+}
+
+}  // namespace mutwo::python

@@ -1,0 +1,74 @@
+#pragma once
+// What a Python call's arguments become in mutwo (a memory limit, the device and cost model a call
+// names, the model array), and mutwo's JSON back as Python values: the conversions every function
+// of the module (python/module.cpp) shares.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/device_spec.hpp"
+#include "costmodel/op_cost_model.hpp"
+#include "experiments/run_pipeline.hpp"
+#include "support/error.hpp"
+
+namespace mutwo::python {
+
+namespace py = pybind11;
+
+// nlohmann JSON to Python values (objects keep their key order).
+template <typename Json>
+py::object to_python(const Json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+      return py::none();
+    case nlohmann::json::value_t::boolean:
+      return py::bool_(j.template get<bool>());
+    case nlohmann::json::value_t::number_integer:
+      return py::int_(j.template get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return py::int_(j.template get<uint64_t>());
+    case nlohmann::json::value_t::number_float:
+      return py::float_(j.template get<double>());
+    case nlohmann::json::value_t::string:
+      return py::str(j.template get<std::string>());
+    case nlohmann::json::value_t::array: {
+      py::list out;
+      for (const auto& v : j) out.append(to_python(v));
+      return out;
+    }
+    case nlohmann::json::value_t::object: {
+      py::dict out;
+      for (auto it = j.begin(); it != j.end(); ++it) out[py::str(it.key())] = to_python(it.value());
+      return out;
+    }
+    default:
+      throw Error("a JSON value of a kind Python has no type for");
+  }
+}
+
+// A memory limit as Python gives it: bytes (int) or a size ("16GiB"); None: the device's.
+std::optional<int64_t> memory_bytes(const py::object& memory);
+
+// The device and cost model a call names, assembled as the command line assembles them.
+struct CostChoice {
+  costmodel::DeviceSpec device;
+  std::unique_ptr<costmodel::OpCostModel> cost;
+  std::string source;
+};
+CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory, const std::string& cost_source);
+CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source);
+
+// The model array of a call: a zoo name or an exported model file, its copies, and their settings.
+experiments::ArrayRequest array_request(const std::string& model, int32_t models,
+                                        const std::vector<int32_t>& partition, int64_t batch, int64_t seq_len,
+                                        int64_t image_size, const std::string& dtype,
+                                        const std::string& precision, const std::string& optimizer,
+                                        const std::string& lean_ops);
+
+}  // namespace mutwo::python
