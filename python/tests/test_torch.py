@@ -58,12 +58,14 @@ def test_a_module_needs_example_inputs():
     ("alexnet", 61_100_840),
     ("mnasnet0_5", 2_218_512),
     ("shufflenet_v2_x1_0", 2_278_604),
+    ("inception_v3", 23_834_568),  # without its auxiliary classifier, at 299 x 299
 ])
 def test_models_outside_the_zoo_import_with_pytorchs_parameter_count(name, parameters):
-    kwargs = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+    kwargs = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
     module = getattr(torchvision.models, name)(**kwargs)
+    side = 299 if name == "inception_v3" else 224
     assert sum(p.numel() for p in module.parameters()) == parameters  # torchvision's own
-    m = mutwo.from_torch(module, torch.randn(2, 3, 224, 224), name=name)
+    m = mutwo.from_torch(module, torch.randn(2, 3, side, side), name=name)
     assert m.parameters == parameters
     assert mutwo.trace(m).parameters == parameters  # mutwo's graph holds the same weights
 
