@@ -135,9 +135,11 @@ std::optional<Mapping> conv(const Args& a, size_t groups_arg, bool has_transpose
   return m;
 }
 
+// (self, kernel_size, stride, padding, dilation, ceil_mode).
 std::optional<Mapping> max_pool(const Args& a) {
   const auto kernel = a.pair(1), stride = a.pair(2), padding = a.pair(3), dilation = a.pair(4);
-  if (!a.tensor(0) || !kernel || !padding || a.boolean(5).value_or(true) ||
+  const auto ceil_mode = a.boolean(5);
+  if (!a.tensor(0) || !kernel || !padding || !ceil_mode ||
       dilation.value_or(std::vector<int64_t>{}) != std::vector<int64_t>{1, 1}) {
     return std::nullopt;
   }
@@ -145,6 +147,21 @@ std::optional<Mapping> max_pool(const Args& a) {
   m.attrs["kernel"] = *kernel;
   m.attrs["stride"] = stride && !stride->empty() ? *stride : *kernel;  // [] means the kernel's
   m.attrs["padding"] = *padding;
+  if (*ceil_mode) m.attrs["ceil_mode"] = int64_t{1};
+  return m;
+}
+
+// (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override): no override.
+std::optional<Mapping> avg_pool(const Args& a) {
+  const auto kernel = a.pair(1), stride = a.pair(2), padding = a.pair(3);
+  const auto ceil_mode = a.boolean(4), include_pad = a.boolean(5);
+  if (!a.tensor(0) || !kernel || !padding || !ceil_mode || !include_pad || !a.is_none(6)) return std::nullopt;
+  Mapping m{ir::OpKind::avg_pool2d, {{0, std::nullopt}}, {}};
+  m.attrs["kernel"] = *kernel;
+  m.attrs["stride"] = stride && !stride->empty() ? *stride : *kernel;
+  m.attrs["padding"] = *padding;
+  m.attrs["ceil_mode"] = int64_t{*ceil_mode ? 1 : 0};
+  m.attrs["count_include_pad"] = int64_t{*include_pad ? 1 : 0};
   return m;
 }
 
@@ -200,7 +217,8 @@ const std::map<std::string, Mapper, std::less<>>& mappers() {
                                                          {"tanh", ir::OpKind::tanh},
                                                          {"sigmoid", ir::OpKind::sigmoid},
                                                          {"hardswish", ir::OpKind::hardswish},
-                                                         {"hardsigmoid", ir::OpKind::hardsigmoid}}) {
+                                                         {"hardsigmoid", ir::OpKind::hardsigmoid},
+                                                         {"silu", ir::OpKind::silu}}) {
       const ir::OpKind k = kind;  // a structured binding cannot be captured before C++20 in clang 14
       const Mapper f = [k](const Args& a) { return unary(k, a); };
       t["aten::" + name] = f;
@@ -246,6 +264,7 @@ const std::map<std::string, Mapper, std::less<>>& mappers() {
     };
     t["aten::max_pool2d"] = max_pool;
     t["aten::max_pool2d_with_indices"] = max_pool;
+    t["aten::avg_pool2d"] = avg_pool;
     t["aten::adaptive_avg_pool2d"] = [](const Args& a) -> std::optional<Mapping> {
       if (a.pair(1) != std::vector<int64_t>{1, 1}) return std::nullopt;
       return unary(ir::OpKind::adaptive_avg_pool2d, a);

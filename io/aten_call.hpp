@@ -6,10 +6,11 @@
 //
 // Typed: linear, addmm, mm, matmul, bmm (GEMMs, as a linear of the same shapes); conv2d,
 // convolution, _convolution (not transposed); batch_norm (4-d input, affine); layer_norm (last
-// dim, affine); relu, hardtanh(0, 6) as relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid (and
-// their in-place forms); dropout, native_dropout; add, mul of two floating tensors; softmax and
+// dim, affine); relu, hardtanh(0, 6) as relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid, silu
+// (and their in-place forms); dropout, native_dropout; add, mul of two floating tensors; softmax and
 // _softmax over the last dim; cross_entropy_loss (no class weights, no label smoothing);
-// max_pool2d(_with_indices), adaptive_avg_pool2d to 1x1; flatten of [B, C, 1, 1]; embedding.
+// max_pool2d(_with_indices) and avg_pool2d (ceil_mode too; no divisor override), adaptive_avg_pool2d
+// to 1x1; flatten of [B, C, H, W] from dim 1; embedding.
 // A call whose arguments do not fit its kind's rule stays untyped.
 #include <cstdint>
 #include <optional>
