@@ -137,6 +137,26 @@ TEST_CASE("amp-fp16 on a 2-layer MLP: half linears, six casts, fp32 loss") {
   CHECK(activation_bytes(g) == 1352);
 }
 
+TEST_CASE("amp-fp16 on a dense block: torch.cat of a half conv output and the f32 input casts the input up") {
+  // DenseNet's first dense layer: cat([x, conv(x)]) with x an f32 input. Autocast runs the conv in
+  // half (x and W cast down), and cat promotes: the half conv output is cast to f32, so the
+  // concatenation is f32 with both operands' channels.
+  GraphBuilder b("dense", DType::f32, 1, 2);
+  TensorId x = b.add_input("x", {2, 4, 8, 8}, TensorRole::input, FuseAxis::dim1);
+  TensorId w = b.add_weight("conv.weight", {2, 4, 3, 3}, FuseAxis::dim0);
+  TensorId y = b.op(OpKind::conv2d, "conv", {x, w}, {{"padding", std::vector<int64_t>{1, 1}}});
+  b.op(OpKind::concat_channels, "cat", {x, y});
+  const Graph g = apply_precision(std::move(b).finish(), Precision::amp_fp16);
+  CHECK(g.tensor(op_named(g, "conv").outputs[0]).dtype == DType::f16);
+  const Op& cat = op_named(g, "cat");
+  CHECK(g.tensor(cat.inputs[0]).dtype == DType::f32);
+  CHECK(g.tensor(cat.inputs[1]).dtype == DType::f32);
+  CHECK(g.op(g.tensor(cat.inputs[1]).producer).kind == OpKind::cast);
+  CHECK(g.tensor(cat.outputs[0]).shape == std::vector<int64_t>{2, 6, 8, 8});
+  CHECK(g.tensor(cat.outputs[0]).dtype == DType::f32);
+  CHECK(cast_op_count(g) == 3);  // x and W down for the conv, its output up for the cat
+}
+
 TEST_CASE("amp training step: fp32 master gradients through cast_backward, GradScaler unscale for fp16") {
   const Graph fp32 = build_training_step(mlp(), adam());
   const Graph fp16 = build_training_step(apply_precision(mlp(), Precision::amp_fp16), adam());

@@ -33,6 +33,7 @@ CastPolicy policy_of(ir::OpKind kind) {
     case ir::OpKind::bce_with_logits:
       return CastPolicy::fp32;
     case ir::OpKind::concat:
+    case ir::OpKind::concat_channels:
     case ir::OpKind::class_token_concat:
       return CastPolicy::promote_by_cast;
     default:

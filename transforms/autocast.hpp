@@ -20,8 +20,9 @@
 //     no policy           everything else runs in its input's dtype: activations, dropout, pooling,
 //                         batchnorm2d (cuDNN takes half x with f32 gamma/beta, stats f32), embeddings
 //                         (f32 weights -> f32 rows); add and mul promote mixed operands inside the
-//                         kernel (TensorIterator, no cast op); concat and class_token_concat (torch.cat
-//                         promotes) get an explicit cast of the narrower operands to the wider dtype.
+//                         kernel (TensorIterator, no cast op); concat, concat_channels and
+//                         class_token_concat (torch.cat promotes) get an explicit cast of the
+//                         narrower operands to the wider dtype.
 //   A cast is a `cast` op (aten::_to_copy). cached_cast() keeps one cast per f32 weight (a leaf that
 //   requires grad) per forward, so a weight read by several half ops is cast once, at first use;
 //   activations are cast at every use (three casts of a layer norm output feeding q, k, v).
