@@ -3,17 +3,14 @@
 // simulator's `measured` cost source replays; optionally stores the op times in the results
 // database beside the analytic model's prediction of each op. The pipeline is
 // experiments::profile_pipeline; this file parses flags, loads the executor and prints.
-#include <algorithm>
-#include <array>
 #include <iostream>
 #include <memory>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "api/profile.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
@@ -63,39 +60,15 @@ void run_profile(const ProfileOptions& opts) {
   const std::optional<int64_t>& run_id = out.run_id;
 
   const Graph& g = trace.graph;
-  std::array<int64_t, 3> phase_ns{0, 0, 0};
-  for (size_t k = 0; k < g.ops.size(); ++k)
-    phase_ns[static_cast<size_t>(g.ops[k].phase)] += trace.op_duration_ns[k];
-  const int64_t total_ns = phase_ns[0] + phase_ns[1] + phase_ns[2];
-  int64_t host_ns = 0;
-  for (int64_t h : trace.op_host_ns) host_ns += h;
-  std::vector<size_t> order(g.ops.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return trace.op_duration_ns[a] > trace.op_duration_ns[b]; });
-  order.resize(std::min(order.size(), static_cast<size_t>(std::max(0, opts.top))));
-
   if (opts.json) {
-    nlohmann::json j;
-    j["trace"] = opts.output;
-    j["graph"] = g.name;
-    j["device"] = trace.device;
-    j["ops"] = g.ops.size();
-    j["sum_op_ns"] = total_ns;
-    j["forward_ns"] = phase_ns[0];
-    j["backward_ns"] = phase_ns[1];
-    j["optimizer_ns"] = phase_ns[2];
-    j["sum_op_host_ns"] = trace.op_host_ns.empty() ? nlohmann::json(nullptr) : nlohmann::json(host_ns);
-    j["run_id"] = run_id ? nlohmann::json(*run_id) : nlohmann::json(nullptr);
-    nlohmann::json top = nlohmann::json::array();
-    for (size_t k : order) {
-      top.push_back(
-          {{"op", g.ops[k].name}, {"kind", kind_name(g.ops[k].kind)}, {"ns", trace.op_duration_ns[k]}});
-    }
-    j["top"] = top;
-    std::cout << j.dump(2) << "\n";
+    std::cout << api::profile_json(out, opts.output, opts.top).dump(2) << "\n";
     return;
   }
+  const api::ProfileSummary summary = api::summarize_profile(trace, opts.top);
+  const auto& phase_ns = summary.phase_ns;
+  const int64_t total_ns = summary.total_ns;
+  const int64_t host_ns = summary.host_ns;
+  const std::vector<size_t>& order = summary.slowest_ops;
   std::cout << fmt::format("profiled {} on {}: {} ops, {} warm-up + {} measured steps, median per op\n",
                            g.name, target.label, g.ops.size(), opts.warmup, opts.iterations);
   std::cout << fmt::format("sum of op times {} (forward {}, backward {}, optimizer {})\n",

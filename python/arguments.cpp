@@ -22,14 +22,16 @@ std::optional<int64_t> memory_bytes(const py::object& memory) {
   throw Error("memory: give bytes (an int) or a size such as \"16GiB\"");
 }
 
-CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory,
-                       const std::string& cost_source) {
+CostChoice cost_choice(const std::optional<std::string>& gpu, std::optional<int64_t> memory,
+                       const std::string& cost_source, const std::vector<std::string>& traces) {
   costmodel::CostSetup setup;
-  setup.gpu = gpu;
+  setup.gpu = gpu.value_or("");  // none: a measured trace's GPU for the measured source, else the default
   setup.cost_source = cost_source;
   setup.overrides.memory_bytes = memory;
+  setup.trace_files = traces;
   costmodel::check_cost_setup(setup);
   const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
+  warn_each(inputs.warnings);
   CostChoice out;
   out.device = costmodel::resolve_device(setup, inputs);
   out.cost = costmodel::make_cost_model(setup, inputs, out.device);
@@ -37,8 +39,16 @@ CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory,
   return out;
 }
 
-CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source) {
-  return cost_choice(gpu, memory_bytes(memory), cost_source);
+CostChoice cost_choice(const std::optional<std::string>& gpu, const py::object& memory,
+                       const std::string& cost_source, const std::vector<std::string>& traces) {
+  return cost_choice(gpu, memory_bytes(memory), cost_source, traces);
+}
+
+void warn_each(const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return;
+  py::gil_scoped_acquire acquire;
+  const py::object warn = py::module_::import("warnings").attr("warn");
+  for (const std::string& w : warnings) warn(w);
 }
 
 // The model array of a call: a zoo name or an exported model file, its copies, and their settings.

@@ -61,8 +61,16 @@ struct CostChoice {
   std::unique_ptr<costmodel::OpCostModel> cost;
   std::string source;
 };
-CostChoice cost_choice(const std::string& gpu, std::optional<int64_t> memory, const std::string& cost_source);
-CostChoice cost_choice(const std::string& gpu, const py::object& memory, const std::string& cost_source);
+// `gpu` none: the GPU a measured trace ran on (for the measured source), else the A100-40GB, as the
+// command's --gpu default; `traces`: the measured traces a source reads (--trace), whose importers'
+// warnings become Python warnings.
+CostChoice cost_choice(const std::optional<std::string>& gpu, std::optional<int64_t> memory,
+                       const std::string& cost_source, const std::vector<std::string>& traces = {});
+CostChoice cost_choice(const std::optional<std::string>& gpu, const py::object& memory,
+                       const std::string& cost_source, const std::vector<std::string>& traces = {});
+
+// What an importer assumed, each as a Python warning (the command prints them to stderr); takes the GIL.
+void warn_each(const std::vector<std::string>& warnings);
 
 // The model array of a call: a zoo name or an exported model file, its copies, and their settings.
 experiments::ArrayRequest array_request(const std::string& model, int32_t models,

@@ -21,6 +21,7 @@
 #include "api/devices.hpp"
 #include "api/experiment.hpp"
 #include "api/models.hpp"
+#include "api/profile.hpp"
 #include "api/replay_trace.hpp"
 #include "api/run.hpp"
 #include "api/search.hpp"
@@ -77,11 +78,12 @@ py::object graph_ops(const ir::Graph& g) {
 py::object simulate(const std::string& model, int32_t models, const std::vector<int32_t>& partition,
                     int64_t batch, int64_t seq_len, int64_t image_size, const std::string& dtype,
                     const std::string& precision, const std::string& optimizer, const std::string& lean_ops,
-                    const std::string& gpu, const py::object& memory, const std::string& cost_source,
+                    const std::optional<std::string>& gpu, const py::object& memory,
+                    const std::string& cost_source, const std::vector<std::string>& traces,
                     const std::string& policy, const std::string& order, bool state_offload,
                     const std::string& optimizer_on, const std::string& host_mode, int32_t iterations,
                     bool wrap, bool timeline) {
-  const CostChoice c = cost_choice(gpu, memory, cost_source);
+  const CostChoice c = cost_choice(gpu, memory, cost_source, traces);
   api::SimulateRequest request;
   request.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
                                        optimizer, lean_ops);
@@ -138,9 +140,7 @@ py::object simulate_trace(const std::vector<std::string>& traces, const std::str
     const std::unique_ptr<costmodel::OpCostModel> cost = costmodel::make_cost_model(setup, inputs, device);
     t = api::simulate_trace(std::move(request), setup, inputs, device, *cost);
   }
-  // What the importers assumed (the command prints these to stderr): Python warnings.
-  const py::object warn = py::module_::import("warnings").attr("warn");
-  for (const std::string& w : warnings) warn(w);
+  warn_each(warnings);
   py::dict out = to_python(api::simulate_json(t.result.schedule, t.result.prediction, t.result.host_mode,
                                               device, cost_source, t.cost_source_detail, &t.traced));
   if (timeline) {
@@ -155,13 +155,15 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
                   const std::string& host_mode, const std::string& optimizer,
                   const std::vector<std::string>& policies, int32_t top,
                   const std::optional<std::string>& gpu, const py::object& memory,
-                  const std::string& cost_source, const py::object& progress, const std::string& server,
+                  const std::string& cost_source, const std::vector<std::string>& traces,
+                  const py::object& progress, const std::string& server,
                   const std::vector<std::string>& schemes, const std::vector<int32_t>& micro_batches,
                   const std::vector<int32_t>& packs) {
   // As `mutwo search`: the named GPU, else the server's, else the A100; a server prices its own GPU.
   std::optional<costmodel::ServerSpec> spec;
   if (!server.empty()) spec = api::find_server_for(server, gpu.value_or(""));
-  const CostChoice c = cost_choice(spec ? spec->gpu : gpu.value_or("a100-40gb"), memory, cost_source);
+  const CostChoice c =
+      cost_choice(spec ? std::optional<std::string>(spec->gpu) : gpu, memory, cost_source, traces);
   api::SearchRequest request;
   request.models = models;
   request.batch_size = batch;
@@ -224,6 +226,45 @@ py::object replay(const std::string& trace, const std::optional<int64_t>& step, 
   return to_python(api::replay_trace_json(result));
 }
 
+// The executor module is the one built with this extension (MUTWO_EXEC_MODULE_PATH) unless
+// MUTWO_EXEC_MODULE names another: in a Python process there is no `mutwo` program beside which the
+// loader looks.
+void use_built_executor() {
+#ifdef MUTWO_EXEC_MODULE_PATH
+  setenv(ir::kExecutorModuleEnv, MUTWO_EXEC_MODULE_PATH, /*overwrite=*/0);
+#endif
+}
+
+// A profiled step, as `mutwo profile --json` prints it: every op of the array's training step timed
+// on LibTorch, the measured trace written to `output` (for the measured cost source), the GIL
+// released while it runs.
+py::object profile(const std::string& model, int32_t models, const std::vector<int32_t>& partition,
+                   int64_t batch, int64_t seq_len, int64_t image_size, const std::string& dtype,
+                   const std::string& precision, const std::string& optimizer, const std::string& lean_ops,
+                   const std::string& output, const std::string& device, uint64_t seed, int32_t warmup,
+                   int32_t iterations, bool host_times, const std::string& db, const std::string& gpu,
+                   int32_t top) {
+  experiments::ProfileRequest r;
+  r.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
+                                 optimizer, lean_ops);
+  r.device = device;
+  r.seed = seed;
+  r.warmup_iterations = warmup;
+  r.measured_iterations = iterations;
+  r.time_host = host_times;
+  r.output = output;
+  r.db = db;
+  r.gpu = gpu;
+  use_built_executor();
+  experiments::ProfileOutcome out;
+  {
+    py::gil_scoped_release release;
+    const std::unique_ptr<ir::Executor> executor = experiments::load_executor("mutwo.profile");
+    out = experiments::profile_pipeline(r, *executor);
+  }
+  return to_python(api::profile_json(out, output, top));
+}
+
 // An experiment spec run into a database, the GIL released; `progress(dict)` after each written
 // task. An exception the callable raises stops the run at the next task (running ones finish and
 // are written, as on SIGINT for the command) and is raised once it has stopped.
@@ -261,18 +302,16 @@ py::object experiment(const std::string& spec_path, const std::string& db_path, 
   return out;
 }
 
-// A measured run, as `mutwo run --json` prints it, the GIL released while it runs. The executor
-// module is the one built with this extension (MUTWO_EXEC_MODULE_PATH) unless MUTWO_EXEC_MODULE
-// names another: in a Python process there is no `mutwo` program beside which the loader looks.
+// A measured run, as `mutwo run --json` prints it, the GIL released while it runs.
 py::object run(const std::string& model, int32_t models, const std::vector<int32_t>& partition, int64_t batch,
                int64_t seq_len, int64_t image_size, const std::string& dtype, const std::string& precision,
                const std::string& optimizer, const std::string& lean_ops,
                const std::optional<std::string>& gpu, const py::object& memory,
-               const std::string& cost_source, const std::string& policy, const std::string& order,
-               bool allow_oom, bool state_offload, const std::string& optimizer_on, const std::string& device,
-               const std::string& memory_cap, uint64_t seed, int32_t iterations, int32_t warmup,
-               bool sync_each_step, bool wrap, bool cuda_graph, const std::string& host_mode,
-               const std::string& db) {
+               const std::string& cost_source, const std::vector<std::string>& traces,
+               const std::string& policy, const std::string& order, bool allow_oom, bool state_offload,
+               const std::string& optimizer_on, const std::string& device, const std::string& memory_cap,
+               uint64_t seed, int32_t iterations, int32_t warmup, bool sync_each_step, bool wrap,
+               bool cuda_graph, const std::string& host_mode, const std::string& db) {
   experiments::RunRequest r;
   r.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
                                  optimizer, lean_ops);
@@ -292,17 +331,17 @@ py::object run(const std::string& model, int32_t models, const std::vector<int32
   r.host_mode = host_mode;
   r.db = db;
   // As `mutwo run`: the named GPU, else the catalog GPU of the CUDA device it runs on, else the A100.
-  r.cost = [gpu, bytes = memory_bytes(memory), cost_source](const std::optional<std::string>& executed_on) {
-    CostChoice c = cost_choice(gpu ? *gpu : executed_on.value_or("a100-40gb"), bytes, cost_source);
+  r.cost = [gpu, bytes = memory_bytes(memory), cost_source,
+            traces](const std::optional<std::string>& executed_on) {
+    CostChoice c = cost_choice(gpu ? gpu : executed_on, bytes, cost_source, traces);
     experiments::RunCost setup;
     setup.gpu = c.device;
     setup.cost = std::move(c.cost);
     setup.cost_source = cost_source;
+    setup.traces = traces;
     return setup;
   };
-#ifdef MUTWO_EXEC_MODULE_PATH
-  setenv(ir::kExecutorModuleEnv, MUTWO_EXEC_MODULE_PATH, /*overwrite=*/0);
-#endif
+  use_built_executor();
   experiments::RunOutcome out;
   {
     py::gil_scoped_release release;
@@ -387,11 +426,11 @@ PYBIND11_MODULE(_mutwo, m) {
   m.def("simulate", &simulate, py::arg("model"), py::arg("models") = 1,
         py::arg("partition") = std::vector<int32_t>{}, py::arg("batch") = 0, py::arg("seq_len") = 0,
         py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",
-        py::arg("optimizer") = "adam", py::arg("lean_ops") = "none", py::arg("gpu") = "a100-40gb",
-        py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("policy") = "",
-        py::arg("order") = "best", py::arg("state_offload") = false, py::arg("optimizer_on") = "best",
-        py::arg("host_mode") = "eager", py::arg("iterations") = 3, py::arg("wrap") = false,
-        py::arg("timeline") = false);
+        py::arg("optimizer") = "adam", py::arg("lean_ops") = "none", py::arg("gpu") = std::nullopt,
+        py::arg("memory") = py::none(), py::arg("cost_source") = "waves",
+        py::arg("traces") = std::vector<std::string>{}, py::arg("policy") = "", py::arg("order") = "best",
+        py::arg("state_offload") = false, py::arg("optimizer_on") = "best", py::arg("host_mode") = "eager",
+        py::arg("iterations") = 3, py::arg("wrap") = false, py::arg("timeline") = false);
   m.def("simulate_trace", &simulate_trace, py::arg("traces"), py::arg("format") = "",
         py::arg("gpu") = std::nullopt, py::arg("memory") = py::none(), py::arg("cost_source") = "measured",
         py::arg("policy") = "", py::arg("host_mode") = "", py::arg("iterations") = 0, py::arg("wrap") = false,
@@ -400,7 +439,8 @@ PYBIND11_MODULE(_mutwo, m) {
         py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",
         py::arg("lean_ops") = "none", py::arg("host_mode") = "eager", py::arg("optimizer") = "adam",
         py::arg("policies") = std::vector<std::string>{}, py::arg("top") = 10, py::arg("gpu") = std::nullopt,
-        py::arg("memory") = py::none(), py::arg("cost_source") = "waves", py::arg("progress") = py::none(),
+        py::arg("memory") = py::none(), py::arg("cost_source") = "waves",
+        py::arg("traces") = std::vector<std::string>{}, py::arg("progress") = py::none(),
         py::arg("server") = "", py::arg("schemes") = std::vector<std::string>{},
         py::arg("micro_batches") = std::vector<int32_t>{}, py::arg("packs") = std::vector<int32_t>{});
   m.def("replay", &replay, py::arg("trace"), py::arg("step") = std::nullopt, py::arg("all") = false,
@@ -410,11 +450,18 @@ PYBIND11_MODULE(_mutwo, m) {
         py::arg("batch") = 0, py::arg("seq_len") = 0, py::arg("image_size") = 0, py::arg("dtype") = "fp32",
         py::arg("precision") = "fp32", py::arg("optimizer") = "adam", py::arg("lean_ops") = "none",
         py::arg("gpu") = std::nullopt, py::arg("memory") = py::none(), py::arg("cost_source") = "waves",
-        py::arg("policy") = "none", py::arg("order") = "best", py::arg("allow_oom") = false,
-        py::arg("state_offload") = false, py::arg("optimizer_on") = "best", py::arg("device") = "cpu",
-        py::arg("memory_cap") = "", py::arg("seed") = 0, py::arg("iterations") = 20, py::arg("warmup") = 3,
-        py::arg("sync_each_step") = false, py::arg("wrap") = false, py::arg("cuda_graph") = false,
-        py::arg("host_mode") = "", py::arg("db") = "");
+        py::arg("traces") = std::vector<std::string>{}, py::arg("policy") = "none", py::arg("order") = "best",
+        py::arg("allow_oom") = false, py::arg("state_offload") = false, py::arg("optimizer_on") = "best",
+        py::arg("device") = "cpu", py::arg("memory_cap") = "", py::arg("seed") = 0,
+        py::arg("iterations") = 20, py::arg("warmup") = 3, py::arg("sync_each_step") = false,
+        py::arg("wrap") = false, py::arg("cuda_graph") = false, py::arg("host_mode") = "",
+        py::arg("db") = "");
+  m.def("profile", &profile, py::arg("model"), py::arg("models") = 1,
+        py::arg("partition") = std::vector<int32_t>{}, py::arg("batch") = 0, py::arg("seq_len") = 0,
+        py::arg("image_size") = 0, py::arg("dtype") = "fp32", py::arg("precision") = "fp32",
+        py::arg("optimizer") = "adam", py::arg("lean_ops") = "none", py::arg("output"),
+        py::arg("device") = "cpu", py::arg("seed") = 0, py::arg("warmup") = 1, py::arg("iterations") = 3,
+        py::arg("host_times") = false, py::arg("db") = "", py::arg("gpu") = "", py::arg("top") = 8);
   m.def("experiment", &experiment, py::arg("spec"), py::arg("db") = "results.db", py::arg("jobs") = 0,
         py::arg("progress") = py::none());
   m.def(

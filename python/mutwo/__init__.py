@@ -29,7 +29,7 @@ for _error in (Error, FormatError, UnknownNameError, LimitError, DatabaseError):
 
 __all__ = ["DatabaseError", "Error", "FormatError", "Graph", "LimitError", "Model", "Prediction", "SearchRows",
            "UnknownNameError", "UnsupportedModelError", "device", "devices", "experiment", "from_torch", "models", "replay",
-           "results", "run", "search", "servers", "simulate", "trace"]
+           "profile", "results", "run", "search", "servers", "simulate", "trace"]
 
 
 class Prediction(dict):
@@ -92,12 +92,14 @@ def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", pr
 def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
              precision="fp32", optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source=None, policy=None,
              order="best", state_offload=False, optimizer_on="best", host_mode=None, iterations=None, wrap=False,
-             example_inputs=None, trace=None, trace_format=""):
+             example_inputs=None, trace=None, trace_format="", traces=None):
     """One training step of `models` copies of `model` (fused per `partition`, planned by `policy`
     at the memory limit when one is given) predicted on `gpu` (default the A100-40GB): a Prediction,
     the fields of `mutwo simulate --json` with the same settings. `model` may also be a Graph from
     trace(): its model, copies, batch, precision and optimizer are simulated as one fused sub-array
     (the model settings given here are not read; gpu, memory, policy and the host options are).
+    `traces` are the measured traces a cost source reads (`cost_source="measured"` with what
+    mutwo.profile() wrote); with them and no `gpu`, the GPU they were measured on is simulated.
 
     With `trace` instead of a model (a path, or an execution trace and the profiler trace of its
     step as a pair), the step that trace recorded is replayed as it ran, as `mutwo simulate --trace`
@@ -124,8 +126,9 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
         dtype, precision, optimizer = r["dtype"], r["precision"], r["optimizer"]
     name = _model_name(model, example_inputs)
     kwargs = dict(models=models, partition=list(partition or []), batch=batch, seq_len=seq_len, image_size=image_size,
-                  dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu or "a100-40gb",
-                  memory=memory, cost_source=cost_source or "waves", policy=policy or "", order=order,
+                  dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,
+                  cost_source=cost_source or "waves", traces=[str(t) for t in traces or []], policy=policy or "",
+                  order=order,
                   state_offload=state_offload, optimizer_on=optimizer_on, host_mode=host_mode or "eager",
                   iterations=3 if iterations is None else iterations, wrap=wrap)
     fields = _mutwo.simulate(name, **kwargs)
@@ -135,7 +138,7 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
 def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", lean_ops="none",
            host_mode="eager", optimizer="adam", policies=None, top=10, gpu=None, memory=None,
            cost_source="waves", progress=None, strict=True, server=None, schemes=None, micro_batches=None,
-           packs=None):
+           packs=None, traces=None):
     """Every strategy (sequential, HFTA, HFTA with Capuchin, mutwo's partitions and policies) on the
     model array `models` ("bert-base:8", a Model, or a list of them) at the memory limit on `gpu`
     (default the A100-40GB): SearchRows, the rows of `mutwo search --json`, best first. The search
@@ -152,7 +155,7 @@ def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision=
     report = _mutwo.search(names, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
                            precision=precision, lean_ops=lean_ops, host_mode=host_mode, optimizer=optimizer,
                            policies=list(policies or []), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
-                           progress=progress, server=server or "", schemes=list(schemes or []),
+                           traces=[str(t) for t in traces or []], progress=progress, server=server or "", schemes=list(schemes or []),
                            micro_batches=list(micro_batches or []), packs=list(packs or []))
     if strict and not report["feasible"]:
         if server:
@@ -172,7 +175,8 @@ def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_i
 
 
 def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
-        optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source="waves", policy="none", order="best",
+        optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source="waves", traces=None, policy="none",
+        order="best",
         allow_oom=False, state_offload=False, optimizer_on="best", device="cpu", memory_cap="", seed=0, iterations=20,
         warmup=3, sync_each_step=False, wrap=False, cuda_graph=False, host_mode="", db=None, example_inputs=None):
     """`models` copies of `model` (fused per `partition`, planned by `policy` at the memory limit)
@@ -185,10 +189,27 @@ def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dt
     name = _model_name(model, example_inputs)
     return _mutwo.run(name, models=models, partition=list(partition or []), batch=batch, seq_len=seq_len,
                       image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops,
-                      gpu=gpu, memory=memory, cost_source=cost_source, policy=policy, order=order, allow_oom=allow_oom,
+                      gpu=gpu, memory=memory, cost_source=cost_source, traces=[str(t) for t in traces or []],
+                      policy=policy, order=order, allow_oom=allow_oom,
                       state_offload=state_offload, optimizer_on=optimizer_on, device=device, memory_cap=memory_cap,
                       seed=seed, iterations=iterations, warmup=warmup, sync_each_step=sync_each_step, wrap=wrap,
                       cuda_graph=cuda_graph, host_mode=host_mode, db=str(db) if db is not None else "")
+
+
+def profile(model, output, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
+            precision="fp32", optimizer="adam", lean_ops="none", device="cpu", seed=0, warmup=1, iterations=3,
+            host_times=False, db=None, gpu=None, top=8, example_inputs=None):
+    """Every op of the array's training step timed on LibTorch (`device`: "cpu", "cuda"; the median
+    of `iterations` steps after `warmup`, as μ-TWO profiles) and written to `output` as a measured
+    trace, which simulate(..., cost_source="measured", traces=[output]) and search replay: the
+    fields of `mutwo profile --json` (time per phase, the `top` slowest ops; run_id when the op
+    times are stored in `db`, beside `gpu`'s analytic predictions). Runs without the GIL."""
+    name = _model_name(model, example_inputs)
+    return _mutwo.profile(name, models=models, partition=list(partition or []), batch=batch, seq_len=seq_len,
+                          image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer,
+                          lean_ops=lean_ops, output=str(output), device=device, seed=seed, warmup=warmup,
+                          iterations=iterations, host_times=host_times, db=str(db) if db is not None else "",
+                          gpu=gpu or "", top=top)
 
 
 def experiment(spec, *, db="results.db", jobs=0, progress=None):

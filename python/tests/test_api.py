@@ -146,6 +146,28 @@ def test_run_executes_on_the_cpu_beside_the_commands_prediction(cli_json, tmp_pa
     assert row["measured_step_ns"] == m["step_time_ns"]
 
 
+def test_profile_writes_a_measured_trace_that_simulate_and_search_replay(cli_json, tmp_path):
+    trace = tmp_path / "mini.measured.json"
+    p = mutwo.profile("resnet-mini", trace, models=2, iterations=2, warmup=1, top=3)
+    cli = cli_json("profile", "--model", "resnet-mini", "--models", 2, "--iters", 2, "--warmup", 1, "--top", 3,
+                   "-o", tmp_path / "cli.measured.json")
+    # The same step and fields; the times are this machine's, measured twice.
+    assert p.keys() == cli.keys() and p["graph"] == cli["graph"] == "resnet-mini x2" and p["ops"] == cli["ops"]
+    assert p["device"] == "cpu" and len(p["top"]) == 3 and p["trace"] == str(trace)
+    assert p["sum_op_ns"] == p["forward_ns"] + p["backward_ns"] + p["optimizer_ns"] > 0
+    # Priced by its own op times: the simulated step of the same array equals the command's replay.
+    sim = mutwo.simulate("resnet-mini", models=2, cost_source="measured", traces=[trace])
+    assert dict(sim) == cli_json("simulate", "--model", "resnet-mini", "--models", 2, "--cost-source", "measured",
+                                 "--trace", trace)
+    # A CPU profile names no catalog GPU, so the default one is simulated with the CPU's op times.
+    assert sim["cost_source"] == "measured" and sim["device"]["name"] == "a100-40gb"
+    rows = mutwo.search("resnet-mini:2", cost_source="measured", traces=[trace], gpu="a100-40gb")
+    assert rows.report == cli_json("search", "--model", "resnet-mini:2", "--cost-source", "measured", "--trace",
+                                   trace, "--gpu", "a100-40gb")
+    with pytest.raises(mutwo.Error, match="needs at least one measured trace"):
+        mutwo.simulate("resnet-mini", cost_source="measured")
+
+
 def test_a_run_whose_policy_finds_no_plan_raises_limit_error(tmp_path):
     with pytest.raises(mutwo.LimitError, match="checkpoint"):
         mutwo.run("resnet-mini", models=2, policy="checkpoint", memory="1MiB", iterations=1, warmup=0,
