@@ -22,6 +22,18 @@ std::optional<int64_t> memory_bytes(const py::object& memory) {
   throw Error("memory: give bytes (an int) or a size such as \"16GiB\"");
 }
 
+CostChoice cost_choice(costmodel::CostSetup setup) {
+  costmodel::check_cost_setup(setup);
+  CostChoice out;
+  out.inputs = costmodel::read_cost_inputs(setup);
+  warn_each(out.inputs.warnings);
+  out.device = costmodel::resolve_device(setup, out.inputs);
+  out.cost = costmodel::make_cost_model(setup, out.inputs, out.device);
+  out.source = setup.cost_source;
+  out.setup = std::move(setup);
+  return out;
+}
+
 CostChoice cost_choice(const std::optional<std::string>& gpu, std::optional<int64_t> memory,
                        const std::string& cost_source, const std::vector<std::string>& traces) {
   costmodel::CostSetup setup;
@@ -29,14 +41,7 @@ CostChoice cost_choice(const std::optional<std::string>& gpu, std::optional<int6
   setup.cost_source = cost_source;
   setup.overrides.memory_bytes = memory;
   setup.trace_files = traces;
-  costmodel::check_cost_setup(setup);
-  const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
-  warn_each(inputs.warnings);
-  CostChoice out;
-  out.device = costmodel::resolve_device(setup, inputs);
-  out.cost = costmodel::make_cost_model(setup, inputs, out.device);
-  out.source = cost_source;
-  return out;
+  return cost_choice(std::move(setup));
 }
 
 CostChoice cost_choice(const std::optional<std::string>& gpu, const py::object& memory,

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/cost_setup.hpp"
 #include "costmodel/device_spec.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "experiments/run_pipeline.hpp"
@@ -57,10 +58,15 @@ std::optional<int64_t> memory_bytes(const py::object& memory);
 
 // The device and cost model a call names, assembled as the command line assembles them.
 struct CostChoice {
+  costmodel::CostSetup setup;
+  costmodel::CostInputs inputs;  // the measured traces read, once
   costmodel::DeviceSpec device;
   std::unique_ptr<costmodel::OpCostModel> cost;
   std::string source;
 };
+// A setup checked, its traces read (their importers' warnings as Python warnings), its device and
+// cost model made.
+CostChoice cost_choice(costmodel::CostSetup setup);
 // `gpu` none: the GPU a measured trace ran on (for the measured source), else the A100-40GB, as the
 // command's --gpu default; `traces`: the measured traces a source reads (--trace), whose importers'
 // warnings become Python warnings.

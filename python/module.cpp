@@ -128,21 +128,14 @@ py::object simulate_trace(const std::vector<std::string>& traces, const std::str
   request.iterations = iterations;
   request.wrap = wrap;
   request.record_timeline = timeline;
+  const CostChoice c = cost_choice(std::move(setup));
   api::TraceSimulation t;
-  costmodel::DeviceSpec device;
-  std::vector<std::string> warnings;
   {
     py::gil_scoped_release release;
-    costmodel::check_cost_setup(setup);
-    const costmodel::CostInputs inputs = costmodel::read_cost_inputs(setup);
-    warnings = inputs.warnings;
-    device = costmodel::resolve_device(setup, inputs);
-    const std::unique_ptr<costmodel::OpCostModel> cost = costmodel::make_cost_model(setup, inputs, device);
-    t = api::simulate_trace(std::move(request), setup, inputs, device, *cost);
+    t = api::simulate_trace(std::move(request), c.setup, c.inputs, c.device, *c.cost);
   }
-  warn_each(warnings);
   py::dict out = to_python(api::simulate_json(t.result.schedule, t.result.prediction, t.result.host_mode,
-                                              device, cost_source, t.cost_source_detail, &t.traced));
+                                              c.device, cost_source, t.cost_source_detail, &t.traced));
   if (timeline) {
     out["timeline"] = to_python(
         nlohmann::json::parse(sim::chrome_trace_json(t.result.prediction, t.result.schedule.graph.name)));
