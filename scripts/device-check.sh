@@ -16,7 +16,9 @@
 #           multiplexed sub-arrays (mutwo, [2,2]), and once as a CUDA graph; each prediction by the
 #           measured source beside the measurement in results.db, each schedule saved, runs.tsv
 #           listing them (re-predicted by the waves, analytic and calibrated sources afterwards, no GPU);
-#   speed   the executor against PyTorch eager (item 2): one model per family at its default batch,
+#   speed   k fused models against k one after another (issue 36, item 5: fusion, eager-fusion) and
+#           NeuSight's kernel shapes timed here (kernel-sample, scripts/kernel-sample.py); then
+#           the executor against PyTorch eager (item 2): one model per family at its default batch,
 #           fp32, amp-bf16 and a CUDA graph; fused arrays of 2, 4, 8 models; scripts/eager-baseline.py
 #           trains the same with the device's torch (eager-*.csv);
 #   bench   `mutwo bench-host` (host-link.json: pinned copies each way and both at once, 4 KiB to
@@ -25,11 +27,13 @@
 #           (ops-profile.json, the calibrated source of the H100);
 #   compare `mutwo compare` of everything run;
 #   lease   all of it in ONE device call inside a time budget (MUTWO_CHECK_BUDGET_S seconds, default
-#           540: a call's 600 s less a margin), for a lease of 15 minutes of device time in all: build
-#           only `mutwo` and `test_exec_cuda`, the CUDA suite, bench-host, matrix resnet18, bert-base,
-#           gpt2, speed (resnet18, bert-base, gpt2 alone; resnet18 and bert-base fused 2/4/8), eager,
-#           matrix vit-b16, mobilenet-v2, dlrm, bench-ops (6 timed launches a shape), compare, in that
-#           order (the issue's targets first), 6 timed steps after 2 warm-up. Each step is killed when
+#           540: a call's 600 s less a margin), for a lease of 15 minutes of device time in all: the
+#           kernel sample and eager's k models one after another (no build needed), then build only
+#           `mutwo` and `test_exec_cuda`, fusion (resnet18 b32 and bert-base b16, 1/2/4/8 fused),
+#           bench-host, matrix resnet18, bert-base, gpt2, the CUDA suite, speed (resnet18, bert-base,
+#           gpt2 alone: amp-bf16 and a CUDA graph beside fp32), eager, matrix vit-b16, mobilenet-v2,
+#           dlrm, bench-ops (6 timed launches a shape), compare, in that order (the issue's targets
+#           first), 6 timed steps after 2 warm-up. Each step is killed when
 #           the budget runs out and skipped when less than its floor is left; runs already in runs.tsv
 #           and steps already done are not repeated, so a second call resumes where the first stopped.
 #           lease.tsv records each step (ok, failed, timed out, skipped, done before) with its seconds:
@@ -103,6 +107,10 @@ if [ "$scale" = mini ]; then
   iters=(--iters 3 --warmup 1)
   eager_args=(--models resnet18 --batch 2 --image-size 32 --iters 2 --warmup 1)
   eager_fused_args=(--models resnet18 --batch 2 --image-size 32 --iters 2 --warmup 1 --copies 2,4)
+  fusion_models=("resnet-mini 0")
+  fusion_counts=(1 2)
+  eager_fusion_args=(--models resnet18 --batch 2 --image-size 32 --iters 2 --warmup 1 --copies 1,2)
+  kernel_sample_args=(--per-op 3 --max-gflop 0.05)
 else
   arrays=("resnet18 resnet18 32" "bert-base bert-base 16" "gpt2 gpt2 2" "vit-b16 vit-b16 16"
     "mobilenet-v2 mobilenet-v2 32" "dlrm dlrm 128")
@@ -112,11 +120,19 @@ else
   iters=(--iters 10 --warmup 3)
   eager_args=(--models resnet18,bert-base,gpt2,vit-b16,mobilenet-v2)
   eager_fused_args=(--models resnet18,bert-base --copies 2,4,8)
+  # Issue 36, item 5: k fused models against k one after another, at the matrix's batches (its traces
+  # are the measured source's), mutwo's executor and PyTorch eager.
+  fusion_models=("resnet18 32" "bert-base 16")
+  fusion_counts=(1 2 4 8)
+  eager_fusion_args=(--models resnet18,bert-base --batch resnet18=32,bert-base=16 --copies 1,2,4,8)
+  kernel_sample_args=(--per-op 60)
   if [ "$lease_mode" = 1 ]; then  # what fits one call beside the matrix
     speed_models=(resnet18 bert-base gpt2)
     iters=(--iters 6 --warmup 2)
     eager_args=(--models resnet18,bert-base,gpt2 --iters 6 --warmup 2)
-    eager_fused_args=(--models resnet18,bert-base --copies 2,4,8 --iters 6 --warmup 2)
+    fused_models=()  # the fusion step's runs stand for them
+    eager_fused_args=()
+    eager_fusion_args+=(--iters 6 --warmup 2)
   fi
 fi
 
@@ -167,13 +183,21 @@ configure() {
   # and otherwise falls back to CUDA::nvToolsExt, which CUDA 12.9+ no longer has: the toolkit's own
   # nvtx3 headers, set in the cache, answer its find_path.
   [ -d "$cuda_root/include/nvtx3" ] && cuda_args+=(-Dnvtx3_dir="$cuda_root/include")
+  # zlib: the machine's own libz.so.1 (zlib1g-dev's libz.so in .deps points at Debian's file name,
+  # and its libz.a is not built for the shared executor module).
+  local zlib=() z
+  # CMAKE_POLICY_VERSION_MINIMUM: CMake 4 (pip's, on the device) refuses package configs that ask for
+  # policies older than 3.5; older CMakes ignore it.
+  for z in /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1; do
+    [ -e "$z" ] && { zlib=(-DZLIB_LIBRARY="$z" -DZLIB_INCLUDE_DIR="$deps/usr/include"); break; }
+  done
   echo "configure: CUDA toolkit $cuda_root, LibTorch $torch_prefix, C++ ABI $abi"
   cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$deps/usr;$deps/usr/lib/x86_64-linux-gnu/cmake;$deps/usr/share/cmake;$deps/usr/lib/cmake;$torch_prefix" \
     -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$abi -DFMT_HEADER_ONLY=1" \
     -DSQLite3_INCLUDE_DIR="$deps/usr/include" \
     -DSQLite3_LIBRARY="$deps/usr/lib/x86_64-linux-gnu/libsqlite3.a" \
-    "${cuda_args[@]}" \
+    "${cuda_args[@]}" "${zlib[@]}" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     -DMUTWO_WITH_TORCH=ON -DMUTWO_WITH_CUDA=$with_cuda -DMUTWO_WITH_CBC=OFF -DMUTWO_BUILD_BENCH=OFF
 }
 
@@ -305,12 +329,41 @@ speed_runs() {
   return $failed
 }
 
+# Issue 36, item 5, mutwo's side: 1, 2, 4, 8 fused models at the matrix's batches (default source).
+fusion_runs() {
+  local failed=0 entry m b k
+  for entry in "${fusion_models[@]}"; do
+    read -r m b <<<"$entry"
+    for k in "${fusion_counts[@]}"; do
+      logged_run "fusion-$m-x$k-fp32" fusion - --model "$m" $(batch_args "$b") --models "$k" "${iters[@]}" || failed=1
+    done
+  done
+  return $failed
+}
+
+# Issue 36, item 5, PyTorch's side: the same models, k trained one after another per step. It needs no
+# build (the parameter check against the zoo runs where the build is there), so a lease measures it
+# before building.
+eager_fusion() {
+  local check=()
+  [ -x "$build/cli/mutwo" ] && check=(--mutwo "$build/cli/mutwo")
+  "$python" scripts/eager-baseline.py "${eager_fusion_args[@]}" --precision fp32 --device "$device" "${check[@]}" \
+    -o "$work/eager-fusion.csv"
+}
+
+# Issue 36, item 5: NeuSight's linear, bmm, layer-norm and softmax shapes timed with NeuSight's harness
+# (scripts/kernel-sample.py), validation data for the cross-GPU kernel model. Needs no build.
+kernel_sample() {
+  "$python" scripts/kernel-sample.py "${kernel_sample_args[@]}" --device "$device" -o "$work/kernels"
+}
+
 # Item 2, PyTorch's side: the same models trained by PyTorch eager with the device's torch.
 eager_baseline() {
   local precisions=fp32
   [ "$device" = cuda ] && precisions=fp32,amp-bf16
   "$python" scripts/eager-baseline.py "${eager_args[@]}" --copies 1 --precision "$precisions" --device "$device" \
     --mutwo "$build/cli/mutwo" -o "$work/eager-x1.csv" || return 1
+  [ ${#eager_fused_args[@]} -eq 0 ] && return 0
   "$python" scripts/eager-baseline.py "${eager_fused_args[@]}" --precision fp32 --device "$device" \
     --mutwo "$build/cli/mutwo" -o "$work/eager-fused.csv"
 }
@@ -382,7 +435,8 @@ for s in "${stages[@]}"; do
     build) step configure configure && step build build_all ;;
     test) step exec-tests exec_tests ;;
     matrix | matrix=*) matrix ;;
-    speed) step speed speed_runs; step eager eager_baseline ;;
+    speed) step fusion fusion_runs; step eager-fusion eager_fusion; step kernel-sample kernel_sample
+      step speed speed_runs; step eager eager_baseline ;;
     bench) step bench-ops bench_ops ;;
     compare) step compare compare && cat "$work/logs/compare.log" ;;
     lease) lease ;;

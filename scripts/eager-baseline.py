@@ -233,6 +233,21 @@ def time_steps(models, optimizers, batches, precision, device, warmup, iters):
     return statistics.median(times), min(times), max(times)
 
 
+def batch_of(text, names):
+    """--batch: "32" (every model) or "resnet18=32,bert-base=16" -> {model: batch}; 0: the default."""
+    if "=" not in text:
+        if not text.isdigit():
+            raise SystemExit(f"eager-baseline: --batch '{text}': a whole number or MODEL=B,...")
+        return {n: int(text) for n in names}
+    out = {}
+    for part in text.split(","):
+        name, _, b = part.partition("=")
+        if name not in names or not b.isdigit() or int(b) < 1:
+            raise SystemExit(f"eager-baseline: --batch '{part}': MODEL=B with MODEL one of --models, B >= 1")
+        out[name] = int(b)
+    return out
+
+
 def zoo_parameters(mutwo):
     out = subprocess.run([mutwo, "models", "--json"], check=True, capture_output=True, text=True).stdout
     doc = json.loads(out)
@@ -245,7 +260,8 @@ def main():
     ap.add_argument("--copies", default="1", help="models trained one after another per step, e.g. 1,2,4,8")
     ap.add_argument("--precision", default="fp32", help="fp32, amp-bf16 (comma-separated)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--batch", type=int, default=0, help="per model (default: the zoo's per family)")
+    ap.add_argument("--batch", default="0",
+                    help="per model: one for all, or MODEL=B,... (default, or a model not named: the zoo's per family)")
     ap.add_argument("--seq-len", type=int, default=0, help="default: 128 (BERT), 1024 (GPT-2)")
     ap.add_argument("--image-size", type=int, default=224)
     ap.add_argument("--warmup", type=int, default=3)
@@ -255,6 +271,7 @@ def main():
     args = ap.parse_args()
 
     names = [m for m in args.models.split(",") if m]
+    batches = batch_of(args.batch, names)
     for m in names:
         family(m)
     copies = [int(c) for c in args.copies.split(",")]
@@ -270,7 +287,7 @@ def main():
         f = family(name)
         seq = args.seq_len or (128 if f == "bert" else 1024 if f == "gpt2" else 0)
         img = args.image_size if f in ("resnet", "vit", "mobilenet") else 0
-        batch = args.batch or DEFAULT_BATCH[f]
+        batch = batches.get(name) or DEFAULT_BATCH[f]
         probe, _ = build(name)
         params = parameters(probe)
         del probe

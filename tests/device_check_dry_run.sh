@@ -19,10 +19,13 @@ fail() { echo "device_check_dry_run: $*" >&2; exit 1; }
 MUTWO_CHECK_DEVICE=cpu MUTWO_CHECK_SCALE=mini MUTWO_CHECK_BUILD="$build" MUTWO_CHECK_WORK="$scratch/work" \
   MUTWO_CHECK_PYTHON=/usr/bin/python3 OUT="$scratch/out" bash "$root/scripts/device-check.sh" matrix speed bench compare
 
-# 6 architectures x (plain + 3 capped plans) and 4 executor runs of the speed stage, every one stored.
+# 6 architectures x (plain + 3 capped plans), 4 executor runs of the speed stage and 2 of the fusion
+# step, every one stored.
 [ "$(grep -c $'\tmatrix\t' "$scratch/work/runs.tsv")" -eq 24 ] || fail "expected 24 matrix runs in runs.tsv"
 [ "$(grep -c $'\tspeed\t' "$scratch/work/runs.tsv")" -eq 4 ] || fail "expected 4 speed runs in runs.tsv"
-for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv; do
+[ "$(grep -c $'\tfusion\t' "$scratch/work/runs.tsv")" -eq 2 ] || fail "expected 2 fusion runs in runs.tsv"
+for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
+  kernels/bmm/cpu.csv kernels/ln/cpu.csv; do
   [ -s "$scratch/work/$f" ] || fail "no $f"
 done
 # The packed folder holds the same files.

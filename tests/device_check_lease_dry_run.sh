@@ -5,7 +5,8 @@
 # finish. Asserts the rules a 15-minute GPU lease depends on: the short call exits 0, says it is
 # incomplete, records in lease.tsv every step as ok, timed out or skipped, and still packs what it
 # stored; the second call resumes (no step done before runs again, no run label is stored twice)
-# and ends with the whole matrix, the speed runs, eager, bench-ops and compare; the validation
+# and ends with the kernel sample, the fusion runs (mutwo's and eager's), the whole matrix, the speed
+# runs, eager, bench-ops and compare; the validation
 # report lists both calls.
 # Usage: tests/device_check_lease_dry_run.sh BUILD_DIR SCRATCH_DIR
 set -euo pipefail
@@ -22,14 +23,14 @@ check() {
     MUTWO_CHECK_PYTHON=/usr/bin/python3 OUT="$scratch/out" "$@" bash "$root/scripts/device-check.sh" lease
 }
 
-# Call 1: a 24 s budget less the pack's 20 s reserve leaves 4 s for eleven steps.
+# Call 1: a 24 s budget less the pack's 20 s reserve leaves 4 s for fourteen steps.
 check env MUTWO_CHECK_BUDGET_S=24 MUTWO_CHECK_FLOOR_S=1 >"$scratch/call1.log" 2>&1 || {
   cat "$scratch/call1.log"
   fail "the short call exited non-zero"
 }
 grep -q "lease incomplete, skipped or ended for time" "$scratch/call1.log" || fail "call 1 does not say it is incomplete"
 [ "$(cut -f1 "$work/lease.tsv" | sort -u)" = 1 ] || fail "lease.tsv of call 1 names another call"
-[ "$(cut -f2 "$work/lease.tsv" | tr '\n' ' ')" = "bench-host matrix-resnet matrix-bert matrix-gpt2 speed eager \
+[ "$(cut -f2 "$work/lease.tsv" | tr '\n' ' ')" = "kernel-sample eager-fusion fusion bench-host matrix-resnet matrix-bert matrix-gpt2 speed eager \
 matrix-vit matrix-mobilenet matrix-dlrm bench-ops compare " ] || fail "call 1's steps, in order: $(cut -f2 "$work/lease.tsv")"
 grep -q $'\tskipped\t' "$work/lease.tsv" || fail "call 1 skipped nothing"
 if cut -f3 "$work/lease.tsv" | grep -vqxE 'ok|skipped|timed out'; then fail "call 1: an outcome other than ok, skipped, timed out"; fi
@@ -53,7 +54,9 @@ done
   fail "call 2 changed call 1's runs"
 [ "$(grep -c $'\tmatrix\t' "$work/runs.tsv")" -eq 24 ] || fail "expected 24 matrix runs in runs.tsv"
 [ "$(grep -c $'\tspeed\t' "$work/runs.tsv")" -eq 4 ] || fail "expected 4 speed runs in runs.tsv"
-for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv; do
+[ "$(grep -c $'\tfusion\t' "$work/runs.tsv")" -eq 2 ] || fail "expected 2 fusion runs in runs.tsv"
+for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
+  kernels/linear/cpu.csv kernels/softmax/cpu.csv; do
   [ -s "$work/$f" ] || fail "no $f"
 done
 # ops.csv: the three kernel groups' CSVs joined under one header.

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Times a sample of NeuSight's operator shapes on this machine's GPU with NeuSight's own harness, and
+writes them as NeuSight CSVs (issue 36, item 5): the rows `mutwo calibrate --waves --leave-one-out`
+reads beside tests/fixtures/calibration/neusight/, to check the cross-GPU kernel model on a GPU it
+was never fitted on (this sample is never fitted: it is validation data).
+
+The shapes are a seeded sample of the A100 file of each op (linear, bmm, ln, softmax), so every row
+also has an A100 time of the same shape. The harness is NeuSight's collection script's
+(costmodel/neusight_csv.hpp): fp32, TF32 off, cudnn.benchmark on; each op called from Python as
+`start.record(); out = op(*inputs); end.record(); torch.cuda.synchronize()` 25 times, Latency the
+mean of the 5 fastest, in milliseconds. A few untimed calls come first (NeuSight's warm-up).
+
+  python3 scripts/kernel-sample.py --per-op 60 -o OUT_DIR   (writes OUT_DIR/<op>/<Device>.csv)
+
+Works with PyTorch 1.13 (Debian, on the CPU: wall-clock, a dry run) and 2.x.
+"""
+import argparse
+import csv
+import gzip
+import os
+import random
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+OPS = {"linear": ["B", "M", "N", "K"], "bmm": ["B", "M", "N", "K"], "ln": ["B", "H"], "softmax": ["B", "H"]}
+SOURCE_FILE = "NVIDIA_A100-PCIE-40GB.csv.gz"
+CALLS, FASTEST, WARMUP = 25, 5, 3
+
+
+def read_shapes(folder, op):
+    with gzip.open(os.path.join(folder, op, SOURCE_FILE), "rt") as f:
+        return [(tuple(int(r[c]) for c in OPS[op]), float(r["Latency"])) for r in csv.DictReader(f)]
+
+
+def build(op, dims, dev):
+    """The op as NeuSight's script builds it (neusight_csv.hpp): N is the GEMMs' reduction."""
+    if op == "linear":
+        _, m, n, k = dims
+        layer = nn.Linear(n, k).to(dev)
+        x = torch.randn(m, n, device=dev)
+        return lambda: layer(x)
+    if op == "bmm":
+        b, m, n, k = dims
+        x, y = torch.randn(b, m, n, device=dev), torch.randn(b, n, k, device=dev)
+        return lambda: torch.bmm(x, y)
+    b, h = dims
+    layer = (nn.LayerNorm(h) if op == "ln" else nn.Softmax(dim=-1)).to(dev)
+    x = torch.randn(b, h, device=dev)
+    return lambda: layer(x)
+
+
+def time_op(call, cuda):
+    with torch.no_grad():
+        for _ in range(WARMUP):
+            call()
+        times = []
+        for _ in range(CALLS):
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                call()
+                end.record()
+                torch.cuda.synchronize()
+                times.append(start.elapsed_time(end))
+            else:
+                t0 = time.perf_counter()
+                call()
+                times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.mean(sorted(times)[:FASTEST])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--neusight", default="tests/fixtures/calibration/neusight")
+    ap.add_argument("--per-op", type=int, default=60, help="shapes sampled per op")
+    ap.add_argument("--max-gflop", type=float, default=200.0, help="skip GEMMs larger than this (CPU dry runs)")
+    ap.add_argument("--seed", type=int, default=36)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("-o", "--output", required=True, help="folder: <op>/<Device>.csv are written here")
+    args = ap.parse_args()
+    dev = torch.device(args.device)
+    cuda = dev.type == "cuda"
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    name = torch.cuda.get_device_name(dev) if cuda else "cpu"
+    versions = {"Torch Version": "p" + torch.__version__.split("+")[0],
+                "CUDA Version": f"cu{(torch.version.cuda or '').replace('.', '')}"}
+    rng = random.Random(args.seed)
+    total = 0
+    for op, dims in OPS.items():
+        shapes = read_shapes(args.neusight, op)
+        if op in ("linear", "bmm"):
+            shapes = [s for s in shapes if 2e-9 * s[0][0] * s[0][1] * s[0][2] * s[0][3] <= args.max_gflop]
+        sample = rng.sample(shapes, min(args.per_op, len(shapes)))
+        rows = []
+        for shape, a100_ms in sample:
+            latency = time_op(build(op, shape, dev), cuda)
+            rows.append({"OPName": op, "Latency": f"{latency:.6g}", "Device": name, **versions,
+                         **dict(zip(dims, shape)), "A100 Latency": f"{a100_ms:.6g}"})
+        folder = os.path.join(args.output, op)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, name.replace(" ", "_") + ".csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+        total += len(rows)
+        print(f"kernel-sample: {op}: {len(rows)} shapes -> {path}", flush=True)
+    print(f"kernel-sample: {total} rows on {name}, torch {torch.__version__}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
