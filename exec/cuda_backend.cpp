@@ -17,6 +17,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <torch/version.h>
 
 #include "exec/device_backend.hpp"
 #include "exec/host_buffer_pool.hpp"
@@ -39,6 +40,11 @@ class CudaBackend final : public DeviceBackend {
     streams_ = {c10::cuda::getStreamFromPool(false, index_), c10::cuda::getStreamFromPool(false, index_),
                 c10::cuda::getStreamFromPool(false, index_)};
     c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
+    // PyTorch 2.x initialises its caching allocator lazily, at the first CUDA tensor: until then
+    // resetPeakStats and setMemoryFraction throw "Invalid device argument" / "Allocator not
+    // initialized for device" (seen on an H200 with torch 2.11, docs/VALIDATION.md). One small
+    // allocation initialises CUDA and the allocator on this device, on every LibTorch version.
+    (void)at::empty({1}, at::TensorOptions().dtype(at::kFloat).device(device()));
   }
 
   at::Device device() const override { return at::Device(at::kCUDA, index_); }
@@ -197,7 +203,13 @@ class CudaBackend final : public DeviceBackend {
     synchronize();
     graph_ = std::make_unique<at::cuda::CUDAGraph>();
     c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
+    // Relaxed: a captured step may make calls CUDA deems unsafe in another thread's capture (the
+    // allocators' event queries); ops that would synchronise still fail the capture.
+#if TORCH_VERSION_MAJOR >= 2
+    graph_->capture_begin({0, 0}, cudaStreamCaptureModeRelaxed);
+#else
     graph_->capture_begin();
+#endif
   }
   void end_capture() override { graph_->capture_end(); }
   void replay() override { graph_->replay(); }

@@ -78,6 +78,7 @@ Measurement measure_schedule(const ir::Schedule& schedule, const RunOptions& opt
     if (!backend->supports_graph_capture()) {
       throw Error(fmt::format("--cuda-graph needs a CUDA device; device is '{}'", options.device));
     }
+    interpreter->prepare_capture();
     backend->begin_capture();
     interpreter->issue_step();
     backend->end_capture();

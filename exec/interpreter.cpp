@@ -128,11 +128,11 @@ void Interpreter::set_tensor(ir::TensorId id, const at::Tensor& value) {
   }
 }
 
-void Interpreter::upload_step_inputs() {
+void Interpreter::upload_step_inputs(bool keep_uploaded) {
   in_use_bytes_ = 0;
   for (size_t i = 0; i < graph_.tensors.size(); ++i) {
     const ir::Tensor& t = graph_.tensors[i];
-    if (is_step_input(t.role)) {
+    if (is_step_input(t.role) && !(keep_uploaded && device_[i].defined())) {
       device_[i] = step_input_[i].to(backend_.device(), /*non_blocking=*/true, /*copy=*/true);
       alloc_stream_[i] = ir::kComputeStream;
     }
@@ -299,13 +299,22 @@ void Interpreter::issue_instructions(ir::InstrId* current) {
   backend_.end_step();
 }
 
+void Interpreter::prepare_capture() {
+  upload_step_inputs();
+  captured_inputs_.clear();
+  for (size_t i = 0; i < graph_.tensors.size(); ++i) {
+    if (is_step_input(graph_.tensors[i].role)) captured_inputs_.push_back(device_[i]);
+  }
+  backend_.synchronize();
+}
+
 void Interpreter::issue_step() {
   for (OpRuntime& r : runtime_) {
     r.optimizer_step = step_;
     r.capturing = true;
   }
   ir::InstrId current = ir::kNoId;
-  upload_step_inputs();
+  upload_step_inputs(/*keep_uploaded=*/true);
   issue_instructions(&current);
   for (OpRuntime& r : runtime_) r.capturing = false;
 }

@@ -83,6 +83,9 @@ class Interpreter {
   // Issues one step's instructions without waiting or reading results, drawing random numbers from
   // the default generator: CUDA-graph capture records this once; finish_captured_step() then releases the
   // step's host-side handles (the graph keeps its memory) and advances the step count.
+  // prepare_capture() first uploads the step's inputs and keeps them on the device: the captured step
+  // reads them there (a static batch, replayed), as no host copy can be part of a capture.
+  void prepare_capture();
   void issue_step();
   void finish_captured_step();
 
@@ -111,7 +114,8 @@ class Interpreter {
     std::string message;
   };
 
-  void upload_step_inputs();
+  // keep_uploaded: inputs already on the device stay (a captured step's static batch).
+  void upload_step_inputs(bool keep_uploaded = false);
   void upload_input(const ir::Instruction& upload);
   StepResult caught_oom(const std::exception& error, ir::InstrId current);
   // Runs `issue` (one step's or several iterations' instructions) with the handling both share: an
@@ -147,6 +151,7 @@ class Interpreter {
   std::vector<at::Tensor> home_;        // per host_state weight / optimizer state: its pinned home
   std::vector<uint8_t> at_start_;       // per tensor: on the device at the step's start
   std::vector<at::Tensor> step_input_;  // per input/label tensor: the value uploaded each step
+  std::vector<at::Tensor> captured_inputs_;  // prepare_capture()'s uploads, alive for the graph's replays
   std::vector<int32_t> alloc_stream_;   // per tensor: stream its device copy was allocated on
   std::vector<int64_t> rounded_bytes_;
   std::vector<at::Tensor> loss_values_;  // loss tensors of this step, by tensor id

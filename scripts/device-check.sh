@@ -29,7 +29,7 @@
 #   lease   all of it in ONE device call inside a time budget (MUTWO_CHECK_BUDGET_S seconds, default
 #           540: a call's 600 s less a margin), for a lease of 15 minutes of device time in all: the
 #           kernel sample and eager's k models one after another (no build needed), then build only
-#           `mutwo` and `test_exec_cuda`, fusion (resnet18 b32 and bert-base b16, 1/2/4/8 fused),
+#           `mutwo`, fusion (resnet18 b32 and bert-base b16, 1/2/4/8 fused),
 #           bench-host, matrix resnet18, bert-base, gpt2, the CUDA suite, speed (resnet18, bert-base,
 #           gpt2 alone: amp-bf16 and a CUDA graph beside fp32), eager, matrix vit-b16, mobilenet-v2,
 #           dlrm, bench-ops (6 timed launches a shape), compare, in that order (the targets

@@ -271,7 +271,7 @@ def main():
     args = ap.parse_args()
 
     names = [m for m in args.models.split(",") if m]
-    batches = batch_of(args.batch, names)
+    batch_by_model = batch_of(args.batch, names)
     for m in names:
         family(m)
     copies = [int(c) for c in args.copies.split(",")]
@@ -287,7 +287,7 @@ def main():
         f = family(name)
         seq = args.seq_len or (128 if f == "bert" else 1024 if f == "gpt2" else 0)
         img = args.image_size if f in ("resnet", "vit", "mobilenet") else 0
-        batch = batches.get(name) or DEFAULT_BATCH[f]
+        batch = batch_by_model.get(name) or DEFAULT_BATCH[f]
         probe, _ = build(name)
         params = parameters(probe)
         del probe
