@@ -5,6 +5,7 @@
 // allocated on is recordStream'ed so the caching allocator does not hand its memory out early.
 // Step and op times are CUDA events on the compute stream; the peak is the caching allocator's.
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -67,6 +68,9 @@ class CudaBackend final : public DeviceBackend {
       if (stream(stream_of_.at(static_cast<size_t>(w))) != own)
         events_.at(static_cast<size_t>(w))->block(own);
     }
+    if (instruction.stream == ir::kDeviceToHostStream || instruction.stream == ir::kHostToDeviceStream) {
+      used_copy_stream_[static_cast<size_t>(instruction.stream)] = true;
+    }
     c10::cuda::setCurrentCUDAStream(own);
   }
 
@@ -86,12 +90,18 @@ class CudaBackend final : public DeviceBackend {
     c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
   }
 
+  // The compute stream joins the copy streams. In a capture only those the step forked into it:
+  // waiting on an event recorded outside the capture crosses its boundary and invalidates it
+  // (cudaErrorStreamCaptureIsolation; the H200 lease of 2026-11-27 failed every --cuda-graph run so).
   void end_step() override {
     const CUDAStream& compute = streams_[ir::kComputeStream];
     for (int32_t s : {ir::kDeviceToHostStream, ir::kHostToDeviceStream}) {
-      tails_[static_cast<size_t>(s)].record(stream(s));
-      tails_[static_cast<size_t>(s)].block(compute);
+      const auto i = static_cast<size_t>(s);
+      if (capturing_ && !used_copy_stream_[i]) continue;
+      tails_[i].record(stream(s));
+      tails_[i].block(compute);
     }
+    used_copy_stream_ = {};
     c10::cuda::setCurrentCUDAStream(compute);
   }
 
@@ -203,6 +213,8 @@ class CudaBackend final : public DeviceBackend {
     synchronize();
     graph_ = std::make_unique<at::cuda::CUDAGraph>();
     c10::cuda::setCurrentCUDAStream(streams_[ir::kComputeStream]);
+    used_copy_stream_ = {};
+    capturing_ = true;
     // Relaxed: a captured step may make calls CUDA deems unsafe in another thread's capture (the
     // allocators' event queries); ops that would synchronise still fail the capture.
 #if TORCH_VERSION_MAJOR >= 2
@@ -211,7 +223,10 @@ class CudaBackend final : public DeviceBackend {
     graph_->capture_begin();
 #endif
   }
-  void end_capture() override { graph_->capture_end(); }
+  void end_capture() override {
+    capturing_ = false;
+    graph_->capture_end();
+  }
   void replay() override { graph_->replay(); }
 
  private:
@@ -230,6 +245,8 @@ class CudaBackend final : public DeviceBackend {
   std::vector<uint8_t> timed_;
   HostBufferPool host_buffers_{true};
   std::unique_ptr<at::cuda::CUDAGraph> graph_;
+  bool capturing_ = false;
+  std::array<bool, 3> used_copy_stream_{};  // per stream id: issued on since the step began
 };
 
 }  // namespace

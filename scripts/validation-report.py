@@ -75,7 +75,9 @@ def simulate(mutwo, work, row, source, profile):
     """The step the source predicts for the run's schedule, or None where the source has no input."""
     cmd = [mutwo, "simulate", "--schedule", os.path.join(work, row["schedule"]), "--gpu", row["gpu"],
            "--memory", "1TiB", "--host-mode", row["host_mode"] or "libtorch", "--json"]
-    if source == "calibrated":
+    if source in ("waves", "analytic"):
+        cmd += ["--cost-source", source]
+    elif source == "calibrated":
         cmd += ["--cost-source", "calibrated"] + (["--profile", profile] if profile else [])
     elif source == "measured":
         if row["traces"] in ("", "-"):

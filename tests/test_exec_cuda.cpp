@@ -72,7 +72,11 @@ void deterministic_cudnn() {
 TEST_CASE("a CUDA step from the CPU's state ends where the CPU step ends (fp64)") {
   // Models without dropout, so both devices draw no random numbers after initialisation; the CUDA
   // interpreter starts from the CPU interpreter's leaves. cuDNN / cuBLAS sum in other orders than
-  // the CPU: fp64 agrees to ~1e-13 relative, checked at 1e-9.
+  // the CPU: fp64 gradients agree to ~1e-14 absolute. Adam then divides by sqrt(v) + eps: a gradient
+  // near 0 moves its weight by lr * g / (|g| + eps), so a gradient's error reaches the weight
+  // multiplied by up to lr / eps = 1e5 (lr 1e-3, eps 1e-8). On an H200 (2026-11-27) the largest
+  // difference after one step was 1.4e-9 (layer3.1.bn2.bias); checked at 1e-8 absolute, 1e-9
+  // relative, where a wrong kernel or a race would miss by many orders.
   deterministic_cudnn();
   for (const std::string model : {"resnet-mini", "dlrm-mini"}) {
     CAPTURE(model);
@@ -93,10 +97,10 @@ TEST_CASE("a CUDA step from the CPU's state ends where the CPU step ends (fp64)"
     // One step first: where a first step already differs, the forward or backward does; else Adam.
     const std::vector<at::Tensor> a1 = state_after(on_cpu, 1);
     const std::vector<at::Tensor> b1 = state_after(on_cuda, 1);
-    CHECK(count_not_close(s.graph, a1, b1, 1e-9, 1e-12) == 0);
+    CHECK(count_not_close(s.graph, a1, b1, 1e-9, 1e-8) == 0);
     const std::vector<at::Tensor> a = state_after(on_cpu, 1);
     const std::vector<at::Tensor> b = state_after(on_cuda, 1);
-    CHECK(count_not_close(s.graph, a, b, 1e-9, 1e-12) == 0);
+    CHECK(count_not_close(s.graph, a, b, 1e-9, 1e-8) == 0);
     CHECK(on_cuda.steps_done() == 2);
   }
 }
