@@ -29,6 +29,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_section import write_section  # noqa: E402
+from validation_fusion import fusion_lines  # noqa: E402
+from validation_kernels import kernel_sample_lines, op_kind_gap_lines  # noqa: E402
 
 MANIFEST_FIELDS = ["label", "run_id", "group", "schedule", "traces", "gpu", "memory_limit_bytes", "host_mode", "device"]
 # median |step error| (issues 22 and 36): the default (waves) and calibrated sources 10 %, measured 5 %
@@ -71,8 +73,9 @@ def compare_rows(mutwo, work):
     return {r["run_id"]: r for r in json.loads(out)["rows"]}
 
 
-def simulate(mutwo, work, row, source, profile):
-    """The step the source predicts for the run's schedule, or None where the source has no input."""
+def simulate(mutwo, work, row, source, profile, traces=None):
+    """The step the source predicts for the run's schedule, or None where the source has no input;
+    traces: the measured source's trace paths instead of the run's own."""
     cmd = [mutwo, "simulate", "--schedule", os.path.join(work, row["schedule"]), "--gpu", row["gpu"],
            "--memory", "1TiB", "--host-mode", row["host_mode"] or "libtorch", "--json"]
     if source in ("waves", "analytic"):
@@ -80,11 +83,13 @@ def simulate(mutwo, work, row, source, profile):
     elif source == "calibrated":
         cmd += ["--cost-source", "calibrated"] + (["--profile", profile] if profile else [])
     elif source == "measured":
-        if row["traces"] in ("", "-"):
+        if traces is None:
+            traces = [] if row["traces"] in ("", "-") else [os.path.join(work, t) for t in row["traces"].split(",")]
+        if not traces:
             return None
         cmd += ["--cost-source", "measured"]
-        for t in row["traces"].split(","):
-            cmd += ["--trace", os.path.join(work, t)]
+        for t in traces:
+            cmd += ["--trace", t]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         print(f"validation-report: {row['label']}: {source}: {done.stderr.strip()}", file=sys.stderr)
@@ -190,6 +195,9 @@ def main():
     ap.add_argument("--all-sources", action="store_true",
                     help="price with every source even for CPU runs (a test of the GPU report's path; the "
                          "analytic and calibrated figures of a CPU run mean nothing)")
+    ap.add_argument("--no-kernel-level", action="store_true",
+                    help="leave out the kernel sections that refit the kernel models (about a minute): the kernel "
+                         "sample held out and the k-fold section")
     args = ap.parse_args()
     work = args.work
     for need in ("runs.tsv", "results.db"):
@@ -280,6 +288,14 @@ def main():
     lines.append(f"| peak memory | accounted | {n} | {pct(med)} | {pct(worst)} | {verdict} |".replace("+", ""))
     lines.append("")
 
+    if not on_cpu:
+        lines += op_kind_gap_lines(args.mutwo, work, manifest, profile)
+    # Issue 36, item 5: k fused against k one after another, predicted by every source.
+    lines += fusion_lines(work, manifest, measured_rows,
+                          lambda row, s, traces: simulate(args.mutwo, work, row, s, profile, traces), sources)
+    if not ran_on_cpu and not args.no_kernel_level:
+        lines += kernel_sample_lines(args.mutwo, work)
+
     # Item 2: the executor against PyTorch eager.
     eager = eager_rows(work)
     speed = [r for r in manifest if r["group"] == "speed"]
@@ -354,7 +370,7 @@ def main():
         draw_figure(args.mutwo, work, args.figure)
     # The kernel level, fitted and held out on the GPU's own bench-ops rows.
     ops = os.path.join(work, "ops.csv")
-    if not ran_on_cpu and os.path.exists(ops):  # CPU rows calibrate nothing (mutwo calibrate refuses them)
+    if not ran_on_cpu and not args.no_kernel_level and os.path.exists(ops):  # CPU rows calibrate nothing (mutwo calibrate refuses them)
         subprocess.run([args.mutwo, "calibrate", ops, "--kfold", "5", "--fidelity", args.output], check=True,
                        stdout=subprocess.DEVNULL)
     print(f"validation-report: {len(table)} runs of the matrix, {len(speed)} executor runs -> {args.output}")

@@ -1,0 +1,89 @@
+"""The validation report's fusion section (issue 36, item 5): k fused models, as mutwo's executor ran
+them (the `fusion` runs of scripts/device-check.sh), against one model k times over and against
+PyTorch eager training k models one after another (eager-fusion.csv), and the gain every cost source
+predicts for the same executed schedules. Used by scripts/validation-report.py."""
+import csv
+import os
+
+
+def fusion_key(label):
+    """fusion-<model>-x<k>-<precision> -> (model, k, precision)."""
+    head, tail = label[len("fusion-"):].rsplit("-x", 1)
+    k, precision = tail.split("-", 1)
+    return head, int(k), precision
+
+
+def eager_sequential(work):
+    """(model, copies) -> (step ms, batch) of eager-fusion.csv."""
+    path = os.path.join(work, "eager-fusion.csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {(r["model"], int(r["copies"])): (float(r["step_ms_median"]), int(r["batch_size"]))
+                for r in csv.DictReader(f) if r["precision"] == "fp32"}
+
+
+def _ratio(x):
+    return f"{x:.2f}x" if x is not None else "-"
+
+
+def _err(pred, meas):
+    return f"{100 * (pred - meas) / meas:+.1f} %" if pred is not None and meas else "-"
+
+
+def fusion_lines(work, manifest, measured_rows, price, sources):
+    """price(row, source, traces) -> predicted step ns or None; traces: paths for the measured source."""
+    runs = {}  # (model, k) -> (row, measured ns)
+    for row in manifest:
+        if row["group"] != "fusion":
+            continue
+        c = measured_rows.get(int(row["run_id"]))
+        if c is None or c["status"] != "ok":
+            continue
+        model, k, _ = fusion_key(row["label"])
+        runs[(model, k)] = (row, c.get("measured_step_ns"))
+    if not runs:
+        return []
+    eager = eager_sequential(work)
+    lines = ["## Fusion: k models fused against k one after another", "",
+             "The question mutwo exists for (issue 36, item 5): does fusing k models (HFTA) beat training them "
+             "one after another on this GPU? mutwo's executor ran 1, 2, 4 and 8 fused models (`mutwo run "
+             "--models k`, fp32, steps back to back); PyTorch eager trained k separate models one after another "
+             "in each step (`scripts/eager-baseline.py --copies k`, the device's torch). Gain over mutwo x1 = "
+             "k x (mutwo's one-model step) / (mutwo's k-model step); gain over eager = eager's k models / mutwo's "
+             "k fused models.", "",
+             "| model | batch | k | mutwo, k fused | eager, k one after another | gain over mutwo x1 | gain over eager |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    predicted = {}
+    for (model, k), (row, meas) in sorted(runs.items()):
+        one = runs.get((model, 1))
+        gain = k * one[1] / meas if one and one[1] and meas else None
+        e = eager.get((model, k))
+        over_eager = e[0] * 1e6 / meas if e and meas else None
+        batch = e[1] if e else "-"
+        lines.append(f"| {model} | {batch} | {k} | {meas / 1e6:.3f} ms | " + (f"{e[0]:.3f} ms" if e else "-") +
+                     f" | {_ratio(gain)} | {_ratio(over_eager)} |")
+        for s in sources:
+            traces = []
+            if s == "measured":  # the matrix's profiles of the same model, batch and k, where there is one
+                t = os.path.join(work, "traces", f"{model}-x{k}.json")
+                if not os.path.exists(t):
+                    continue
+                traces = [t]
+            predicted[(model, k, s)] = price(row, s, traces)
+    lines += ["", "Predicted by each cost source for the same executed schedules (`mutwo simulate --schedule`, "
+              "the executor's host): the gain k x p(x1) / p(xk), its error against the measured gain over mutwo x1, "
+              "and each step's own error. The measured source replays the matrix's profiled traces, which exist for "
+              "k = 2 and 4 only.", "",
+              "| model | k | measured gain | " + " | ".join(f"{s}: gain (error), step error" for s in sources) + " |",
+              "|---|---:|---:|" + "---:|" * len(sources)]
+    for (model, k), (row, meas) in sorted(runs.items()):
+        one = runs.get((model, 1))
+        gain = k * one[1] / meas if one and one[1] and meas else None
+        cells = [model, str(k), _ratio(gain)]
+        for s in sources:
+            p, p1 = predicted.get((model, k, s)), predicted.get((model, 1, s))
+            pg = k * p1 / p if p and p1 else None
+            cells.append(f"{_ratio(pg)} ({_err(pg, gain)}), {_err(p, meas)}" if p else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]

@@ -1,0 +1,142 @@
+"""The validation report's kernel sections (issue 36, item 5), used by scripts/validation-report.py:
+
+- the kernel sample: NeuSight's linear, bmm, layer-norm and softmax shapes timed on the device with
+  NeuSight's harness (scripts/kernel-sample.py), priced by the wave model fitted on every other GPU
+  (`mutwo calibrate --waves --leave-one-out`: the device's chip is held out, so the figures are the
+  cross-GPU model on a GPU it never saw), and the same shapes' A100 times beside them;
+- where the step time goes: per op kind, the kernel times the executor's profiler measured in the
+  matrix's plain runs (their traces) against what the waves and calibrated sources price for the
+  same ops (`mutwo simulate --timeline`).
+"""
+import collections
+import csv
+import glob
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = [os.path.join(ROOT, "tests", "fixtures", "calibration", f)
+            for f in ("deepbench_gemm.csv", "deepbench_conv.csv", "neusight")]
+
+
+def kernel_sample_lines(mutwo, work):
+    folder = os.path.join(work, "kernels")
+    files = sorted(glob.glob(os.path.join(folder, "*", "*.csv")))
+    if not files:
+        return []
+    rows = []
+    for path in files:
+        with open(path) as f:
+            rows += list(csv.DictReader(f))
+    devices = sorted({r["Device"] for r in rows})
+    out = subprocess.run([mutwo, "calibrate", "--waves", "--leave-one-out", *FIXTURES, folder],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return ["## Kernel sample", "", f"`mutwo calibrate` refused the sample: {out.stderr.strip()}", ""]
+    held = []
+    in_table = False
+    for line in out.stdout.splitlines():
+        if line.startswith("held out a GPU at a time"):
+            in_table = True
+            continue
+        if in_table and (not line.strip() or line.startswith("held out,")):
+            in_table = False
+        parts = line.split()
+        if in_table and parts and parts[0] not in ("device", "------") and parts[0] in catalog_names(devices):
+            held.append(parts)
+    lines = ["## Kernel sample: the cross-GPU kernel model on this GPU", "",
+             f"{len(rows)} operator shapes of NeuSight's A100 set (linear, bmm, layer norm, softmax; "
+             "`scripts/kernel-sample.py`, seeded sample) timed on " + ", ".join(devices) + " with NeuSight's "
+             "own harness (fp32, TF32 off, mean of the 5 fastest of 25 calls). Priced by the wave model fitted on "
+             "every other GPU's DeepBench and NeuSight kernels, this GPU's chip held out "
+             "(`mutwo calibrate --waves --leave-one-out tests/fixtures/calibration/... kernels/`): the cross-GPU "
+             "kernel model on a GPU it was never fitted on. Scored: the kernel-bound rows (the others are "
+             "dominated by the harness's host time, costmodel/wave_fit.hpp). Never fitted: validation data.", "",
+             "| device | data | category | kernels scored | median error | mean error | signed median |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for p in held:
+        device, data, rest = p[0], p[1], p[2:]
+        # group names may hold a "/": category kernels median % mean % signed %
+        category, kernels, median, mean, signed = rest[0], rest[1], rest[2], rest[4], rest[6]
+        lines.append(f"| {device} | {data} | {category} | {kernels} | {median} % | {mean} % | {signed} % |")
+    lines += ["", "The same shapes on the A100-PCIe-40GB (NeuSight's measurement) over this GPU's, per op "
+              "(median and range of the per-shape ratio):", "", "| op | shapes | A100 / this GPU, median | "
+              "min | max |", "|---|---:|---:|---:|---:|"]
+    by_op = collections.defaultdict(list)
+    for r in rows:
+        by_op[r["OPName"]].append(float(r["A100 Latency"]) / float(r["Latency"]))
+    for op, ratios in sorted(by_op.items()):
+        lines.append(f"| {op} | {len(ratios)} | {statistics.median(ratios):.2f}x | {min(ratios):.2f}x | "
+                     f"{max(ratios):.2f}x |")
+    return lines + [""]
+
+
+def catalog_names(products):
+    """The catalog names `mutwo calibrate` prints for these products (NVIDIA H200 -> h200)."""
+    known = {"NVIDIA H200": "h200", "NVIDIA H100 80GB HBM3": "h100-sxm-80gb", "NVIDIA H100 PCIe": "h100-pcie"}
+    return {known.get(p, p.lower()) for p in products}
+
+
+def _timeline_op_ns(mutwo, cmd):
+    """op id -> mean device time per step of its compute events in a simulated timeline."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "timeline.json")
+        subprocess.run(cmd + ["--timeline", path], check=True, capture_output=True, text=True)
+        events = json.load(open(path))["traceEvents"]
+    total, count = collections.defaultdict(float), collections.defaultdict(int)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "compute" and e.get("tid") == 1:
+            total[e["args"]["op"]] += e["dur"] * 1e3
+            count[e["args"]["op"]] += 1
+    return {op: total[op] / count[op] for op in total}
+
+
+def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
+    """Measured kernel time per op kind (the plain runs' traces) against the waves and calibrated prices."""
+    sums = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+    models = []
+    for row in manifest:
+        if row["group"] != "matrix" or not row["label"].endswith("-plain") or row["traces"] in ("", "-"):
+            continue
+        schedule = os.path.join(work, row["schedule"])
+        trace = json.load(open(os.path.join(work, row["traces"].split(",")[0])))
+        ops = json.load(open(schedule))["graph"]["ops"]
+        base = [mutwo, "simulate", "--schedule", schedule, "--gpu", row["gpu"], "--memory", "1TiB",
+                "--host-mode", row["host_mode"] or "libtorch"]
+        waves = _timeline_op_ns(mutwo, base + ["--cost-source", "waves"])
+        calibrated = _timeline_op_ns(mutwo, base + ["--cost-source", "calibrated"] +
+                                     (["--profile", profile] if profile else []))
+        for op, measured in enumerate(trace["op_duration_ns"]):
+            s = sums[ops[op]["kind"]]
+            s[0] += measured
+            s[1] += waves.get(op, 0.0)
+            s[2] += calibrated.get(op, 0.0)
+            s[3] += 1
+        models.append(row["label"][: -len("-plain")])
+    if not sums:
+        return []
+    total = [sum(v[i] for v in sums.values()) for i in range(3)]
+    lines = ["## Where the default source's error comes from: kernel time per op kind", "",
+             "The plain runs of " + ", ".join(models) + " (4 fused models each): each op's kernel time as the "
+             "executor's profiler measured it (CUDA events around the op, median of 6 steps: the measured "
+             "source's input), summed per op kind over the six models, against the price of the same ops by the "
+             "waves source (the default) and the calibrated source (this GPU's bench-ops profile). The step-time "
+             "errors above follow from these sums.", "",
+             "| op kind | ops | measured | waves | waves / measured | calibrated | calibrated / measured |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    ranked = sorted(sums.items(), key=lambda kv: -kv[1][0])
+    for kind, (m, w, c, n) in ranked[:top]:
+        lines.append(f"| {kind} | {n} | {m / 1e6:.2f} ms | {w / 1e6:.2f} ms | {w / m:.2f} | {c / 1e6:.2f} ms | "
+                     f"{c / m:.2f} |")
+    rest = ranked[top:]
+    if rest:
+        m, w, c = (sum(v[i] for _, v in rest) for i in range(3))
+        lines.append(f"| {len(rest)} other kinds | {sum(v[3] for _, v in rest)} | {m / 1e6:.2f} ms | {w / 1e6:.2f} ms"
+                     f" | {w / m:.2f} | {c / 1e6:.2f} ms | {c / m:.2f} |")
+    lines.append(f"| **all** | {sum(v[3] for v in sums.values())} | {total[0] / 1e6:.2f} ms | "
+                 f"{total[1] / 1e6:.2f} ms | {total[1] / total[0]:.2f} | {total[2] / 1e6:.2f} ms | "
+                 f"{total[2] / total[0]:.2f} |")
+    return lines + [""]
