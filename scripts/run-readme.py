@@ -78,6 +78,7 @@ def main():
         expect_error = comment.startswith("error")
         command = re.sub(r"^(\./build/cli/)?mutwo\b", shlex.quote(mutwo), code)
         command = re.sub(r"(^|&& )python3\b", r"\1/usr/bin/python3", command)
+        command = command.replace("--mutwo build/cli/mutwo", "--mutwo " + shlex.quote(mutwo))
         if args.list:
             print(f"{'error' if expect_error else 'ok   '} {command}")
             continue
