@@ -12,6 +12,7 @@ import collections
 import csv
 import glob
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -81,10 +82,12 @@ def catalog_names(products):
 
 
 def _timeline_op_ns(mutwo, cmd):
-    """op id -> mean device time per step of its compute events in a simulated timeline."""
+    """op id -> mean device time per step of its compute events in a simulated timeline; None where the
+    source cannot price the schedule (no calibrated profile for the device)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "timeline.json")
-        subprocess.run(cmd + ["--timeline", path], check=True, capture_output=True, text=True)
+        if subprocess.run(cmd + ["--timeline", path], capture_output=True, text=True).returncode != 0:
+            return None
         events = json.load(open(path))["traceEvents"]
     total, count = collections.defaultdict(float), collections.defaultdict(int)
     for e in events:
@@ -109,11 +112,13 @@ def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
         waves = _timeline_op_ns(mutwo, base + ["--cost-source", "waves"])
         calibrated = _timeline_op_ns(mutwo, base + ["--cost-source", "calibrated"] +
                                      (["--profile", profile] if profile else []))
+        if waves is None:
+            continue
         for op, measured in enumerate(trace["op_duration_ns"]):
             s = sums[ops[op]["kind"]]
             s[0] += measured
             s[1] += waves.get(op, 0.0)
-            s[2] += calibrated.get(op, 0.0)
+            s[2] += calibrated.get(op, 0.0) if calibrated is not None else float("nan")
             s[3] += 1
         models.append(row["label"][: -len("-plain")])
     if not sums:
@@ -128,15 +133,16 @@ def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
              "| op kind | ops | measured | waves | waves / measured | calibrated | calibrated / measured |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     ranked = sorted(sums.items(), key=lambda kv: -kv[1][0])
+    def row(name, n, m, w, c):
+        ms = lambda x: "-" if math.isnan(x) else f"{x / 1e6:.2f} ms"  # noqa: E731
+        ratio = lambda x: "-" if math.isnan(x) or not m else f"{x / m:.2f}"  # noqa: E731
+        return f"| {name} | {n} | {ms(m)} | {ms(w)} | {ratio(w)} | {ms(c)} | {ratio(c)} |"
+
     for kind, (m, w, c, n) in ranked[:top]:
-        lines.append(f"| {kind} | {n} | {m / 1e6:.2f} ms | {w / 1e6:.2f} ms | {w / m:.2f} | {c / 1e6:.2f} ms | "
-                     f"{c / m:.2f} |")
+        lines.append(row(kind, n, m, w, c))
     rest = ranked[top:]
     if rest:
-        m, w, c = (sum(v[i] for _, v in rest) for i in range(3))
-        lines.append(f"| {len(rest)} other kinds | {sum(v[3] for _, v in rest)} | {m / 1e6:.2f} ms | {w / 1e6:.2f} ms"
-                     f" | {w / m:.2f} | {c / 1e6:.2f} ms | {c / m:.2f} |")
-    lines.append(f"| **all** | {sum(v[3] for v in sums.values())} | {total[0] / 1e6:.2f} ms | "
-                 f"{total[1] / 1e6:.2f} ms | {total[1] / total[0]:.2f} | {total[2] / 1e6:.2f} ms | "
-                 f"{total[2] / total[0]:.2f} |")
+        lines.append(row(f"{len(rest)} other kinds", sum(v[3] for _, v in rest),
+                         *(sum(v[i] for _, v in rest) for i in range(3))))
+    lines.append(row("**all**", sum(v[3] for v in sums.values()), *total))
     return lines + [""]
