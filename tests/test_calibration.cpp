@@ -266,9 +266,33 @@ TEST_CASE("profiles: JSON round trip, errors naming the field, the shipped five 
 
   std::vector<std::string> shipped;
   for (const auto& s : shipped_calibration_profiles()) shipped.push_back(s.device);
-  CHECK(shipped == std::vector<std::string>{"gtx1080ti", "p100-pcie-16gb", "t4", "titan-xp", "v100-16gb"});
+  CHECK(shipped ==
+        std::vector<std::string>{"gtx1080ti", "h200", "p100-pcie-16gb", "t4", "titan-xp", "v100-16gb"});
   CHECK(find_calibration_profile(find_device("v100-32gb"))->device == "v100-16gb");
   CHECK_FALSE(find_calibration_profile(find_device("a100-40gb")).has_value());
+  // The H100 SXM is the H200's chip with less memory bandwidth: not the same chip to a profile.
+  CHECK_FALSE(find_calibration_profile(find_device("h100-sxm-80gb")).has_value());
+}
+
+TEST_CASE("the shipped H200 profile is the fit of the H200's bench-ops kernels, refitted to the bit") {
+  // costmodel/profiles/h200.json from tests/fixtures/calibration/h200_bench_ops.csv (the first GPU
+  // lease, tests/fixtures/calibration/README.md): the data regenerates the profile exactly.
+  const std::string csv = kFixtures + "/calibration/h200_bench_ops.csv";
+  const std::vector<CalibrationRow> rows = read_calibration_input(csv);
+  CHECK(rows.size() == 3362);
+  const CalibrationProfile fitted = fit_calibration_profile(rows, find_device("h200"), {}, "2026-11-27");
+  const std::optional<CalibrationProfile> shipped = find_calibration_profile(find_device("h200"));
+  REQUIRE(shipped.has_value());
+  CHECK(shipped->device == "h200");
+  CHECK(shipped->inputs == std::vector<std::string>{"tests/fixtures/calibration/h200_bench_ops.csv"});
+  REQUIRE(shipped->groups.size() == fitted.groups.size());
+  for (size_t i = 0; i < fitted.groups.size(); ++i) {
+    CAPTURE(fitted.groups[i].kernel);
+    CHECK(shipped->groups[i].kernel == fitted.groups[i].kernel);
+    CHECK(shipped->groups[i].precision == fitted.groups[i].precision);
+    CHECK(shipped->groups[i].model.compute == fitted.groups[i].model.compute);
+    CHECK(shipped->groups[i].model.memory == fitted.groups[i].model.memory);
+  }
 }
 
 TEST_CASE("calibrated source: a linear op is its GEMM priced by the profile; relu falls back to analytic") {

@@ -99,7 +99,7 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
   uncalibrated.cost_source = "calibrated";
   CHECK_THROWS_WITH_AS(costmodel::make_cost_model(uncalibrated),
                        doctest::Contains("no calibration profile for device 'a100-40gb' (shipped: gtx1080ti, "
-                                         "p100-pcie-16gb, t4, titan-xp, v100-16gb)"),
+                                         "h200, p100-pcie-16gb, t4, titan-xp, v100-16gb)"),
                        Error);
   CostSetup profile_to_analytic;
   profile_to_analytic.profile_files = {"v100.json"};
