@@ -29,7 +29,7 @@
 #   lease   all of it in ONE device call inside a time budget (MUTWO_CHECK_BUDGET_S seconds, default
 #           540: a call's 600 s less a margin), for a lease of 15 minutes of device time in all: the
 #           kernel sample and eager's k models one after another (no build needed), then build only
-#           `mutwo`, fusion (resnet18 b32 and bert-base b16, 1/2/4/8 fused),
+#           `mutwo`, fusion (resnet18 b32 and bert-base b16, 1/2/4/8 fused, then each profiled),
 #           bench-host, matrix resnet18, bert-base, gpt2, the CUDA suite, speed (resnet18, bert-base,
 #           gpt2 alone: amp-bf16 and a CUDA graph beside fp32), eager, matrix vit-b16, mobilenet-v2,
 #           dlrm, bench-ops (6 timed launches a shape), compare, in that order (the issue's targets
@@ -330,12 +330,24 @@ speed_runs() {
 }
 
 # Issue 36, item 5, mutwo's side: 1, 2, 4, 8 fused models at the matrix's batches (default source).
+# Then each array profiled (traces/<model>-x<k>.json, the names the matrix's profiles of the same
+# model and batch have, so it does not profile them again): the measured source's prices of every k,
+# hence its predicted gain.
 fusion_runs() {
-  local failed=0 entry m b k
+  local failed=0 entry m b k t
   for entry in "${fusion_models[@]}"; do
     read -r m b <<<"$entry"
     for k in "${fusion_counts[@]}"; do
-      logged_run "fusion-$m-x$k-fp32" fusion - --model "$m" $(batch_args "$b") --models "$k" "${iters[@]}" || failed=1
+      logged_run "fusion-$m-x$k-fp32" fusion "$work/traces/$m-x$k.json" --model "$m" $(batch_args "$b") \
+        --models "$k" "${iters[@]}" || failed=1
+    done
+  done
+  for entry in "${fusion_models[@]}"; do
+    read -r m b <<<"$entry"
+    for k in "${fusion_counts[@]}"; do
+      t=$work/traces/$m-x$k.json
+      [ -s "$t" ] || mutwo profile --model "$m" $(batch_args "$b") --models "$k" --device "$device" -o "$t" \
+        --db "$db" "${iters[@]}" || failed=1
     done
   done
   return $failed

@@ -23,6 +23,15 @@ def eager_sequential(work):
                 for r in csv.DictReader(f) if r["precision"] == "fp32"}
 
 
+def traced(work, runs):
+    """(model, "1, 2, ...") for the arrays with a profiled trace in the work folder."""
+    out = {}
+    for model, k in sorted(runs):
+        if os.path.exists(os.path.join(work, "traces", f"{model}-x{k}.json")):
+            out.setdefault(model, []).append(str(k))
+    return [(m, ", ".join(ks)) for m, ks in out.items()]
+
+
 def _ratio(x):
     return f"{x:.2f}x" if x is not None else "-"
 
@@ -65,16 +74,16 @@ def fusion_lines(work, manifest, measured_rows, price, sources):
                      f" | {_ratio(gain)} | {_ratio(over_eager)} |")
         for s in sources:
             traces = []
-            if s == "measured":  # the matrix's profiles of the same model, batch and k, where there is one
-                t = os.path.join(work, "traces", f"{model}-x{k}.json")
+            if s == "measured":  # the array's profile (the fusion step's, or the matrix's of the same
+                t = os.path.join(work, "traces", f"{model}-x{k}.json")  # model, batch and k), if any
                 if not os.path.exists(t):
                     continue
                 traces = [t]
             predicted[(model, k, s)] = price(row, s, traces)
     lines += ["", "Predicted by each cost source for the same executed schedules (`mutwo simulate --schedule`, "
               "the executor's host): the gain k x p(x1) / p(xk), its error against the measured gain over mutwo x1, "
-              "and each step's own error. The measured source replays the matrix's profiled traces, which exist for "
-              "k = 2 and 4 only.", "",
+              "and each step's own error. The measured source replays the arrays' profiled traces, where the lease "
+              "made them (here: " + (", ".join(f"{m} k = {ks}" for m, ks in traced(work, runs)) or "none") + ").", "",
               "| model | k | measured gain | " + " | ".join(f"{s}: gain (error), step error" for s in sources) + " |",
               "|---|---:|---:|" + "---:|" * len(sources)]
     for (model, k), (row, meas) in sorted(runs.items()):

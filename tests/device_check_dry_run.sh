@@ -24,6 +24,8 @@ MUTWO_CHECK_DEVICE=cpu MUTWO_CHECK_SCALE=mini MUTWO_CHECK_BUILD="$build" MUTWO_C
 [ "$(grep -c $'\tmatrix\t' "$scratch/work/runs.tsv")" -eq 24 ] || fail "expected 24 matrix runs in runs.tsv"
 [ "$(grep -c $'\tspeed\t' "$scratch/work/runs.tsv")" -eq 4 ] || fail "expected 4 speed runs in runs.tsv"
 [ "$(grep -c $'\tfusion\t' "$scratch/work/runs.tsv")" -eq 2 ] || fail "expected 2 fusion runs in runs.tsv"
+# The fusion step profiles each of its arrays: the measured source's gain needs every k's trace.
+for k in 1 2; do [ -s "$scratch/work/traces/resnet-mini-x$k.json" ] || fail "no fusion trace for k = $k"; done
 for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
   kernels/bmm/cpu.csv kernels/ln/cpu.csv; do
   [ -s "$scratch/work/$f" ] || fail "no $f"
@@ -65,4 +67,7 @@ grep -Eq '^\| step time \| measured \| [1-9][0-9]* \|' "$report" || fail "no ste
 grep -Eq '^\| step time \| analytic \| [1-9][0-9]* \|' "$scratch/VALIDATION-all.md" || fail "no analytic summary"
 grep -Eq '^\| resnet-mini \| fp32 \| 4 \| [0-9.]+x \| - \| [0-9.]+x \|' "$scratch/VALIDATION-all.md" ||
   fail "no predicted fusion gain"
+# The fusion section: the measured source's gain of 2 fused over 1, from the fusion step's traces.
+grep -Eq '^\| resnet-mini \| 2 \| [0-9.]+x \| [0-9.]+x \([+-][0-9.]+ %\), [+-][0-9.]+ % \|$' "$scratch/VALIDATION.md" ||
+  fail "no measured-source fusion gain"
 echo "device_check_dry_run: ok"
