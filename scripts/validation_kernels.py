@@ -37,6 +37,7 @@ def kernel_sample_lines(mutwo, work):
                          capture_output=True, text=True)
     if out.returncode != 0:
         return ["## Kernel sample", "", f"`mutwo calibrate` refused the sample: {out.stderr.strip()}", ""]
+    sampled = catalog_devices(mutwo, folder)
     held = []
     in_table = False
     for line in out.stdout.splitlines():
@@ -46,7 +47,7 @@ def kernel_sample_lines(mutwo, work):
         if in_table and (not line.strip() or line.startswith("held out,")):
             in_table = False
         parts = line.split()
-        if in_table and parts and parts[0] not in ("device", "------") and parts[0] in catalog_names(devices):
+        if in_table and parts and parts[0] not in ("device", "------") and parts[0] in sampled:
             held.append(parts)
     lines = ["## Kernel sample: the cross-GPU kernel model on this GPU", "",
              f"{len(rows)} operator shapes of NeuSight's A100 set (linear, bmm, layer norm, softmax; "
@@ -75,10 +76,13 @@ def kernel_sample_lines(mutwo, work):
     return lines + [""]
 
 
-def catalog_names(products):
-    """The catalog names `mutwo calibrate` prints for these products (NVIDIA H200 -> h200)."""
-    known = {"NVIDIA H200": "h200", "NVIDIA H100 80GB HBM3": "h100-sxm-80gb", "NVIDIA H100 PCIe": "h100-pcie"}
-    return {known.get(p, p.lower()) for p in products}
+def catalog_devices(mutwo, folder):
+    """The catalog devices of the sample's rows, as mutwo matches their product names (match_device):
+    the device column of `mutwo calibrate FOLDER`'s in-sample table."""
+    out = subprocess.run([mutwo, "calibrate", folder], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("------")) + 1
+    return {line.split()[0] for line in lines[start:] if line.strip()}
 
 
 def _timeline_op_ns(mutwo, cmd):
