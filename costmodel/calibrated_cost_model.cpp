@@ -51,6 +51,16 @@ std::string conv_op_variant(const ir::Graph& graph, const ir::Op& conv) {
   return std::string(conv_variant(w[2], w[3], stride[0], stride[1], dilation[0], dilation[1], groups));
 }
 
+// How many times a convolution's kernel runs one after another: once per fused model (the op's
+// width; the fused op's groups are its models' groups times the width, ir::conv_groups), except a
+// depthwise convolution (one input channel per group, weight [K, 1, R, S]), which ATen runs as one
+// kernel over every channel.
+int64_t conv_launches(const ir::Graph& graph, const ir::Op& conv) {
+  const auto& w = graph.tensor(conv.inputs[1]).shape;
+  if (w.size() != 4 || w[1] <= 1) return 1;
+  return std::max<int64_t>(1, conv.width);
+}
+
 }  // namespace
 
 std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
@@ -93,8 +103,12 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
     if (op.outputs.empty()) return out;
     const auto& y = graph.tensor(op.outputs.front()).shape;  // [N, K, P, Q]
     if (y.size() != 4 || op.inputs.size() < 2) return out;
-    out.push_back(gemm_like("conv2d_forward", y[0] * y[2] * y[3], y[1], flops, bytes));
+    const int64_t launches = conv_launches(graph, op);
+    const double per_launch = 1.0 / static_cast<double>(launches);
+    out.push_back(gemm_like("conv2d_forward", y[0] * y[2] * y[3], y[1] / launches, flops * per_launch,
+                            bytes * per_launch));
     out.back().variant = conv_op_variant(graph, op);
+    out.back().launches = launches;
     return out;
   }
   if (op.kind == OpKind::conv2d_backward) {
@@ -103,21 +117,24 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
     if (forward.inputs.size() < 2) return out;
     const auto& x = graph.tensor(forward.inputs[0]).shape;  // [N, C, H, W]
     const auto& w = graph.tensor(forward.inputs[1]).shape;  // [K, C/g, R, S]
+    const int64_t launches = conv_launches(graph, forward);
     std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> kernels;
     for (ir::TensorId id : op.outputs) {
       const auto& shape = graph.tensor(id).shape;
       if (shape.size() != 4) continue;
       if (shape == x) {
-        kernels.push_back({"conv2d_backward_data", {x[0] * x[2] * x[3], x[1]}});
+        kernels.push_back({"conv2d_backward_data", {x[0] * x[2] * x[3], x[1] / launches}});
       } else if (shape == w) {
-        kernels.push_back({"conv2d_backward_filter", {w[0], w[1] * w[2] * w[3]}});
+        kernels.push_back({"conv2d_backward_filter", {w[0] / launches, w[1] * w[2] * w[3]}});
       }
     }
-    const double share = kernels.empty() ? 0 : 1.0 / static_cast<double>(kernels.size());
+    const double share =
+        kernels.empty() ? 0 : 1.0 / static_cast<double>(kernels.size()) / static_cast<double>(launches);
     const std::string variant = conv_op_variant(graph, forward);
     for (const auto& [name, mn] : kernels) {
       out.push_back(gemm_like(name, mn.first, mn.second, flops * share, bytes * share));
       out.back().variant = variant;
+      out.back().launches = launches;
     }
     return out;
   }
@@ -182,7 +199,7 @@ std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Gra
   for (const OpKernel& k : kernels) {
     const KernelGroupFit* g = group(k, precision);
     if (!g) return std::nullopt;
-    total += predict_kernel_ns(g->model, k.sample, profile_.sm_count);
+    total += static_cast<double>(k.launches) * predict_kernel_ns(g->model, k.sample, profile_.sm_count);
   }
   return static_cast<int64_t>(std::ceil(total));
 }

@@ -13,12 +13,18 @@
 //     rank >= 2), the op's FLOPs and bytes split evenly between them (dX and dW of a linear each cost
 //     the forward's FLOPs); a bias gradient is no GEMM, though fusion gives it a second dimension;
 //   conv2d: `conv2d_forward` with m = N*P*Q, n = output channels, k = flops / (2 m n);
+//     a horizontally fused convolution (HFTA: k models' convolutions as one with k times their
+//     groups) runs as its k models' kernels one after another: `launches` = k kernels, each one
+//     model's (n, FLOPs and bytes divided by k), as cuDNN's fused kernels took on the H200
+//     (docs/VALIDATION.md, "Fused convolutions"); a depthwise one (one input channel per group) is
+//     one kernel over every channel;
 //     every conv kernel carries its shape class (conv_variant of the op's filter size, stride,
 //     dilation and per-model groups: a horizontally fused conv keeps its models' class) and is
 //     priced by that variant's group, else the kernel's "general" group;
 //   conv2d_backward: `conv2d_backward_data` for the gradient shaped as the forward's input
 //     (m = N*H*W, n = C) and `conv2d_backward_filter` for the one shaped as its weight (m = output
 //     channels, n = C/g*R*S), FLOPs and bytes split evenly; the 1-D bias gradient is left out;
+//     fused as the forward (C and output channels per model, `launches` = k);
 //   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
 //     m = output elements, n = k = 1.
 // duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
@@ -44,6 +50,7 @@ struct OpKernel {
   std::string variant;  // conv kernels: conv_variant(); others: empty
   KernelSample sample;
   ir::KindCategory category = ir::KindCategory::matmul;  // kernel_category(kernel)
+  int64_t launches = 1;  // runs one after another, each `sample`: a fused convolution's models
 };
 std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op);
 

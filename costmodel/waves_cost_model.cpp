@@ -37,7 +37,7 @@ std::optional<int64_t> WaveCostModel::wave_duration_ns(const ir::Graph& graph, c
     const WaveKernel w = wave_kernel(k.kernel, k.category, k.variant, precision, k.sample, device);
     const WaveGroupFit* g = model_->group_for(w.group, refinement_);
     if (g == nullptr) return std::nullopt;
-    total += predict_wave_ns(*g, w, device, clock_ratio_);
+    total += static_cast<double>(k.launches) * predict_wave_ns(*g, w, device, clock_ratio_);
   }
   return static_cast<int64_t>(std::ceil(total));
 }

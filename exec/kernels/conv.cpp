@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
+#include "ir/conv_groups.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -19,7 +20,7 @@ struct ConvParams {
 // Attributes of the forward op (a backward op carries a copy of them).
 ConvParams conv_params(const KernelContext& c) {
   return {ints(c, "stride", {1, 1}), ints(c, "padding", {0, 0}), ints(c, "dilation", {1, 1}),
-          c.attr_int("groups", 1) * c.width()};
+          ir::conv_groups(c.op)};
 }
 
 std::vector<at::Tensor> conv2d(const KernelContext& c) {

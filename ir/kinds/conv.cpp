@@ -1,6 +1,7 @@
 // Convolution-family kinds: conv2d, pooling, flatten.
 #include <fmt/format.h>
 
+#include "ir/conv_groups.hpp"
 #include "ir/kind_rules.hpp"
 #include "support/checked_int.hpp"
 
@@ -24,7 +25,7 @@ InferResult infer_conv2d(const InferContext& ctx) {
   const auto stride = attr_ints_or(ctx.attrs, "stride", {1, 1}, where);
   const auto padding = attr_ints_or(ctx.attrs, "padding", {0, 0}, where);
   const auto dilation = attr_ints_or(ctx.attrs, "dilation", {1, 1}, where);
-  const int64_t groups = attr_int_or(ctx.attrs, "groups", 1, where) * ctx.width;
+  const int64_t groups = conv_groups(ctx.attrs, ctx.width, where);
   if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2 || stride[0] < 1 || stride[1] < 1 ||
       groups < 1) {
     infer_error(ctx, "attributes 'stride', 'padding', 'dilation' need 2 values and stride, groups >= 1");

@@ -70,7 +70,7 @@ def test_models_outside_the_zoo_import_with_pytorchs_parameter_count(name, param
     assert mutwo.trace(m).parameters == parameters  # mutwo's graph holds the same weights
 
 
-@pytest.mark.parametrize("name, speedup", [("regnet_y_400mf", 1.5), ("densenet121", 1.3)])
+@pytest.mark.parametrize("name, speedup", [("regnet_y_400mf", 1.3), ("densenet121", 1.2)])
 def test_an_imported_model_searches_under_a_memory_limit(name, speedup):
     m = mutwo.from_torch(getattr(torchvision.models, name)(), torch.randn(8, 3, 224, 224), name=name)
     unlimited = mutwo.search(m.times(4), top=3)
@@ -78,8 +78,10 @@ def test_an_imported_model_searches_under_a_memory_limit(name, speedup):
     limit = hfta["peak_bytes"] * 3 // 4  # all four fused no longer fit
     rows = mutwo.search(m.times(4), memory=limit, top=5)
     # HFTA now trains two fused pairs one after the other; mutwo keeps all four fused with a swap and
-    # recompute plan: 1.76x HFTA's throughput (RegNet-Y) and 1.59x (DenseNet-121, whose concatenated
-    # features are large and cheap to recompute) on the waves source's A100-40GB prices.
+    # recompute plan: 1.37x HFTA's throughput (RegNet-Y) and 1.25x (DenseNet-121, whose concatenated
+    # features are large and cheap to recompute) on the waves source's A100-40GB prices. (Before
+    # fused convolutions were priced as their models' kernels one after another, as measured on the
+    # H200, fusing four gained more: 1.76x and 1.59x.)
     assert next(r for r in rows if r["strategy"] == "hfta")["runs"] == 2
     best = rows[0]
     assert best["strategy"] == "mutwo" and best["partition"].endswith(":4") and best["peak_bytes"] <= limit

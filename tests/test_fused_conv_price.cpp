@@ -1,0 +1,103 @@
+// A horizontally fused convolution (HFTA: k models' convolutions as one with k times their groups)
+// is priced as its k models' kernels one after another, as cuDNN ran it on the H200
+// (docs/VALIDATION.md, "Fused convolutions"); a depthwise one stays one kernel over every channel.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/calibration_profile.hpp"
+#include "costmodel/cost_source_registry.hpp"
+#include "costmodel/device_catalog.hpp"
+#include "ir/conv_groups.hpp"
+#include "transforms/autodiff.hpp"
+#include "zoo/model_registry.hpp"
+
+namespace {
+
+using namespace mutwo;
+using namespace mutwo::costmodel;
+using namespace mutwo::ir;
+
+Graph trained(const std::string& model, int64_t batch, int32_t width) {
+  zoo::ModelConfig config;
+  config.batch_size = batch;
+  config.width = width;
+  return transforms::build_training_step(zoo::build_model(model, config), transforms::OptimizerConfig{});
+}
+
+const Op& op_named(const Graph& g, const std::string& name) {
+  for (const Op& op : g.ops) {
+    if (op.name == name) return op;
+  }
+  FAIL("no op " << name);
+  return g.ops.front();
+}
+
+void check_same_sample(const OpKernel& fused, const OpKernel& one) {
+  CHECK(fused.kernel == one.kernel);
+  CHECK(fused.variant == one.variant);
+  CHECK(fused.sample.m == one.sample.m);
+  CHECK(fused.sample.n == one.sample.n);
+  CHECK(fused.sample.k == one.sample.k);
+  CHECK(fused.sample.flops == one.sample.flops);
+  CHECK(fused.sample.bytes == one.sample.bytes);
+}
+
+}  // namespace
+
+TEST_CASE("a fused convolution is its models' kernels one after another, forward and backward") {
+  // resnet18 at batch 32 (the H200 lease's fusion run): layer1.0.conv1, x [32,64,56,56] per model,
+  // W [64,64,3,3], padding 1; four models fused: x [32,256,56,56], W [256,64,3,3], 4 groups.
+  const Graph one = trained("resnet18", 32, 1);
+  const Graph four = trained("resnet18", 32, 4);
+  for (const std::string name : {"layer1.0.conv1", "layer1.0.conv1.backward"}) {
+    CAPTURE(name);
+    const Op& op1 = op_named(one, name);
+    const Op& op4 = op_named(four, name);
+    const std::vector<OpKernel> k1 = op_kernels(one, op1);
+    const std::vector<OpKernel> k4 = op_kernels(four, op4);
+    REQUIRE(k1.size() == k4.size());
+    REQUIRE(!k4.empty());
+    for (size_t i = 0; i < k4.size(); ++i) {
+      CHECK(k1[i].launches == 1);
+      CHECK(k4[i].launches == 4);
+      check_same_sample(k4[i], k1[i]);  // each launch is one model's kernel
+    }
+    // Every source built on op_kernels prices the fused op at 4 x one model's, to the rounding.
+    for (const std::string source : {"waves", "calibrated"}) {
+      CAPTURE(source);
+      const auto cost = builtin_cost_sources().create(source, find_device("h200"));
+      const int64_t t1 = cost->op_duration_ns(one, op1);
+      const int64_t t4 = cost->op_duration_ns(four, op4);
+      CHECK(t4 <= 4 * t1);
+      CHECK(t4 >= 4 * t1 - 4);
+    }
+  }
+  const Op& forward = op_named(four, "layer1.0.conv1");
+  CHECK(conv_groups(forward) == 4);  // what the executor passes to at::convolution
+  const std::vector<OpKernel> k = op_kernels(four, forward);
+  CHECK(k[0].sample.m == 32 * 56 * 56);
+  CHECK(k[0].sample.n == 64);
+  CHECK(k[0].sample.k == 64 * 9);
+  CHECK(k[0].variant == "3x3s1");
+}
+
+TEST_CASE("a fused depthwise convolution stays one kernel over every model's channels") {
+  // mobilenet-v2's first depthwise conv: 32 channels, groups 32 per model; fused 2 wide: 64 groups,
+  // W [64,1,3,3], one input channel per group.
+  const Graph two = trained("mobilenet-v2", 8, 2);
+  const Op& dw = op_named(two, "features.1.conv.0.0");
+  CHECK(conv_groups(dw) == 64);
+  for (const std::string name : {"features.1.conv.0.0", "features.1.conv.0.0.backward"}) {
+    CAPTURE(name);
+    const std::vector<OpKernel> k = op_kernels(two, op_named(two, name));
+    REQUIRE(!k.empty());
+    for (const OpKernel& kernel : k) {
+      CHECK(kernel.launches == 1);
+      CHECK(kernel.variant == "grouped");
+    }
+  }
+  CHECK(op_kernels(two, dw)[0].sample.n == 64);
+}
