@@ -111,6 +111,7 @@ if [ "$scale" = mini ]; then
   fusion_counts=(1 2)
   eager_fusion_args=(--models resnet18 --batch 2 --image-size 32 --iters 2 --warmup 1 --copies 1,2)
   kernel_sample_args=(--per-op 3 --max-gflop 0.05)
+  fused_conv_args=(--quick --counts 1,2)
 else
   arrays=("resnet18 resnet18 32" "bert-base bert-base 16" "gpt2 gpt2 2" "vit-b16 vit-b16 16"
     "mobilenet-v2 mobilenet-v2 32" "dlrm dlrm 128")
@@ -126,6 +127,7 @@ else
   fusion_counts=(1 2 4 8)
   eager_fusion_args=(--models resnet18,bert-base --batch resnet18=32,bert-base=16 --copies 1,2,4,8)
   kernel_sample_args=(--per-op 60)
+  fused_conv_args=(--batch 32 --counts 1,2,4,8)
   if [ "$lease_mode" = 1 ]; then  # what fits one call beside the matrix
     speed_models=(resnet18 bert-base gpt2)
     iters=(--iters 6 --warmup 2)
@@ -365,8 +367,11 @@ eager_fusion() {
 
 # Issue 36, item 5: NeuSight's linear, bmm, layer-norm and softmax shapes timed with NeuSight's harness
 # (scripts/kernel-sample.py), validation data for the cross-GPU kernel model. Needs no build.
+# Then HFTA's fused convolution at k = 1 ... 8, cuDNN's autotuner off and on (scripts/fused-conv-sample.py):
+# whether a fused convolution takes its k models' kernels one after another, as the cost sources price it.
 kernel_sample() {
-  "$python" scripts/kernel-sample.py "${kernel_sample_args[@]}" --device "$device" -o "$work/kernels"
+  "$python" scripts/kernel-sample.py "${kernel_sample_args[@]}" --device "$device" -o "$work/kernels" || return 1
+  "$python" scripts/fused-conv-sample.py "${fused_conv_args[@]}" --device "$device" -o "$work/fused-conv.csv"
 }
 
 # Item 2, PyTorch's side: the same models trained by PyTorch eager with the device's torch.

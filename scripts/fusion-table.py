@@ -85,17 +85,23 @@ def main():
                                          ", ".join(f"{s} {'faster' if f else 'slower'}" for s, f in faster.items()))
     lines.append("")
     lines.append(
-        "Why these changed in this round. The `analytic` roofline gives every kernel an efficiency that rises "
-        "smoothly with its work per SM and a 4 us launch, so one model's kernels already run near full "
-        "efficiency and fusing 8 gains 1.01-1.30x with the GPU alone. The wave model prices a kernel by whole waves "
-        "of tiles on the SMs and a fixed cost fitted on measured kernels: a kernel whose tiles fill a fraction "
-        "of the 108 (A100) or 132 (H100) SMs costs a full wave, so models made of small kernels "
-        "(MobileNet-V3-Large's depthwise and 1x1 convolutions at batch 64; ResNet-18/50/101's late layers) "
-        "gain most from fusion, and models whose GEMMs already fill the GPU (GPT-2, BERT, ViT, DLRM) little. "
-        "Before this round the `calibrated` source said fusing 8 BERT-Base or ViT-B/16 on the V100 was 18 % "
-        "slower (0.81-0.82x): it priced a fused linear's bias gradient (shape [k, out] only because of "
-        "fusion) as a GEMM with a reduction of millions, 35x one model's backward op; op_kernels now takes "
-        "only the gradients of the forward's operands as GEMMs (costmodel/calibrated_cost_model.hpp).")
+        "Why these changed in this round. HFTA fuses k models' convolutions into one grouped convolution "
+        "(k times the groups). The wave and calibrated sources used to price it as one dense convolution of "
+        "the same FLOPs, whose wider output fills more of the SMs: that made fusing 8 convolution nets pay "
+        "1.35-2.46x on the A100 and H100. On the H200 cuDNN ran such a convolution in the time of its k "
+        "models' convolutions one after another (docs/VALIDATION.md, \"Fused convolutions\": resnet18's "
+        "convolution passes at 2 and 4 fused, priced from this GPU's dense kernels, 0.92-1.05x of the "
+        "measured time that way (0.71x for the forward passes at 2 fused, one of which took ten times its "
+        "time at 4 fused), 0.48-0.64x as one dense kernel), and 8 fused resnet18 trained only 1.10x "
+        "faster than one model eight times. Both sources now price a fused convolution as its k models' "
+        "kernels one after another (op_kernels' launches, costmodel/calibrated_cost_model.hpp; a depthwise "
+        "one stays one kernel over every channel), so convolution nets gain 1.01-1.29x from fusing 8: what "
+        "is left is their depthwise convolutions, norms, elementwise ops and linears. The `analytic` "
+        "roofline (an efficiency that rises smoothly with a kernel's work per SM, a 4 us launch) prices the "
+        "fused convolution on its FLOPs and still says 1.08-1.65x: it agrees on the direction, but the H200 "
+        "measurement sides with the other two. Transformers (GPT-2, BERT, ViT, DLRM) are unchanged: their "
+        "fused linears are batched GEMMs, which NeuSight's measured batched kernels show gaining (Fusion "
+        "measured, above).")
     lines.append("")
     if disagreements:
         lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")

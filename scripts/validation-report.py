@@ -29,8 +29,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_section import write_section  # noqa: E402
-from validation_fusion import fusion_lines  # noqa: E402
-from validation_kernels import kernel_sample_lines, op_kind_gap_lines  # noqa: E402
+from validation_fusion import fused_conv_lines, fused_conv_sample_lines, fusion_lines  # noqa: E402
+from validation_kernels import kernel_sample_lines, op_kind_gap_lines, op_prices  # noqa: E402
 
 MANIFEST_FIELDS = ["label", "run_id", "group", "schedule", "traces", "gpu", "memory_limit_bytes", "host_mode", "device"]
 # median |step error| (issues 22 and 36): the default (waves) and calibrated sources 10 %, measured 5 %
@@ -293,6 +293,10 @@ def main():
     # Issue 36, item 5: k fused against k one after another, predicted by every source.
     lines += fusion_lines(work, manifest, measured_rows,
                           lambda row, s, traces: simulate(args.mutwo, work, row, s, profile, traces), sources)
+    if not on_cpu:
+        lines += fused_conv_lines(work, manifest, lambda schedule, gpu, s: op_prices(args.mutwo, schedule, gpu, s,
+                                                                                    profile))
+    lines += fused_conv_sample_lines(work)
     if not ran_on_cpu and not args.no_kernel_level:
         lines += kernel_sample_lines(args.mutwo, work)
 

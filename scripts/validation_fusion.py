@@ -3,6 +3,7 @@ them (the `fusion` runs of scripts/device-check.sh), against one model k times o
 PyTorch eager training k models one after another (eager-fusion.csv), and the gain every cost source
 predicts for the same executed schedules. Used by scripts/validation-report.py."""
 import csv
+import json
 import os
 
 
@@ -95,4 +96,83 @@ def fusion_lines(work, manifest, measured_rows, price, sources):
             pg = k * p1 / p if p and p1 else None
             cells.append(f"{_ratio(pg)} ({_err(pg, gain)}), {_err(p, meas)}" if p else "-")
         lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def fused_conv_lines(work, manifest, op_prices):
+    """The fusion runs' convolution passes: measured kernel time (the arrays' profiled traces) against
+    each source's price. op_prices(schedule, gpu, source) -> {op id: ns} or None."""
+    rows = {}
+    for row in manifest:
+        if row["group"] != "fusion":
+            continue
+        model, k, _ = fusion_key(row["label"])
+        trace = os.path.join(work, "traces", f"{model}-x{k}.json")
+        if k > 1 and os.path.exists(trace):
+            rows[(model, k)] = (row, trace)
+    table, per_op = [], {}
+    for (model, k), (row, trace) in sorted(rows.items()):
+        schedule = os.path.join(work, row["schedule"])
+        ops = json.load(open(schedule))["graph"]["ops"]
+        measured = json.load(open(trace))["op_duration_ns"]
+        prices = {s: op_prices(schedule, row["gpu"], s) for s in ("waves", "calibrated")}
+        for kind in ("conv2d", "conv2d_backward"):
+            ids = [o["id"] for o in ops if o["kind"] == kind]
+            if not ids:
+                continue
+            m = sum(measured[i] for i in ids)
+            cells = [model, str(k), kind, str(len(ids)), f"{m / 1e6:.2f} ms"]
+            for s, p in prices.items():
+                cells.append(f"{sum(p.get(i, 0.0) for i in ids) / m:.2f}" if p else "-")
+            table.append("| " + " | ".join(cells) + " |")
+            for i in ids:
+                per_op.setdefault((model, ops[i]["name"]), {})[k] = measured[i]
+    if not table:
+        return []
+    scaling = sorted(t[4] / t[2] for t in per_op.values() if 2 in t and 4 in t and t[2] > 0)
+    lines = ["## Fused convolutions", "",
+             "HFTA fuses k models' convolutions into one with k times the groups. Each convolution pass of the "
+             "fusion runs (k > 1, the arrays' profiled traces: CUDA events around each op, median of the profiled "
+             "steps), summed per pass, against the waves and calibrated sources' prices of the same ops "
+             "(price / measured), which price a fused convolution as its k models' kernels one after another "
+             "(costmodel/calibrated_cost_model.hpp, op_kernels). The calibrated source's profile is fitted on this "
+             "GPU's dense (ungrouped) kernels (bench-ops), so its column checks that rule on its own.", "",
+             "| model | k | pass | ops | measured | waves / measured | calibrated / measured |",
+             "|---|---:|---|---:|---:|---:|---:|"] + table
+    if scaling:
+        mid = scaling[len(scaling) // 2]
+        lines += ["", f"Per convolution op, measured time at 4 fused over its time at 2 fused: median {mid:.2f}, "
+                  f"range {scaling[0]:.2f} to {scaling[-1]:.2f} over {len(scaling)} ops (2.00 if the models' "
+                  "kernels ran one after another, less if fusing filled the GPU better)."]
+    return lines + [""]
+
+
+def fused_conv_sample_lines(work):
+    """scripts/fused-conv-sample.py's rows: each fused convolution's time over k times its one-model time."""
+    path = os.path.join(work, "fused-conv.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    one = {(r["shape"], r["benchmark"], r["pass"]): float(r["us_per_call"]) for r in rows if r["k"] == "1"}
+    counts = sorted({int(r["k"]) for r in rows if r["k"] != "1"})
+    cells = {}
+    for r in rows:
+        base = one.get((r["shape"], r["benchmark"], r["pass"]))
+        if r["k"] != "1" and base:
+            cells[(r["shape"], r["benchmark"], r["pass"], int(r["k"]))] = float(r["us_per_call"]) / (int(r["k"]) * base)
+    if not cells:
+        return []
+    first = rows[0]
+    lines = ["### The fused-convolution sample", "",
+             f"`scripts/fused-conv-sample.py` on {first['device']} (torch {first['torch']}, cuDNN {first['cudnn']}, "
+             f"batch {first['batch']}): resnet18's convolution shapes fused k wide, the time of one call over k times "
+             "the one-model call's (1.00: the k models' kernels one after another, as the cost sources price it; "
+             "below 1: fusing filled the GPU better), cuDNN's autotuner off (PyTorch's default) and on.", "",
+             "| shape | pass | autotuner | " + " | ".join(f"k = {k}" for k in counts) + " |",
+             "|---|---|---|" + "---:|" * len(counts)]
+    for shape, bench, pass_name in sorted({key[:3] for key in cells}):
+        values = [cells.get((shape, bench, pass_name, k)) for k in counts]
+        lines.append(f"| {shape} | {pass_name} | {'on' if bench == '1' else 'off'} | " +
+                     " | ".join(f"{v:.2f}" if v is not None else "-" for v in values) + " |")
     return lines + [""]

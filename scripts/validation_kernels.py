@@ -101,6 +101,15 @@ def _timeline_op_ns(mutwo, cmd):
     return {op: total[op] / count[op] for op in total}
 
 
+def op_prices(mutwo, schedule, gpu, source, profile, host_mode="libtorch"):
+    """op id -> the source's price of a schedule's op on a catalog GPU (None where it cannot price it)."""
+    cmd = [mutwo, "simulate", "--schedule", schedule, "--gpu", gpu, "--memory", "1TiB", "--host-mode",
+           host_mode or "libtorch", "--cost-source", source]
+    if source == "calibrated" and profile:
+        cmd += ["--profile", profile]
+    return _timeline_op_ns(mutwo, cmd)
+
+
 def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
     """Measured kernel time per op kind (the plain runs' traces) against the waves and calibrated prices."""
     sums = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0])
@@ -111,11 +120,8 @@ def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
         schedule = os.path.join(work, row["schedule"])
         trace = json.load(open(os.path.join(work, row["traces"].split(",")[0])))
         ops = json.load(open(schedule))["graph"]["ops"]
-        base = [mutwo, "simulate", "--schedule", schedule, "--gpu", row["gpu"], "--memory", "1TiB",
-                "--host-mode", row["host_mode"] or "libtorch"]
-        waves = _timeline_op_ns(mutwo, base + ["--cost-source", "waves"])
-        calibrated = _timeline_op_ns(mutwo, base + ["--cost-source", "calibrated"] +
-                                     (["--profile", profile] if profile else []))
+        waves = op_prices(mutwo, schedule, row["gpu"], "waves", profile, row["host_mode"])
+        calibrated = op_prices(mutwo, schedule, row["gpu"], "calibrated", profile, row["host_mode"])
         if waves is None:
             continue
         for op, measured in enumerate(trace["op_duration_ns"]):

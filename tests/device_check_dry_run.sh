@@ -27,7 +27,7 @@ MUTWO_CHECK_DEVICE=cpu MUTWO_CHECK_SCALE=mini MUTWO_CHECK_BUILD="$build" MUTWO_C
 # The fusion step profiles each of its arrays: the measured source's gain needs every k's trace.
 for k in 1 2; do [ -s "$scratch/work/traces/resnet-mini-x$k.json" ] || fail "no fusion trace for k = $k"; done
 for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
-  kernels/bmm/cpu.csv kernels/ln/cpu.csv; do
+  kernels/bmm/cpu.csv kernels/ln/cpu.csv fused-conv.csv; do
   [ -s "$scratch/work/$f" ] || fail "no $f"
 done
 # The packed folder holds the same files.

@@ -56,7 +56,7 @@ done
 [ "$(grep -c $'\tspeed\t' "$work/runs.tsv")" -eq 4 ] || fail "expected 4 speed runs in runs.tsv"
 [ "$(grep -c $'\tfusion\t' "$work/runs.tsv")" -eq 2 ] || fail "expected 2 fusion runs in runs.tsv"
 for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
-  kernels/linear/cpu.csv kernels/softmax/cpu.csv; do
+  kernels/linear/cpu.csv kernels/softmax/cpu.csv fused-conv.csv; do
   [ -s "$work/$f" ] || fail "no $f"
 done
 # ops.csv: the three kernel groups' CSVs joined under one header.

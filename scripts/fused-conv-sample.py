@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Times HFTA's fused convolution on this machine's GPU: resnet18's convolution shapes with k models
+fused (input k*C channels, weight [k*K, C, R, S], groups k), forward and backward (dX and dW), with
+cuDNN's autotuner off (PyTorch's default, as mutwo's executor runs) and on. The wave and calibrated
+sources price a fused convolution as its k models' kernels one after another
+(costmodel/calibrated_cost_model.hpp), read off the H200 lease at k = 2 and 4 with the autotuner off;
+these rows say whether that holds at k = 1 ... 8, with the autotuner, and on other GPUs. Validation
+data: never fitted.
+
+Each pass is timed as a whole on the device (CUDA events around REPEAT back-to-back calls after
+warm-up, the median of TRIALS), in microseconds per call.
+
+  python3 scripts/fused-conv-sample.py -o OUT.csv [--batch 32] [--counts 1,2,4,8] [--device cuda]
+
+Works with PyTorch 1.13 (Debian, on the CPU: wall-clock, a dry run with --quick) and 2.x.
+"""
+import argparse
+import csv
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+# resnet18's convolutions at 224x224: (name, C, K, R, stride, padding, input side).
+SHAPES = [("conv1", 3, 64, 7, 2, 3, 224), ("layer1", 64, 64, 3, 1, 1, 56), ("layer2.0.conv1", 64, 128, 3, 2, 1, 56),
+          ("layer2", 128, 128, 3, 1, 1, 28), ("layer2.0.downsample", 64, 128, 1, 2, 0, 56),
+          ("layer3", 256, 256, 3, 1, 1, 14), ("layer4", 512, 512, 3, 1, 1, 7)]
+FIELDS = ["device", "torch", "cudnn", "shape", "batch", "k", "benchmark", "tf32", "pass", "us_per_call"]
+
+
+def passes(batch, k, c, kout, r, stride, padding, side, dev):
+    x = torch.randn(batch, k * c, side, side, device=dev, requires_grad=True)
+    w = torch.randn(k * kout, c, r, r, device=dev, requires_grad=True)
+    y = F.conv2d(x, w, stride=stride, padding=padding, groups=k)
+    dy = torch.randn_like(y)
+
+    def forward():
+        with torch.no_grad():
+            F.conv2d(x, w, stride=stride, padding=padding, groups=k)
+
+    def backward():
+        out = F.conv2d(x, w, stride=stride, padding=padding, groups=k)
+        torch.autograd.grad(out, (x, w), dy)
+
+    return {"forward": forward, "forward+backward": backward}
+
+
+def time_call(call, cuda, repeat, trials, warmup):
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(trials):
+        if cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(repeat):
+                call()
+            end.record()
+            torch.cuda.synchronize()
+            samples.append(start.elapsed_time(end) * 1e3 / repeat)
+        else:
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                call()
+            samples.append((time.perf_counter() - t0) * 1e6 / repeat)
+    return statistics.median(samples)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("-o", "--out", required=True)
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--counts", default="1,2,4,8")
+    p.add_argument("--quick", action="store_true", help="a dry run: batch 1, one trial, two shapes at 1/4 size")
+    args = p.parse_args()
+    cuda = args.device.startswith("cuda")
+    counts = [int(c) for c in args.counts.split(",")]
+    shapes, batch, repeat, trials, warmup = SHAPES, args.batch, 5, 5, 3
+    if args.quick:
+        shapes = [(n, c, k, r, s, pad, side // 4) for n, c, k, r, s, pad, side in SHAPES[1:3]]
+        batch, repeat, trials, warmup = 1, 1, 1, 1
+    name = torch.cuda.get_device_name() if cuda else "cpu"
+    cudnn = torch.backends.cudnn.version() if cuda else "-"
+    rows = []
+    for benchmark in (False, True):
+        torch.backends.cudnn.benchmark = benchmark
+        for shape in shapes:
+            label, c, kout, r, stride, padding, side = shape
+            for k in counts:
+                for pass_name, call in passes(batch, k, c, kout, r, stride, padding, side, args.device).items():
+                    us = time_call(call, cuda, repeat, trials, warmup)
+                    rows.append({"device": name, "torch": torch.__version__, "cudnn": cudnn, "shape": label,
+                                 "batch": batch, "k": k, "benchmark": int(benchmark),
+                                 "tf32": int(torch.backends.cudnn.allow_tf32), "pass": pass_name,
+                                 "us_per_call": f"{us:.2f}"})
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"fused-conv-sample: {len(rows)} rows -> {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
