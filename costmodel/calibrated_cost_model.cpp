@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ir/kernel_precision.hpp"
+#include "ir/optimizer_kernels.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::costmodel {
@@ -136,6 +137,21 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
       out.back().variant = variant;
       out.back().launches = launches;
     }
+    return out;
+  }
+  if (ir::is_optimizer_update(op.kind) && !op.inputs.empty()) {
+    // torch.optim's kernels over the weight (ir/optimizer_kernels.hpp), each an equal share.
+    const ir::OptimizerKernels o = ir::optimizer_kernels(op);
+    const ir::Tensor& weight = graph.tensor(op.inputs.front());
+    OpKernel k;
+    k.category = category;
+    k.kernel = std::string(ir::kind_name(op.kind));
+    k.sample.m = std::max<int64_t>(1, elements(weight.shape));
+    k.sample.flops = flops / static_cast<double>(o.kernels);
+    k.sample.bytes =
+        static_cast<double>(o.passes) * static_cast<double>(weight.bytes) / static_cast<double>(o.kernels);
+    k.launches = o.kernels;
+    out.push_back(std::move(k));
     return out;
   }
   int64_t outputs = 0;

@@ -25,6 +25,10 @@
 //     (m = N*H*W, n = C) and `conv2d_backward_filter` for the one shaped as its weight (m = output
 //     channels, n = C/g*R*S), FLOPs and bytes split evenly; the 1-D bias gradient is left out;
 //     fused as the forward (C and output channels per model, `launches` = k);
+//   an optimizer step (sgd_step, adam_step, adamw_step): the kernels torch.optim runs over the
+//     weight (ir/optimizer_kernels.hpp: Adam's 7, passing 18 times over weight-sized tensors where
+//     the op's bytes count 7), `launches` = their count, each an equal share of the passes' bytes
+//     and the op's FLOPs, m = the weight's elements;
 //   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
 //     m = output elements, n = k = 1.
 // duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
@@ -50,7 +54,8 @@ struct OpKernel {
   std::string variant;  // conv kernels: conv_variant(); others: empty
   KernelSample sample;
   ir::KindCategory category = ir::KindCategory::matmul;  // kernel_category(kernel)
-  int64_t launches = 1;  // runs one after another, each `sample`: a fused convolution's models
+  int64_t launches = 1;  // runs one after another, each `sample`: a fused convolution's models,
+                         // an optimizer step's kernels
 };
 std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op);
 

@@ -157,7 +157,15 @@ double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& f, bool com
 double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device,
                        double clock_ratio) {
   const WaveFeatures f = wave_features(kernel, group.tile, device, clock_ratio);
-  return std::max(wave_regime_ns(group, f, true), wave_regime_ns(group, f, false));
+  double memory = wave_regime_ns(group, f, false);
+  // Bytes that sit in L2 cost no more than streaming them from HBM (wave_model.hpp).
+  if (f.memory[2] > 0 && device.hbm_bytes_per_ns > 0) {
+    WaveFeatures hbm = f;
+    hbm.memory[2] = 0;
+    hbm.memory[1] = kernel.sample.bytes / device.hbm_bytes_per_ns;
+    memory = std::min(memory, wave_regime_ns(group, hbm, false));
+  }
+  return std::max(wave_regime_ns(group, f, true), memory);
 }
 
 std::string wave_model_json(const WaveModel& m) {
