@@ -1,5 +1,6 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
+#include "costmodel/fused_norm_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -139,6 +140,7 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
     }
     return out;
   }
+  if (std::vector<OpKernel> fused = fused_norm_kernels(graph, op); !fused.empty()) return fused;
   if (ir::is_optimizer_update(op.kind) && !op.inputs.empty()) {
     // torch.optim's kernels over the weight (ir/optimizer_kernels.hpp), each an equal share.
     const ir::OptimizerKernels o = ir::optimizer_kernels(op);

@@ -1,6 +1,8 @@
-// A horizontally fused convolution (HFTA: k models' convolutions as one with k times their groups)
-// is priced as its k models' kernels one after another, as cuDNN ran it on the H200
-// (docs/VALIDATION.md, "Fused convolutions"); a depthwise one stays one kernel over every channel.
+// The kernels horizontally fused ops run where they are not the unfused op's: a fused convolution
+// (HFTA: k models' convolutions as one with k times their groups) is priced as its k models' kernels
+// one after another, as cuDNN ran it on the H200 (docs/VALIDATION.md, "Fused convolutions"), a
+// depthwise one stays one kernel over every channel; a fused layer norm applies each model's affine
+// transform apart (costmodel/fused_norm_kernels.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,6 +12,7 @@
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/fused_norm_kernels.hpp"
 #include "ir/conv_groups.hpp"
 #include "transforms/autodiff.hpp"
 #include "zoo/model_registry.hpp"
@@ -20,9 +23,10 @@ using namespace mutwo;
 using namespace mutwo::costmodel;
 using namespace mutwo::ir;
 
-Graph trained(const std::string& model, int64_t batch, int32_t width) {
+Graph trained(const std::string& model, int64_t batch, int32_t width, int64_t seq_len = 0) {
   zoo::ModelConfig config;
   config.batch_size = batch;
+  config.seq_len = seq_len;
   config.width = width;
   return transforms::build_training_step(zoo::build_model(model, config), transforms::OptimizerConfig{});
 }
@@ -100,4 +104,33 @@ TEST_CASE("a fused depthwise convolution stays one kernel over every model's cha
     }
   }
   CHECK(op_kernels(two, dw)[0].sample.n == 64);
+}
+
+TEST_CASE("a fused layer norm is ATen's norm without affine plus each model's affine and its gradients") {
+  // bert-base at batch 2, seq 16, 2 models: the embeddings' LayerNorm normalises x [2, 2, 16, 768]
+  // fp32 = 196,608 bytes (X).
+  const Graph one = trained("bert-base", 2, 1, 16);
+  const Graph two = trained("bert-base", 2, 2, 16);
+  const std::string name = "bert.embeddings.LayerNorm";
+  const Op& fwd = op_named(two, name);
+  REQUIRE(two.tensor(fwd.inputs[0]).bytes == 196'608);
+  const std::vector<OpKernel> f = op_kernels(two, fwd);
+  REQUIRE(f.size() == 2);
+  CHECK((f[0].kernel == "layernorm" && f[0].category == KindCategory::norm &&
+         f[0].sample.bytes == 2 * 196'608.0));
+  CHECK((f[1].kernel == "add" && f[1].category == KindCategory::elementwise &&
+         f[1].sample.bytes == 2 * 196'608.0));
+  // Its backward needs dx and both affine gradients: dY * gamma (2X), the norm's backward (3X),
+  // dgamma's three element-wise passes (2X, 2X, 3X) and sum (1X), dbeta's sum (1X): 14X, 7 kernels.
+  const std::vector<OpKernel> b = op_kernels(two, op_named(two, name + ".backward"));
+  REQUIRE(b.size() == 7);
+  double passes = 0;
+  for (const OpKernel& k : b) passes += k.sample.bytes / 196'608.0;
+  CHECK(passes == 14);
+  CHECK(b[1].kernel == "layernorm_backward");
+  CHECK(b[1].category == KindCategory::norm);
+  CHECK((b[5].category == KindCategory::reduction && b[6].category == KindCategory::reduction));
+  // One model runs ATen's own op with its affine: one kernel each, as before.
+  CHECK(costmodel::fused_norm_kernels(one, op_named(one, name)).empty());
+  CHECK(op_kernels(one, op_named(one, name + ".backward")).size() == 1);
 }
