@@ -1,4 +1,5 @@
 #include "costmodel/calibrated_cost_model.hpp"
+#include "costmodel/attention_passes.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/fused_norm_kernels.hpp"
 
@@ -63,9 +64,8 @@ int64_t conv_launches(const ir::Graph& graph, const ir::Op& conv) {
   return std::max<int64_t>(1, conv.width);
 }
 
-}  // namespace
-
-std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
+// The op's kernels but for the attention products' element-wise passes.
+std::vector<OpKernel> main_kernels(const ir::Graph& graph, const ir::Op& op) {
   std::vector<OpKernel> out;
   const KindCategory category = ir::kind_category(op.kind);
   const double flops = static_cast<double>(op.flops);
@@ -168,6 +168,15 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
   return out;
 }
 
+}  // namespace
+
+std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
+  std::vector<OpKernel> out = main_kernels(graph, op);
+  if (out.empty()) return out;
+  for (OpKernel& k : attention_passes(graph, op)) out.push_back(std::move(k));
+  return out;
+}
+
 std::string op_precision(const ir::Graph& graph, const ir::Op& op, const DeviceSpec& device,
                          const AnalyticOptions& options) {
   const KindCategory category = ir::kind_category(op.kind);
@@ -216,6 +225,7 @@ std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Gra
   double total = 0;
   for (const OpKernel& k : kernels) {
     const KernelGroupFit* g = group(k, precision);
+    if (!g && k.helper) continue;  // a helper pass the profile has no kernel for: as before it was modelled
     if (!g) return std::nullopt;
     total += static_cast<double>(k.launches) * predict_kernel_ns(g->model, k.sample, profile_.sm_count);
   }

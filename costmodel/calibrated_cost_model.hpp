@@ -31,6 +31,9 @@
 //     weight (ir/optimizer_kernels.hpp: Adam's 7, passing 18 times over weight-sized tensors where
 //     the op's bytes count 7), `launches` = their count, each an equal share of the passes' bytes
 //     and the op's FLOPs, m = the weight's elements;
+//   the attention products (attn_scores, attn_context, their backward) add the element-wise passes
+//     eager attention runs beside its GEMMs (attention_passes.hpp: head split and merge copies,
+//     scaling, the causal mask) as `helper` kernels; a profile without their kernel leaves them out;
 //   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
 //     m = output elements, n = k = 1.
 // duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
@@ -58,6 +61,7 @@ struct OpKernel {
   ir::KindCategory category = ir::KindCategory::matmul;  // kernel_category(kernel)
   int64_t launches = 1;  // runs one after another, each `sample`: a fused convolution's models,
                          // an optimizer step's kernels
+  bool helper = false;   // an element-wise pass beside the op's main kernels (attention_passes.hpp)
 };
 std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op);
 
