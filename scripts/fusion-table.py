@@ -95,13 +95,21 @@ def main():
         "time at 4 fused), 0.48-0.64x as one dense kernel), and 8 fused resnet18 trained only 1.10x "
         "faster than one model eight times. Both sources now price a fused convolution as its k models' "
         "kernels one after another (op_kernels' launches, costmodel/calibrated_cost_model.hpp; a depthwise "
-        "one stays one kernel over every channel), so convolution nets gain 1.01-1.29x from fusing 8: what "
-        "is left is their depthwise convolutions, norms, elementwise ops and linears. The `analytic` "
-        "roofline (an efficiency that rises smoothly with a kernel's work per SM, a 4 us launch) prices the "
-        "fused convolution on its FLOPs and still says 1.08-1.65x: it agrees on the direction, but the H200 "
-        "measurement sides with the other two. Transformers (GPT-2, BERT, ViT, DLRM) are unchanged: their "
-        "fused linears are batched GEMMs, which NeuSight's measured batched kernels show gaining (Fusion "
-        "measured, above).")
+        "one stays one kernel over every channel), so convolution nets gain 1.03-1.33x from fusing 8 with the "
+        "waves source: what is left is their depthwise convolutions, norms, elementwise ops, Adam's small "
+        "kernels (7 launches per weight, ir/optimizer_kernels.hpp) and linears. The `analytic` roofline (an "
+        "efficiency that rises smoothly with a kernel's work per SM, a 4 us launch) prices the fused "
+        "convolution on its FLOPs and still says up to 1.65x: it agrees on the direction, but the H200 "
+        "measurement sides with the other two. Transformers gain little (0.99-1.26x): their fused linears "
+        "are batched GEMMs, which NeuSight's measured batched kernels show gaining (Fusion measured, above), "
+        "but HFTA's fused layer norm applies each model's affine transform and computes its gradients apart "
+        "from ATen's norm kernels (costmodel/fused_norm_kernels.hpp), up to 14 passes over the activations "
+        "where one model's backward makes 3. The H200 measured it (docs/VALIDATION.md: fused layer-norm "
+        "backward at 4.4x the price of ATen's one kernel, 0.87 of measured when priced as these kernels), "
+        "and it is why the waves source says GPT-2 (25 layer norms per model at sequence 1024) trains 1 % "
+        "slower fused 8 wide on the V100, where the analytic source, and the calibrated one (whose V100 "
+        "profile prices norms by the analytic source) price the fused layer norm as one kernel and say 1 % "
+        "faster.")
     lines.append("")
     if disagreements:
         lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")
