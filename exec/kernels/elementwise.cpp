@@ -74,27 +74,33 @@ double dropout_scale(double p) {
 }
 
 // The keep mask, one Bernoulli(1 - p) draw per model from that model's generator, laid out along
-// the model axis, so a fused op and the k unfused ops draw the same masks.
+// the model axis, so a fused op and the k unfused ops draw the same masks. Each model's part of
+// one buffer is drawn in place where it is contiguous (the stacked and dim-0 layouts: the same
+// draws as a tensor of its own), else drawn apart and copied in.
 at::Tensor dropout_mask(const KernelContext& c, double p) {
   const at::Tensor& x = c.inputs[0];
   const ModelAxis axis = c.axis(c.op.inputs[0]);
   const int32_t k = c.width();
+  at::Tensor draws = at::empty(x.sizes(), x.options().dtype(at::kFloat));
   const std::vector<int64_t> shape = per_model_shape(x.sizes().vec(), axis, k);
-  const at::TensorOptions float_options = x.options().dtype(at::kFloat);
-  std::vector<at::Tensor> masks;
   for (int32_t m = 0; m < k; ++m) {
     // A new mask every training step, the same for a recompute within the step.
     at::Generator gen = c.generator(m, static_cast<uint64_t>(c.runtime.optimizer_step));
-    masks.push_back(at::empty(shape, float_options).bernoulli_(1.0 - p, gen).to(at::kBool));
+    at::Tensor part = model_part(draws, axis, k, m);
+    if (part.is_contiguous()) {
+      part.bernoulli_(1.0 - p, gen);
+    } else {
+      part.copy_(at::empty(shape, draws.options()).bernoulli_(1.0 - p, gen));
+    }
   }
-  return join_models(masks, axis);
+  return draws.to(at::kBool);
 }
 
-// native_dropout: outputs y = x * mask * scale and the mask.
+// native_dropout: outputs y = x * mask * scale (one kernel: ATen's masked scale) and the mask.
 std::vector<at::Tensor> dropout(const KernelContext& c) {
   const double p = c.attr_double("p", 0.5);
   const at::Tensor mask = dropout_mask(c, p);
-  return {c.inputs[0].mul(mask).mul_(dropout_scale(p)), mask};
+  return {at::native_dropout_backward(c.inputs[0], mask, dropout_scale(p)), mask};
 }
 
 // inputs [dY, mask].
