@@ -1,7 +1,6 @@
 #include "costmodel/kernel_transfer.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "costmodel/analytic_cost_model.hpp"
 #include "costmodel/calibration_profile.hpp"
@@ -25,33 +24,47 @@ std::string_view transfer_rule_name(TransferRule rule) {
   return "?";
 }
 
+namespace {
+
+double wave_price_ns(const CalibrationRow& row, const DeviceSpec& device) {
+  const WaveModel& model = shipped_wave_model();
+  const WaveKernel k =
+      wave_kernel(row.kernel, row.category, row.variant, row.precision, to_sample(row), device);
+  const WaveGroupFit* group = model.group_for(k.group, device);
+  if (group == nullptr)
+    throw Error(fmt::format("cost source 'waves': no group prices {} ({}) on {}", row.shape,
+                            wave_group_text(k.group), device.name));
+  return predict_wave_ns(*group, k, device, model.clock_ratio(device));
+}
+
+double analytic_price_ns(const CalibrationRow& row, const DeviceSpec& device) {
+  const AnalyticCostModel model(device);
+  const double peak = catalog_roofline(device, row.category, row.precision).peak_flops_per_ns;
+  return static_cast<double>(model
+                                 .kernel_breakdown(row.category, peak, static_cast<double>(row.flops),
+                                                   static_cast<double>(row.bytes))
+                                 .duration_ns);
+}
+
+}  // namespace
+
+const Registry<KernelPricer>& kernel_pricers() {
+  static const Registry<KernelPricer> registry = [] {
+    Registry<KernelPricer> r("kernel pricing source");
+    r.add({"waves", "the wave model, with a GPU's refinement where it has one", wave_price_ns});
+    r.add({"analytic", "the roofline", analytic_price_ns});
+    return r;
+  }();
+  return registry;
+}
+
 const std::vector<std::string>& kernel_pricing_sources() {
-  static const std::vector<std::string> sources{"waves", "analytic"};
+  static const std::vector<std::string> sources = kernel_pricers().names();
   return sources;
 }
 
 double kernel_price_ns(const CalibrationRow& row, const DeviceSpec& device, std::string_view source) {
-  double ns = 0;
-  if (source == "waves") {
-    const WaveModel& model = shipped_wave_model();
-    const WaveKernel k =
-        wave_kernel(row.kernel, row.category, row.variant, row.precision, to_sample(row), device);
-    const WaveGroupFit* group = model.group_for(k.group, device);
-    if (group == nullptr)
-      throw Error(fmt::format("cost source 'waves': no group prices {} ({}) on {}", row.shape,
-                              wave_group_text(k.group), device.name));
-    ns = predict_wave_ns(*group, k, device, model.clock_ratio(device));
-  } else if (source == "analytic") {
-    const AnalyticCostModel model(device);
-    const double peak = catalog_roofline(device, row.category, row.precision).peak_flops_per_ns;
-    ns = static_cast<double>(model
-                                 .kernel_breakdown(row.category, peak, static_cast<double>(row.flops),
-                                                   static_cast<double>(row.bytes))
-                                 .duration_ns);
-  } else {
-    throw UnknownNameError(fmt::format("unknown kernel pricing source '{}'; valid: {}", source,
-                                       fmt::join(kernel_pricing_sources(), ", ")));
-  }
+  const double ns = kernel_pricers().find(source).price(row, device);
   if (!(ns > 0))
     throw Error(fmt::format("cost source '{}' priced {} at {} ns on {}", source, row.shape, ns, device.name));
   return ns;

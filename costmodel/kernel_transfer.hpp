@@ -29,6 +29,7 @@
 
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/device_spec.hpp"
+#include "support/registry.hpp"
 
 namespace mutwo::costmodel {
 
@@ -40,7 +41,15 @@ struct KernelTransfer {
   double factor = 1.0;  // destination time / measured time, > 0
 };
 
-// The sources that price a kernel row on any GPU: "waves", "analytic".
+// A source that prices a kernel row on any GPU from its work.
+struct KernelPricer {
+  std::string name;
+  std::string description;
+  double (*price)(const CalibrationRow& row, const DeviceSpec& device) = nullptr;  // ns
+};
+// "waves", "analytic".
+const Registry<KernelPricer>& kernel_pricers();
+// Their names, in registration order.
 const std::vector<std::string>& kernel_pricing_sources();
 
 // A kernel row's price on `device` by `source` (kernel_pricing_sources), in ns, > 0. Throws
