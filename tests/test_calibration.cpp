@@ -1,6 +1,5 @@
-// The calibrated cost source: calibration CSV reading and DeepBench conversion, the kernel model's
-// wave quantization, the least-squares fit, profiles, held-out error on DeepBench's V100 kernels,
-// and cross-GPU scaling of measured traces.
+// The calibrated cost source: calibration CSV reading and DeepBench conversion, the kernel model's wave
+// quantization, the fit, profiles, held-out error on DeepBench's V100 kernels, cross-GPU scaling.
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -161,29 +161,6 @@ TEST_CASE("the model picks a device's own group, then a same-chip device's, then
                         h100, 1.0) == doctest::Approx(kUnfittedFixedCostNs + 64 / 3350.0));
 }
 
-TEST_CASE("a kernel whose bytes sit in L2 costs no more than streaming them from HBM") {
-  // The H200 (50 MB L2, 132 SMs at 1.98 GHz, 4,800 B/ns of HBM) with a group of dh = 1.25 and
-  // dl = 0.157 SM-cycles per byte (the shipped elementwise group's figures): 48 MB in L2 would take
-  // 48e6 x 0.157 / 261.36 = 28,834 ns, the same bytes from HBM 48e6 x 1.25 / 4,800 = 12,500 ns (the
-  // lease measured 12.6 us for Adam's kernels of this size); 1 MB: 601 ns in L2, 260 from HBM.
-  const WaveGroupFit g = group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {0, 1.25, 0.157});
-  const DeviceSpec h200 = find_device("h200");
-  REQUIRE(h200.l2_bytes >= 48'000'000);
-  for (const double bytes : {48e6, 1e6}) {
-    KernelSample s;
-    s.bytes = bytes;
-    const double hbm = bytes * 1.25 / h200.hbm_bytes_per_ns;
-    CHECK(predict_wave_ns(g, wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, h200), h200,
-                          1.0) == doctest::Approx(hbm));
-  }
-  // Where L2 is the cheaper, it is taken: dl = 0.001.
-  const WaveGroupFit fast_l2 = group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {0, 1.25, 0.001});
-  KernelSample s;
-  s.bytes = 1e6;
-  CHECK(predict_wave_ns(fast_l2, wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, h200), h200,
-                        1.0) == doctest::Approx(1e6 * 0.001 / (132 * 1.98)));
-}
-
 TEST_CASE("the fixed cost the eager-op families take is read off HTA's V100 trace") {
   // kUnfittedFixedCostNs = the 5th percentile of the elementwise kernels' durations (1.70 us) + the
   // median back-to-back interval (0.75 us, scripts/kernel-gaps.py).
