@@ -1,7 +1,7 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/attention_passes.hpp"
 #include "costmodel/calibration_csv.hpp"
-#include "costmodel/fused_norm_kernels.hpp"
+#include "costmodel/norm_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -140,7 +140,7 @@ std::vector<OpKernel> main_kernels(const ir::Graph& graph, const ir::Op& op) {
     }
     return out;
   }
-  if (std::vector<OpKernel> fused = fused_norm_kernels(graph, op); !fused.empty()) return fused;
+  if (std::vector<OpKernel> fused = norm_kernels(graph, op); !fused.empty()) return fused;
   if (ir::is_optimizer_update(op.kind) && !op.inputs.empty()) {
     // torch.optim's kernels over the weight (ir/optimizer_kernels.hpp), each an equal share.
     const ir::OptimizerKernels o = ir::optimizer_kernels(op);
@@ -174,6 +174,7 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
   std::vector<OpKernel> out = main_kernels(graph, op);
   if (out.empty()) return out;
   for (OpKernel& k : attention_passes(graph, op)) out.push_back(std::move(k));
+  for (OpKernel& k : batchnorm_statistics(graph, op)) out.push_back(std::move(k));
   return out;
 }
 

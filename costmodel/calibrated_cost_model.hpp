@@ -26,7 +26,8 @@
 //     channels, n = C/g*R*S), FLOPs and bytes split evenly; the 1-D bias gradient is left out;
 //     fused as the forward (C and output channels per model, `launches` = k);
 //   a fused layer norm and its backward (width > 1): the affine transform and its gradients apart
-//     from ATen's norm kernels (fused_norm_kernels.hpp);
+//     from ATen's norm kernels (norm_kernels.hpp); batch norm adds its statistics pass over the
+//     input (norm_kernels.hpp) as a `helper` kernel;
 //   an optimizer step (sgd_step, adam_step, adamw_step): the kernels torch.optim runs over the
 //     weight (ir/optimizer_kernels.hpp: Adam's 7, passing 18 times over weight-sized tensors where
 //     the op's bytes count 7), `launches` = their count, each an equal share of the passes' bytes

@@ -103,7 +103,7 @@ def main():
         "measurement sides with the other two. Transformers gain little (0.99-1.26x): their fused linears "
         "are batched GEMMs, which NeuSight's measured batched kernels show gaining (Fusion measured, above), "
         "but HFTA's fused layer norm applies each model's affine transform and computes its gradients apart "
-        "from ATen's norm kernels (costmodel/fused_norm_kernels.hpp), up to 14 passes over the activations "
+        "from ATen's norm kernels (costmodel/norm_kernels.hpp), up to 14 passes over the activations "
         "where one model's backward makes 3. The H200 measured it (docs/VALIDATION.md: fused layer-norm "
         "backward at 4.4x the price of ATen's one kernel, 0.87 of measured when priced as these kernels), "
         "and it is why the waves source says GPT-2 (25 layer norms per model at sequence 1024) trains 1 % "

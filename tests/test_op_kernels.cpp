@@ -1,8 +1,9 @@
-// The kernels horizontally fused ops run where they are not the unfused op's: a fused convolution
+// The kernels ops run where they are not one kernel over the graph's bytes: a fused convolution
 // (HFTA: k models' convolutions as one with k times their groups) is priced as its k models' kernels
 // one after another, as cuDNN ran it on the H200 (docs/VALIDATION.md, "Fused convolutions"), a
 // depthwise one stays one kernel over every channel; a fused layer norm applies each model's affine
-// transform apart (costmodel/fused_norm_kernels.hpp).
+// transform apart, and batch norm reads its input once more for its statistics
+// (costmodel/norm_kernels.hpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "costmodel/fused_norm_kernels.hpp"
+#include "costmodel/norm_kernels.hpp"
 #include "ir/conv_groups.hpp"
 #include "transforms/autodiff.hpp"
 #include "zoo/model_registry.hpp"
@@ -131,6 +132,31 @@ TEST_CASE("a fused layer norm is ATen's norm without affine plus each model's af
   CHECK(b[1].category == KindCategory::norm);
   CHECK((b[5].category == KindCategory::reduction && b[6].category == KindCategory::reduction));
   // One model runs ATen's own op with its affine: one kernel each, as before.
-  CHECK(costmodel::fused_norm_kernels(one, op_named(one, name)).empty());
+  CHECK(costmodel::norm_kernels(one, op_named(one, name)).empty());
   CHECK(op_kernels(one, op_named(one, name + ".backward")).size() == 1);
+}
+
+TEST_CASE("batch norm reads its input once more for its statistics, a helper pass beside its kernel") {
+  // resnet18 at batch 32, one model: bn1 normalises x [32,64,112,112] fp32 = 102,760,448 bytes.
+  const Graph one = trained("resnet18", 32, 1);
+  const Op& bn = op_named(one, "bn1");
+  const double x = 102'760'448;
+  REQUIRE(one.tensor(bn.inputs[0]).bytes == x);
+  const std::vector<OpKernel> f = op_kernels(one, bn);
+  REQUIRE(f.size() == 2);
+  CHECK((f[0].kernel == "batchnorm2d" && !f[0].helper));  // the op's own bytes, as bench-ops fits it
+  CHECK(f[0].sample.bytes == static_cast<double>(bn.bytes_read + bn.bytes_written));
+  CHECK((f[1].helper && f[1].category == KindCategory::reduction && f[1].sample.bytes == x));
+  // Its backward reduces dY and x per channel first: 2X.
+  const std::vector<OpKernel> b = op_kernels(one, op_named(one, "bn1.backward"));
+  REQUIRE(b.size() == 2);
+  CHECK((b[1].helper && b[1].sample.bytes == 2 * x));
+  // The H200's bench-ops profile has a batchnorm2d kernel but no statistics pass: it prices bn1 as
+  // before, its own kernel alone.
+  const DeviceSpec h200 = find_device("h200");
+  const CalibratedCostModel calibrated(h200, *find_calibration_profile(h200));
+  const KernelGroupFit* g = calibrated.profile().find("batchnorm2d", "", "fp32");
+  REQUIRE(g != nullptr);
+  CHECK(calibrated.op_duration_ns(one, bn) ==
+        static_cast<int64_t>(std::ceil(predict_kernel_ns(g->model, f[0].sample, h200.sm_count))));
 }

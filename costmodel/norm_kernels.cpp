@@ -1,4 +1,4 @@
-#include "costmodel/fused_norm_kernels.hpp"
+#include "costmodel/norm_kernels.hpp"
 
 #include <algorithm>
 #include <string>
@@ -26,7 +26,7 @@ OpKernel pass_kernel(std::string name, KindCategory category, double passes, con
 
 }  // namespace
 
-std::vector<OpKernel> fused_norm_kernels(const ir::Graph& graph, const ir::Op& op) {
+std::vector<OpKernel> norm_kernels(const ir::Graph& graph, const ir::Op& op) {
   std::vector<OpKernel> out;
   if (op.width <= 1) return out;
   const double flops = static_cast<double>(op.flops);
@@ -55,6 +55,20 @@ std::vector<OpKernel> fused_norm_kernels(const ir::Graph& graph, const ir::Op& o
   const double share = kernels.empty() ? 0 : flops / static_cast<double>(kernels.size());
   for (OpKernel& k : kernels) k.sample.flops = share;
   return kernels;
+}
+
+std::vector<OpKernel> batchnorm_statistics(const ir::Graph& graph, const ir::Op& op) {
+  std::vector<OpKernel> out;
+  if (op.inputs.empty()) return out;
+  // batchnorm2d reads x; its backward dY and x (input 0 is dY, x's size).
+  const double passes = op.kind == ir::OpKind::batchnorm2d            ? 1
+                        : op.kind == ir::OpKind::batchnorm2d_backward ? 2
+                                                                      : 0;
+  if (passes == 0) return out;
+  out.push_back(
+      pass_kernel("batchnorm_statistics", KindCategory::reduction, passes, graph.tensor(op.inputs[0]), 0));
+  out.back().helper = true;
+  return out;
 }
 
 }  // namespace mutwo::costmodel
