@@ -1,6 +1,8 @@
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibration_csv.hpp"
 
+#include <vector>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -38,7 +40,10 @@ KernelWork op_kind_work(std::string_view kernel, const std::vector<int64_t>& d, 
   }
   b.add_op(kind, std::string(kernel), inputs);
   const ir::Graph graph = std::move(b).finish();
-  const std::vector<OpKernel> kernels = op_kernels(graph, graph.ops.front());
+  // The op's own kernel: bench-ops times the whole op, its helper passes (batch norm's statistics)
+  // inside that one time.
+  std::vector<OpKernel> kernels = op_kernels(graph, graph.ops.front());
+  std::erase_if(kernels, [](const OpKernel& k) { return k.helper; });
   if (kernels.size() != 1) {
     throw Error(fmt::format("op kind '{}' prices as {} kernels, expected 1", kernel, kernels.size()));
   }
