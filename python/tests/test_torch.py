@@ -78,7 +78,7 @@ def test_an_imported_model_searches_under_a_memory_limit(name, speedup):
     limit = hfta["peak_bytes"] * 3 // 4  # all four fused no longer fit
     rows = mutwo.search(m.times(4), memory=limit, top=5)
     # HFTA now trains two fused pairs one after the other; mutwo keeps all four fused with a swap and
-    # recompute plan: 1.42x HFTA's throughput (RegNet-Y) and 1.28x (DenseNet-121, whose concatenated
+    # recompute plan: 1.41x HFTA's throughput (RegNet-Y) and 1.27x (DenseNet-121, whose concatenated
     # features are large and cheap to recompute) on the waves source's A100-40GB prices. (Before
     # fused convolutions were priced as their models' kernels one after another, as measured on the
     # H200, fusing four gained more: 1.76x and 1.59x.)
