@@ -95,7 +95,7 @@ def main():
         "time at 4 fused), 0.48-0.64x as one dense kernel), and 8 fused resnet18 trained only 1.10x "
         "faster than one model eight times. Both sources now price a fused convolution as its k models' "
         "kernels one after another (op_kernels' launches, costmodel/calibrated_cost_model.hpp; a depthwise "
-        "one stays one kernel over every channel), so convolution nets gain 1.03-1.33x from fusing 8 with the "
+        "one stays one kernel over every channel), so convolution nets gain 1.03-1.31x from fusing 8 with the "
         "waves source: what is left is their depthwise convolutions, norms, elementwise ops, Adam's small "
         "kernels (7 launches per weight, ir/optimizer_kernels.hpp) and linears. The `analytic` roofline (an "
         "efficiency that rises smoothly with a kernel's work per SM, a 4 us launch) prices the fused "
