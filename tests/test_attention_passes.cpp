@@ -10,29 +10,15 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/device_catalog.hpp"
-#include "transforms/autodiff.hpp"
-#include "zoo/model_registry.hpp"
+#include "tests/support/zoo_step.hpp"
 
 namespace {
 
 using namespace mutwo;
 using namespace mutwo::costmodel;
 using namespace mutwo::ir;
-
-Graph trained(const std::string& model) {
-  zoo::ModelConfig config;
-  config.batch_size = 2;
-  config.seq_len = 16;
-  return transforms::build_training_step(zoo::build_model(model, config), transforms::OptimizerConfig{});
-}
-
-const Op& op_named(const Graph& g, const std::string& name) {
-  for (const Op& op : g.ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no op " << name);
-  return g.ops.front();
-}
+using mutwo::test::op_named;
+using mutwo::test::zoo_step;
 
 // (kernel, bytes) of an op's helper passes.
 std::vector<std::pair<std::string, double>> passes(const Graph& g, const Op& op) {
@@ -48,7 +34,7 @@ std::vector<std::pair<std::string, double>> passes(const Graph& g, const Op& op)
 TEST_CASE("bert-base's attention products: head copies and the scaling beside the GEMMs") {
   // Batch 2, seq 16, 12 heads: q, k, v, dO [2,16,768] fp32 = 98,304 bytes (Q); scores [2,12,16,16]
   // = 24,576 bytes (S).
-  const Graph g = trained("bert-base");
+  const Graph g = zoo_step("bert-base", 2, 1, 16);
   const std::string p = "bert.encoder.layer.0.attention.self.";
   using Passes = std::vector<std::pair<std::string, double>>;
   const double q = 98'304, s = 24'576;
@@ -65,7 +51,7 @@ TEST_CASE("bert-base's attention products: head copies and the scaling beside th
 }
 
 TEST_CASE("a causal mask is one more pass over the scores; a profile without the passes leaves them out") {
-  const Graph g = trained("gpt2");
+  const Graph g = zoo_step("gpt2", 2, 1, 16);
   const Op& scores = op_named(g, "transformer.h.0.attn.scores");
   const auto p = passes(g, scores);
   REQUIRE(p.size() == 4);

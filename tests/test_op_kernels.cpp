@@ -15,30 +15,15 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/norm_kernels.hpp"
 #include "ir/conv_groups.hpp"
-#include "transforms/autodiff.hpp"
-#include "zoo/model_registry.hpp"
+#include "tests/support/zoo_step.hpp"
 
 namespace {
 
 using namespace mutwo;
 using namespace mutwo::costmodel;
 using namespace mutwo::ir;
-
-Graph trained(const std::string& model, int64_t batch, int32_t width, int64_t seq_len = 0) {
-  zoo::ModelConfig config;
-  config.batch_size = batch;
-  config.seq_len = seq_len;
-  config.width = width;
-  return transforms::build_training_step(zoo::build_model(model, config), transforms::OptimizerConfig{});
-}
-
-const Op& op_named(const Graph& g, const std::string& name) {
-  for (const Op& op : g.ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no op " << name);
-  return g.ops.front();
-}
+using mutwo::test::op_named;
+using mutwo::test::zoo_step;
 
 void check_same_sample(const OpKernel& fused, const OpKernel& one) {
   CHECK(fused.kernel == one.kernel);
@@ -55,8 +40,8 @@ void check_same_sample(const OpKernel& fused, const OpKernel& one) {
 TEST_CASE("a fused convolution is its models' kernels one after another, forward and backward") {
   // resnet18 at batch 32 (the H200 lease's fusion run): layer1.0.conv1, x [32,64,56,56] per model,
   // W [64,64,3,3], padding 1; four models fused: x [32,256,56,56], W [256,64,3,3], 4 groups.
-  const Graph one = trained("resnet18", 32, 1);
-  const Graph four = trained("resnet18", 32, 4);
+  const Graph one = zoo_step("resnet18", 32, 1);
+  const Graph four = zoo_step("resnet18", 32, 4);
   for (const std::string name : {"layer1.0.conv1", "layer1.0.conv1.backward"}) {
     CAPTURE(name);
     const Op& op1 = op_named(one, name);
@@ -92,7 +77,7 @@ TEST_CASE("a fused convolution is its models' kernels one after another, forward
 TEST_CASE("a fused depthwise convolution stays one kernel over every model's channels") {
   // mobilenet-v2's first depthwise conv: 32 channels, groups 32 per model; fused 2 wide: 64 groups,
   // W [64,1,3,3], one input channel per group.
-  const Graph two = trained("mobilenet-v2", 8, 2);
+  const Graph two = zoo_step("mobilenet-v2", 8, 2);
   const Op& dw = op_named(two, "features.1.conv.0.0");
   CHECK(conv_groups(dw) == 64);
   for (const std::string name : {"features.1.conv.0.0", "features.1.conv.0.0.backward"}) {
@@ -110,8 +95,8 @@ TEST_CASE("a fused depthwise convolution stays one kernel over every model's cha
 TEST_CASE("a fused layer norm is ATen's norm without affine plus each model's affine and its gradients") {
   // bert-base at batch 2, seq 16, 2 models: the embeddings' LayerNorm normalises x [2, 2, 16, 768]
   // fp32 = 196,608 bytes (X).
-  const Graph one = trained("bert-base", 2, 1, 16);
-  const Graph two = trained("bert-base", 2, 2, 16);
+  const Graph one = zoo_step("bert-base", 2, 1, 16);
+  const Graph two = zoo_step("bert-base", 2, 2, 16);
   const std::string name = "bert.embeddings.LayerNorm";
   const Op& fwd = op_named(two, name);
   REQUIRE(two.tensor(fwd.inputs[0]).bytes == 196'608);
@@ -138,7 +123,7 @@ TEST_CASE("a fused layer norm is ATen's norm without affine plus each model's af
 
 TEST_CASE("batch norm reads its input once more for its statistics, a helper pass beside its kernel") {
   // resnet18 at batch 32, one model: bn1 normalises x [32,64,112,112] fp32 = 102,760,448 bytes.
-  const Graph one = trained("resnet18", 32, 1);
+  const Graph one = zoo_step("resnet18", 32, 1);
   const Op& bn = op_named(one, "bn1");
   const double x = 102'760'448;
   REQUIRE(one.tensor(bn.inputs[0]).bytes == x);

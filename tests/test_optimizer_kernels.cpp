@@ -10,8 +10,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/wave_model.hpp"
 #include "ir/optimizer_kernels.hpp"
-#include "transforms/autodiff.hpp"
-#include "zoo/model_registry.hpp"
+#include "tests/support/zoo_step.hpp"
 
 namespace {
 
@@ -50,20 +49,11 @@ TEST_CASE("the kernels and passes of torch.optim's steps, counted by hand") {
 }
 
 TEST_CASE("an Adam step is priced as its 7 kernels; a small one costs 7 launches, as on the H200") {
-  zoo::ModelConfig config;
-  config.batch_size = 32;
-  const Graph g =
-      transforms::build_training_step(zoo::build_model("resnet18", config), transforms::OptimizerConfig{});
-  const Op* bias = nullptr;
-  const Op* big = nullptr;
-  for (const Op& op : g.ops) {
-    if (op.name == "bn1.bias.adam_step") bias = &op;
-    if (op.name == "layer4.1.conv2.weight.adam_step") big = &op;
-  }
-  REQUIRE(bias != nullptr);
-  REQUIRE(big != nullptr);
+  const Graph g = test::zoo_step("resnet18", 32);
+  const Op& bias = test::op_named(g, "bn1.bias.adam_step");
+  const Op& big = test::op_named(g, "layer4.1.conv2.weight.adam_step");
   // layer4.1.conv2's weight: 512 x 512 x 3 x 3 fp32 = 9,437,184 bytes; 18 passes over 7 kernels.
-  const std::vector<costmodel::OpKernel> k = costmodel::op_kernels(g, *big);
+  const std::vector<costmodel::OpKernel> k = costmodel::op_kernels(g, big);
   REQUIRE(k.size() == 1);
   CHECK(k[0].launches == 7);
   CHECK(k[0].sample.bytes == doctest::Approx(18.0 * 9'437'184 / 7));
@@ -72,7 +62,7 @@ TEST_CASE("an Adam step is priced as its 7 kernels; a small one costs 7 launches
   // 2,450 ns each, costmodel/models/waves.json) and a few bytes: 17.15 us. The H200 lease measured
   // 17.2 us for such steps (docs/VALIDATION.md).
   const auto waves = costmodel::builtin_cost_sources().create("waves", costmodel::find_device("h200"));
-  const int64_t t = waves->op_duration_ns(g, *bias);
+  const int64_t t = waves->op_duration_ns(g, bias);
   CHECK(t >= 7 * costmodel::kUnfittedFixedCostNs);
   CHECK(t <= 7 * costmodel::kUnfittedFixedCostNs + 10);
 }
