@@ -178,6 +178,17 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
   return out;
 }
 
+OpKernel pass_kernel(std::string kernel, KindCategory category, double passes, const ir::Tensor& t,
+                     double flops) {
+  OpKernel k;
+  k.kernel = std::move(kernel);
+  k.category = category;
+  k.sample.m = std::max<int64_t>(1, elements(t.shape));
+  k.sample.bytes = passes * static_cast<double>(t.bytes);
+  k.sample.flops = flops;
+  return k;
+}
+
 std::string op_precision(const ir::Graph& graph, const ir::Op& op, const DeviceSpec& device,
                          const AnalyticOptions& options) {
   const KindCategory category = ir::kind_category(op.kind);

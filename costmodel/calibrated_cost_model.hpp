@@ -65,6 +65,10 @@ struct OpKernel {
   bool helper = false;   // an element-wise pass beside the op's main kernels (attention_passes.hpp)
 };
 std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op);
+// A bandwidth-bound kernel passing `passes` times over tensors the size of `t`: m = t's elements,
+// bytes = passes x t's bytes (the norms' and attention's extra kernels).
+OpKernel pass_kernel(std::string kernel, ir::KindCategory category, double passes, const ir::Tensor& t,
+                     double flops = 0);
 
 // "fp16" for f16, "bf16" for bf16, "tf32" for f32 when TF32 is on for the op's category (matmul:
 // allow_tf32_matmul or the graph's tf32 precision mode; conv: allow_tf32_conv or the tf32 mode) and

@@ -1,30 +1,10 @@
 #include "costmodel/norm_kernels.hpp"
 
-#include <algorithm>
-#include <string>
-
-#include "ir/attributes.hpp"
+#include "ir/needs_grad.hpp"
 
 namespace mutwo::costmodel {
-namespace {
 
 using ir::KindCategory;
-
-// A bandwidth-bound kernel over `passes` x-sized tensors; m = x's elements.
-OpKernel pass_kernel(std::string name, KindCategory category, double passes, const ir::Tensor& x,
-                     double flops) {
-  OpKernel k;
-  k.kernel = std::move(name);
-  k.category = category;
-  int64_t elements = 1;
-  for (int64_t d : x.shape) elements *= d;
-  k.sample.m = std::max<int64_t>(1, elements);
-  k.sample.bytes = passes * static_cast<double>(x.bytes);
-  k.sample.flops = flops;
-  return k;
-}
-
-}  // namespace
 
 std::vector<OpKernel> norm_kernels(const ir::Graph& graph, const ir::Op& op) {
   std::vector<OpKernel> out;
@@ -38,8 +18,7 @@ std::vector<OpKernel> norm_kernels(const ir::Graph& graph, const ir::Op& op) {
   }
   if (op.kind != ir::OpKind::layernorm_backward || op.inputs.size() < 2) return out;
   const ir::Tensor& x = graph.tensor(op.inputs[1]);  // inputs [dY, x, gamma, beta, mean, rstd]
-  const auto flags = ir::attr_ints_or(op.attrs, "needs_grad", {}, op.name);
-  const auto needs = [&](size_t i) { return i < flags.size() && flags[i] != 0; };
+  const auto needs = [&](size_t i) { return ir::needs_grad(op, i); };
   std::vector<OpKernel> kernels;
   if (needs(0)) {
     kernels.push_back(pass_kernel("mul", KindCategory::elementwise, 2, x, 0));

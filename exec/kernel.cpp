@@ -9,13 +9,13 @@
 #include <fmt/ranges.h>
 
 #include "exec/torch_types.hpp"
+#include "ir/needs_grad.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::exec {
 
 bool KernelContext::needs_grad(size_t i) const {
-  const auto flags = ir::attr_ints_or(op.attrs, "needs_grad", {}, op.name);
-  return i < flags.size() && flags[i] != 0;
+  return ir::needs_grad(op, i);
 }
 
 double KernelContext::attr_double(std::string_view key, double fallback) const {
