@@ -175,7 +175,7 @@ void add_replay_trace_command(CLI::App& app) {
   cmd->add_option("--what-if-source", opts->request.what_if_source,
                   "With --what-if-gpu: the source that prices kernels with recorded shapes")
       ->capture_default_str()
-      ->check(CLI::IsMember(costmodel::kernel_pricing_sources()));
+      ->check(CLI::IsMember(costmodel::kernel_pricers().names()));
   cmd->add_option("--trace-gpu", opts->request.trace_gpu,
                   "The catalog GPU the trace ran on, when its deviceProperties do not name one");
   cmd->add_flag("--json", opts->json, "Print the replay as JSON");

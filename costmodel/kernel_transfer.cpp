@@ -58,11 +58,6 @@ const Registry<KernelPricer>& kernel_pricers() {
   return registry;
 }
 
-const std::vector<std::string>& kernel_pricing_sources() {
-  static const std::vector<std::string> sources = kernel_pricers().names();
-  return sources;
-}
-
 double kernel_price_ns(const CalibrationRow& row, const DeviceSpec& device, std::string_view source) {
   const double ns = kernel_pricers().find(source).price(row, device);
   if (!(ns > 0))

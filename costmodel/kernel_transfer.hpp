@@ -49,10 +49,8 @@ struct KernelPricer {
 };
 // "waves", "analytic".
 const Registry<KernelPricer>& kernel_pricers();
-// Their names, in registration order.
-const std::vector<std::string>& kernel_pricing_sources();
 
-// A kernel row's price on `device` by `source` (kernel_pricing_sources), in ns, > 0. Throws
+// A kernel row's price on `device` by `source` (kernel_pricers), in ns, > 0. Throws
 // UnknownNameError naming the valid sources, Error when the wave model has no group for the row.
 double kernel_price_ns(const CalibrationRow& row, const DeviceSpec& device, std::string_view source);
 

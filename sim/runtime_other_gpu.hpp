@@ -25,7 +25,7 @@ struct OtherGpuWork {
 
 // `records`: the trace's shaped ops (io::kineto_op_records_if_shaped; empty when it has none);
 // `origin`: the catalog GPU the trace ran on; `source`: a kernel pricing source
-// (costmodel::kernel_pricing_sources). Throws what costmodel::kernel_price_ns throws.
+// (costmodel::kernel_pricers). Throws what costmodel::kernel_price_ns throws.
 OtherGpuWork move_work_to_gpu(const ir::RuntimeTrace& trace, const io::KinetoOpRecords& records,
                               const costmodel::DeviceSpec& origin, const costmodel::DeviceSpec& destination,
                               std::string_view source);
