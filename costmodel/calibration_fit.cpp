@@ -57,19 +57,9 @@ double squared_relative_error(const KernelModel& model, const std::vector<Kernel
 
 }  // namespace
 
-std::string tile_text(TileShape tile) {
-  if (tile.split_k_depth < 1) return fmt::format("{}x{}", tile.m, tile.n);
-  return fmt::format("{}x{}, split-K >= {}", tile.m, tile.n, tile.split_k_depth);
-}
-
-int64_t split_k_slices(int64_t tiles, int64_t k, TileShape tile, int32_t sms) {
-  if (tile.split_k_depth < 1 || tiles >= sms) return 1;
-  return std::max<int64_t>(1, std::min<int64_t>(sms / tiles, k / tile.split_k_depth));
-}
-
-int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms, int64_t batch, int64_t k) {
+int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms, int64_t batch) {
   const int64_t tiles = batch * ceil_div(m, tile.m) * ceil_div(n, tile.n);
-  return ceil_div(tiles * split_k_slices(tiles, k, tile, sms), sms);
+  return ceil_div(tiles, sms);
 }
 
 std::array<double, kComputeTerms> compute_terms(const KernelSample& kernel, TileShape tile, int32_t sms) {
@@ -78,11 +68,8 @@ std::array<double, kComputeTerms> compute_terms(const KernelSample& kernel, Tile
                             kernel.n, kernel.k));
   }
   if (sms < 1) throw Error(fmt::format("kernel model: sm count {} must be >= 1", sms));
-  const int64_t tiles = kernel.batch * ceil_div(kernel.m, tile.m) * ceil_div(kernel.n, tile.n);
-  const int64_t slices = split_k_slices(tiles, kernel.k, tile, sms);
-  const int64_t waves = ceil_div(tiles * slices, sms);
-  // Each slot of a wave holds a tile of 1 / slices of the reduction.
-  const double slots = static_cast<double>(waves) * sms * tile.m * tile.n / static_cast<double>(slices);
+  const int64_t waves = kernel_waves(kernel.m, kernel.n, tile, sms, kernel.batch);
+  const double slots = static_cast<double>(waves) * sms * tile.m * tile.n;
   const double quantized =
       kernel.flops * slots /
       (static_cast<double>(kernel.batch) * static_cast<double>(kernel.m) * static_cast<double>(kernel.n));

@@ -42,18 +42,11 @@ namespace mutwo::costmodel {
 struct TileShape {
   int32_t m = 128;
   int32_t n = 128;
-  // Split-K: when a kernel's output tiles fill less than one wave, the library splits the reduction
-  // (k) into slices of at least this depth so that the SMs fill (cuBLAS's and CUTLASS's split-K,
-  // cuDNN's weight-gradient kernels over the batch); 0: never split.
-  int64_t split_k_depth = 0;
 };
 
 // CUTLASS's threadblock tile shapes for SM70/SM75 GEMMs, largest first.
 inline constexpr std::array<TileShape, 6> kTileCandidates{
     {{256, 128}, {128, 128}, {128, 64}, {64, 64}, {64, 32}, {32, 32}}};
-
-// Split-K depths the wave model's fit tries per group (0: no split).
-inline constexpr std::array<int64_t, 5> kSplitKDepthCandidates{0, 4096, 1024, 256, 64};
 
 inline constexpr int kMaxFitRounds = 30;
 inline constexpr size_t kComputeTerms = 4;  // launch, wave, flop, slot
@@ -68,13 +61,8 @@ struct KernelSample {
   double time_ns = 0;  // measured (fitting); ignored when predicting
 };
 
-// "256x128", with ", split-K >= 1024" when the tile splits the reduction.
-std::string tile_text(TileShape tile);
-// The reduction's slices: 1, or with tile.split_k_depth > 0 and tiles < sms,
-// min(floor(sms / tiles), floor(k / split_k_depth)) (at least 1).
-int64_t split_k_slices(int64_t tiles, int64_t k, TileShape tile, int32_t sms);
-// ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) * slices / sms).
-int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms, int64_t batch = 1, int64_t k = 1);
+// ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / sms).
+int64_t kernel_waves(int64_t m, int64_t n, TileShape tile, int32_t sms, int64_t batch = 1);
 // The compute regime's terms {1, waves, flops, Fq}. Throws Error on batch, m, n, k < 1 or sms < 1.
 std::array<double, kComputeTerms> compute_terms(const KernelSample& kernel, TileShape tile, int32_t sms);
 // The memory regime's terms {1, bytes}.

@@ -151,12 +151,9 @@ GroupResult fit_group(const WaveRows& w, const WaveGroupKey& key, const std::vec
                       const std::vector<double>& clock_ratio) {
   if (!is_gemm_like(key)) return fit_one_tile(w, key, members, TileShape{}, clock_ratio);
   GroupResult best;
-  for (TileShape tile : kTileCandidates) {
-    for (int64_t depth : kSplitKDepthCandidates) {
-      tile.split_k_depth = depth;
-      GroupResult r = fit_one_tile(w, key, members, tile, clock_ratio);
-      if (r.objective < best.objective) best = std::move(r);
-    }
+  for (const TileShape& tile : kTileCandidates) {
+    GroupResult r = fit_one_tile(w, key, members, tile, clock_ratio);
+    if (r.objective < best.objective) best = std::move(r);
   }
   return best;
 }

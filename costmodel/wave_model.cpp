@@ -21,7 +21,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_m
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-wave-model";
-constexpr int64_t kVersion = 3;
+constexpr int64_t kVersion = 2;
 constexpr std::string_view kMethod =
     "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
@@ -45,7 +45,6 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   o["math"] = g.key.math;
   o["tile_m"] = g.tile.m;
   o["tile_n"] = g.tile.n;
-  o["split_k_depth"] = g.tile.split_k_depth;
   o["compute"] = g.compute;
   o["memory"] = g.memory;
   o["fixed_cost_fitted"] = g.fixed_cost_fitted;
@@ -55,16 +54,13 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   return o;
 }
 
-std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string_view key, int64_t version) {
+std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string_view key) {
   std::vector<WaveGroupFit> out;
   const nlohmann::json& groups = r.array(key);
   for (size_t i = 0; i < groups.size(); ++i) {
     const support::JsonReader g(groups[i], fmt::format("{}: {} {}", r.where(), key, i));
-    g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "split_k_depth", "compute", "memory",
-                   "fixed_cost_fitted", "rows", "devices", "error"});
-    if (version < 3 && g.has("split_k_depth")) {
-      throw FormatError(fmt::format("{}: field 'split_k_depth' needs version 3", g.where()));
-    }
+    g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "compute", "memory", "fixed_cost_fitted",
+                   "rows", "devices", "error"});
     WaveGroupFit fit;
     fit.key = {g.string("family"), g.string("variant"), g.string("math")};
     static const std::vector<std::string_view> families{
@@ -90,11 +86,6 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
     if (fit.tile.m < 1 || fit.tile.n < 1) {
       throw FormatError(
           fmt::format("{}: tile {}x{} must be at least 1x1", g.where(), fit.tile.m, fit.tile.n));
-    }
-    if (version >= 3) fit.tile.split_k_depth = g.integer("split_k_depth");
-    if (fit.tile.split_k_depth < 0) {
-      throw FormatError(fmt::format("{}: field 'split_k_depth' = {} must be >= 0 (0: no split)", g.where(),
-                                    fit.tile.split_k_depth));
     }
     g.non_negative_numbers("compute", fit.compute);
     g.non_negative_numbers("memory", fit.memory);
@@ -218,9 +209,9 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
         fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
   }
   const int64_t version = r.integer("version");
-  if (version < 1 || version > kVersion) {
+  if (version != 1 && version != kVersion) {
     throw FormatError(
-        fmt::format("{}: field 'version' = {} is not supported (this mutwo reads versions 1 to {})", where,
+        fmt::format("{}: field 'version' = {} is not supported (this mutwo reads versions 1 and {})", where,
                     version, kVersion));
   }
   WaveModel m;
@@ -235,14 +226,14 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
     if (!input.is_string()) r.wrong_type("inputs", "array of strings", input);
     m.inputs.push_back(input.get<std::string>());
   }
-  m.groups = parse_groups(r, "groups", version);
+  m.groups = parse_groups(r, "groups");
   const nlohmann::json& refinements = r.array("refinements");
   for (size_t i = 0; i < refinements.size(); ++i) {
     const support::JsonReader o(refinements[i], fmt::format("{}: refinement {}", where, i));
     o.expect_only({"device", "groups"});
     WaveRefinement ref;
     ref.device = o.string("device");
-    ref.groups = parse_groups(o, "groups", version);
+    ref.groups = parse_groups(o, "groups");
     m.refinements.push_back(std::move(ref));
   }
   const nlohmann::json& harness = r.array("harness");

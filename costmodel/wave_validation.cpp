@@ -341,9 +341,9 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
     const std::string fixed_m = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.memory[0]) : "-";
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
-        wave_group_text(g.key), is_gemm_like(g.key) ? tile_text(g.tile) : "", g.rows, g.devices.size(),
-        fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m, g.memory[1], g.memory[2],
-        support::percent(g.error.median), support::percent(g.error.mean));
+        wave_group_text(g.key), is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "", g.rows,
+        g.devices.size(), fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m, g.memory[1],
+        g.memory[2], support::percent(g.error.median), support::percent(g.error.mean));
   }
   size_t refined = 0;
   for (const WaveRefinement& r : model.refinements) refined += r.groups.size();
