@@ -91,6 +91,9 @@ CalibrationRow bench_row(const ir::KernelTiming& timing, std::string_view device
   row.category = kernel_category(shape.kernel);
   set_row_work(row, work);
   row.time_ns = timing.time_ns;
+  // On a GPU each launch sits between two events, launched back to back: a kernel shorter than the
+  // host's time per launch reads as that time (exec/bench_ops.cpp). The CPU's time is its own.
+  row.timing = device == kHostCpuDevice ? Timing::kernel : Timing::host_paced;
   row.source = shape.source.empty() ? "bench-ops" : "bench-ops " + shape.source;
   row.shape = text;
   validate_calibration_row(row);

@@ -67,7 +67,15 @@ KernelWork row_work(std::string_view where, const std::function<KernelWork()>& w
 }
 
 std::string_view timing_name(Timing timing) {
-  return timing == Timing::kernel ? "kernel" : "eager-op";
+  switch (timing) {
+    case Timing::kernel:
+      return "kernel";
+    case Timing::eager_op:
+      return "eager-op";
+    case Timing::host_paced:
+      return "host-paced";
+  }
+  return "kernel";
 }
 
 std::string_view conv_pass_kernel(ConvPass pass) {
@@ -253,13 +261,11 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
     r.time_ns = parse_int(where, "time_ns", f[i++]);
     if (!v1) {
       const std::string& timing = f[i++];
-      if (timing == "kernel") {
-        r.timing = Timing::kernel;
-      } else if (timing == "eager-op") {
-        r.timing = Timing::eager_op;
-      } else {
-        field_error(where, "timing", timing, "valid: kernel, eager-op");
+      bool known = false;
+      for (Timing t : {Timing::kernel, Timing::eager_op, Timing::host_paced}) {
+        if (timing == timing_name(t)) r.timing = t, known = true;
       }
+      if (!known) field_error(where, "timing", timing, "valid: kernel, eager-op, host-paced");
     }
     r.source = f[i++];
     r.shape = f[i++];

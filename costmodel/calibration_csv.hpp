@@ -46,9 +46,16 @@ inline constexpr std::string_view kCalibrationCsvHeader =
 inline constexpr std::string_view kCalibrationCsvHeaderV1 =
     "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape";
 
-// What a measured time holds (the `timing` column).
-enum class Timing : uint8_t { kernel, eager_op };
-std::string_view timing_name(Timing timing);  // "kernel", "eager-op"
+// What a measured time holds (the `timing` column):
+//   kernel      the GPU time of kernels launched back to back, the queue kept ahead of the GPU
+//               (DeepBench: many launches between two events; profiler traces);
+//   eager-op    one PyTorch op timed from Python between two CUDA events on an idle GPU, the host's
+//               dispatch inside it (NeuSight): the kernels' time plus the host's;
+//   host-paced  each launch between two CUDA events, launched back to back from the host
+//               (mutwo bench-ops on a GPU): the kernel's time, or the host's time per launch when
+//               that is longer (max, not sum).
+enum class Timing : uint8_t { kernel, eager_op, host_paced };
+std::string_view timing_name(Timing timing);  // "kernel", "eager-op", "host-paced"
 
 struct CalibrationRow {
   std::string device;

@@ -60,11 +60,10 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   Columns c;
   bool any_kernel = false;
   for (size_t i : members) {
-    if (w.eager[i]) {
-      c.harness.emplace(w.set_of[i], 0);
-    } else {
-      any_kernel = true;
-    }
+    if (w.eager[i]) c.harness.emplace(w.set_of[i], 0);
+    // Only kernel-timed rows tell the fixed cost: host-paced ones hide the smallest kernels under
+    // the host's floor.
+    if (w.rows[i].timing == Timing::kernel) any_kernel = true;
   }
   c.fixed_cost = any_kernel;
   Eigen::Index next = 0;
@@ -181,7 +180,10 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
       w.devices.push_back(find_device(r.device));
     }
     w.device_of.push_back(it->second);
-    const auto key = std::make_pair(r.device, r.source);
+    // A host-paced set is one kernel's rows of a device: the host's time per launch is the op's.
+    const auto key = std::make_pair(r.device, r.timing == Timing::host_paced
+                                                  ? fmt::format("{} ({})", r.kernel, timing_name(r.timing))
+                                                  : r.source);
     auto s = set_index.find(key);
     if (s == set_index.end()) {
       s = set_index.emplace(key, w.sets.size()).first;
@@ -212,8 +214,9 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
     w.set_floor_ns[s] = support::median(std::move(times), support::EvenMedian::mean_of_middles);
   }
   for (size_t i = 0; i < w.rows.size(); ++i) {
-    w.kernel_bound.push_back(!w.eager[i] || static_cast<double>(w.rows[i].time_ns) >=
-                                                kKernelBoundFloors * w.set_floor_ns[w.set_of[i]]
+    const bool floored = w.eager[i] || w.rows[i].timing == Timing::host_paced;
+    w.kernel_bound.push_back(!floored || static_cast<double>(w.rows[i].time_ns) >=
+                                             kKernelBoundFloors * w.set_floor_ns[w.set_of[i]]
                                  ? 1
                                  : 0);
   }

@@ -8,8 +8,10 @@
 // price (t = h + wave price); and such a time is max(kernel, the host's own time to reach the end
 // event) + h, so only a set's kernel-bound rows are fitted: time >= 2 x the set's floor, the median
 // time of its 10 % smallest rows by work (FLOPs + bytes); the harness is at most that floor (the
-// smallest ops' time holds the harness and more). Kernel-timed rows (DeepBench, bench-ops,
-// profiler traces) are fitted as they are. Every set weighs the same in total (each row 1 / its
+// smallest ops' time holds the harness and more). Host-paced rows (bench-ops on a GPU: each launch
+// between two events) are max(kernel, the host's time per launch): their set is one kernel's rows
+// of a device, and only its rows >= 2 x its floor are fitted, with no harness. Kernel-timed rows
+// (DeepBench, profiler traces) are fitted as they are. Every set weighs the same in total (each row 1 / its
 // set's fitted rows), so 16,000 NeuSight bmm rows of one GPU do not drown DeepBench's 160 GEMMs.
 // A set whose rows fall in two groups (NeuSight's bmm: its B = 1 rows are single products) gets a
 // harness in each group's fit, used for that group's rows; the model records the last group's by key
@@ -20,7 +22,8 @@
 // the harness terms as floor - u with u >= 0; the max of the two regimes by the alternating fit of Magnani &
 // Boyd (2009), seeded by the datasheet roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds
 // rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective. A group
-// without kernel-timed rows fits no fixed cost (it cannot be told from the harness: kUnfittedFixedCostNs).
+// without kernel-timed rows fits no fixed cost (it cannot be told from the harness, nor from host-paced
+// rows, whose smallest kernels sit under the host's floor: kUnfittedFixedCostNs).
 //
 // The power limit's energy per FLOP (wave_kernel.hpp, sustained_clock_ratio) is shared by every group:
 // the gemm-like groups are fitted at 0 (no limit) and at kEnergyGridFirstPj ... kEnergyGridLastPj in

@@ -71,7 +71,15 @@ std::string wave_category(const CalibrationRow& row) {
 }
 
 std::string wave_dataset(const WaveRows& rows, size_t i) {
-  return rows.eager[i] ? "NeuSight" : "DeepBench";
+  switch (rows.rows[i].timing) {
+    case Timing::eager_op:
+      return "NeuSight";
+    case Timing::host_paced:
+      return "bench-ops";
+    case Timing::kernel:
+      break;
+  }
+  return "DeepBench";
 }
 
 WaveHeldOut leave_one_gpu_out(const WaveRows& w) {

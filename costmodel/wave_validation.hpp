@@ -46,7 +46,8 @@ struct WaveHeldOut {
 WaveHeldOut leave_one_gpu_out(const WaveRows& rows);
 
 std::string wave_category(const CalibrationRow& row);      // "GEMM/linear", "bmm", ...
-std::string wave_dataset(const WaveRows& rows, size_t i);  // "NeuSight" (eager-op), "DeepBench" (kernel)
+// "NeuSight" (eager-op), "DeepBench" (kernel), "bench-ops" (host-paced)
+std::string wave_dataset(const WaveRows& rows, size_t i);
 
 struct WaveError {
   std::string device;   // "" in the all-GPU summaries

@@ -10,6 +10,7 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/deepbench_csv.hpp"
+#include "costmodel/wave_fit.hpp"
 #include "ir/bench_ops.hpp"
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
@@ -165,4 +166,37 @@ TEST_CASE("rows of the host CPU are read back, and refused by nothing but the fi
           bad.device = "tpu";
           validate_calibration_row(bad);
         }).rfind("calibration row: field 'device' = 'tpu': not a catalog device", 0) == 0);
+}
+
+TEST_CASE("a GPU's bench-ops rows are host-paced: the wave fit keeps a kernel's rows >= 2 x its floor") {
+  // Each launch sits between two events from the host (exec/bench_ops.cpp): the CPU's rows are its
+  // own time, a GPU's read as the host's time per launch when the kernel is shorter.
+  CHECK(bench_row(timing("relu", {64, 128}, "fp32", 900), std::string(kHostCpuDevice)).timing ==
+        Timing::kernel);
+  std::vector<CalibrationRow> rows;
+  for (int64_t i = 1; i <= 20; ++i) {  // relu on [1024 i, 256]: 10 us (the host) up to 10 + 2.5 i us
+    rows.push_back(
+        bench_row(timing("relu", {1024 * i, 256}, "fp32", 10'000 + (i > 2 ? 2'500 * i : 0)), "h200"));
+  }
+  rows.push_back(bench_row(timing("gemm", {64, 64, 64}, "fp32", 28'000), "h200"));
+  rows.push_back(bench_row(timing("gemm", {4096, 4096, 4096}, "fp32", 3'000'000), "h200"));
+  CHECK(rows.front().timing == Timing::host_paced);
+  const std::vector<CalibrationRow> back = parse_calibration_csv(calibration_csv_text(rows), "h200.csv");
+  CHECK(back.front().timing == Timing::host_paced);
+  CHECK(calibration_csv_text({rows.front()}).find(",host-paced,bench-ops test,") != std::string::npos);
+
+  const WaveRows w = prepare_wave_rows(back);
+  // One set per kernel of the device (the host's time per launch is the op's), none by grid.
+  REQUIRE(w.sets.size() == 2);
+  CHECK(w.sets[0] == std::pair<std::string, std::string>{"h200", "relu (host-paced)"});
+  CHECK(w.sets[1] == std::pair<std::string, std::string>{"h200", "gemm (host-paced)"});
+  // relu's floor: the median of its 2 smallest rows by work (10 % of 20), 10 us; kept from 20 us:
+  // 10 + 2.5 i >= 20 from i = 4. gemm's floor is its smaller row, 28 us: 3 ms is kept.
+  CHECK(w.set_floor_ns[0] == doctest::Approx(10'000.0));
+  CHECK(w.set_floor_ns[1] == doctest::Approx(28'000.0));
+  for (size_t i = 0; i < 20; ++i) CHECK(w.kernel_bound[i] == (i + 1 >= 4 ? 1 : 0));
+  CHECK(w.kernel_bound[20] == 0);
+  CHECK(w.kernel_bound[21] == 1);
+  // No harness: a host-paced time is max(kernel, host), not their sum.
+  for (char e : w.eager) CHECK(e == 0);
 }
