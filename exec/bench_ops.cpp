@@ -1,7 +1,8 @@
 // Single ATen kernels timed for `mutwo bench-ops` (ir/bench_ops.hpp says each kernel's call
 // and dims): cuBLAS/cuDNN on a CUDA device, ATen's CPU kernels on the cpu. Each launch is timed by
 // the device backend's op timers (CUDA events on the compute stream around each of the
-// back-to-back launches, as DeepBench times its kernels; steady_clock on the cpu).
+// back-to-back launches; steady_clock on the cpu). On a GPU a kernel shorter than the host's time
+// per launch reads as that time: the rows' timing is host-paced (costmodel/calibration_csv.hpp).
 #include <algorithm>
 #include <functional>
 #include <memory>
