@@ -174,7 +174,7 @@ TEST_CASE(
   CHECK(bad("v100-16gb,fp32,relu,,elementwise,2,64,1,1,64,512,9000,kernel,,\n") ==
         "k.csv:2: field 'batch' = '2': only a gemm computes a batch of products; must be 1");
   CHECK(bad("v100-16gb,fp32,gemm,,matmul,1,64,32,16,65536,7168,9000,wall,,\n") ==
-        "k.csv:2: field 'timing' = 'wall': valid: kernel, eager-op");
+        "k.csv:2: field 'timing' = 'wall': valid: kernel, eager-op, host-paced");
 }
 
 TEST_CASE("DeepBench conversion: GEMM and conv rows with mutwo's FLOPs and bytes") {
