@@ -16,7 +16,7 @@ bool is_conv(std::string_view kernel) {
   return kernel.starts_with("conv2d_");
 }
 
-// A ResNet-50 (torchvision v1.5: stride in the 3x3) convolution: C, H=W, K, R=S, pad, stride.
+// A convolution of a zoo model: C, H=W, K, R=S, pad, stride.
 struct ConvLayer {
   std::string_view stage;
   int64_t c, hw, k, rs, pad, stride;
@@ -33,6 +33,19 @@ constexpr std::array<ConvLayer, 23> kResNet50Convs{{
     {"res4", 1024, 14, 256, 1, 0, 1}, {"res4", 512, 28, 1024, 1, 0, 2},  {"res5", 1024, 14, 512, 1, 0, 1},
     {"res5", 512, 14, 512, 3, 1, 2},  {"res5", 512, 7, 512, 3, 1, 1},    {"res5", 512, 7, 2048, 1, 0, 1},
     {"res5", 2048, 7, 512, 1, 0, 1},  {"res5", 1024, 14, 2048, 1, 0, 2},
+}};
+
+// MobileNet-V2's (torchvision, 224x224) dense convolutions at 112x112 and 56x56: the stem and the
+// narrow 1x1 expansions and projections around its depthwise ones. The H200 lease's mobilenet-v2
+// step spent most of its convolution time in them (the 1x1 from 16 to 96 channels at 112x112:
+// 11.6 ms for 4 models' backward), shapes the ResNet-50 grid never times.
+constexpr std::array<ConvLayer, 6> kMobileNetV2Convs{{
+    {"stem", 3, 224, 32, 3, 1, 2},
+    {"112", 32, 112, 16, 1, 0, 1},
+    {"112", 16, 112, 96, 1, 0, 1},
+    {"56", 96, 56, 24, 1, 0, 1},
+    {"56", 24, 56, 144, 1, 0, 1},
+    {"56", 144, 56, 24, 1, 0, 1},
 }};
 
 std::vector<BenchShape> gemm_grid(std::string_view) {
@@ -78,6 +91,11 @@ std::vector<BenchShape> conv_grid(std::string_view kernel) {
       out.push_back({std::string(kernel),
                      {n, l.c, l.hw, l.hw, l.k, l.rs, l.rs, l.pad, l.stride},
                      fmt::format("resnet50 {}", l.stage)});
+    }
+    for (const ConvLayer& l : kMobileNetV2Convs) {
+      out.push_back({std::string(kernel),
+                     {n, l.c, l.hw, l.hw, l.k, l.rs, l.rs, l.pad, l.stride},
+                     fmt::format("mobilenet-v2 {}", l.stage)});
     }
   }
   return out;

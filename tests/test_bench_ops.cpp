@@ -53,8 +53,18 @@ TEST_CASE("the default grid: every shape valid; GEMM covers the powers of two 64
   CHECK(pow2.size() == 512);
   CHECK(pow2.contains({64, 8192, 64}));
   CHECK(pow2.contains({8192, 8192, 8192}));
-  // 23 distinct ResNet-50 convolutions at batch 16, 32 and 64.
-  CHECK(default_bench_grid("conv2d_backward_filter", false).size() == 69);
+  // 23 distinct ResNet-50 convolutions and 6 of MobileNet-V2 at batch 16, 32 and 64.
+  const std::vector<BenchShape> conv = default_bench_grid("conv2d_backward_filter", false);
+  CHECK(conv.size() == 87);
+  // MobileNet-V2's 1x1 from 16 to 96 channels at 112x112, the H200 step's slowest convolution.
+  const auto has = [&](std::vector<int64_t> dims, std::string source) {
+    for (const BenchShape& s : conv) {
+      if (s.dims == dims && s.source == source) return true;
+    }
+    return false;
+  };
+  CHECK(has({32, 16, 112, 112, 96, 1, 1, 0, 1}, "mobilenet-v2 112"));
+  CHECK(has({64, 3, 224, 224, 32, 3, 3, 1, 2}, "mobilenet-v2 stem"));
   // --quick: a handful of tiny shapes (the CLI test runs them all on the CPU).
   CHECK(default_bench_grid("gemm", true).size() == 2);
 }
