@@ -69,7 +69,7 @@ CalibrationRow bench_row(const ir::KernelTiming& timing, std::string_view device
     text = fmt::format("M={} N={} K={} NN", d[0], d[1], d[2]);
   } else if (shape.kernel.starts_with("conv2d_")) {
     const ir::BenchConv c = ir::bench_conv(shape);
-    const ConvGeometry conv{c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.pad, c.pad, c.stride, c.stride};
+    const ConvGeometry conv{c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.pad, c.pad, c.stride, c.stride, c.groups};
     const ConvPass passes[] = {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter};
     ConvPass pass = ConvPass::forward;
     for (ConvPass p : passes) {
@@ -77,7 +77,7 @@ CalibrationRow bench_row(const ir::KernelTiming& timing, std::string_view device
     }
     work = conv_work(conv, pass, timing.precision);
     text = conv_shape_text(conv);
-    variant = std::string(conv_variant(c.r, c.s, c.stride, c.stride));
+    variant = std::string(conv_variant(c.r, c.s, c.stride, c.stride, 1, 1, c.groups));
   } else {
     work = op_kind_work(shape.kernel, shape.dims, timing.precision);
     text = d.size() == 4 ? fmt::format("N={} C={} H={} W={}", d[0], d[1], d[2], d[3])

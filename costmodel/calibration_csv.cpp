@@ -83,9 +83,16 @@ std::string_view conv_pass_kernel(ConvPass pass) {
 }
 
 KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view precision) {
-  for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.stride_w}) {
-    if (v < 1) throw Error(fmt::format("convolution {}: sizes and strides must be >= 1", conv_shape_text(g)));
+  for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.stride_h, g.stride_w, g.groups}) {
+    if (v < 1) {
+      throw Error(fmt::format("convolution {}: sizes, strides and groups must be >= 1", conv_shape_text(g)));
+    }
   }
+  if (g.c % g.groups != 0 || g.k % g.groups != 0) {
+    throw Error(fmt::format("convolution {}: groups must divide C and K", conv_shape_text(g)));
+  }
+  const int64_t c_group = g.c / g.groups;  // input channels each output sees
+  const int64_t k_group = g.k / g.groups;  // outputs each input channel feeds
   if (g.pad_h < 0 || g.pad_w < 0)
     throw Error(fmt::format("convolution {}: padding must be >= 0", conv_shape_text(g)));
   const std::string padded = fmt::format("convolution {}", conv_shape_text(g));
@@ -102,26 +109,28 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
   const auto product = [&](std::initializer_list<int64_t> f) { return support::checked_product(f, what); };
   switch (pass) {
     case ConvPass::forward:
-      work.m = product({g.n, p, q}), work.n = g.k, work.k = product({g.c, g.r, g.s});
+      work.m = product({g.n, p, q}), work.n = g.k, work.k = product({c_group, g.r, g.s});
       break;
     case ConvPass::backward_data:
-      work.m = product({g.n, g.h, g.w}), work.n = g.c, work.k = product({g.k, g.r, g.s});
+      work.m = product({g.n, g.h, g.w}), work.n = g.c, work.k = product({k_group, g.r, g.s});
       break;
     case ConvPass::backward_filter:
-      work.m = g.k, work.n = product({g.c, g.r, g.s}), work.k = product({g.n, p, q});
+      work.m = g.k, work.n = product({c_group, g.r, g.s}), work.k = product({g.n, p, q});
       break;
   }
-  work.flops = product({2, g.n, g.k, p, q, g.c, g.r, g.s});
+  work.flops = product({2, g.n, g.k, p, q, c_group, g.r, g.s});
   const int64_t bytes = support::checked_sum(
-      support::checked_sum(product({g.n, g.c, g.h, g.w}), product({g.k, g.c, g.r, g.s}), what),
+      support::checked_sum(product({g.n, g.c, g.h, g.w}), product({g.k, c_group, g.r, g.s}), what),
       product({g.n, g.k, p, q}), what);
   work.bytes = product({bytes, precision_element_bytes(precision)});
   return work;
 }
 
 std::string conv_shape_text(const ConvGeometry& g) {
-  return fmt::format("N={} C={} H={} W={} K={} R={} S={} pad={}x{} stride={}x{}", g.n, g.c, g.h, g.w, g.k,
-                     g.r, g.s, g.pad_h, g.pad_w, g.stride_h, g.stride_w);
+  std::string text = fmt::format("N={} C={} H={} W={} K={} R={} S={} pad={}x{} stride={}x{}", g.n, g.c, g.h,
+                                 g.w, g.k, g.r, g.s, g.pad_h, g.pad_w, g.stride_h, g.stride_w);
+  if (g.groups != 1) text += fmt::format(" groups={}", g.groups);
+  return text;
 }
 
 std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t stride_w, int64_t dilation_h,

@@ -109,16 +109,19 @@ void set_row_work(CalibrationRow& row, const KernelWork& work);
 // starts with the row's place, "<where>: ".
 KernelWork row_work(std::string_view where, const std::function<KernelWork()>& work);
 
-// A convolution (dilation 1, groups 1): x[N,C,H,W], w[K,C,R,S], y[N,K,P,Q].
+// A convolution (dilation 1): x[N,C,H,W], w[K,C/groups,R,S], y[N,K,P,Q].
 struct ConvGeometry {
   int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
   int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1;
+  int64_t groups = 1;  // divides C and K; C = K = groups: depthwise
 };
 enum class ConvPass : uint8_t { forward, backward_data, backward_filter };
 // "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter".
 std::string_view conv_pass_kernel(ConvPass pass);
-// The pass's m, n, k (above), the direct-convolution flops 2*N*K*P*Q*C*R*S and bytes of x, w and y.
-// Throws Error when the filter is larger than the padded input or a size is < 1.
+// The pass's m, n, k (above, with C/groups for C in k and in the weight gradient's n, and K/groups
+// for K in the data gradient's k: each output sees its group's channels), the direct-convolution
+// flops 2*N*K*P*Q*(C/groups)*R*S and bytes of x, w and y. Throws Error when the filter is larger
+// than the padded input, a size is < 1 or groups divides not both C and K.
 KernelWork conv_work(const ConvGeometry& conv, ConvPass pass, std::string_view precision);
 // The shape class of a convolution, which decides the algorithm cuDNN's heuristics run and so how
 // fast each FLOP goes: "3x3s1" (3x3, stride 1: where cuDNN may pick Winograd, whose arithmetic is

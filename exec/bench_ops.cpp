@@ -66,7 +66,7 @@ struct ConvTensors {
 ConvTensors conv_tensors(const BenchShape& s, const at::TensorOptions& o, bool with_dy) {
   ConvTensors t{ir::bench_conv(s), {}, {}, {}};
   t.x = at::randn({t.c.n, t.c.c, t.c.h, t.c.w}, o);
-  t.w = at::randn({t.c.k, t.c.c, t.c.r, t.c.s}, o);
+  t.w = at::randn({t.c.k, t.c.c / t.c.groups, t.c.r, t.c.s}, o);
   if (with_dy) t.dy = at::randn({t.c.n, t.c.k, t.c.p(), t.c.q()}, o);
   return t;
 }
@@ -75,7 +75,7 @@ Launch conv_forward(const BenchShape& s, const at::TensorOptions& o) {
   ConvTensors t = conv_tensors(s, o, false);
   return [t] {
     (void)at::convolution(t.x, t.w, {}, {t.c.stride, t.c.stride}, {t.c.pad, t.c.pad}, {1, 1}, false, {0, 0},
-                          1);
+                          t.c.groups);
   };
 }
 
@@ -83,7 +83,7 @@ Launch conv_backward(const BenchShape& s, const at::TensorOptions& o, std::array
   ConvTensors t = conv_tensors(s, o, true);
   return [t, mask] {
     (void)at::convolution_backward(t.dy, t.x, t.w, c10::nullopt, {t.c.stride, t.c.stride}, {t.c.pad, t.c.pad},
-                                   {1, 1}, false, {0, 0}, 1, mask);
+                                   {1, 1}, false, {0, 0}, t.c.groups, mask);
   };
 }
 

@@ -16,10 +16,10 @@ bool is_conv(std::string_view kernel) {
   return kernel.starts_with("conv2d_");
 }
 
-// A convolution of a zoo model: C, H=W, K, R=S, pad, stride.
+// A convolution of a zoo model: C, H=W, K, R=S, pad, stride, groups.
 struct ConvLayer {
   std::string_view stage;
-  int64_t c, hw, k, rs, pad, stride;
+  int64_t c, hw, k, rs, pad, stride, groups = 1;
 };
 
 // Every distinct convolution of ResNet-50 at 224x224 (downsampling 1x1s included); ResNet-18/34's
@@ -35,17 +35,21 @@ constexpr std::array<ConvLayer, 23> kResNet50Convs{{
     {"res5", 2048, 7, 512, 1, 0, 1},  {"res5", 1024, 14, 2048, 1, 0, 2},
 }};
 
-// MobileNet-V2's (torchvision, 224x224) dense convolutions at 112x112 and 56x56: the stem and the
-// narrow 1x1 expansions and projections around its depthwise ones. The H200 lease's mobilenet-v2
+// MobileNet-V2's (torchvision, 224x224) convolutions at 112x112 and 56x56: the stem, the narrow 1x1
+// expansions and projections and the depthwise 3x3s between them. The H200 lease's mobilenet-v2
 // step spent most of its convolution time in them (the 1x1 from 16 to 96 channels at 112x112:
 // 11.6 ms for 4 models' backward), shapes the ResNet-50 grid never times.
-constexpr std::array<ConvLayer, 6> kMobileNetV2Convs{{
+constexpr std::array<ConvLayer, 10> kMobileNetV2Convs{{
     {"stem", 3, 224, 32, 3, 1, 2},
+    {"112", 32, 112, 32, 3, 1, 1, 32},
     {"112", 32, 112, 16, 1, 0, 1},
     {"112", 16, 112, 96, 1, 0, 1},
+    {"112", 96, 112, 96, 3, 1, 2, 96},
     {"56", 96, 56, 24, 1, 0, 1},
     {"56", 24, 56, 144, 1, 0, 1},
+    {"56", 144, 56, 144, 3, 1, 1, 144},
     {"56", 144, 56, 24, 1, 0, 1},
+    {"56", 144, 56, 144, 3, 1, 2, 144},
 }};
 
 std::vector<BenchShape> gemm_grid(std::string_view) {
@@ -89,12 +93,12 @@ std::vector<BenchShape> conv_grid(std::string_view kernel) {
   for (int64_t n : {16, 32, 64}) {
     for (const ConvLayer& l : kResNet50Convs) {
       out.push_back({std::string(kernel),
-                     {n, l.c, l.hw, l.hw, l.k, l.rs, l.rs, l.pad, l.stride},
+                     {n, l.c, l.hw, l.hw, l.k, l.rs, l.rs, l.pad, l.stride, l.groups},
                      fmt::format("resnet50 {}", l.stage)});
     }
     for (const ConvLayer& l : kMobileNetV2Convs) {
       out.push_back({std::string(kernel),
-                     {n, l.c, l.hw, l.hw, l.k, l.rs, l.rs, l.pad, l.stride},
+                     {n, l.c, l.hw, l.hw, l.k, l.rs, l.rs, l.pad, l.stride, l.groups},
                      fmt::format("mobilenet-v2 {}", l.stage)});
     }
   }
@@ -130,9 +134,9 @@ struct KernelInfo {
 };
 
 constexpr std::array<KernelInfo, 10> kKernels{{{"gemm", 3, true, gemm_grid},
-                                               {"conv2d_forward", 9, true, conv_grid},
-                                               {"conv2d_backward_data", 9, true, conv_grid},
-                                               {"conv2d_backward_filter", 9, true, conv_grid},
+                                               {"conv2d_forward", 10, true, conv_grid},
+                                               {"conv2d_backward_data", 10, true, conv_grid},
+                                               {"conv2d_backward_filter", 10, true, conv_grid},
                                                {"relu", 2, false, rows_cols_grid},
                                                {"gelu", 2, false, rows_cols_grid},
                                                {"add", 2, false, rows_cols_grid},
@@ -154,8 +158,10 @@ std::vector<BenchShape> quick_grid(std::string_view kernel, size_t dims) {
   switch (dims) {
     case 3:
       return {{name, {64, 64, 64}, "quick"}, {name, {128, 32, 96}, "quick"}};
-    case 9:
-      return {{name, {2, 3, 16, 16, 8, 3, 3, 1, 1}, "quick"}, {name, {2, 8, 8, 8, 16, 1, 1, 0, 2}, "quick"}};
+    case 10:
+      return {{name, {2, 3, 16, 16, 8, 3, 3, 1, 1, 1}, "quick"},
+              {name, {2, 8, 8, 8, 16, 1, 1, 0, 2, 1}, "quick"},
+              {name, {2, 8, 8, 8, 8, 3, 3, 1, 1, 8}, "quick"}};  // depthwise
     case 4:
       return {{name, {2, 8, 8, 8}, "quick"}};
     default:
@@ -198,6 +204,9 @@ void validate_bench_shape(const BenchShape& shape) {
       throw Error(fmt::format("{}: filter {}x{} larger than the padded input {}x{}", where, c.r, c.s,
                               c.h + 2 * c.pad, c.w + 2 * c.pad));
     }
+    if (c.c % c.groups != 0 || c.k % c.groups != 0) {
+      throw Error(fmt::format("{}: groups {} must divide C = {} and K = {}", where, c.groups, c.c, c.k));
+    }
   }
 }
 
@@ -206,12 +215,12 @@ bool bench_precision_applies(std::string_view kernel, std::string_view precision
 }
 
 BenchConv bench_conv(const BenchShape& shape) {
-  if (!is_conv(shape.kernel) || shape.dims.size() != 9) {
+  if (!is_conv(shape.kernel) || shape.dims.size() != 10) {
     throw Error(
         fmt::format("kernel '{}' with {} dims is not a convolution", shape.kernel, shape.dims.size()));
   }
   const auto& d = shape.dims;
-  return {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]};
+  return {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9]};
 }
 
 std::vector<BenchShape> default_bench_grid(std::string_view kernel, bool quick) {

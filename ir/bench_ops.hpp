@@ -4,9 +4,10 @@
 // Torch-free: the CLI builds the request, exec/ runs it (exec/bench_ops.cpp), and costmodel/ turns
 // the timings into calibration CSV rows (costmodel/bench_rows.hpp).
 //
-// Kernels and the meaning of BenchShape::dims (dilation 1, groups 1, contiguous row-major tensors):
+// Kernels and the meaning of BenchShape::dims (dilation 1, contiguous row-major tensors):
 //   gemm                    {m, n, k}: C[m,n] = A[m,k] B[k,n] (at::mm, no transposes)
-//   conv2d_forward          {N, C, H, W, K, R, S, pad, stride}: x[N,C,H,W] * w[K,C,R,S] (at::convolution)
+//   conv2d_forward          {N, C, H, W, K, R, S, pad, stride, groups}: x[N,C,H,W] * w[K,C/groups,R,S]
+//                           (at::convolution; groups divides C and K: C = K = groups is depthwise)
 //   conv2d_backward_data    the same dims: dx from dy and w (at::convolution_backward, input mask only)
 //   conv2d_backward_filter  the same dims: dw from dy and x (at::convolution_backward, weight mask only)
 //   relu, gelu, softmax     {rows, cols}: the op kind on x[rows,cols] (softmax over the last dim)
@@ -57,17 +58,17 @@ struct KernelTiming {
 const std::vector<std::string>& bench_kernel_names();
 // Throws UnknownNameError "unknown kernel 'x'; valid: gemm, ..." for a name not in the list.
 void check_bench_kernel(std::string_view kernel);
-// The dims count a kernel takes (3, 9, 2 or 4); throws as check_bench_kernel.
+// The dims count a kernel takes (3, 10, 2 or 4); throws as check_bench_kernel.
 size_t bench_dims_count(std::string_view kernel);
-// Throws Error naming the kernel and dims when the count is wrong, a dim is < 1 (pad < 0), or a
-// conv's filter is larger than its padded input.
+// Throws Error naming the kernel and dims when the count is wrong, a dim is < 1 (pad < 0), a conv's
+// filter is larger than its padded input, or its groups divide not both C and K.
 void validate_bench_shape(const BenchShape& shape);
 // Whether `precision` changes the kernel's math: tf32 only for gemm and conv2d_*.
 bool bench_precision_applies(std::string_view kernel, std::string_view precision);
 
 // Convolution dims by name, from a conv kernel's dims.
 struct BenchConv {
-  int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1, pad = 0, stride = 1;
+  int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1, pad = 0, stride = 1, groups = 1;
   int64_t p() const { return (h + 2 * pad - r) / stride + 1; }  // output height
   int64_t q() const { return (w + 2 * pad - s) / stride + 1; }  // output width
 };

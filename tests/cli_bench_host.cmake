@@ -8,6 +8,6 @@ if(NOT TARGET mutwo_exec)
   return()
 endif()
 mutwo_cli_test(bench_host_cpu ARGS bench-host --device cpu --sizes 4096,1048576,4194304 --iters 3 -o bench-host.json
-               DEFINES "STDOUT_REGEX=^timing the host link of cpu [(]cpu[)], 3 warm-up [+] 3 timed copies each.*4[.]0 MiB +both.*fit: h2d [0-9.]+ GB/s [+] .* latency.*dispatch: .* host time per small op.*wrote bench-host.json; a run on this link: mutwo run [.][.][.] --h2d-gbps [0-9.]+ --d2h-gbps [0-9.]+")
+               DEFINES "STDOUT_REGEX=^timing the host link of cpu [(]cpu[)], 3 warm-up [+] 3 timed copies each.*4[.]0 MiB +both.*fit: h2d [0-9.]+ GB/s [+] .* latency.*dispatch: .* host time per small op.*wrote bench-host.json. a run on this link: mutwo run [.][.][.] --h2d-gbps [0-9.]+ --d2h-gbps [0-9.]+")
 mutwo_cli_test(bench_host_bad_size ARGS bench-host --device cpu --sizes 0
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: bench-host: size 0 B must be in 1 [.][.] 17179869184 B [(]16 GiB[)]\n$")

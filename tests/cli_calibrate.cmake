@@ -9,11 +9,11 @@ mutwo_cli_test(calibrate_t4_gemm
                PROPERTIES FIXTURES_SETUP cli_t4_profile)
 mutwo_cli_test(simulate_calibrated_profile
                ARGS simulate --model resnet18 --batch 8 --cost-source calibrated --profile t4-gemm.json
-               DEFINES "STDOUT_REGEX=device +t4 .*cost source +calibrated [(]t4 profile of 2025-06-01, 320 kernels: [0-9]+ of [0-9]+ ops; rest analytic[)]"
+               DEFINES "STDOUT_REGEX=device +t4 .*cost source +calibrated [(]t4 profile of 2025-06-01, 320 kernels: [0-9]+ of [0-9]+ ops. rest analytic[)]"
                PROPERTIES FIXTURES_REQUIRED cli_t4_profile)
 # The shipped V100 profile, with no --profile.
 mutwo_cli_test(simulate_calibrated_shipped ARGS simulate --model resnet18 --batch 8 --gpu v100-16gb --cost-source calibrated
-               DEFINES "STDOUT_REGEX=cost source +calibrated [(]v100-16gb profile of [0-9-]+, 864 kernels: [0-9]+ of [0-9]+ ops; rest analytic")
+               DEFINES "STDOUT_REGEX=cost source +calibrated [(]v100-16gb profile of [0-9-]+, 864 kernels: [0-9]+ of [0-9]+ ops. rest analytic")
 mutwo_cli_test(simulate_calibrated_no_profile ARGS simulate --model resnet18 --gpu a100-40gb --cost-source calibrated
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cost source 'calibrated': no calibration profile for device 'a100-40gb'")
 mutwo_cli_test(calibrate_bad_row ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/bad_time.csv
@@ -36,7 +36,7 @@ mutwo_cli_test(calibrate_waves_ln
 # grid's 16 * 2^(1/4)), the 250-300 W boards hold their boost clock; the ln rows have no GEMM to tell.
 mutwo_cli_test(calibrate_waves_power_limit
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv
-               DEFINES "STDOUT_REGEX=power limit: 19.03 pJ per FP32 FLOP on TSMC 16FF[+]; share of boost clock on math: v100-16gb 1.00 p100-pcie-16gb 1.00 gtx1080ti 1.00 titan-xp 1.00 t4 0.61")
+               DEFINES "STDOUT_REGEX=power limit: 19.03 pJ per FP32 FLOP on TSMC 16FF[+]. share of boost clock on math: v100-16gb 1.00 p100-pcie-16gb 1.00 gtx1080ti 1.00 titan-xp 1.00 t4 0.61")
 mutwo_cli_test(calibrate_waves_no_power_limit
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
                DEFINES "STDOUT_REGEX=power limit: none")

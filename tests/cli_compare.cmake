@@ -15,7 +15,7 @@ mutwo_cli_test(compare_table ARGS compare --db compare-runs.db
                DEFINES STDOUT_FILE=${MUTWO_TEST_FIXTURES}/compare/compare_runs.out
                PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
 mutwo_cli_test(compare_table_summary ARGS compare --db compare-runs.db
-               DEFINES "STDOUT_REGEX=\n3 runs compared [(]of 6[)]: step time error median 25\\.0 %, max 50\\.0 %; peak memory error median 12\\.5 %, max 50\\.0 %\n$"
+               DEFINES "STDOUT_REGEX=\n3 runs compared [(]of 6[)]: step time error median 25\\.0 %, max 50\\.0 %. peak memory error median 12\\.5 %, max 50\\.0 %\n$"
                PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
 mutwo_cli_test(compare_table_rows ARGS compare --db compare-runs.db
                DEFINES "STDOUT_REGEX=\n +1  bert-base x4 [[]2,2[]] capuchin on cuda:0 +125\\.000 ms +100\\.000 ms +[+]25\\.0 % +28\\.00 GiB +32\\.00 GiB +-12\\.5 % +ok\n.*\n +3  gpt2-small x2 [[]2[]] none on cuda:0 +OOM +200\\.000 ms +- +OOM +30\\.00 GiB +- +predicted OOM\n +4  vit-b16 x8 [[]4,4[]] mutwo on h100-sxm-80gb +400\\.000 ms +- +- +60\\.00 GiB +- +- +no measurement\n"

@@ -67,7 +67,7 @@ mutwo_cli_test(run_cpu_wrap
                ARGS run --cost-source analytic --model bert-mini --models 4 --partition 2,2 --order multiplexed --device cpu --iters 3 --warmup 1 --no-db --json --wrap
                DEFINES "JSON_CHECKS=schedule|multiplexed=ON\;measurement|wrapped=ON\;measurement|iterations=3\;measurement|oom=OFF\;measurement|peak_bytes=2300416\;prediction|peak_bytes=2300416")
 mutwo_cli_test(run_wrap_one_sub_array ARGS run --model bert-mini --models 4 --device cpu --no-db --wrap
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: wrap: the schedule has 1 sub-array[(]s[)]; merging")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: wrap: the schedule has 1 sub-array[(]s[)]. merging")
 mutwo_cli_test(run_wrap_sync_each_step ARGS run --model bert-mini --models 4 --partition 2,2 --device cpu --no-db --wrap --sync-each-step
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --wrap merges the boundaries of steps run back to back: not with --sync-each-step")
 # An exported user model (scripts/export_model.py, tests/fixtures/exported/) trains on LibTorch's
@@ -99,11 +99,11 @@ mutwo_cli_test(run_cap_fraction_on_cpu ARGS run --model resnet-mini --device cpu
 mutwo_cli_test(run_bad_cap ARGS run --model resnet-mini --device cpu --memory-cap 1.5 --no-db
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --memory-cap 1.5: a fraction must be in [(]0, 1[]]")
 mutwo_cli_test(run_unknown_device ARGS run --model resnet-mini --device tpu --no-db
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown device 'tpu'; valid: cpu, cuda, cuda:N")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown device 'tpu'. valid: cpu, cuda, cuda:N")
 mutwo_cli_test(run_unknown_policy ARGS run --model resnet-mini --device cpu --policy lru --no-db
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown policy 'lru'; valid: none, checkpoint")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown policy 'lru'. valid: none, checkpoint")
 mutwo_cli_test(run_unknown_order ARGS run --model resnet-mini --device cpu --order zigzag --no-db
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown sub-array order 'zigzag'; valid: multiplexed, back-to-back, best")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown sub-array order 'zigzag'. valid: multiplexed, back-to-back, best")
 mutwo_cli_test(run_needs_model_or_schedule ARGS run --device cpu DEFINES EXPECT_RC=2 "STDERR_REGEX=--model or --schedule")
 mutwo_cli_test(run_corrupt_db ARGS run --model resnet-mini --device cpu --iters 1 --warmup 0
                                    --db ${MUTWO_TEST_FIXTURES}/compare/not-a-database.txt

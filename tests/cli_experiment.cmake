@@ -16,9 +16,9 @@ mutwo_cli_test(experiment_help ARGS experiment --help
 mutwo_cli_test(experiment_dry_run ARGS experiment mutwo_throughput --dry-run --db experiment-none.db --json
                DEFINES "JSON_CHECKS=experiment=mutwo_throughput\;tasks_total=96\;rows=384\;rows_stored=0\;tasks|0|label=vit-b16 x2, batch 32, a100-40gb, limit device\;tasks|0|rows=4")
 mutwo_cli_test(experiment_unknown_spec ARGS experiment mutwo_thruput
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown experiment 'mutwo_thruput': not a file, nor a shipped spec; shipped: dtr_pareto, fidelity, memory_sweep, mutwo_breakdown, mutwo_throughput, predicted_vs_measured\n$")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown experiment 'mutwo_thruput': not a file, nor a shipped spec. shipped: dtr_pareto, fidelity, harmony, lean_ops, max_models, memory_sweep, mutwo_breakdown, mutwo_table1, mutwo_throughput, predicted_vs_measured\n$")
 mutwo_cli_test(experiment_bad_spec ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/bad_key.toml --db experiment-bad.db
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^\n]*bad_key.toml:11: 'sweep.model_count' is not a known key here; valid: models, model_counts")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^\n]*bad_key.toml:11: 'sweep.model_count' is not a known key here. valid: models, model_counts")
 mutwo_cli_test(experiment_bad_shard ARGS experiment mutwo_throughput --shard 4/4 --dry-run
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --shard '4/4' must be i/n with whole numbers 0 <= i < n")
 mutwo_cli_test(experiment_no_spec ARGS experiment DEFINES EXPECT_RC=2 "STDERR_REGEX=spec is required")

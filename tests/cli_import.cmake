@@ -15,7 +15,7 @@ mutwo_cli_test(replay_resnet32_dtr ARGS replay --dtr-log ${resnet32} --budget-ra
 mutwo_cli_test(replay_unet_json ARGS replay --dtr-log ${unet} --heuristic all --budget-ratio 0.5,0.4 --json
                DEFINES "STDOUT_REGEX=\"heuristic\":\"dtr\",\"ratio\":0\\.5,\"budget_bytes\":4207882320,\"outcome\":\"ok\",\"overhead\":1\\.1587.*\"heuristic\":\"largest\",\"ratio\":0\\.5,\"budget_bytes\":4207882320,\"outcome\":\"ok\",\"overhead\":1\\.6590.*\"heuristic\":\"largest\",\"ratio\":0\\.4,\"budget_bytes\":3366305856,\"outcome\":\"OOM\",\"overhead\":null")
 mutwo_cli_test(replay_unknown_heuristic ARGS replay --dtr-log ${unet} --heuristic belady
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown DTR heuristic 'belady'; valid: dtr, dtr-eqclass, dtr-local, msps, lru, largest")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: unknown DTR heuristic 'belady'. valid: dtr, dtr-eqclass, dtr-local, msps, lru, largest")
 mutwo_cli_test(replay_kineto_refused ARGS replay --dtr-log ${kineto}/mi250_minitoy_train.json.gz
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*mi250_minitoy_train\\.json\\.gz: is a PyTorch profiler trace .*, not a DTR operator log")
 mutwo_cli_test(replay_missing_file ARGS replay --dtr-log no-such.log
@@ -35,6 +35,6 @@ mutwo_cli_test(simulate_trace_mutwo ARGS simulate --trace ${MUTWO_TEST_FIXTURES}
 mutwo_cli_test(simulate_trace_wrong_format ARGS simulate --trace ${kineto}/mi250_minitoy_train.json.gz --format dtr
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*mi250_minitoy_train\\.json\\.gz: is a PyTorch profiler trace .*, not a DTR operator log .* \\(--format dtr\\)")
 mutwo_cli_test(simulate_trace_not_a_trace ARGS simulate --trace ${dtr}/README.md
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*README\\.md: not a trace mutwo reads; expected a mutwo trace .*, a PyTorch profiler trace .* or a DTR operator log")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*README\\.md: not a trace mutwo reads. expected a mutwo trace .*, a PyTorch profiler trace .* or a DTR operator log")
 mutwo_cli_test(simulate_two_traces_no_model ARGS simulate --trace ${unet} --trace ${resnet32}
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=a single --trace is simulated itself [(]or an execution trace followed by the profiler trace of the same step[)]; with several, give --model or --schedule")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=a single --trace is simulated itself [(]or an execution trace followed by the profiler trace of the same step[)]. with several, give --model or --schedule")

@@ -7,7 +7,7 @@ set(kineto ${MUTWO_TEST_FIXTURES}/kineto)
 mutwo_cli_test(simulate_kineto_replay_json ARGS simulate --trace ${kineto}/mi250_minitoy_train.json.gz --json
                DEFINES "JSON_CHECKS=profiled_step_ns=9288291\;prediction|step_time_ns=9239161\;host_mode=eager")
 mutwo_cli_test(simulate_kineto_replay_table ARGS simulate --trace ${kineto}/mi250_minitoy_train.json.gz
-               DEFINES "STDOUT_REGEX=step time +9\\.239 ms.*profiled step +9\\.288 ms \\(the trace's ProfilerStep; prediction -0\\.53 %\\).*host +eager: busy 9\\.193 ms")
+               DEFINES "STDOUT_REGEX=step time +9\\.239 ms.*profiled step +9\\.288 ms \\(the trace's ProfilerStep. prediction -0\\.53 %\\).*host +eager: busy 9\\.193 ms")
 # Without the host the step is the GPU time: 149,042 ns of kernels on one stream.
 mutwo_cli_test(simulate_kineto_replay_no_host
                ARGS simulate --trace ${kineto}/mi250_minitoy_train.json.gz --host-mode none --json

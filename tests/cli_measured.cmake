@@ -37,7 +37,7 @@ mutwo_cli_test(measured_needs_a_trace ARGS simulate ${r18} --cost-source measure
 mutwo_cli_test(measured_trace_needs_measured_source
                ARGS simulate ${r18} --trace ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json
                DEFINES EXPECT_RC=1
-                       "STDERR_REGEX=^error: --trace is read only by --cost-source measured; cost source 'analytic' ignores it")
+                       "STDERR_REGEX=^error: --trace is read only by --cost-source measured. cost source 'waves' ignores it")
 mutwo_cli_test(measured_missing_trace_file ARGS simulate ${r18} --cost-source measured --trace nowhere.json
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot open trace file 'nowhere.json'")
 mutwo_cli_test(measured_help ARGS simulate --help DEFINES "STDOUT_REGEX=--cost-source.*measured.*--trace")
@@ -81,7 +81,7 @@ mutwo_cli_test(measured_resnet18_two_sub_arrays
 # Fused width 2 is another kernel: none of its ops was measured, all fall back to analytic.
 mutwo_cli_test(measured_resnet18_fused_falls_back
                ARGS simulate ${r18} --models 2 --cost-source measured --trace measured-r18-h100.json
-               DEFINES "STDOUT_REGEX=cost source +measured [(]0 of 202 ops from 1 trace on NVIDIA H100 80GB HBM3; rest analytic[)]"
+               DEFINES "STDOUT_REGEX=cost source +measured [(]0 of 202 ops from 1 trace on NVIDIA H100 80GB HBM3. rest analytic[)]"
                PROPERTIES FIXTURES_REQUIRED cli_measured_h100)
 # search: the sequential baseline runs the two single models one after another, 2 x 202,000 ns.
 mutwo_cli_test(measured_search ARGS search --model resnet18:2 --batch 2 --image-size 32 --policies none

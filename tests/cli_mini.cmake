@@ -19,7 +19,7 @@ mutwo_cli_test(mini_trace_check_resnet_mini ARGS trace --check resnet-mini-x2.js
                DEFINES "STDOUT_REGEX=graph +resnet-mini x2.*width +2 model.*batch +2 per model.*90\\.2K.*45\\.1K per model"
                PROPERTIES FIXTURES_REQUIRED cli_resnet_mini_trace)
 mutwo_cli_test(mini_trace_unknown_model ARGS trace --model bert-tiny -o x.json DEFINES EXPECT_RC=1
-               "STDERR_REGEX=^error: unknown model 'bert-tiny'; valid: bert-base, .*dlrm; test-scale: bert-mini, gpt2-mini, .*dlrm-mini")
+               "STDERR_REGEX=^error: unknown model 'bert-tiny'. valid: bert-base, .*dlrm. test-scale: bert-mini, gpt2-mini, .*dlrm-mini")
 # 2 bert-mini at batch 2, fused in one sub-array: 4 samples per step, no OOM (oom is null).
 mutwo_cli_test(mini_simulate_bert_mini ARGS simulate --model bert-mini --models 2 --json
                DEFINES "JSON_CHECKS=schedule|samples_per_step=4\;schedule|sub_arrays|0|name=bert-mini x2\;prediction|oom=")

@@ -40,7 +40,7 @@ mutwo_cli_test(replay_trace_sampled ARGS replay-trace ${kineto}/sampled_training
                DEFINES "JSON_CHECKS=replay|profiled_step_ns=622928000\;replay|replayed_step_ns=622921992")
 # Errors: a step the trace lacks, a step that is no number, a file that is no trace.
 mutwo_cli_test(replay_trace_no_such_step ARGS replay-trace ${kineto}/mi250_minitoy_train.json.gz --step 9
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=mi250_minitoy_train.json.gz: no ProfilerStep#9; the trace holds steps 1, 2")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=mi250_minitoy_train.json.gz: no ProfilerStep#9. the trace holds steps 1, 2")
 mutwo_cli_test(replay_trace_bad_step ARGS replay-trace ${kineto}/mi250_minitoy_train.json.gz --step last
                DEFINES EXPECT_RC=1 "STDERR_REGEX=--step: 'last' is not a step number or 'all'")
 mutwo_cli_test(replay_trace_not_a_trace ARGS replay-trace ${MUTWO_TEST_FIXTURES}/kineto/README.md
@@ -49,7 +49,7 @@ mutwo_cli_test(replay_trace_not_a_trace ARGS replay-trace ${MUTWO_TEST_FIXTURES}
 mutwo_cli_test(replay_trace_timeline ARGS replay-trace ${kineto}/a100_event_sync.json.gz --timeline ${MUTWO_CLI_OUT}/replay-timeline.json --timeline-what-if "kernels 2x faster"
                DEFINES "STDOUT_REGEX=replayed step +3.154 ms")
 mutwo_cli_test(replay_trace_timeline_unknown ARGS replay-trace ${kineto}/a100_event_sync.json.gz --timeline ${MUTWO_CLI_OUT}/replay-timeline-x.json --timeline-what-if nope
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=--timeline-what-if: unknown what-if 'nope'; valid: replay, host infinitely fast, CUDA graph, kernels 2x faster")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=--timeline-what-if: unknown what-if 'nope'. valid: replay, host infinitely fast, CUDA graph, kernels 2x faster")
 # The work moved to another GPU (costmodel/kernel_transfer.hpp). The V100 trace has no shapes, so
 # its kernels are wave scaled from their launches (2,160 under one wave, 2,190 scaled by the HBM
 # bandwidths) and its copies by the host links; moved to its own GPU it replays unchanged
@@ -61,6 +61,6 @@ mutwo_cli_test(replay_trace_other_gpu ARGS replay-trace ${kineto}/v100_training_
 mutwo_cli_test(replay_trace_other_gpu_priced ARGS replay-trace ${kineto}/sampled_training_rank0.json.gz --what-if-gpu h100-sxm-80gb --trace-gpu a100-40gb --what-if-source analytic
                DEFINES "STDOUT_REGEX=on h100-sxm-80gb \\(analytic\\).*moved to another GPU: 428 priced")
 mutwo_cli_test(replay_trace_other_gpu_unknown_origin ARGS replay-trace ${kineto}/sampled_training_rank0.json.gz --what-if-gpu h100-sxm-80gb
-               DEFINES EXPECT_RC=1 "STDERR_REGEX=--what-if-gpu: the trace's GPU '\\(none named\\)' is not a catalog device; name the GPU it ran on with --trace-gpu")
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=--what-if-gpu: the trace's GPU '\\(none named\\)' is not a catalog device. name the GPU it ran on with --trace-gpu")
 mutwo_cli_test(replay_trace_other_gpu_unknown_gpu ARGS replay-trace ${kineto}/a100_event_sync.json.gz --what-if-gpu a200
                DEFINES EXPECT_RC=1 "STDERR_REGEX=unknown device 'a200'")

@@ -53,9 +53,9 @@ TEST_CASE("the default grid: every shape valid; GEMM covers the powers of two 64
   CHECK(pow2.size() == 512);
   CHECK(pow2.contains({64, 8192, 64}));
   CHECK(pow2.contains({8192, 8192, 8192}));
-  // 23 distinct ResNet-50 convolutions and 6 of MobileNet-V2 at batch 16, 32 and 64.
+  // 23 distinct ResNet-50 convolutions and 10 of MobileNet-V2 at batch 16, 32 and 64.
   const std::vector<BenchShape> conv = default_bench_grid("conv2d_backward_filter", false);
-  CHECK(conv.size() == 87);
+  CHECK(conv.size() == 99);
   // MobileNet-V2's 1x1 from 16 to 96 channels at 112x112, the H200 step's slowest convolution.
   const auto has = [&](std::vector<int64_t> dims, std::string source) {
     for (const BenchShape& s : conv) {
@@ -63,8 +63,9 @@ TEST_CASE("the default grid: every shape valid; GEMM covers the powers of two 64
     }
     return false;
   };
-  CHECK(has({32, 16, 112, 112, 96, 1, 1, 0, 1}, "mobilenet-v2 112"));
-  CHECK(has({64, 3, 224, 224, 32, 3, 3, 1, 2}, "mobilenet-v2 stem"));
+  CHECK(has({32, 16, 112, 112, 96, 1, 1, 0, 1, 1}, "mobilenet-v2 112"));
+  CHECK(has({64, 3, 224, 224, 32, 3, 3, 1, 2, 1}, "mobilenet-v2 stem"));
+  CHECK(has({16, 144, 56, 56, 144, 3, 3, 1, 2, 144}, "mobilenet-v2 56"));  // depthwise, stride 2
   // --quick: a handful of tiny shapes (the CLI test runs them all on the CPU).
   CHECK(default_bench_grid("gemm", true).size() == 2);
 }
@@ -80,12 +81,19 @@ TEST_CASE("bench kernels: an unknown name lists the valid ones; bad dims are nam
   CHECK(error_of([] {
           validate_bench_shape({"relu", {0, 8}, ""});
         }) == "kernel 'relu' dims [0,8]: dim 0 must be >= 1");
-  // A conv's pad (dim 7) may be 0; a 5x5 filter does not fit a 3x3 input padded by 0.
-  CHECK_NOTHROW(validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 3, 3, 0, 1}, ""}));
+  // A conv's pad (dim 7) may be 0; a 5x5 filter does not fit a 3x3 input padded by 0; groups divide
+  // C and K.
+  CHECK_NOTHROW(validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 3, 3, 0, 1, 1}, ""}));
   CHECK(error_of([] {
-          validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 5, 5, 0, 1}, ""});
+          validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 5, 5, 0, 1, 1}, ""});
         }) ==
-        "kernel 'conv2d_forward' dims [1,1,3,3,1,5,5,0,1]: filter 5x5 larger than the padded input 3x3");
+        "kernel 'conv2d_forward' dims [1,1,3,3,1,5,5,0,1,1]: filter 5x5 larger than the padded input 3x3");
+  CHECK(error_of([] {
+          validate_bench_shape({"conv2d_forward", {1, 6, 3, 3, 8, 1, 1, 0, 1, 4}, ""});
+        }) == "kernel 'conv2d_forward' dims [1,6,3,3,8,1,1,0,1,4]: groups 4 must divide C = 6 and K = 8");
+  CHECK(error_of([] {
+          validate_bench_shape({"conv2d_forward", {1, 1, 3, 3, 1, 3, 3, 0, 1}, ""});
+        }) == "kernel 'conv2d_forward' dims [1,1,3,3,1,3,3,0,1]: expected 10 dims");
   // tf32 only changes GEMM and convolution math.
   CHECK(bench_precision_applies("gemm", "tf32"));
   CHECK(bench_precision_applies("conv2d_backward_data", "tf32"));
@@ -118,7 +126,7 @@ TEST_CASE("a conv timing is the row DeepBench's converter makes of the same shap
   REQUIRE(expected.size() == 3);
   for (const CalibrationRow& e : expected) {
     const CalibrationRow r =
-        bench_row(timing(e.kernel, {4, 1, 161, 700, 32, 5, 5, 0, 2}, "fp32", 7), "v100-16gb");
+        bench_row(timing(e.kernel, {4, 1, 161, 700, 32, 5, 5, 0, 2, 1}, "fp32", 7), "v100-16gb");
     CHECK(r.kernel == e.kernel);
     CHECK(r.m == e.m);
     CHECK(r.n == e.n);
@@ -209,4 +217,42 @@ TEST_CASE("a GPU's bench-ops rows are host-paced: the wave fit keeps a kernel's 
   CHECK(w.kernel_bound[21] == 1);
   // No harness: a host-paced time is max(kernel, host), not their sum.
   for (char e : w.eager) CHECK(e == 0);
+}
+
+TEST_CASE("a depthwise conv timing is the kernel the calibrated source prices for a depthwise conv op") {
+  // MobileNet's depthwise 3x3 on x[2,8,8,8] (groups 8, stride 1, pad 1) in fp16: each output sees its
+  // own channel, so k = 1*3*3 and FLOPs 2*N*K*P*Q*(C/groups)*R*S = 2*2*8*8*8*9 = 18,432; bytes of x,
+  // w[8,1,3,3] and y at 2 bytes: (1024 + 72 + 1024) * 2 = 4,240.
+  const CalibrationRow r =
+      bench_row(timing("conv2d_forward", {2, 8, 8, 8, 8, 3, 3, 1, 1, 8}, "fp16", 900), "a100-40gb");
+  CHECK(r.variant == "grouped");
+  CHECK(r.m == 2 * 8 * 8);
+  CHECK(r.n == 8);
+  CHECK(r.k == 9);
+  CHECK(r.flops == 18'432);
+  CHECK(r.bytes == 4'240);
+  CHECK(r.shape == "N=2 C=8 H=8 W=8 K=8 R=3 S=3 pad=1x1 stride=1x1 groups=8");
+  const CalibrationRow filter =
+      bench_row(timing("conv2d_backward_filter", {2, 8, 8, 8, 8, 3, 3, 1, 1, 8}, "fp16", 900), "a100-40gb");
+  CHECK(filter.m == 8);
+  CHECK(filter.n == 9);
+  CHECK(filter.k == 128);
+
+  // The same convolution in a graph, as the zoo builds it (zoo/mobilenet.cpp): op_kernels prices its
+  // one kernel with the same sample and shape class.
+  GraphBuilder b("g", DType::f16);
+  const TensorId x = b.add_input("x", {2, 8, 8, 8}, TensorRole::input, FuseAxis::stack);
+  const TensorId w = b.add_weight("w", {8, 1, 3, 3}, FuseAxis::dim0);
+  b.op(OpKind::conv2d, "dw", {x, w},
+       {{"stride", std::vector<int64_t>{1, 1}},
+        {"padding", std::vector<int64_t>{1, 1}},
+        {"groups", int64_t{8}}});
+  const Graph g = std::move(b).finish();
+  const std::vector<OpKernel> kernels = op_kernels(g, g.ops.front());
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels.front().variant == r.variant);
+  CHECK(kernels.front().sample.m == r.m);
+  CHECK(kernels.front().sample.n == r.n);
+  CHECK(kernels.front().sample.flops == doctest::Approx(static_cast<double>(r.flops)));
+  CHECK(kernels.front().sample.bytes == doctest::Approx(static_cast<double>(r.bytes)));
 }
