@@ -42,6 +42,8 @@ TEST_CASE("the default grid: every shape valid; GEMM covers the powers of two 64
       for (const BenchShape& s : grid) {
         CHECK(s.kernel == kernel);
         CHECK_NOTHROW(validate_bench_shape(s));
+        // ... and a timing of it is a valid calibration row (bench_row validates what it makes).
+        CHECK_NOTHROW(bench_row(timing(s.kernel, s.dims, "bf16", 1000), "h200"));
       }
     }
   }
