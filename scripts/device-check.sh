@@ -370,7 +370,8 @@ eager_fusion() {
 # Then HFTA's fused convolution at k = 1 ... 8, cuDNN's autotuner off and on (scripts/fused-conv-sample.py):
 # whether a fused convolution takes its k models' kernels one after another, as the cost sources price it.
 kernel_sample() {
-  "$python" scripts/kernel-sample.py "${kernel_sample_args[@]}" --device "$device" -o "$work/kernels" || return 1
+  "$python" scripts/kernel-sample.py "${kernel_sample_args[@]}" --device "$device" -o "$work/kernels" \
+    --fusion-output "$work/bmm-fusion" || return 1
   "$python" scripts/fused-conv-sample.py "${fused_conv_args[@]}" --device "$device" -o "$work/fused-conv.csv"
 }
 

@@ -4,13 +4,21 @@ writes them as NeuSight CSVs (issue 36, item 5): the rows `mutwo calibrate --wav
 reads beside tests/fixtures/calibration/neusight/, to check the cross-GPU kernel model on a GPU it
 was never fitted on (this sample is never fitted: it is validation data).
 
-The shapes are a seeded sample of the A100 file of each op (linear, bmm, ln, softmax), so every row
-also has an A100 time of the same shape. The harness is NeuSight's collection script's
+The shapes are a seeded sample of the A100 file of each op (linear, bmm, ln, softmax, conv, add, gelu;
+conv's from the A100 80GB PCIe, the one A100 NeuSight timed convolutions on), so every row also has an
+A100 time of the same shape. The harness is NeuSight's collection script's
 (costmodel/neusight_csv.hpp): fp32, TF32 off, cudnn.benchmark on; each op called from Python as
 `start.record(); out = op(*inputs); end.record(); torch.cuda.synchronize()` 25 times, Latency the
 mean of the 5 fastest, in milliseconds. A few untimed calls come first (NeuSight's warm-up).
 
   python3 scripts/kernel-sample.py --per-op 60 -o OUT_DIR   (writes OUT_DIR/<op>/<Device>.csv)
+
+With --fusion-output DIR it also times horizontal fusion directly (issue 32, item 4): the same product
+(M, N, K) as one batched kernel of B = 1, 2, 4 ... 64 products, by the same harness, written as
+DIR/bmm/<Device>.csv (NeuSight's bmm columns). NeuSight never timed one product at two batch sizes;
+these rows pair exactly (`mutwo calibrate --waves --leave-one-out ... DIR` pairs them with the
+others). The shapes are per-model linears of the zoo at mu-TWO's batch sizes: BERT-base's at batch 16,
+sequence 128 (2,048 tokens) and smaller models' (tokens x width).
 
 Works with PyTorch 1.13 (Debian, on the CPU: wall-clock, a dry run) and 2.x.
 """
@@ -26,13 +34,21 @@ import time
 import torch
 import torch.nn as nn
 
-OPS = {"linear": ["B", "M", "N", "K"], "bmm": ["B", "M", "N", "K"], "ln": ["B", "H"], "softmax": ["B", "H"]}
+OPS = {"linear": ["B", "M", "N", "K"], "bmm": ["B", "M", "N", "K"], "ln": ["B", "H"], "softmax": ["B", "H"],
+       "conv": ["B", "Input_Channel", "Output_Channel", "Kernel_Szie", "Input_Size", "Stride", "Padding"],
+       "add": ["B", "H"], "gelu": ["B", "H"]}
 SOURCE_FILE = "NVIDIA_A100-PCIE-40GB.csv.gz"
+SOURCE_FILES = {"conv": "NVIDIA_A100_80GB_PCIe.csv.gz"}  # NeuSight timed its convolutions on this A100
 CALLS, FASTEST, WARMUP = 25, 5, 3
+# (M, N, K), N the reduction: BERT-base's attention projection and its MLP's two linears at 2,048
+# tokens, then narrower models' linears (tokens x width), where one model leaves the GPU idle.
+FUSION_SHAPES = [(2048, 768, 768), (2048, 768, 3072), (2048, 3072, 768), (512, 256, 1024),
+                 (256, 512, 512), (128, 1024, 1024), (64, 768, 768), (1024, 128, 128)]
+FUSION_COUNTS = [1, 2, 4, 8, 16, 32, 64]
 
 
 def read_shapes(folder, op):
-    with gzip.open(os.path.join(folder, op, SOURCE_FILE), "rt") as f:
+    with gzip.open(os.path.join(folder, op, SOURCE_FILES.get(op, SOURCE_FILE)), "rt") as f:
         return [(tuple(int(r[c]) for c in OPS[op]), float(r["Latency"])) for r in csv.DictReader(f)]
 
 
@@ -47,10 +63,27 @@ def build(op, dims, dev):
         b, m, n, k = dims
         x, y = torch.randn(b, m, n, device=dev), torch.randn(b, n, k, device=dev)
         return lambda: torch.bmm(x, y)
+    if op == "conv":
+        b, c, k, r, h, stride, padding = dims
+        layer = nn.Conv2d(c, k, r, stride=stride, padding=padding, bias=False).to(dev)
+        x = torch.randn(b, c, h, h, device=dev)
+        return lambda: layer(x)
     b, h = dims
+    if op == "add":
+        x, y = torch.randn(b, h, device=dev), torch.randn(b, h, device=dev)
+        return lambda: torch.add(x, y)
+    if op == "gelu":
+        x = torch.randn(b, h, device=dev)
+        return lambda: torch.nn.functional.gelu(x)
     layer = (nn.LayerNorm(h) if op == "ln" else nn.Softmax(dim=-1)).to(dev)
     x = torch.randn(b, h, device=dev)
     return lambda: layer(x)
+
+
+def conv_gflop(dims):
+    b, c, k, r, h, stride, padding = dims
+    out = (h + 2 * padding - r) // stride + 1
+    return 2e-9 * b * k * c * r * r * out * out
 
 
 def time_op(call, cuda):
@@ -81,6 +114,7 @@ def main():
     ap.add_argument("--seed", type=int, default=36)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("-o", "--output", required=True, help="folder: <op>/<Device>.csv are written here")
+    ap.add_argument("--fusion-output", help="folder: bmm/<Device>.csv, each fusion shape at every B")
     args = ap.parse_args()
     dev = torch.device(args.device)
     cuda = dev.type == "cuda"
@@ -96,6 +130,8 @@ def main():
         shapes = read_shapes(args.neusight, op)
         if op in ("linear", "bmm"):
             shapes = [s for s in shapes if 2e-9 * s[0][0] * s[0][1] * s[0][2] * s[0][3] <= args.max_gflop]
+        if op == "conv":
+            shapes = [s for s in shapes if conv_gflop(s[0]) <= args.max_gflop]
         sample = rng.sample(shapes, min(args.per_op, len(shapes)))
         rows = []
         for shape, a100_ms in sample:
@@ -112,6 +148,23 @@ def main():
         total += len(rows)
         print(f"kernel-sample: {op}: {len(rows)} shapes -> {path}", flush=True)
     print(f"kernel-sample: {total} rows on {name}, torch {torch.__version__}")
+    if args.fusion_output:
+        rows = []
+        for m, n, k in FUSION_SHAPES:
+            for b in FUSION_COUNTS:
+                if 2e-9 * b * m * n * k > args.max_gflop:
+                    continue
+                latency = time_op(build("bmm", (b, m, n, k), dev), cuda)
+                rows.append({"OPName": "bmm", "Latency": f"{latency:.6g}", "Device": name, **versions,
+                             "B": b, "M": m, "N": n, "K": k})
+        folder = os.path.join(args.fusion_output, "bmm")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, name.replace(" ", "_") + ".csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+        print(f"kernel-sample: fusion: {len(rows)} batched products -> {path}", flush=True)
 
 
 if __name__ == "__main__":
