@@ -78,6 +78,10 @@ def simulate(mutwo, work, row, source, profile, traces=None):
     traces: the measured source's trace paths instead of the run's own."""
     cmd = [mutwo, "simulate", "--schedule", os.path.join(work, row["schedule"]), "--gpu", row["gpu"],
            "--memory", "1TiB", "--host-mode", row["host_mode"] or "libtorch", "--json"]
+    if row["host_mode"] == "cuda-graph":
+        # As `mutwo run --cuda-graph` predicts it (experiments/run_pipeline.cpp): one replayed step,
+        # not the steady state of three issued back to back.
+        cmd += ["--iterations", "1"]
     if source in ("waves", "analytic"):
         cmd += ["--cost-source", source]
     elif source == "calibrated":
