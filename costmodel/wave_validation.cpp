@@ -180,7 +180,11 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h, co
       const double d = std::max({std::abs(std::log(static_cast<double>(r.m) / b.m)),
                                  std::abs(std::log(static_cast<double>(r.n) / b.n)),
                                  std::abs(std::log(static_cast<double>(r.k) / b.k))});
-      if (d <= best_distance) {
+      // The closest shape; among equally close ones the fewest products, so that an exact sweep of
+      // one product (scripts/kernel-sample.py --fusion-output) compares B products in one kernel
+      // with the single products themselves where those are kernel-bound.
+      const bool fewer = best == w.rows.size() || r.batch < w.rows[best].batch;
+      if (d < best_distance || (d == best_distance && fewer)) {
         best_distance = d;
         best = s;
       }

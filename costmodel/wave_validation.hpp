@@ -72,7 +72,8 @@ struct FusionPair {
   double predicted_speedup = 0;  // by the fit that held the GPU out
   double fitted_speedup = 0;     // by `fitted` (every GPU, refinements included: not independent)
 };
-// Pairs of a batched GEMM row and the closest row of the same GPU holding at most half its products;
+// Pairs of a batched GEMM row and the closest row of the same GPU holding at most half its products
+// (of equally close ones, the one holding the fewest);
 // `fitted` is the model fitted on every row (wave_fidelity_markdown's).
 std::vector<FusionPair> fusion_pairs(const WaveRows& rows, const WaveHeldOut& held_out,
                                      const WaveModel& fitted);

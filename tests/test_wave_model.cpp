@@ -354,6 +354,11 @@ TEST_CASE("fusion pairs: a batched GEMM against the closest row holding at most 
   add("a100-pcie-40gb", 5, 256, 256, 256, 24'000);
   add("a100-pcie-40gb", 2, 260, 260, 260, 20'000);
   add("a100-pcie-40gb", 1, 300, 256, 256, 9'000);  // 17 % off in m: nobody's partner
+  // An exact sweep of one product (kernel-sample.py --fusion-output): B = 4 is as close to B = 1 as
+  // to B = 2 and pairs with the single product.
+  add("a100-pcie-40gb", 1, 512, 512, 512, 30'000);
+  add("a100-pcie-40gb", 2, 512, 512, 512, 40'000);
+  add("a100-pcie-40gb", 4, 512, 512, 512, 60'000);
   const WaveRows w = prepare_wave_rows(rows);
   const WaveModel fitted = fit_wave_model(w, {{"synthetic"}, "2026-11-27", false});
   const std::vector<FusionPair> pairs = fusion_pairs(w, leave_one_gpu_out(w), fitted);
@@ -361,13 +366,18 @@ TEST_CASE("fusion pairs: a batched GEMM against the closest row holding at most 
   for (const FusionPair& p : pairs) {
     if (p.device == "a100-pcie-40gb") a100.push_back(&p);
   }
-  REQUIRE(a100.size() == 2);  // B = 8 and B = 5, each with the 2 x 260^3 row (B = 2 has no partner)
+  REQUIRE(a100.size() == 4);  // B = 8 and B = 5, each with the 2 x 260^3 row (B = 2 has no partner)
   // Per product of the B = 2 row scaled to 256^3: 10,000 ns * 256^3 / 260^3 = 9,545.51 ns.
   CHECK(a100[0]->batch == 8);
   CHECK(a100[0]->smaller_batch == 2);
   CHECK(a100[0]->measured_speedup == doctest::Approx(8 * 9'545.51 / 25'000).epsilon(1e-5));  // 3.0546
   CHECK(a100[1]->batch == 5);
   CHECK(a100[1]->measured_speedup == doctest::Approx(5 * 9'545.51 / 24'000).epsilon(1e-5));  // 1.9887
+  CHECK(a100[2]->smaller_batch == 1);
+  CHECK(a100[2]->measured_speedup == doctest::Approx(2 * 30'000.0 / 40'000));
+  CHECK(a100[3]->batch == 4);
+  CHECK(a100[3]->smaller_batch == 1);                                          // not 2
+  CHECK(a100[3]->measured_speedup == doctest::Approx(4 * 30'000.0 / 60'000));  // 2.0, not 1.33
   for (const FusionPair* p : a100) {
     CHECK(p->predicted_speedup > 0);
     CHECK(p->fitted_speedup > 0);

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The H100 lease's pack re-priced (ctest validation_report_h100; tests/validation_report.sh): every
+# run's stored prediction reproduced by the measured source, its CUDA-graph runs included, and the
+# lease's figures (docs/VALIDATION-H100.md).
+# Usage: tests/validation_report_h100.sh MUTWO SCRATCH_DIR
+set -euo pipefail
+here=$(dirname "${BASH_SOURCE[0]}")
+bash "$here/validation_report.sh" "$1" "$2" tests/fixtures/device/h100-2026-11-27/call2-device-check.tar.gz \
+  "| step time | measured | 20 | 1.7 % | 8.4 % | <= 5 %: met |" \
+  "| peak memory | accounted | 20 | 1.1 % | 13.1 % | <= 3 %: met |" \
+  "| resnet18 | 32 | 8 | 77.938 ms | 87.425 ms | 1.09x | 1.12x |" \
+  "| bert-base | 16 | 8 | 308.899 ms | 352.321 ms | 1.18x | 1.14x |" \
+  "| bert-base | 1 | fp32 | yes | 42.321 ms | 42.703 ms | 0.991 |" \
+  "Per convolution op, measured time at 4 fused over its time at 2 fused: median 1.86" \
+  "| 2 | bench-ops | ok | 16 | 197 |"
+echo "validation_report_h100: ok"
