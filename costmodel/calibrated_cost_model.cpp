@@ -209,9 +209,18 @@ std::string op_precision(const ir::Graph& graph, const ir::Op& op, const DeviceS
   }
 }
 
+namespace {
+std::shared_ptr<const WaveModel> or_shipped(std::shared_ptr<const WaveModel> waves) {
+  if (waves) return waves;
+  return std::shared_ptr<const WaveModel>(&shipped_wave_model(), [](const WaveModel*) {});
+}
+}  // namespace
+
 CalibratedCostModel::CalibratedCostModel(DeviceSpec device, CalibrationProfile profile,
-                                         AnalyticOptions options)
-    : profile_(std::move(profile)), fallback_(std::move(device), std::move(options)) {
+                                         AnalyticOptions options, std::shared_ptr<const WaveModel> waves)
+    : profile_(std::move(profile)),
+      fallback_(device, options),
+      waves_(std::move(device), or_shipped(std::move(waves)), std::move(options)) {
   if (profile_.sm_count != fallback_.device().sm_count) {
     throw Error(fmt::format("calibration profile of '{}' ({} SMs) cannot price device '{}' ({} SMs)",
                             profile_.device, profile_.sm_count, fallback_.device().name,
@@ -228,18 +237,22 @@ const KernelGroupFit* CalibratedCostModel::group(const OpKernel& kernel, const s
   return nullptr;
 }
 
-std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Graph& graph,
-                                                                   const ir::Op& op) const {
+std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Graph& graph, const ir::Op& op,
+                                                                   bool* by_waves) const {
   const std::string precision = op_precision(graph, op, fallback_.device(), fallback_.options());
   if (precision.empty()) return std::nullopt;
   const std::vector<OpKernel> kernels = op_kernels(graph, op);
   if (kernels.empty()) return std::nullopt;
   double total = 0;
   for (const OpKernel& k : kernels) {
-    const KernelGroupFit* g = group(k, precision);
-    if (!g && k.helper) continue;  // a helper pass the profile has no kernel for: as before it was modelled
-    if (!g) return std::nullopt;
-    total += static_cast<double>(k.launches) * predict_kernel_ns(g->model, k.sample, profile_.sm_count);
+    if (const KernelGroupFit* g = group(k, precision)) {
+      total += static_cast<double>(k.launches) * predict_kernel_ns(g->model, k.sample, profile_.sm_count);
+    } else if (const std::optional<double> t = waves_.kernel_ns(k, precision)) {
+      total += *t;  // a kernel this GPU's profile has not timed: the cross-GPU wave model's price
+      if (by_waves) *by_waves = true;
+    } else {
+      return std::nullopt;
+    }
   }
   return static_cast<int64_t>(std::ceil(total));
 }
@@ -250,15 +263,19 @@ int64_t CalibratedCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op
 }
 
 std::string CalibratedCostModel::describe(const ir::Graph& graph) const {
-  int64_t covered = 0;
+  int64_t covered = 0, by_waves = 0;
   for (const ir::Op& op : graph.ops) {
-    if (calibrated_duration_ns(graph, op)) ++covered;
+    bool waves = false;
+    if (calibrated_duration_ns(graph, op, &waves)) ++(waves ? by_waves : covered);
   }
   int64_t kernels = 0;
   for (const KernelGroupFit& g : profile_.groups) kernels += g.rows;
   const int64_t ops = static_cast<int64_t>(graph.ops.size());
-  return fmt::format("calibrated ({} profile of {}, {} kernels: {} of {} ops{})", profile_.device,
-                     profile_.fitted_on, kernels, covered, ops, covered < ops ? "; rest analytic" : "");
+  return fmt::format(
+      "calibrated ({} profile of {}, {} kernels: {} of {} ops{}{})", profile_.device, profile_.fitted_on,
+      kernels, covered, ops,
+      by_waves > 0 ? fmt::format(", {} with kernels the profile lacks priced by waves", by_waves) : "",
+      covered + by_waves < ops ? "; rest analytic" : "");
 }
 
 }  // namespace mutwo::costmodel

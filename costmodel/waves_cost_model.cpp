@@ -34,12 +34,19 @@ std::optional<int64_t> WaveCostModel::wave_duration_ns(const ir::Graph& graph, c
   if (kernels.empty()) return std::nullopt;
   double total = 0;
   for (const OpKernel& k : kernels) {
-    const WaveKernel w = wave_kernel(k.kernel, k.category, k.variant, precision, k.sample, device);
-    const WaveGroupFit* g = model_->group_for(w.group, refinement_);
-    if (g == nullptr) return std::nullopt;
-    total += static_cast<double>(k.launches) * predict_wave_ns(*g, w, device, clock_ratio_);
+    const std::optional<double> t = kernel_ns(k, precision);
+    if (!t) return std::nullopt;
+    total += *t;
   }
   return static_cast<int64_t>(std::ceil(total));
+}
+
+std::optional<double> WaveCostModel::kernel_ns(const OpKernel& k, const std::string& precision) const {
+  const DeviceSpec& device = fallback_.device();
+  const WaveKernel w = wave_kernel(k.kernel, k.category, k.variant, precision, k.sample, device);
+  const WaveGroupFit* g = model_->group_for(w.group, refinement_);
+  if (g == nullptr) return std::nullopt;
+  return static_cast<double>(k.launches) * predict_wave_ns(*g, w, device, clock_ratio_);
 }
 
 int64_t WaveCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {

@@ -12,6 +12,7 @@
 // price (f64 math, an op without kernels) fall back to the analytic source, and describe() counts
 // them.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "costmodel/analytic_cost_model.hpp"
@@ -19,6 +20,8 @@
 #include "costmodel/wave_model.hpp"
 
 namespace mutwo::costmodel {
+
+struct OpKernel;  // calibrated_cost_model.hpp
 
 class WaveCostModel final : public OpCostModel {
  public:
@@ -35,6 +38,9 @@ class WaveCostModel final : public OpCostModel {
 
   // The model's price of the op; nullopt when it prices no kernel of it.
   std::optional<int64_t> wave_duration_ns(const ir::Graph& graph, const ir::Op& op) const;
+  // One kernel of an op (op_kernels) at a precision (op_precision), all its launches; nullopt when
+  // the model has no group for it.
+  std::optional<double> kernel_ns(const OpKernel& kernel, const std::string& precision) const;
   const WaveModel& model() const { return *model_; }
 
  private:

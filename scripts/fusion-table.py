@@ -107,9 +107,9 @@ def main():
         "where one model's backward makes 3. The H200 measured it (docs/VALIDATION.md: fused layer-norm "
         "backward at 4.4x the price of ATen's one kernel, 0.87 of measured when priced as these kernels), "
         "and it is why the waves source says GPT-2 (25 layer norms per model at sequence 1024) trains 1 % "
-        "slower fused 8 wide on the V100, where the analytic source, and the calibrated one (whose V100 "
-        "profile prices norms by the analytic source) price the fused layer norm as one kernel and say 1 % "
-        "faster.")
+        "slower fused 8 wide on the V100, and the calibrated one with it (its V100 profile holds DeepBench's "
+        "GEMMs and convolutions; the norms' kernels it lacks are priced by the wave model), where the "
+        "analytic source prices the fused layer norm as one kernel and says 1 % faster.")
     lines.append("")
     if disagreements:
         lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")

@@ -10,6 +10,7 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/calibration_profile.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/waves_cost_model.hpp"
 #include "tests/support/zoo_step.hpp"
 
 namespace {
@@ -50,18 +51,29 @@ TEST_CASE("bert-base's attention products: head copies and the scaling beside th
   CHECK((k[0].kernel == "gemm" && !k[0].helper));
 }
 
-TEST_CASE("a causal mask is one more pass over the scores; a profile without the passes leaves them out") {
+TEST_CASE(
+    "a causal mask is one more pass over the scores; a profile without the passes prices them by waves") {
   const Graph g = zoo_step("gpt2", 2, 1, 16);
   const Op& scores = op_named(g, "transformer.h.0.attn.scores");
   const auto p = passes(g, scores);
   REQUIRE(p.size() == 4);
   CHECK(p.back() == std::pair<std::string, double>{"masked_fill", 2 * 24'576.0});
-  // The V100's DeepBench profile has GEMMs only: it prices the scores as their GEMM, as before.
+  // The V100's DeepBench profile has GEMMs only: the scores' GEMM by the profile, its 4 passes by the
+  // shipped wave model.
   const DeviceSpec v100 = find_device("v100-16gb");
   CalibratedCostModel calibrated(v100, *find_calibration_profile(v100));
   const KernelGroupFit* gemm = calibrated.profile().find("gemm", "", "fp32");
   REQUIRE(gemm != nullptr);
-  CHECK(calibrated.op_duration_ns(g, scores) ==
-        static_cast<int64_t>(std::ceil(predict_kernel_ns(gemm->model, op_kernels(g, scores)[0].sample, 80))));
+  const std::vector<OpKernel> kernels = op_kernels(g, scores);
+  REQUIRE(kernels.size() == 5);
+  const WaveCostModel waves(v100,
+                            std::shared_ptr<const WaveModel>(&shipped_wave_model(), [](const WaveModel*) {}));
+  double expected = predict_kernel_ns(gemm->model, kernels[0].sample, 80);
+  for (size_t i = 1; i < kernels.size(); ++i) {
+    REQUIRE(kernels[i].helper);
+    expected += waves.kernel_ns(kernels[i], "fp32").value();
+  }
+  CHECK(expected > predict_kernel_ns(gemm->model, kernels[0].sample, 80) + 4 * 1'000);  // 4 launches at least
+  CHECK(calibrated.op_duration_ns(g, scores) == static_cast<int64_t>(std::ceil(expected)));
   CHECK(attention_passes(g, op_named(g, "transformer.h.0.ln_1")).empty());
 }

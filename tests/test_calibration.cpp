@@ -30,6 +30,7 @@ const std::string kGemm = kFixtures + "/calibration/deepbench_gemm.csv";
 const std::string kConv = kFixtures + "/calibration/deepbench_conv.csv";
 
 using mutwo::test::error_of;
+constexpr auto npos = std::string::npos;
 
 constexpr std::string_view kHeader =
     "device,precision,kernel,variant,category,m,n,k,flops,bytes,time_ns,source,shape\n";
@@ -294,7 +295,7 @@ TEST_CASE("the shipped H200 profile is the fit of the H200's bench-ops kernels, 
   }
 }
 
-TEST_CASE("calibrated source: a linear op is its GEMM priced by the profile; relu falls back to analytic") {
+TEST_CASE("calibrated source: a linear op is its GEMM priced by the profile; relu by the wave model") {
   const Graph g = linear_graph(DType::f32, 4096, 1024, 1024);
   auto model = builtin_cost_sources().create("calibrated", find_device("v100-16gb"));
   const auto& calibrated = dynamic_cast<const CalibratedCostModel&>(*model);
@@ -309,9 +310,9 @@ TEST_CASE("calibrated source: a linear op is its GEMM priced by the profile; rel
   REQUIRE(gemm != nullptr);
   CHECK(model->op_duration_ns(g, g.ops[0]) ==
         static_cast<int64_t>(std::ceil(predict_kernel_ns(gemm->model, kernels[0].sample, 80))));
-  AnalyticCostModel analytic(find_device("v100-16gb"));
-  CHECK(model->op_duration_ns(g, g.ops[1]) == analytic.op_duration_ns(g, g.ops[1]));
-  CHECK(model->describe(g).find(": 1 of 2 ops; rest analytic)") != std::string::npos);
+  CHECK(model->op_duration_ns(g, g.ops[1]) ==
+        builtin_cost_sources().create("waves", find_device("v100-16gb"))->op_duration_ns(g, g.ops[1]));
+  CHECK(model->describe(g).find(": 1 of 2 ops, 1 with kernels the profile lacks priced by waves)") != npos);
   CHECK(error_of([] {
           builtin_cost_sources().create("calibrated", find_device("a100-40gb"));
         }).rfind("cost source 'calibrated': no calibration profile for device 'a100-40gb'", 0) == 0);
@@ -332,10 +333,11 @@ TEST_CASE("measured trace from a T4 predicts a V100 by the ratio of the two cali
                        static_cast<double>(*t4.calibrated_duration_ns(g, g.ops[0]));
   CHECK(ratio < 1.0);  // a V100 runs an fp32 GEMM faster than a T4
   CHECK(model->op_duration_ns(g, g.ops[0]) == std::llround(1'000'000 * ratio));
-  CHECK(model->op_duration_ns(g, g.ops[1]) == 50'000);  // relu: not calibrated, kept as measured
-  CHECK(model->describe(g).find(
-            "scaled from t4 to v100-16gb by calibrated profiles: 1 of 2 measured ops, 1 unscaled") !=
-        std::string::npos);
+  const double relu = static_cast<double>(*v100.calibrated_duration_ns(g, g.ops[1])) /
+                      static_cast<double>(*t4.calibrated_duration_ns(g, g.ops[1]));
+  CHECK(relu < 1.0);  // relu: in neither profile, both price it by waves (900 GB/s against 320)
+  CHECK(model->op_duration_ns(g, g.ops[1]) == std::llround(50'000 * relu));
+  CHECK(model->describe(g).find("to v100-16gb by calibrated profiles: 2 of 2 measured ops") != npos);
   // On the GPU it was measured on, nothing is scaled.
   auto same = builtin_cost_sources().create("measured", find_device("t4"), inputs);
   CHECK(same->op_duration_ns(g, g.ops[0]) == 1'000'000);
@@ -491,10 +493,8 @@ TEST_CASE("the analytic source priced on DeepBench's measured kernels, by hand f
   }
   // The rendered section, as docs/FIDELITY.md carries it for V100 (analytic beside calibrated).
   const std::string md = calibration_fidelity_markdown(v100, 5, "cmd");
-  CHECK(md.find("### The analytic source on the same kernels") != std::string::npos);
-  CHECK(md.find("| v100-16gb | matmul | fp32 | 160 | 10.9 % | 19.1 % | +8.4 % | 5.2 % |") !=
-        std::string::npos);
-  CHECK(md.find("| conv | fp32 | 272 | 46.0 % | 64.5 % | +39.3 % | 11.2 % |") != std::string::npos);
-  CHECK(md.find("| measured duration | source | kernels | median | mean | signed median |") !=
-        std::string::npos);
+  CHECK(md.find("### The analytic source on the same kernels") != npos);
+  CHECK(md.find("| v100-16gb | matmul | fp32 | 160 | 10.9 % | 19.1 % | +8.4 % | 5.2 % |") != npos);
+  CHECK(md.find("| conv | fp32 | 272 | 46.0 % | 64.5 % | +39.3 % | 11.2 % |") != npos);
+  CHECK(md.find("| measured duration | source | kernels | median | mean | signed median |") != npos);
 }

@@ -14,6 +14,7 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/norm_kernels.hpp"
+#include "costmodel/waves_cost_model.hpp"
 #include "ir/conv_groups.hpp"
 #include "tests/support/zoo_step.hpp"
 
@@ -136,12 +137,18 @@ TEST_CASE("batch norm reads its input once more for its statistics, a helper pas
   const std::vector<OpKernel> b = op_kernels(one, op_named(one, "bn1.backward"));
   REQUIRE(b.size() == 2);
   CHECK((b[1].helper && b[1].sample.bytes == 2 * x));
-  // The H200's bench-ops profile has a batchnorm2d kernel but no statistics pass: it prices bn1 as
-  // before, its own kernel alone.
+  // The H200's bench-ops profile has a batchnorm2d kernel but no statistics pass: its kernel by the
+  // profile, the statistics pass by the shipped wave model.
   const DeviceSpec h200 = find_device("h200");
   const CalibratedCostModel calibrated(h200, *find_calibration_profile(h200));
   const KernelGroupFit* g = calibrated.profile().find("batchnorm2d", "", "fp32");
   REQUIRE(g != nullptr);
-  CHECK(calibrated.op_duration_ns(one, bn) ==
-        static_cast<int64_t>(std::ceil(predict_kernel_ns(g->model, f[0].sample, h200.sm_count))));
+  const WaveCostModel waves(h200,
+                            std::shared_ptr<const WaveModel>(&shipped_wave_model(), [](const WaveModel*) {}));
+  const std::optional<double> statistics = waves.kernel_ns(f[1], "fp32");
+  REQUIRE(statistics.has_value());
+  CHECK(*statistics > 0);
+  CHECK(
+      calibrated.op_duration_ns(one, bn) ==
+      static_cast<int64_t>(std::ceil(predict_kernel_ns(g->model, f[0].sample, h200.sm_count) + *statistics)));
 }

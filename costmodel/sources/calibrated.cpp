@@ -33,7 +33,7 @@ void register_source(CostSourceRegistry& registry) {
       {"calibrated",
        "per-kernel wave quantization and saturating efficiency per kernel and precision, fitted by least "
        "squares to measured kernel times (a device's calibration profile: --profile, or the shipped "
-       "one); ops without calibration data fall back to analytic",
+       "one); kernels the profile has not timed are priced by waves",
        "Yu et al., Habitat: A Runtime-Based Computational Performance Predictor for Deep Neural Network "
        "Training, USENIX ATC 2021 (wave scaling); measured times from Baidu DeepBench",
        make_calibrated, /*reads_measured_traces=*/false, /*requires_measured_traces=*/false,
