@@ -50,7 +50,7 @@ def kernel_sample_lines(mutwo, work):
         if in_table and parts and parts[0] not in ("device", "------") and parts[0] in sampled:
             held.append(parts)
     lines = ["## Kernel sample: the cross-GPU kernel model on this GPU", "",
-             f"{len(rows)} operator shapes of NeuSight's A100 set (linear, bmm, layer norm, softmax; "
+             f"{len(rows)} operator shapes of NeuSight's A100 set ({', '.join(sorted({r['OPName'] for r in rows}))}; "
              "`scripts/kernel-sample.py`, seeded sample) timed on " + ", ".join(devices) + " with NeuSight's "
              "own harness (fp32, TF32 off, mean of the 5 fastest of 25 calls). Priced by the wave model fitted on "
              "every other GPU's DeepBench and NeuSight kernels, this GPU's chip held out "
