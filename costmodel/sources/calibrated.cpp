@@ -25,7 +25,8 @@ std::unique_ptr<OpCostModel> make_calibrated(const DeviceSpec& device, const Cos
                     "with `mutwo calibrate ... -o PROFILE.json` and pass --profile PROFILE.json",
                     device.name, fmt::join(shipped, ", ")));
   }
-  return std::make_unique<CalibratedCostModel>(device, std::move(*profile));
+  return std::make_unique<CalibratedCostModel>(device, std::move(*profile), AnalyticOptions{},
+                                               inputs.wave_model);
 }
 
 void register_source(CostSourceRegistry& registry) {

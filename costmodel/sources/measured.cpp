@@ -29,8 +29,10 @@ std::optional<CrossDeviceScaling> cross_device_scaling(const DeviceSpec& device,
   std::optional<CalibrationProfile> to = find_calibration_profile(device, inputs.calibration_profiles);
   if (!from || !to || from->device == to->device) return std::nullopt;
   CrossDeviceScaling scaling;
-  scaling.from = std::make_shared<CalibratedCostModel>(from_device, std::move(*from));
-  scaling.to = std::make_shared<CalibratedCostModel>(device, std::move(*to));
+  scaling.from = std::make_shared<CalibratedCostModel>(from_device, std::move(*from), AnalyticOptions{},
+                                                       inputs.wave_model);
+  scaling.to =
+      std::make_shared<CalibratedCostModel>(device, std::move(*to), AnalyticOptions{}, inputs.wave_model);
   return scaling;
 }
 
