@@ -152,3 +152,25 @@ TEST_CASE("batch norm reads its input once more for its statistics, a helper pas
       calibrated.op_duration_ns(one, bn) ==
       static_cast<int64_t>(std::ceil(predict_kernel_ns(g->model, f[0].sample, h200.sm_count) + *statistics)));
 }
+
+TEST_CASE("calibrated prices the kernels its profile lacks by the caller's wave model") {
+  // The V100's DeepBench profile has no norm kernel: batch norm is the wave model's, here one whose
+  // coefficients are doubled, so the calibrated price must move with it and equal the waves source's.
+  const Graph one = zoo_step("resnet18", 32, 1);
+  const Op& bn = op_named(one, "bn1");
+  auto doubled = std::make_shared<WaveModel>(shipped_wave_model());
+  const auto doubled_terms = [](WaveGroupFit& g) {
+    for (double& c : g.compute) c *= 2;
+    for (double& d : g.memory) d *= 2;
+  };
+  for (WaveGroupFit& g : doubled->groups) doubled_terms(g);
+  for (WaveRefinement& r : doubled->refinements) {
+    for (WaveGroupFit& g : r.groups) doubled_terms(g);
+  }
+  CostSourceInputs inputs;
+  inputs.wave_model = doubled;
+  const DeviceSpec v100 = find_device("v100-16gb");
+  const int64_t custom = builtin_cost_sources().create("calibrated", v100, inputs)->op_duration_ns(one, bn);
+  CHECK(custom == builtin_cost_sources().create("waves", v100, inputs)->op_duration_ns(one, bn));
+  CHECK(custom > builtin_cost_sources().create("calibrated", v100)->op_duration_ns(one, bn));
+}
