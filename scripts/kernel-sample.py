@@ -106,6 +106,17 @@ def time_op(call, cuda):
     return statistics.mean(sorted(times)[:FASTEST])
 
 
+def write_rows(folder, device, rows):
+    """Writes rows as folder/<device>.csv (NeuSight's file naming); returns the path."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, device.replace(" ", "_") + ".csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--neusight", default="tests/fixtures/calibration/neusight")
@@ -138,13 +149,7 @@ def main():
             latency = time_op(build(op, shape, dev), cuda)
             rows.append({"OPName": op, "Latency": f"{latency:.6g}", "Device": name, **versions,
                          **dict(zip(dims, shape)), "A100 Latency": f"{a100_ms:.6g}"})
-        folder = os.path.join(args.output, op)
-        os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, name.replace(" ", "_") + ".csv")
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
+        path = write_rows(os.path.join(args.output, op), name, rows)
         total += len(rows)
         print(f"kernel-sample: {op}: {len(rows)} shapes -> {path}", flush=True)
     print(f"kernel-sample: {total} rows on {name}, torch {torch.__version__}")
@@ -157,13 +162,7 @@ def main():
                 latency = time_op(build("bmm", (b, m, n, k), dev), cuda)
                 rows.append({"OPName": "bmm", "Latency": f"{latency:.6g}", "Device": name, **versions,
                              "B": b, "M": m, "N": n, "K": k})
-        folder = os.path.join(args.fusion_output, "bmm")
-        os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, name.replace(" ", "_") + ".csv")
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
+        path = write_rows(os.path.join(args.fusion_output, "bmm"), name, rows)
         print(f"kernel-sample: fusion: {len(rows)} batched products -> {path}", flush=True)
 
 
