@@ -11,6 +11,8 @@
 // doctest after LibTorch's logging, whose glog CHECK macros would replace doctest's.
 #include "tests/support/test_exec_kernels_fixtures.hpp"
 
+#include "exec/pointwise_conv.hpp"
+
 TEST_CASE(
     "linear with bias (3-D input): dX, dW, db equal autograd's; fused it is a batched matmul per model") {
   check_kind([](GraphBuilder& b) {
@@ -67,6 +69,49 @@ TEST_CASE(
     const TensorId bias = weight(b, "conv.bias", {6});
     channel_bce_loss(b, b.op(OpKind::conv2d, "conv", {x, w, bias}, conv_attrs(2, 1, 1)));
   });
+}
+
+TEST_CASE("conv2d 1x1 stride 2 with bias (ResNet's downsample): fused, a batched GEMM per model") {
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 4, 7, 5});
+    const TensorId w = weight(b, "downsample.weight", {6, 4, 1, 1});
+    const TensorId bias = weight(b, "downsample.bias", {6});
+    channel_bce_loss(b, b.op(OpKind::conv2d, "downsample", {x, w, bias}, conv_attrs(2, 0, 1)));
+  });
+}
+
+TEST_CASE("a grouped 1x1 convolution as a batched GEMM equals at::convolution and its backward") {
+  const auto opts = at::TensorOptions().dtype(at::kDouble);
+  at::manual_seed(7);
+  const int64_t groups = 4;
+  // x is a channel slice (not contiguous), as a chunk's half is.
+  const at::Tensor x = at::randn({3, 2 * groups * 3, 7, 5}, opts).slice(1, 0, groups * 3);
+  const at::Tensor w = at::randn({groups * 5, 3, 1, 1}, opts);
+  const at::Tensor bias = at::randn({groups * 5}, opts);
+  CHECK(exec::pointwise_conv_as_gemm(w, {0, 0}, {1, 1}, groups));
+  CHECK_FALSE(exec::pointwise_conv_as_gemm(w, {0, 0}, {1, 1}, 1));  // cuDNN runs these well
+  CHECK_FALSE(exec::pointwise_conv_as_gemm(w, {1, 1}, {1, 1}, groups));
+  CHECK_FALSE(exec::pointwise_conv_as_gemm(w, {0, 0}, {2, 2}, groups));
+  CHECK_FALSE(exec::pointwise_conv_as_gemm(at::randn({groups * 5, 3, 3, 3}, opts), {0, 0}, {1, 1}, groups));
+  for (const int64_t s : {1, 2, 3}) {
+    CAPTURE(s);
+    const std::vector<int64_t> stride{s, s};
+    const at::Tensor expected = at::convolution(x, w, bias, stride, {0, 0}, {1, 1}, false, {0, 0}, groups);
+    const at::Tensor y = exec::pointwise_conv_forward(x, w, bias, stride, groups);
+    REQUIRE(y.sizes() == expected.sizes());
+    CHECK(at::allclose(y, expected, 1e-12, 1e-12));
+    const at::Tensor dy = at::randn(expected.sizes(), opts);
+    const std::vector<int64_t> bias_sizes{w.size(0)};
+    auto [dx, dw, db] = at::convolution_backward(dy, x, w, at::OptionalIntArrayRef(bias_sizes), stride,
+                                                 {0, 0}, {1, 1}, false, {0, 0}, groups, {true, true, true});
+    const auto grads = exec::pointwise_conv_backward(dy, x, w, stride, groups, {true, true, true});
+    CHECK(at::allclose(grads[0], dx, 1e-12, 1e-12));
+    CHECK(at::allclose(grads[1], dw, 1e-12, 1e-12));
+    CHECK(at::allclose(grads[2], db, 1e-12, 1e-12));
+    const auto dw_only = exec::pointwise_conv_backward(dy, x, w, stride, groups, {false, true, false});
+    CHECK_FALSE(dw_only[0].defined());
+    CHECK_FALSE(dw_only[2].defined());
+  }
 }
 
 TEST_CASE("conv2d with 2 groups, no bias: dX, dW equal autograd's, fused and alone") {

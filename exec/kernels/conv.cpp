@@ -1,8 +1,10 @@
-// Convolution-family kernels: conv2d (a grouped convolution over k models when fused, HFTA),
-// max, average and adaptive average pooling, flatten; forward and backward.
+// Convolution-family kernels: conv2d (a grouped convolution over k models when fused, HFTA; a grouped
+// 1x1 one as a batched GEMM, exec/pointwise_conv.hpp), max, average and adaptive average pooling,
+// flatten; forward and backward.
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
+#include "exec/pointwise_conv.hpp"
 #include "ir/conv_groups.hpp"
 
 namespace mutwo::exec {
@@ -26,6 +28,9 @@ ConvParams conv_params(const KernelContext& c) {
 std::vector<at::Tensor> conv2d(const KernelContext& c) {
   const ConvParams p = conv_params(c);
   const at::Tensor bias = c.inputs.size() == 3 ? c.inputs[2] : at::Tensor();
+  if (pointwise_conv_as_gemm(c.inputs[1], p.padding, p.dilation, p.groups)) {
+    return {pointwise_conv_forward(c.inputs[0], c.inputs[1], bias, p.stride, p.groups)};
+  }
   return {at::convolution(c.inputs[0], c.inputs[1], bias, p.stride, p.padding, p.dilation, false, {0, 0},
                           p.groups)};
 }
@@ -37,13 +42,19 @@ std::vector<at::Tensor> conv2d_backward(const KernelContext& c) {
   const bool has_bias = c.forward().inputs.size() == 3;
   const std::array<bool, 3> mask{c.needs_grad(0), c.needs_grad(1), has_bias && c.needs_grad(2)};
   const std::vector<int64_t> bias_sizes{w.size(0)};
-  auto [dx, dw, db] = at::convolution_backward(
-      c.inputs[0], c.inputs[1], w, has_bias ? at::OptionalIntArrayRef(bias_sizes) : c10::nullopt, p.stride,
-      p.padding, p.dilation, false, {0, 0}, p.groups, mask);
+  std::array<at::Tensor, 3> grads;
+  if (pointwise_conv_as_gemm(w, p.padding, p.dilation, p.groups)) {
+    grads = pointwise_conv_backward(c.inputs[0], c.inputs[1], w, p.stride, p.groups, mask);
+  } else {
+    auto [dx, dw, db] = at::convolution_backward(
+        c.inputs[0], c.inputs[1], w, has_bias ? at::OptionalIntArrayRef(bias_sizes) : c10::nullopt, p.stride,
+        p.padding, p.dilation, false, {0, 0}, p.groups, mask);
+    grads = {dx, dw, db};
+  }
   std::vector<at::Tensor> out;
-  if (mask[0]) out.push_back(dx);
-  if (mask[1]) out.push_back(dw);
-  if (mask[2]) out.push_back(db);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (mask[i]) out.push_back(grads[i]);
+  }
   return out;
 }
 
