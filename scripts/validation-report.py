@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_section import write_section  # noqa: E402
 from validation_fusion import fused_conv_lines, fused_conv_sample_lines, fusion_lines  # noqa: E402
 from validation_kernels import kernel_sample_lines, op_kind_gap_lines, op_prices  # noqa: E402
+from validation_oom import oom_lines  # noqa: E402
 
 MANIFEST_FIELDS = ["label", "run_id", "group", "schedule", "traces", "gpu", "memory_limit_bytes", "host_mode", "device"]
 # median |step error| (issues 22 and 36): the default (waves) and calibrated sources 10 %, measured 5 %
@@ -291,6 +292,7 @@ def main():
     verdict = "-" if med is None or on_cpu else f"<= {100 * PEAK_TARGET:.0f} %: " + ("met" if med <= PEAK_TARGET else "not met")
     lines.append(f"| peak memory | accounted | {n} | {pct(med)} | {pct(worst)} | {verdict} |".replace("+", ""))
     lines.append("")
+    lines += oom_lines(os.path.join(work, "results.db"), manifest, measured_rows)
 
     if not on_cpu:
         lines += op_kind_gap_lines(args.mutwo, work, manifest, profile)
