@@ -7,6 +7,12 @@ sources price a fused convolution as its k models' kernels one after another
 these rows say whether that holds at k = 1 ... 8, with the autotuner, and on other GPUs. Validation
 data: never fitted.
 
+A fused 1x1 convolution (no padding) is also timed as mutwo's executor now runs it, one batched GEMM
+per pass (exec/pointwise_conv.hpp: y = W x per image and model; dX = W^T dY; dW = the sum over the
+images of dY x^T), as the passes "forward (batched GEMM)" and "forward+backward (batched GEMM)": the
+lease measures whether it beats cuDNN's grouped algorithms (25x slower than the models' own kernels
+for MobileNet-V2's 112x112 expansion on the H100).
+
 Each pass is timed as a whole on the device (CUDA events around REPEAT back-to-back calls after
 warm-up, the median of TRIALS), in microseconds per call.
 
@@ -26,7 +32,8 @@ import torch.nn.functional as F
 # resnet18's convolutions at 224x224: (name, C, K, R, stride, padding, input side).
 SHAPES = [("conv1", 3, 64, 7, 2, 3, 224), ("layer1", 64, 64, 3, 1, 1, 56), ("layer2.0.conv1", 64, 128, 3, 2, 1, 56),
           ("layer2", 128, 128, 3, 1, 1, 28), ("layer2.0.downsample", 64, 128, 1, 2, 0, 56),
-          ("layer3", 256, 256, 3, 1, 1, 14), ("layer4", 512, 512, 3, 1, 1, 7)]
+          ("layer3", 256, 256, 3, 1, 1, 14), ("layer4", 512, 512, 3, 1, 1, 7),
+          ("mobilenet_v2.features.1.expand", 16, 96, 1, 1, 0, 112)]  # MobileNet-V2's first pointwise expansion
 FIELDS = ["device", "torch", "cudnn", "shape", "batch", "k", "benchmark", "tf32", "pass", "us_per_call"]
 
 
@@ -44,7 +51,29 @@ def passes(batch, k, c, kout, r, stride, padding, side, dev):
         out = F.conv2d(x, w, stride=stride, padding=padding, groups=k)
         torch.autograd.grad(out, (x, w), dy)
 
-    return {"forward": forward, "forward+backward": backward}
+    out = {"forward": forward, "forward+backward": backward}
+    if r == 1 and padding == 0 and k > 1:
+        out.update(gemm_passes(x, w, dy, k, stride))
+    return out
+
+
+def gemm_passes(x, w, dy, k, stride):
+    """The same 1x1 convolution as exec/pointwise_conv.cpp runs it: batched GEMMs over images x models."""
+    xs = x.detach()[:, :, ::stride, ::stride]
+    n, _, h, wd = xs.shape
+    x4 = xs.reshape(n, k, -1, h * wd)                    # [N, k, C, HW] (a copy when strided)
+    w4 = w.detach().reshape(1, k, w.shape[0] // k, -1)  # [1, k, K, C]
+    dy4 = dy.reshape(n, k, -1, h * wd)                   # [N, k, K, HW]
+
+    def forward():
+        torch.matmul(w4, x4)
+
+    def backward():
+        torch.matmul(w4, x4)
+        torch.matmul(w4.transpose(-1, -2), dy4)              # dX (strided: scattered into zeros, left out)
+        torch.matmul(dy4, x4.transpose(-1, -2)).sum(0)       # dW
+
+    return {"forward (batched GEMM)": forward, "forward+backward (batched GEMM)": backward}
 
 
 def time_call(call, cuda, repeat, trials, warmup):
@@ -81,7 +110,7 @@ def main():
     counts = [int(c) for c in args.counts.split(",")]
     shapes, batch, repeat, trials, warmup = SHAPES, args.batch, 5, 5, 3
     if args.quick:
-        shapes = [(n, c, k, r, s, pad, side // 4) for n, c, k, r, s, pad, side in SHAPES[1:3]]
+        shapes = [(n, c, k, r, s, pad, side // 4) for n, c, k, r, s, pad, side in SHAPES[1:3] + SHAPES[4:5]]
         batch, repeat, trials, warmup = 1, 1, 1, 1
     name = torch.cuda.get_device_name() if cuda else "cpu"
     cudnn = torch.backends.cudnn.version() if cuda else "-"

@@ -158,7 +158,8 @@ def fused_conv_sample_lines(work):
     counts = sorted({int(r["k"]) for r in rows if r["k"] != "1"})
     cells = {}
     for r in rows:
-        base = one.get((r["shape"], r["benchmark"], r["pass"]))
+        # A pass as a batched GEMM (a fused 1x1 convolution) against the models' own convolutions.
+        base = one.get((r["shape"], r["benchmark"], r["pass"].removesuffix(" (batched GEMM)")))
         if r["k"] != "1" and base:
             cells[(r["shape"], r["benchmark"], r["pass"], int(r["k"]))] = float(r["us_per_call"]) / (int(r["k"]) * base)
     if not cells:
