@@ -13,7 +13,8 @@
 #   matrix  predicted vs measured (item 4): six architectures, 4 models each, profiled (traces of
 #           widths 4 and 2), then run plain, under a memory cap (an allocator fraction emulating a
 #           smaller GPU) with a swap policy (vdnn), a recompute policy (checkpoint) and two
-#           multiplexed sub-arrays (mutwo, [2,2]), and once as a CUDA graph; each prediction by the
+#           multiplexed sub-arrays (mutwo, [2,2]; on a GPU also under PyTorch's expandable segments),
+#           and once as a CUDA graph; each prediction by the
 #           measured source beside the measurement in results.db, each schedule saved, runs.tsv
 #           listing them (re-predicted by the waves, analytic and calibrated sources afterwards, no GPU);
 #   speed   k fused models against k one after another (issue 36, item 5: fusion, eager-fusion) and
@@ -291,6 +292,12 @@ matrix_arch() {
   logged_run "$name-multiplexed-mutwo" matrix "$t2" "${a[@]}" --models 4 --partition 2,2 --policy mutwo \
     --memory-cap "$cap22" "${m2[@]}" --allow-oom "${iters[@]}" || failed=1
   if [ "$device" = cuda ]; then
+    # The same plan under PyTorch's expandable segments, the fix its out-of-memory message names for
+    # fragmentation, which failed the leases' packed plans (docs/VALIDATION-H100.md): does the plan
+    # then fit its cap, and does the cap still bind? (group "allocator": the report's allocator section)
+    PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True logged_run "$name-multiplexed-mutwo-expandable" allocator \
+      "$t2" "${a[@]}" --models 4 --partition 2,2 --policy mutwo --memory-cap "$cap22" "${m2[@]}" --allow-oom \
+      "${iters[@]}" || failed=1
     logged_run "$name-plain-cuda-graph" matrix "$t4" "${a[@]}" --models 4 "${m4[@]}" --cuda-graph "${iters[@]}" || failed=1
   fi
   return $failed

@@ -34,7 +34,8 @@ def allocator_state(message):
 
 
 def oom_lines(work_db, manifest, measured_rows):
-    """Markdown lines for the matrix runs whose measurement ran out of memory on a GPU ([] when none)."""
+    """Markdown lines for the matrix runs whose measurement ran out of memory on a GPU, and the runs of
+    the "allocator" group (multiplexed plans again under PyTorch's expandable segments), ([] when none)."""
     db = sqlite3.connect(f"file:{work_db}?mode=ro", uri=True)
     try:
         messages = dict(db.execute("SELECT run_id, oom_message FROM measurements WHERE oom = 1").fetchall())
@@ -43,13 +44,20 @@ def oom_lines(work_db, manifest, measured_rows):
     rows = []
     for row in manifest:
         run_id = int(row["run_id"])
-        if row["group"] != "matrix" or run_id not in messages:
+        c = measured_rows.get(run_id, {})
+        predicted = c.get("predicted_peak_bytes")
+        if row["group"] == "allocator" and c.get("status") == "ok":
+            # A plan run under PyTorch's expandable segments that completed (scripts/device-check.sh).
+            peak = c.get("measured_peak_bytes")
+            rows.append(f"| {row['label']} | yes | {int(row['memory_limit_bytes']) / 2**20:.0f} MiB | "
+                        + (f"{predicted / 2**20:.0f} MiB" if predicted else "-") + " | - | "
+                        + (f"{peak / 2**20:.0f} MiB (peak)" if peak else "-") + " | - | - | - | ran within its cap |")
+            continue
+        if row["group"] not in ("matrix", "allocator") or run_id not in messages:
             continue
         state = allocator_state(messages[run_id])
         if state is None:
             continue
-        c = measured_rows.get(run_id, {})
-        predicted = c.get("predicted_peak_bytes")
         fits = {"measured OOM": "yes", "both OOM": "no"}.get(c.get("status"), "-")
         need = state["allocated"] + state["request"]
         rounding = state["allocated_rounding"] + state["request_rounding"] + state["cap_rounding"]
@@ -71,7 +79,8 @@ def oom_lines(work_db, manifest, measured_rows):
              "requested, as a share of the cap: above 100 % the schedule as executed needs more than the plan's "
              "limit (the simulator's accounting is short); below it the cap still had room, held by the allocator "
              "in pieces too small for the request (fragmentation, the reserved but unallocated column). PyTorch "
-             "prints GiB to two decimals, so each figure is known to 5 MiB.",
+             "prints GiB to two decimals, so each figure is known to 5 MiB. Runs labelled -expandable ran the "
+             "same plan under PyTorch's expandable segments (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`).",
              "",
              "| run | simulated to fit | plan's limit | predicted peak | cap | allocated | request | need / cap | "
              "reserved, unallocated | cause |",
