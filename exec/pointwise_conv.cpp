@@ -1,5 +1,7 @@
 #include "exec/pointwise_conv.hpp"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 
 namespace mutwo::exec {
@@ -24,14 +26,9 @@ at::Tensor per_group(const at::Tensor& x, int64_t groups) {
 
 bool pointwise_conv_as_gemm(const at::Tensor& w, const std::vector<int64_t>& padding,
                             const std::vector<int64_t>& dilation, int64_t groups) {
-  const auto all = [](const std::vector<int64_t>& v, int64_t value) {
-    for (int64_t e : v) {
-      if (e != value) return false;
-    }
-    return true;
-  };
-  return groups > 1 && w.dim() == 4 && w.size(2) == 1 && w.size(3) == 1 && all(padding, 0) &&
-         all(dilation, 1);
+  const auto is = [](int64_t value) { return [value](int64_t e) { return e == value; }; };
+  return groups > 1 && w.dim() == 4 && w.size(2) == 1 && w.size(3) == 1 &&
+         std::ranges::all_of(padding, is(0)) && std::ranges::all_of(dilation, is(1));
 }
 
 at::Tensor pointwise_conv_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
