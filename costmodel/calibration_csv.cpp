@@ -138,14 +138,14 @@ std::string_view conv_variant(int64_t r, int64_t s, int64_t stride_h, int64_t st
   if (groups > 1) return "grouped";
   if (dilation_h != 1 || dilation_w != 1) return kGeneralConvVariant;
   const bool unit_stride = stride_h == 1 && stride_w == 1;
-  if (r == 3 && s == 3 && unit_stride) return "3x3s1";
+  if (r == 3 && s == 3 && unit_stride) return kConv3x3s1Variant;
   if (r == 1 && s == 1) return unit_stride ? "1x1s1" : "1x1-strided";
   return kGeneralConvVariant;
 }
 
 const std::vector<std::string>& conv_variants() {
-  static const std::vector<std::string> names{"3x3s1", "1x1s1", "1x1-strided", "grouped",
-                                              std::string(kGeneralConvVariant)};
+  static const std::vector<std::string> names{std::string(kConv3x3s1Variant), "1x1s1", "1x1-strided",
+                                              "grouped", std::string(kGeneralConvVariant)};
   return names;
 }
 

@@ -138,6 +138,8 @@ const std::vector<std::string>& conv_variants();
 bool valid_kernel_variant(std::string_view kernel, std::string_view variant);
 // The class every variant with too few rows of its own is fitted in (calibration_profile.hpp).
 inline constexpr std::string_view kGeneralConvVariant = "general";
+// 3x3, stride 1: the class where cuDNN may pick Winograd (the wave model prices it apart).
+inline constexpr std::string_view kConv3x3s1Variant = "3x3s1";
 
 // "N=.. C=.. H=.. W=.. K=.. R=.. S=.. pad=PHxPW stride=SHxSW", the shape text of conv rows.
 std::string conv_shape_text(const ConvGeometry& conv);

@@ -17,6 +17,7 @@ namespace mutwo::costmodel {
 namespace {
 
 constexpr std::string_view kHeaderStart = "OPName,Latency,Device,";
+constexpr std::string_view kSourcePrefix = "neusight ";
 
 int64_t positive_int(std::string_view where, std::string_view field, const std::string& value) {
   size_t used = 0;
@@ -57,6 +58,10 @@ const std::map<std::string_view, OpMapping>& vector_ops() {
 }
 
 }  // namespace
+
+bool is_neusight_bmm(const CalibrationRow& row) {
+  return row.source == fmt::format("{}bmm", kSourcePrefix);
+}
 
 bool is_neusight_header(std::string_view line) {
   return line.substr(0, kHeaderStart.size()) == kHeaderStart;
@@ -101,7 +106,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
     r.time_ns = latency_ns(where, get("Latency"));
     r.timing = Timing::eager_op;
     const std::string& op = f[0];
-    r.source = "neusight " + op;
+    r.source = std::string(kSourcePrefix) + op;
     if (op == "linear" || op == "bmm") {
       const int64_t b = dim("B"), m = dim("M"), n = dim("N"), k = dim("K");
       if (op == "linear" && b != 1) field_error(where, "B", get("B"), "linear rows have B = 1");

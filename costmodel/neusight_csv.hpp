@@ -40,6 +40,10 @@
 
 namespace mutwo::costmodel {
 
+// Whether a row was read from NeuSight's bmm files: a batched product even at B = 1, where its batch
+// count alone does not say so.
+bool is_neusight_bmm(const CalibrationRow& row);
+
 // Whether a header line is NeuSight's (it starts "OPName,Latency,Device,").
 bool is_neusight_header(std::string_view line);
 

@@ -42,24 +42,24 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
   w.group.family = family_of(kernel, category);
   w.peak_flops_per_ns = device.fp32_flops_per_ns;
   if (!is_gemm_like(w.group)) return w;
-  if (variant == "3x3s1") w.group.variant = "3x3s1";
-  if (is_gemm_kernel(w.group.family) && sample.batch > 1) w.group.variant = "batched";
+  if (variant == kConv3x3s1Variant) w.group.variant = kConv3x3s1Variant;
+  if (is_gemm_kernel(w.group.family) && sample.batch > 1) w.group.variant = kBatchedGemmVariant;
   const bool tensor_cores = device.half_flops_per_ns >= 4 * device.fp32_flops_per_ns;
-  w.group.math = "cuda";
+  w.group.math = kCudaMath;
   switch (ir::kernel_precision(precision).id) {
     case ir::KernelPrecision::tf32:
       if (device.tf32_flops_per_ns > 0) {
-        w.group.math = "tensor";
+        w.group.math = kTensorMath;
         w.peak_flops_per_ns = device.tf32_flops_per_ns;
       }
       break;
     case ir::KernelPrecision::fp16:
-      if (tensor_cores) w.group.math = "tensor";
+      if (tensor_cores) w.group.math = kTensorMath;
       w.peak_flops_per_ns = device.half_flops_per_ns;
       break;
     case ir::KernelPrecision::bf16:
       if (has_bf16_tensor_cores(device)) {
-        w.group.math = "tensor";
+        w.group.math = kTensorMath;
         w.peak_flops_per_ns = device.half_flops_per_ns;
       }
       break;

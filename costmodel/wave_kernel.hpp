@@ -45,6 +45,11 @@
 
 namespace mutwo::costmodel {
 
+// The variant of a GEMM of more than one product, and the two math modes of a GEMM-like group (above).
+inline constexpr std::string_view kBatchedGemmVariant = "batched";
+inline constexpr std::string_view kTensorMath = "tensor";
+inline constexpr std::string_view kCudaMath = "cuda";
+
 struct WaveGroupKey {
   std::string family;
   std::string variant;

@@ -71,15 +71,17 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
                                     fmt::join(families, ", ")));
     }
     const bool gemm_like = is_gemm_like(fit.key);
-    if (gemm_like ? (fit.key.math != "tensor" && fit.key.math != "cuda") : !fit.key.math.empty()) {
+    if (gemm_like ? (fit.key.math != kTensorMath && fit.key.math != kCudaMath) : !fit.key.math.empty()) {
       throw FormatError(fmt::format("{}: field 'math' = '{}' {}", g.where(), fit.key.math,
                                     gemm_like ? "must be tensor or cuda" : "must be empty for this family"));
     }
-    const std::string_view allowed = is_gemm_kernel(fit.key.family) ? "batched" : gemm_like ? "3x3s1" : "";
+    const std::string_view allowed = is_gemm_kernel(fit.key.family) ? kBatchedGemmVariant
+                                     : gemm_like                    ? kConv3x3s1Variant
+                                                                    : "";
     if (!fit.key.variant.empty() && fit.key.variant != allowed) {
-      throw FormatError(fmt::format(
-          "{}: field 'variant' = '{}' must be empty or, for gemm, batched, for a conv pass, 3x3s1", g.where(),
-          fit.key.variant));
+      throw FormatError(
+          fmt::format("{}: field 'variant' = '{}' must be empty or, for gemm, {}, for a conv pass, {}",
+                      g.where(), fit.key.variant, kBatchedGemmVariant, kConv3x3s1Variant));
     }
     fit.tile.m = g.int32("tile_m");
     fit.tile.n = g.int32("tile_n");

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/neusight_csv.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
 #include "support/percent.hpp"
@@ -58,7 +59,7 @@ const std::string& held_out_unit(const DeviceSpec& d) {
 std::string wave_category(const CalibrationRow& row) {
   switch (row.category) {
     case ir::KindCategory::matmul:
-      return row.batch > 1 || row.source == "neusight bmm" ? "bmm" : "GEMM/linear";
+      return row.batch > 1 || is_neusight_bmm(row) ? "bmm" : "GEMM/linear";
     case ir::KindCategory::conv:
       return "conv";
     case ir::KindCategory::norm:
