@@ -2,6 +2,7 @@
 #include "costmodel/attention_passes.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/norm_kernels.hpp"
+#include "costmodel/pointwise_conv_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -57,7 +58,8 @@ std::string conv_op_variant(const ir::Graph& graph, const ir::Op& conv) {
 // How many times a convolution's kernel runs one after another: once per fused model (the op's
 // width; the fused op's groups are its models' groups times the width, ir::conv_groups), except a
 // depthwise convolution (one input channel per group, weight [K, 1, R, S]), which ATen runs as one
-// kernel over every channel.
+// kernel over every channel. A convolution recorded to run as a batched GEMM never gets here
+// (pointwise_conv_kernels.hpp).
 int64_t conv_launches(const ir::Graph& graph, const ir::Op& conv) {
   const auto& w = graph.tensor(conv.inputs[1]).shape;
   if (w.size() != 4 || w[1] <= 1) return 1;
@@ -101,6 +103,7 @@ std::vector<OpKernel> main_kernels(const ir::Graph& graph, const ir::Op& op) {
     }
     return out;
   }
+  if (std::vector<OpKernel> gemm = pointwise_conv_kernels(graph, op); !gemm.empty()) return gemm;
   if (op.kind == OpKind::conv2d) {
     if (op.outputs.empty()) return out;
     const auto& y = graph.tensor(op.outputs.front()).shape;  // [N, K, P, Q]

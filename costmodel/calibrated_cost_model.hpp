@@ -75,7 +75,8 @@ OpKernel pass_kernel(std::string kernel, ir::KindCategory category, double passe
                      double flops = 0);
 
 // "fp16" for f16, "bf16" for bf16, "tf32" for f32 when TF32 is on for the op's category (matmul:
-// allow_tf32_matmul or the graph's tf32 precision mode; conv: allow_tf32_conv or the tf32 mode) and
+// allow_tf32_matmul or the graph's tf32 precision mode; conv: allow_tf32_conv or the tf32 mode, a
+// convolution run as a batched GEMM included: the executor runs it under cuDNN's flag) and
 // the device has TF32, else "fp32";
 // "" for anything else (f64): not calibrated.
 std::string op_precision(const ir::Graph& graph, const ir::Op& op, const DeviceSpec& device,

@@ -13,6 +13,7 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/executor.hpp"
+#include "exec/tf32_guard.hpp"
 #include "exec/torch_types.hpp"
 #include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
@@ -22,27 +23,6 @@ namespace {
 
 using ir::BenchShape;
 using Launch = std::function<void()>;
-
-// TF32 in cuBLAS and cuDNN as a precision asks (fp32: off, tf32: on), PyTorch's flags restored
-// after: the process may run other work.
-class Tf32Guard {
- public:
-  explicit Tf32Guard(bool allow)
-      : cublas_(at::globalContext().allowTF32CuBLAS()), cudnn_(at::globalContext().allowTF32CuDNN()) {
-    at::globalContext().setAllowTF32CuBLAS(allow);
-    at::globalContext().setAllowTF32CuDNN(allow);
-  }
-  ~Tf32Guard() {
-    at::globalContext().setAllowTF32CuBLAS(cublas_);
-    at::globalContext().setAllowTF32CuDNN(cudnn_);
-  }
-  Tf32Guard(const Tf32Guard&) = delete;
-  Tf32Guard& operator=(const Tf32Guard&) = delete;
-
- private:
-  bool cublas_;
-  bool cudnn_;
-};
 
 at::ScalarType precision_scalar_type(std::string_view precision) {
   return scalar_type(ir::kernel_precision(precision).dtype);  // tf32: fp32 data

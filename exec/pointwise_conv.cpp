@@ -1,8 +1,8 @@
 #include "exec/pointwise_conv.hpp"
 
-#include <algorithm>
-
 #include <ATen/ATen.h>
+
+#include "exec/tf32_guard.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -24,15 +24,9 @@ at::Tensor per_group(const at::Tensor& x, int64_t groups) {
 
 }  // namespace
 
-bool pointwise_conv_as_gemm(const at::Tensor& w, const std::vector<int64_t>& padding,
-                            const std::vector<int64_t>& dilation, int64_t groups) {
-  const auto is = [](int64_t value) { return [value](int64_t e) { return e == value; }; };
-  return groups > 1 && w.dim() == 4 && w.size(2) == 1 && w.size(3) == 1 &&
-         std::ranges::all_of(padding, is(0)) && std::ranges::all_of(dilation, is(1));
-}
-
 at::Tensor pointwise_conv_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
                                   const std::vector<int64_t>& stride, int64_t groups) {
+  const Tf32Guard math(at::globalContext().allowTF32CuDNN());
   const at::Tensor xs = sampled(x, stride);
   const int64_t co = w.size(0) / groups;
   // [1, G, Co, Ci] x [N, G, Ci, HW]: one batched GEMM of N * G products.
@@ -45,6 +39,7 @@ at::Tensor pointwise_conv_forward(const at::Tensor& x, const at::Tensor& w, cons
 std::array<at::Tensor, 3> pointwise_conv_backward(const at::Tensor& dy, const at::Tensor& x,
                                                   const at::Tensor& w, const std::vector<int64_t>& stride,
                                                   int64_t groups, std::array<bool, 3> mask) {
+  const Tf32Guard math(at::globalContext().allowTF32CuDNN());
   const int64_t co = w.size(0) / groups;
   const at::Tensor dy4 = per_group(dy, groups);  // [N, G, Co, HW]
   std::array<at::Tensor, 3> out;

@@ -9,12 +9,14 @@
 // autotuner (cudnn.benchmark) did not remove it. A 1x1 convolution is a product per image and group:
 //   y[n, g] = W[g] x[n, g]   with x[n, g]: Ci x (H W), W[g]: Co x Ci
 // so the whole op is one strided-batched GEMM of N * G products (Co x HW x Ci), its backward two more
-// (dX = W^T dY; dW = sum over n of dY x^T) and a sum over the images.
+// (dX = W^T dY; dW = sum over n of dY x^T) and a sum over the images. The GEMMs run under cuDNN's
+// TF32 flag (on by PyTorch's default), the math of the convolution they replace, not cuBLAS's (off).
 //
-// Applies to a convolution with a 1x1 kernel, no padding, dilation 1 and more than one group, at any
-// stride (a stride s samples every s-th pixel first, a copy). Ungrouped 1x1 convolutions stay with
-// at::convolution, which cuDNN runs well. Used on every device, so the CPU suites test the path the
-// GPU runs (tests/test_exec_kernels.cpp: against at::convolution and autograd).
+// Runs the convolutions whose op records "lowering" = "batched-gemm" (ir/conv_lowering.hpp: a 1x1
+// kernel, no padding, dilation 1, more than one group, at any stride; a stride s samples every s-th
+// pixel first, a copy). Ungrouped 1x1 convolutions stay with at::convolution, which cuDNN runs well.
+// Used on every device, so the CPU suites test the path the GPU runs (tests/test_exec_kernels.cpp:
+// against at::convolution and autograd).
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -22,10 +24,6 @@
 #include <ATen/core/Tensor.h>
 
 namespace mutwo::exec {
-
-// Whether a convolution of weight `w` ([G*Co, Ci, kh, kw]) runs as a batched GEMM.
-bool pointwise_conv_as_gemm(const at::Tensor& w, const std::vector<int64_t>& padding,
-                            const std::vector<int64_t>& dilation, int64_t groups);
 
 // y = conv2d(x, w, bias, stride, padding 0, dilation 1, groups); `bias` may be undefined.
 at::Tensor pointwise_conv_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,

@@ -96,6 +96,7 @@ std::vector<TensorId> GraphBuilder::add_op(OpKind kind, const std::string& name,
     op.bytes_written += graph_.tensors.back().bytes;
   }
   op.attrs = std::move(attrs);
+  for (auto& [key, value] : inferred.derived_attrs) op.attrs.try_emplace(key, std::move(value));
   graph_.ops.push_back(std::move(op));
   return graph_.ops.back().outputs;
 }

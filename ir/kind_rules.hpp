@@ -27,6 +27,10 @@ struct InferResult {
   std::vector<OutputSpec> outputs;
   int64_t flops = 0;
   int64_t workspace_bytes = 0;
+  // Attributes the kind derives from its inputs, which GraphBuilder records on a new op (how a
+  // convolution runs: ir/conv_lowering.hpp). Checking a built graph ignores them: an op read from a
+  // file keeps the attributes it was built with.
+  Attributes derived_attrs;
 };
 
 struct InferContext {

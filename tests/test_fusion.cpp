@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "io/graph_json.hpp"
+#include "ir/conv_lowering.hpp"
 #include "ir/graph.hpp"
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
@@ -59,7 +61,8 @@ Graph mlp_block(int32_t width) {
 }
 
 // The HFTA contract: the fused graph is the natively built width-k graph, with k x parameters
-// and FLOPs, the same ops, names, roles and dtypes.
+// and FLOPs, the same ops, names, roles and dtypes, and the native build's attributes (those the
+// kinds derive at width k included: a fused 1x1 convolution's lowering).
 void check_fusion_matches_native(const Graph& one, const Graph& native_k, int32_t k) {
   const Graph fused = horizontal_fuse(one, k);
   CHECK_NOTHROW(validate(fused));
@@ -85,7 +88,7 @@ void check_fusion_matches_native(const Graph& one, const Graph& native_k, int32_
   int op_mismatches = 0;
   for (size_t i = 0; i < fused.ops.size(); ++i) {
     const Op& f = fused.ops[i];
-    if (f.kind != one.ops[i].kind || f.name != one.ops[i].name || f.attrs != one.ops[i].attrs ||
+    if (f.kind != one.ops[i].kind || f.name != one.ops[i].name || f.attrs != native_k.ops[i].attrs ||
         f.flops != native_k.ops[i].flops || f.width != k) {
       if (++op_mismatches <= 3) FAIL_CHECK("op " << i << " '" << f.name << "' differs from the native build");
     }
@@ -104,6 +107,46 @@ TEST_CASE("fused conv block: images on dim 1, conv weights and bias on dim 0 (gr
   CHECK(fused.tensors[2].shape == Shape{12});
   // conv1 output [2,4,8,8] per model -> [2,12,8,8] with groups 3.
   CHECK(fused.tensor(fused.ops[0].outputs[0]).shape == Shape{2, 12, 8, 8});
+}
+
+TEST_CASE("a fused 1x1 convolution is recorded to run as a batched GEMM; a 3x3 or an ungrouped one is not") {
+  // A 3x3 conv, a 1x1 stride-2 projection with padding 0, and a 1x1 one with padding 1.
+  GraphBuilder b("lowering", DType::f32, 1, 2);
+  const TensorId x = b.add_input("image", {2, 4, 6, 6}, TensorRole::input, FuseAxis::dim1);
+  const TensorId w3 = b.add_weight("conv.weight", {4, 4, 3, 3}, FuseAxis::dim0);
+  const TensorId w1 = b.add_weight("proj.weight", {8, 4, 1, 1}, FuseAxis::dim0);
+  const TensorId w1p = b.add_weight("padded.weight", {4, 8, 1, 1}, FuseAxis::dim0);
+  const TensorId h = b.op(OpKind::conv2d, "conv", {x, w3}, {{"padding", Shape{1, 1}}});
+  const TensorId p = b.op(OpKind::conv2d, "proj", {h, w1}, {{"stride", Shape{2, 2}}});
+  b.op(OpKind::conv2d, "padded", {p, w1p}, {{"padding", Shape{1, 1}}});
+  const Graph one = std::move(b).finish();
+  const auto gemm = [](const Graph& g) {
+    std::vector<bool> out;
+    for (const Op& op : g.ops) out.push_back(conv_runs_as_batched_gemm(op));
+    return out;
+  };
+  CHECK(gemm(one) == std::vector<bool>{false, false, false});  // groups 1: cuDNN runs these well
+  const Graph fused = horizontal_fuse(one, 4);
+  CHECK(gemm(fused) == std::vector<bool>{false, true, false});
+  CHECK(std::get<std::string>(fused.ops[1].attrs.at("lowering")) == "batched-gemm");
+  // A graph read from a file keeps what it was built with: without the attribute (a schedule of an
+  // earlier lease) the op runs through cuDNN.
+  Graph old = fused;
+  old.ops[1].attrs.erase("lowering");
+  const nlohmann::json text = nlohmann::json::parse(mutwo::io::graph_to_json(old).dump());
+  CHECK(gemm(mutwo::io::graph_from_json(text)) == std::vector<bool>{false, false, false});
+  // The attribute on a convolution that cannot run so, or of another value, is refused by name.
+  Graph bad = fused;
+  bad.ops[0].attrs["lowering"] = std::string("batched-gemm");
+  CHECK_THROWS_WITH_AS(
+      validate(bad),
+      doctest::Contains("attribute 'lowering' = 'batched-gemm' needs a 1x1 kernel, padding 0, "
+                        "dilation 1 and more than one group; weight [16,4,3,3] with 4 groups"),
+      GraphError);
+  bad = fused;
+  bad.ops[1].attrs["lowering"] = std::string("cudnn");
+  CHECK_THROWS_WITH_AS(validate(bad), "op 'proj': attribute 'lowering' must be the string 'batched-gemm'",
+                       GraphError);
 }
 
 TEST_CASE("a parameter broadcast onto a channel-layout map is concatenated on its channel dim") {

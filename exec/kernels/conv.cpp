@@ -1,11 +1,12 @@
 // Convolution-family kernels: conv2d (a grouped convolution over k models when fused, HFTA; a grouped
-// 1x1 one as a batched GEMM, exec/pointwise_conv.hpp), max, average and adaptive average pooling,
-// flatten; forward and backward.
+// 1x1 one as a batched GEMM where the op records it, ir/conv_lowering.hpp and exec/pointwise_conv.hpp), max,
+// average and adaptive average pooling, flatten; forward and backward.
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
 #include "exec/pointwise_conv.hpp"
 #include "ir/conv_groups.hpp"
+#include "ir/conv_lowering.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -28,7 +29,7 @@ ConvParams conv_params(const KernelContext& c) {
 std::vector<at::Tensor> conv2d(const KernelContext& c) {
   const ConvParams p = conv_params(c);
   const at::Tensor bias = c.inputs.size() == 3 ? c.inputs[2] : at::Tensor();
-  if (pointwise_conv_as_gemm(c.inputs[1], p.padding, p.dilation, p.groups)) {
+  if (ir::conv_runs_as_batched_gemm(c.op)) {
     return {pointwise_conv_forward(c.inputs[0], c.inputs[1], bias, p.stride, p.groups)};
   }
   return {at::convolution(c.inputs[0], c.inputs[1], bias, p.stride, p.padding, p.dilation, false, {0, 0},
@@ -43,7 +44,7 @@ std::vector<at::Tensor> conv2d_backward(const KernelContext& c) {
   const std::array<bool, 3> mask{c.needs_grad(0), c.needs_grad(1), has_bias && c.needs_grad(2)};
   const std::vector<int64_t> bias_sizes{w.size(0)};
   std::array<at::Tensor, 3> grads;
-  if (pointwise_conv_as_gemm(w, p.padding, p.dilation, p.groups)) {
+  if (ir::conv_runs_as_batched_gemm(c.forward())) {
     grads = pointwise_conv_backward(c.inputs[0], c.inputs[1], w, p.stride, p.groups, mask);
   } else {
     auto [dx, dw, db] = at::convolution_backward(

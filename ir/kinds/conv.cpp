@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "ir/conv_groups.hpp"
+#include "ir/conv_lowering.hpp"
 #include "ir/kind_rules.hpp"
 #include "support/checked_int.hpp"
 
@@ -14,7 +15,8 @@ struct ConvGeometry {
 };
 
 // nn.Conv2d. attrs: stride, padding, dilation ([2], defaults 1,0,1), groups (per model, default 1).
-// Width k ("channel"): x [B,k*C,H,W], W [k*Co,C/g,kh,kw], effective groups = groups * k.
+// Width k ("channel"): x [B,k*C,H,W], W [k*Co,C/g,kh,kw], effective groups = groups * k. Derives
+// "lowering" = "batched-gemm" for a grouped 1x1 convolution (ir/conv_lowering.hpp).
 InferResult infer_conv2d(const InferContext& ctx) {
   expect_inputs(ctx, 2, 3);
   expect_rank(ctx, 0, 4);
@@ -52,6 +54,13 @@ InferResult infer_conv2d(const InferContext& ctx) {
   r.flops = support::checked_sum(support::checked_product({2, outputs, g.macs_per_output}, what),
                                  ctx.inputs.size() == 3 ? outputs : 0, what);
   r.outputs.push_back({"", {x.shape[0], w.shape[0], g.out_h, g.out_w}, x.dtype, TensorRole::activation});
+  const bool fits_gemm = conv_fits_batched_gemm(w.shape, padding, dilation, groups);
+  if (conv_runs_as_batched_gemm(ctx.attrs, where) && !fits_gemm) {
+    infer_error(ctx, fmt::format("attribute '{}' = '{}' needs a 1x1 kernel, padding 0, dilation 1 and more "
+                                 "than one group; weight {} with {} groups",
+                                 kConvLoweringAttr, kBatchedGemmLowering, shape_string(w.shape), groups));
+  }
+  if (fits_gemm) r.derived_attrs.emplace(kConvLoweringAttr, std::string(kBatchedGemmLowering));
   return r;
 }
 
