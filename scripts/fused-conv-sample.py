@@ -3,15 +3,17 @@
 fused (input k*C channels, weight [k*K, C, R, S], groups k), forward and backward (dX and dW), with
 cuDNN's autotuner off (PyTorch's default, as mutwo's executor runs) and on. The wave and calibrated
 sources price a fused convolution as its k models' kernels one after another
-(costmodel/calibrated_cost_model.hpp), read off the H200 lease at k = 2 and 4 with the autotuner off;
+(costmodel/calibrated_cost_model.hpp; a fused 1x1 one as the batched GEMMs below), read off the H200 lease at k = 2 and 4 with the autotuner off;
 these rows say whether that holds at k = 1 ... 8, with the autotuner, and on other GPUs. Validation
 data: never fitted.
 
 A fused 1x1 convolution (no padding) is also timed as mutwo's executor now runs it, one batched GEMM
 per pass (exec/pointwise_conv.hpp: y = W x per image and model; dX = W^T dY; dW = the sum over the
-images of dY x^T), as the passes "forward (batched GEMM)" and "forward+backward (batched GEMM)": the
-lease measures whether it beats cuDNN's grouped algorithms (25x slower than the models' own kernels
-for MobileNet-V2's 112x112 expansion on the H100).
+images of dY x^T), as the passes "forward (batched GEMM)" and "forward+backward (batched GEMM)", under
+cuDNN's TF32 flag as the executor runs them (exec/tf32_guard.hpp): the lease measures whether it beats
+cuDNN's grouped algorithms (25x slower than the models' own kernels for MobileNet-V2's 112x112
+expansion on the H100), and how close the cost sources' price of those GEMMs comes
+(costmodel/pointwise_conv_kernels.hpp).
 
 Each pass is timed as a whole on the device (CUDA events around REPEAT back-to-back calls after
 warm-up, the median of TRIALS), in microseconds per call.
@@ -114,6 +116,9 @@ def main():
         batch, repeat, trials, warmup = 1, 1, 1, 1
     name = torch.cuda.get_device_name() if cuda else "cpu"
     cudnn = torch.backends.cudnn.version() if cuda else "-"
+    # The batched-GEMM passes run in the convolution's math, as exec/pointwise_conv.cpp does: cuBLAS
+    # under cuDNN's TF32 flag (PyTorch's defaults: cuDNN on, cuBLAS off).
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32
     rows = []
     for benchmark in (False, True):
         torch.backends.cudnn.benchmark = benchmark
