@@ -13,8 +13,10 @@
 // TF32 flag (on by PyTorch's default), the math of the convolution they replace, not cuBLAS's (off).
 //
 // Runs the convolutions whose op records "lowering" = "batched-gemm" (ir/conv_lowering.hpp: a 1x1
-// kernel, no padding, dilation 1, more than one group, at any stride; a stride s samples every s-th
-// pixel first, a copy). Ungrouped 1x1 convolutions stay with at::convolution, which cuDNN runs well.
+// kernel, no padding, dilation 1, more than one group, at any stride, weights no larger than the
+// activations; a stride s samples every s-th pixel first, a copy). Its temporaries (the weight
+// broadcast over the images, dW's per-image partial sums, the sampled input) are the op's workspace
+// in the memory rule (ir::batched_gemm_workspace_bytes). Ungrouped 1x1 convolutions stay with at::convolution, which cuDNN runs well.
 // Used on every device, so the CPU suites test the path the GPU runs (tests/test_exec_kernels.cpp:
 // against at::convolution and autograd).
 #include <array>

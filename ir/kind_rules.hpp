@@ -56,6 +56,8 @@ struct BackwardContext {
   const std::vector<bool>& needs_grad;     // per forward input
 };
 using BackwardFlopsFn = int64_t (*)(const BackwardContext&);
+// Bytes the backward op holds while it runs beyond its inputs and outputs (its temporaries).
+using BackwardWorkspaceFn = int64_t (*)(const BackwardContext&);
 
 struct KindRules {
   InferFn infer = nullptr;
@@ -66,6 +68,7 @@ struct KindRules {
   OpKind backward_kind = OpKind::opaque_backward;
   std::vector<SavedRef> saved;  // what PyTorch's derivatives.yaml saves for this op
   BackwardFlopsFn backward_flops = nullptr;
+  BackwardWorkspaceFn backward_workspace = nullptr;  // nullptr: none
   bool recomputable = true;  // forward op may be re-run in backward to rebuild its outputs
 };
 

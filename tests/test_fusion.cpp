@@ -129,6 +129,19 @@ TEST_CASE("a fused 1x1 convolution is recorded to run as a batched GEMM; a 3x3 o
   const Graph fused = horizontal_fuse(one, 4);
   CHECK(gemm(fused) == std::vector<bool>{false, true, false});
   CHECK(std::get<std::string>(fused.ops[1].attrs.at("lowering")) == "batched-gemm");
+  // Its temporaries: x [2, 16, 6, 6], weight [32, 4, 1, 1], y [2, 32, 3, 3]: the weight over 2 images
+  // (2 * 32 * 4 = 256 elements) and the stride-2 sample of x (2 * 16 * 3 * 3 = 288), 4 bytes each.
+  CHECK(fused.ops[1].workspace_bytes == (256 + 288) * 4);
+  CHECK(fused.ops[0].workspace_bytes == 0);
+  // A deep 1x1 layer at small images stays cuDNN's: 4 models' weights over 2 images (2 * 1024 * 64 =
+  // 131,072 elements) would outweigh x (2 * 256 * 2 * 2 = 2,048) and y (8,192).
+  GraphBuilder deep("deep", DType::f32, 4, 2);
+  const TensorId dx = deep.add_input("image", {2, 64, 2, 2}, TensorRole::input, FuseAxis::dim1);
+  const TensorId dw = deep.add_weight("proj.weight", {256, 64, 1, 1}, FuseAxis::dim0);
+  deep.op(OpKind::conv2d, "proj", {dx, dw});
+  const Graph deep_graph = std::move(deep).finish();
+  CHECK_FALSE(conv_runs_as_batched_gemm(deep_graph.ops[0]));
+  CHECK(deep_graph.ops[0].workspace_bytes == 0);
   // A graph read from a file keeps what it was built with: without the attribute (a schedule of an
   // earlier lease) the op runs through cuDNN.
   Graph old = fused;
@@ -140,8 +153,10 @@ TEST_CASE("a fused 1x1 convolution is recorded to run as a batched GEMM; a 3x3 o
   bad.ops[0].attrs["lowering"] = std::string("batched-gemm");
   CHECK_THROWS_WITH_AS(
       validate(bad),
-      doctest::Contains("attribute 'lowering' = 'batched-gemm' needs a 1x1 kernel, padding 0, "
-                        "dilation 1 and more than one group; weight [16,4,3,3] with 4 groups"),
+      doctest::Contains(
+          "attribute 'lowering' = 'batched-gemm' needs a 1x1 kernel, padding 0, "
+          "dilation 1, more than one group and a weight no larger than its activations over the "
+          "images; weight [16,4,3,3] with 4 groups"),
       GraphError);
   bad = fused;
   bad.ops[1].attrs["lowering"] = std::string("cudnn");

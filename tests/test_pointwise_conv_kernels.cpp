@@ -55,6 +55,10 @@ TEST_CASE("a fused 1x1 convolution is priced as one batched GEMM per pass, as th
   // Forward: the sampled input copied (2 x 8*4*16*49 = 50,176 elements, 4 bytes each), then 32
   // products Co x PQ x Ci: 2 * 32 * 32 * 49 * 16 = 1,605,632 FLOPs, 32 * (32*16 + 16*49 + 32*49) * 4 =
   // 366,592 bytes.
+  // The executor's temporaries, held by the memory rule in both passes: the weight over the 8 images
+  // (8 * 128 * 16 = 16,384 elements) and the sampled input (8 * 64 * 49 = 25,088), 4 bytes each.
+  CHECK(proj.workspace_bytes == 165'888);
+  CHECK(backward.workspace_bytes == 165'888);
   const std::vector<OpKernel> fwd = op_kernels(step, proj);
   REQUIRE(fwd.size() == 2);
   CHECK(fwd[0].kernel == "copy");

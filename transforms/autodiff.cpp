@@ -363,7 +363,7 @@ class TrainingStepBuilder {
     op.attrs = fwd.attrs;
     op.attrs.insert_or_assign("needs_grad", std::move(flags_attr));
     op.flops = rules.backward_flops ? rules.backward_flops(ctx) : 0;
-    op.workspace_bytes = 0;
+    op.workspace_bytes = rules.backward_workspace ? rules.backward_workspace(ctx) : 0;
     set_bytes(op);
 
     size_t next = 0;

@@ -54,13 +54,19 @@ InferResult infer_conv2d(const InferContext& ctx) {
   r.flops = support::checked_sum(support::checked_product({2, outputs, g.macs_per_output}, what),
                                  ctx.inputs.size() == 3 ? outputs : 0, what);
   r.outputs.push_back({"", {x.shape[0], w.shape[0], g.out_h, g.out_w}, x.dtype, TensorRole::activation});
-  const bool fits_gemm = conv_fits_batched_gemm(w.shape, padding, dilation, groups);
+  const bool fits_gemm =
+      conv_fits_batched_gemm(x.shape, w.shape, r.outputs.front().shape, padding, dilation, groups);
   if (conv_runs_as_batched_gemm(ctx.attrs, where) && !fits_gemm) {
-    infer_error(ctx, fmt::format("attribute '{}' = '{}' needs a 1x1 kernel, padding 0, dilation 1 and more "
-                                 "than one group; weight {} with {} groups",
-                                 kConvLoweringAttr, kBatchedGemmLowering, shape_string(w.shape), groups));
+    infer_error(ctx,
+                fmt::format("attribute '{}' = '{}' needs a 1x1 kernel, padding 0, dilation 1, more "
+                            "than one group and a weight no larger than its activations over the images; "
+                            "weight {} with {} groups",
+                            kConvLoweringAttr, kBatchedGemmLowering, shape_string(w.shape), groups));
   }
-  if (fits_gemm) r.derived_attrs.emplace(kConvLoweringAttr, std::string(kBatchedGemmLowering));
+  if (fits_gemm) {
+    r.derived_attrs.emplace(kConvLoweringAttr, std::string(kBatchedGemmLowering));
+    r.workspace_bytes = batched_gemm_workspace_bytes(x, w.shape, r.outputs.front().shape);
+  }
   return r;
 }
 
@@ -217,6 +223,14 @@ InferResult infer_flatten(const InferContext& ctx) {
   return r;
 }
 
+// The batched GEMMs' temporaries (ir/conv_lowering.hpp) where the forward runs as one; dX's and dW's
+// are the same size and held one after the other.
+int64_t conv2d_backward_workspace(const BackwardContext& ctx) {
+  if (!conv_runs_as_batched_gemm(ctx.forward)) return 0;
+  if (!ctx.needs_grad[0] && !ctx.needs_grad[1]) return 0;
+  return batched_gemm_workspace_bytes(*ctx.inputs[0], ctx.inputs[1]->shape, ctx.outputs[0]->shape);
+}
+
 int64_t no_backward_flops(const BackwardContext&) {
   return 0;
 }
@@ -230,6 +244,7 @@ void register_conv_kinds(KindRulesTable& table) {
       .backward_kind = OpKind::conv2d_backward,
       .saved = {{SavedRef::From::input, 0}, {SavedRef::From::input, 1}},
       .backward_flops = conv2d_backward_flops,
+      .backward_workspace = conv2d_backward_workspace,
   };
 
   // derivatives.yaml (max_pool2d_with_indices): saves self and result1 (indices).
