@@ -111,6 +111,33 @@ def main():
         "GEMMs and convolutions; the norms' kernels it lacks are priced by the wave model), where the "
         "analytic source prices the fused layer norm as one kernel and says 1 % faster.")
     lines.append("")
+    lines.append(
+        "Why they changed again (2026-11-28). The H100 lease found cuDNN running HFTA's fused 1x1 "
+        "convolutions up to 25x slower than their models' own kernels (docs/VALIDATION-H100.md), so the "
+        "executor now runs a fused grouped 1x1 convolution as one strided-batched GEMM of N x k products,"
+        " and its backward as two more and a sum over the images (exec/pointwise_conv.hpp). The graph "
+        "records that decision on the op (ir/conv_lowering.hpp, attribute `lowering`), and the waves and "
+        "calibrated sources price such an op as the GEMMs and copies the executor runs "
+        "(costmodel/pointwise_conv_kernels.hpp) in the convolution's math (cuDNN's TF32 flag, which the "
+        "executor applies to those GEMMs). The GEMMs hold temporaries the size of the weight over the N "
+        "images (at::matmul's broadcast copy, dW's per-image partial sums) and, at a stride, the sampled "
+        "input: these are the op's workspace in the memory rule, forward and backward "
+        "(ir::batched_gemm_workspace_bytes), and a 1x1 convolution is lowered only where that broadcast "
+        "is no larger than its input or output, so deep layers at small images (ResNet-50's last stage: "
+        "2048 x 512 weights on 7x7 maps) stay cuDNN's. The schedules of the two leases carry no such "
+        "record, so their runs are priced as before and both validation reports regenerate unchanged. "
+        "What moved: MobileNet-V3-Large, whose 1x1 convolutions are most of its FLOPs and whose small "
+        "per-model convolutions each paid a convolution group's fixed and per-wave costs 8 times over, "
+        "fuses 8 wide 1.87-1.94x faster on the A100 and H100 (was 1.25-1.31x) and 1.08x on the V100 (was "
+        "1.10x); ResNet-50 and ResNet-101 1.16-1.25x on the A100 and H100 (were 1.07-1.15x) and 1.01x on "
+        "the V100 (were 1.02-1.03x); ResNet-18 (only its 3 downsampling convolutions are 1x1) by 1 %. "
+        "Lowering every grouped 1x1 convolution, deep ones included, made the waves source say fusing 8 "
+        "ResNet-50 or ResNet-101 on the V100 is 6-7 % slower (its V100 batched-GEMM refinement, fitted on"
+        " NeuSight's V100 PCIe products, takes 64x64 tiles, which a 7x7 map's 49 pixels fill to 77 %) "
+        "where the calibrated source said 8-11 % faster; with the size rule the sources agree on the "
+        "direction again. None of this is measured: no lease has timed the batched-GEMM path "
+        "(`scripts/fused-conv-sample.py` times it beside cuDNN's on the next one).")
+    lines.append("")
     if disagreements:
         lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")
     else:
