@@ -55,16 +55,23 @@ std::vector<OpKernel> pointwise_conv_kernels(const ir::Graph& graph, const ir::O
   const double element_bytes = static_cast<double>(x.bytes) / static_cast<double>(elements);
   const bool strided = pq != x.shape[2] * x.shape[3];
   const double sampled = static_cast<double>(products * ci * pq);  // the input's sampled elements
+  // at::matmul's broadcast of the weight over the images: read once, written N times.
+  const auto weight_copy = [&] {
+    out.push_back(moving("copy", ir::KindCategory::elementwise,
+                         static_cast<double>((n + 1) * groups * co * ci), element_bytes, true));
+  };
   const auto sample_copy = [&] {
     if (strided)
       out.push_back(moving("copy", ir::KindCategory::elementwise, 2 * sampled, element_bytes, true));
   };
   if (!backward) {
     sample_copy();
+    weight_copy();
     out.push_back(batched_gemm(products, co, pq, ci, element_bytes));
     return out;
   }
   if (ir::needs_grad(op, 0)) {  // dX = W^T dY
+    weight_copy();
     out.push_back(batched_gemm(products, ci, pq, co, element_bytes));
     if (strided) {
       out.push_back(

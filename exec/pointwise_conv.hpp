@@ -16,7 +16,8 @@
 // kernel, no padding, dilation 1, more than one group, at any stride, weights no larger than the
 // activations; a stride s samples every s-th pixel first, a copy). Its temporaries (the weight
 // broadcast over the images, dW's per-image partial sums, the sampled input) are the op's workspace
-// in the memory rule (ir::batched_gemm_workspace_bytes). Ungrouped 1x1 convolutions stay with at::convolution, which cuDNN runs well.
+// in the memory rule (ir::batched_gemm_workspace_bytes), and costmodel/pointwise_conv_kernels.hpp
+// prices its kernels. Ungrouped 1x1 convolutions stay with at::convolution, which cuDNN runs well.
 // Used on every device, so the CPU suites test the path the GPU runs (tests/test_exec_kernels.cpp:
 // against at::convolution and autograd).
 #include <array>

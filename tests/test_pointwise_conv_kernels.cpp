@@ -52,38 +52,41 @@ TEST_CASE("a fused 1x1 convolution is priced as one batched GEMM per pass, as th
   const Op& proj = op_named(step, "proj");
   const Op& backward = op_named(step, "proj.backward");
   // N = 8 images, G = 4 groups (models), Ci = 16, Co = 32, stride 2: P x Q = 7 x 7 = 49 pixels.
-  // Forward: the sampled input copied (2 x 8*4*16*49 = 50,176 elements, 4 bytes each), then 32
-  // products Co x PQ x Ci: 2 * 32 * 32 * 49 * 16 = 1,605,632 FLOPs, 32 * (32*16 + 16*49 + 32*49) * 4 =
-  // 366,592 bytes.
+  // Forward: the sampled input copied (2 x 8*4*16*49 = 50,176 elements, 4 bytes each), the weight
+  // over the 8 images (read once, written 8 times: 9 * 4*32*16 = 18,432 elements), then 32 products
+  // Co x PQ x Ci: 2 * 32 * 32 * 49 * 16 = 1,605,632 FLOPs, 32 * (32*16 + 16*49 + 32*49) * 4 = 366,592
+  // bytes.
   // The executor's temporaries, held by the memory rule in both passes: the weight over the 8 images
   // (8 * 128 * 16 = 16,384 elements) and the sampled input (8 * 64 * 49 = 25,088), 4 bytes each.
   CHECK(proj.workspace_bytes == 165'888);
   CHECK(backward.workspace_bytes == 165'888);
   const std::vector<OpKernel> fwd = op_kernels(step, proj);
-  REQUIRE(fwd.size() == 2);
+  REQUIRE(fwd.size() == 3);
   CHECK(fwd[0].kernel == "copy");
   CHECK(fwd[0].helper);
   CHECK(fwd[0].sample.bytes == 200'704);
-  CHECK(fwd[1].kernel == "gemm");
-  CHECK(fwd[1].launches == 1);
+  CHECK((fwd[1].kernel == "copy" && fwd[1].helper && fwd[1].sample.bytes == 73'728));
+  CHECK(fwd[2].kernel == "gemm");
+  CHECK(fwd[2].launches == 1);
   CHECK(
-      (fwd[1].sample.batch == 32 && fwd[1].sample.m == 32 && fwd[1].sample.n == 49 && fwd[1].sample.k == 16));
-  CHECK(fwd[1].sample.flops == 1'605'632);
-  CHECK(fwd[1].sample.bytes == 366'592);
-  // Backward: dX = W^T dY (32 products 16 x 49 x 32), the zeros of dX (8*64*14*14 = 100,352
-  // elements) and the scatter into them; dW: the sampled input again, 32 products 32 x 16 x 49, and the
-  // sum over the 8 images of 32 * 32 * 16 = 16,384 elements.
+      (fwd[2].sample.batch == 32 && fwd[2].sample.m == 32 && fwd[2].sample.n == 49 && fwd[2].sample.k == 16));
+  CHECK(fwd[2].sample.flops == 1'605'632);
+  CHECK(fwd[2].sample.bytes == 366'592);
+  // Backward: W^T over the images (18,432 elements), dX = W^T dY (32 products 16 x 49 x 32), the zeros of dX
+  // (8*64*14*14 = 100,352 elements) and the scatter into them; dW: the sampled input again, 32 products 32 x
+  // 16 x 49, and the sum over the 8 images of 32 * 32 * 16 = 16,384 elements.
   const std::vector<OpKernel> bwd = op_kernels(step, backward);
-  REQUIRE(bwd.size() == 6);
-  CHECK((bwd[0].kernel == "gemm" && bwd[0].sample.batch == 32 && bwd[0].sample.m == 16 &&
-         bwd[0].sample.n == 49 && bwd[0].sample.k == 32));
-  CHECK((bwd[1].kernel == "copy" && bwd[1].sample.bytes == 100'352 * 4));
-  CHECK((bwd[2].kernel == "copy" && bwd[2].sample.bytes == 200'704));
+  REQUIRE(bwd.size() == 7);
+  CHECK((bwd[0].kernel == "copy" && bwd[0].sample.bytes == 73'728));
+  CHECK((bwd[1].kernel == "gemm" && bwd[1].sample.batch == 32 && bwd[1].sample.m == 16 &&
+         bwd[1].sample.n == 49 && bwd[1].sample.k == 32));
+  CHECK((bwd[2].kernel == "copy" && bwd[2].sample.bytes == 100'352 * 4));
   CHECK((bwd[3].kernel == "copy" && bwd[3].sample.bytes == 200'704));
-  CHECK((bwd[4].kernel == "gemm" && bwd[4].sample.batch == 32 && bwd[4].sample.m == 32 &&
-         bwd[4].sample.n == 16 && bwd[4].sample.k == 49));
-  CHECK((bwd[5].kernel == "sum_to_shape" && bwd[5].category == KindCategory::reduction &&
-         bwd[5].sample.bytes == 16'384 * 4));
+  CHECK((bwd[4].kernel == "copy" && bwd[4].sample.bytes == 200'704));
+  CHECK((bwd[5].kernel == "gemm" && bwd[5].sample.batch == 32 && bwd[5].sample.m == 32 &&
+         bwd[5].sample.n == 16 && bwd[5].sample.k == 49));
+  CHECK((bwd[6].kernel == "sum_to_shape" && bwd[6].category == KindCategory::reduction &&
+         bwd[6].sample.bytes == 16'384 * 4));
   // The waves source's price is the sum of these kernels' prices, in TF32 on the H100: the executor
   // runs them under cuDNN's TF32 flag (on by PyTorch's default), the convolution's math.
   const DeviceSpec h100 = find_device("h100-sxm-80gb");
