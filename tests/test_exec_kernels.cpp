@@ -12,6 +12,8 @@
 #include "tests/support/test_exec_kernels_fixtures.hpp"
 
 #include "exec/pointwise_conv.hpp"
+#include "ir/conv_lowering.hpp"
+#include "tests/support/zoo_step.hpp"
 
 TEST_CASE(
     "linear with bias (3-D input): dX, dW, db equal autograd's; fused it is a batched matmul per model") {
@@ -72,12 +74,21 @@ TEST_CASE(
 }
 
 TEST_CASE("conv2d 1x1 stride 2 with bias (ResNet's downsample): fused, a batched GEMM per model") {
-  check_kind([](GraphBuilder& b) {
+  const auto build = [](GraphBuilder& b) {
     const TensorId x = weight(b, "x", {kBatch, 4, 7, 5});
     const TensorId w = weight(b, "downsample.weight", {6, 4, 1, 1});
     const TensorId bias = weight(b, "downsample.bias", {6});
     channel_bce_loss(b, b.op(OpKind::conv2d, "downsample", {x, w, bias}, conv_attrs(2, 0, 1)));
-  });
+  };
+  // The fused graph records the batched GEMM (ir/conv_lowering.hpp), so the fused check below runs
+  // exec/pointwise_conv.hpp's path; the model alone (one group) runs at::convolution's.
+  GraphBuilder one("kind", DType::f64, 1, kBatch);
+  build(one);
+  const ir::Graph alone = std::move(one).finish();
+  const ir::Graph fused = transforms::horizontal_fuse(alone, kFusedWidth);
+  CHECK_FALSE(ir::conv_runs_as_batched_gemm(test::op_named(alone, "downsample")));
+  CHECK(ir::conv_runs_as_batched_gemm(test::op_named(fused, "downsample")));
+  check_kind(build);
 }
 
 TEST_CASE("a grouped 1x1 convolution as a batched GEMM equals at::convolution and its backward") {

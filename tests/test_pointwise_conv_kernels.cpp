@@ -11,6 +11,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/waves_cost_model.hpp"
 #include "ir/graph_builder.hpp"
+#include "tests/support/zoo_step.hpp"
 #include "transforms/autodiff.hpp"
 #include "transforms/fusion.hpp"
 
@@ -37,20 +38,12 @@ Graph downsample_step() {
   return build_training_step(horizontal_fuse(std::move(b).finish(), 4), OptimizerConfig{});
 }
 
-const Op& op_named(const Graph& g, const std::string& name) {
-  for (const Op& op : g.ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no op " << name);
-  return g.ops.front();
-}
-
 }  // namespace
 
 TEST_CASE("a fused 1x1 convolution is priced as one batched GEMM per pass, as the executor runs it") {
   const Graph step = downsample_step();
-  const Op& proj = op_named(step, "proj");
-  const Op& backward = op_named(step, "proj.backward");
+  const Op& proj = mutwo::test::op_named(step, "proj");
+  const Op& backward = mutwo::test::op_named(step, "proj.backward");
   // N = 8 images, G = 4 groups (models), Ci = 16, Co = 32, stride 2: P x Q = 7 x 7 = 49 pixels.
   // Forward: the sampled input copied (2 x 8*4*16*49 = 50,176 elements, 4 bytes each), the weight
   // over the 8 images (read once, written 8 times: 9 * 4*32*16 = 18,432 elements), then 32 products
@@ -102,7 +95,7 @@ TEST_CASE("a fused 1x1 convolution is priced as one batched GEMM per pass, as th
     CHECK(waves.op_duration_ns(step, *op) == static_cast<int64_t>(std::ceil(sum_ns)));
   }
   // The 3x3 convolution stays cuDNN's, one kernel per model.
-  const std::vector<OpKernel> conv = op_kernels(step, op_named(step, "conv"));
+  const std::vector<OpKernel> conv = op_kernels(step, mutwo::test::op_named(step, "conv"));
   REQUIRE(conv.size() == 1);
   CHECK((conv[0].kernel == "conv2d_forward" && conv[0].launches == 4));
 }
@@ -110,12 +103,12 @@ TEST_CASE("a fused 1x1 convolution is priced as one batched GEMM per pass, as th
 TEST_CASE("without the recorded lowering a fused 1x1 convolution is priced as its models' cuDNN kernels") {
   Graph step = downsample_step();
   for (Op& op : step.ops) op.attrs.erase("lowering");  // as the schedules of earlier leases
-  const std::vector<OpKernel> fwd = op_kernels(step, op_named(step, "proj"));
+  const std::vector<OpKernel> fwd = op_kernels(step, mutwo::test::op_named(step, "proj"));
   REQUIRE(fwd.size() == 1);
   CHECK(fwd[0].kernel == "conv2d_forward");
   CHECK(fwd[0].variant == "1x1-strided");  // per model: the class of each model's own kernel
   CHECK(fwd[0].launches == 4);
-  const std::vector<OpKernel> bwd = op_kernels(step, op_named(step, "proj.backward"));
+  const std::vector<OpKernel> bwd = op_kernels(step, mutwo::test::op_named(step, "proj.backward"));
   REQUIRE(bwd.size() == 2);
   CHECK((bwd[0].kernel == "conv2d_backward_data" && bwd[0].launches == 4));
   CHECK((bwd[1].kernel == "conv2d_backward_filter" && bwd[1].launches == 4));
