@@ -2,6 +2,7 @@
 
 #include "ir/conv_groups.hpp"
 #include "ir/conv_lowering.hpp"
+#include "ir/dtype.hpp"
 #include "ir/needs_grad.hpp"
 
 namespace mutwo::costmodel {
@@ -38,7 +39,7 @@ OpKernel moving(std::string kernel, ir::KindCategory category, double elements, 
 
 std::vector<OpKernel> pointwise_conv_kernels(const ir::Graph& graph, const ir::Op& op) {
   std::vector<OpKernel> out;
-  if (!ir::is_conv_run_as_gemm(op)) return out;
+  if (!ir::conv_runs_as_batched_gemm(op)) return out;
   const bool backward = op.kind == ir::OpKind::conv2d_backward;
   if (backward && op.forward_of == ir::kNoId) return out;
   const ir::Op& conv = backward ? graph.ops[static_cast<size_t>(op.forward_of)] : op;
@@ -47,22 +48,20 @@ std::vector<OpKernel> pointwise_conv_kernels(const ir::Graph& graph, const ir::O
   const auto& w = graph.tensor(conv.inputs[1]).shape;        // [G*Co, Ci, 1, 1]
   const auto& y = graph.tensor(conv.outputs.front()).shape;  // [N, G*Co, P, Q]
   if (x.shape.size() != 4 || w.size() != 4 || y.size() != 4) return out;
-  const int64_t groups = ir::conv_groups(conv);
-  const int64_t n = x.shape[0], ci = w[1], co = w[0] / groups, pq = y[2] * y[3];
-  const int64_t products = n * groups;
-  int64_t elements = 1;
-  for (int64_t d : x.shape) elements *= d;
-  const double element_bytes = static_cast<double>(x.bytes) / static_cast<double>(elements);
-  const bool strided = pq != x.shape[2] * x.shape[3];
+  const ir::PointwiseGemm g = ir::pointwise_gemm(x.shape, w, y, ir::conv_groups(conv));
+  const int64_t products = g.images * g.groups;
+  const int64_t ci = g.in_channels, co = g.out_channels, pq = g.pixels;
+  const double element_bytes = static_cast<double>(ir::dtype_size_bytes(x.dtype));
   const double sampled = static_cast<double>(products * ci * pq);  // the input's sampled elements
   // at::matmul's broadcast of the weight over the images: read once, written N times.
   const auto weight_copy = [&] {
     out.push_back(moving("copy", ir::KindCategory::elementwise,
-                         static_cast<double>((n + 1) * groups * co * ci), element_bytes, true));
+                         static_cast<double>((g.images + 1) * g.groups * co * ci), element_bytes, true));
   };
   const auto sample_copy = [&] {
-    if (strided)
+    if (g.strided) {
       out.push_back(moving("copy", ir::KindCategory::elementwise, 2 * sampled, element_bytes, true));
+    }
   };
   if (!backward) {
     sample_copy();
@@ -73,9 +72,9 @@ std::vector<OpKernel> pointwise_conv_kernels(const ir::Graph& graph, const ir::O
   if (ir::needs_grad(op, 0)) {  // dX = W^T dY
     weight_copy();
     out.push_back(batched_gemm(products, ci, pq, co, element_bytes));
-    if (strided) {
-      out.push_back(
-          moving("copy", ir::KindCategory::elementwise, static_cast<double>(elements), element_bytes, true));
+    if (g.strided) {  // the zeros of dX (x's size), then the scatter into them
+      out.push_back(moving("copy", ir::KindCategory::elementwise,
+                           static_cast<double>(x.bytes) / element_bytes, element_bytes, true));
       out.push_back(moving("copy", ir::KindCategory::elementwise, 2 * sampled, element_bytes, true));
     }
   }

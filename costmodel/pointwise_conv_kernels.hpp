@@ -21,7 +21,7 @@
 
 namespace mutwo::costmodel {
 
-// Empty unless ir::is_conv_run_as_gemm(op). Its math is the convolution's (op_precision: cuDNN's
+// Empty unless ir::conv_runs_as_batched_gemm(op). Its math is the convolution's (op_precision: cuDNN's
 // TF32 flag, which the executor applies to these GEMMs).
 std::vector<OpKernel> pointwise_conv_kernels(const ir::Graph& graph, const ir::Op& op);
 

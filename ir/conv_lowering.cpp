@@ -31,35 +31,50 @@ bool conv_fits_batched_gemm(const std::vector<int64_t>& x, const std::vector<int
   return broadcast <= std::max(elements(x), elements(y));
 }
 
-int64_t batched_gemm_workspace_bytes(const Tensor& x, const std::vector<int64_t>& weight,
-                                     const std::vector<int64_t>& y) {
-  const std::string what = fmt::format("the batched-GEMM workspace of a convolution of '{}'", x.name);
-  const int64_t images = x.shape.at(0);
-  const bool strided = y.at(2) != x.shape.at(2) || y.at(3) != x.shape.at(3);
-  const int64_t weights = support::checked_product({images, weight.at(0), weight.at(1)}, what);
-  const int64_t sampled =
-      strided ? support::checked_product({images, x.shape.at(1), y.at(2), y.at(3)}, what) : 0;
-  return support::checked_product({support::checked_sum(weights, sampled, what), dtype_size_bytes(x.dtype)},
-                                  what);
+PointwiseGemm pointwise_gemm(const std::vector<int64_t>& x, const std::vector<int64_t>& weight,
+                             const std::vector<int64_t>& y, int64_t groups) {
+  PointwiseGemm g;
+  g.images = x.at(0);
+  g.groups = groups;
+  g.in_channels = weight.at(1);
+  g.out_channels = weight.at(0) / groups;
+  g.pixels = y.at(2) * y.at(3);
+  g.strided = y.at(2) != x.at(2) || y.at(3) != x.at(3);
+  return g;
 }
 
-bool conv_runs_as_batched_gemm(const Attributes& attrs, std::string_view where) {
+int64_t batched_gemm_workspace_bytes(const PointwiseGemm& g, int64_t element_bytes, std::string_view what) {
+  using support::checked_product;
+  const int64_t weights = checked_product({g.images, g.groups, g.out_channels, g.in_channels}, what);
+  const int64_t sampled =
+      g.strided ? checked_product({g.images, g.groups, g.in_channels, g.pixels}, what) : 0;
+  return checked_product({support::checked_sum(weights, sampled, what), element_bytes}, what);
+}
+
+namespace {
+
+// Whether `attrs` record a batched GEMM; `where()` names the op only when the value is wrong.
+template <class Where>
+bool recorded(const Attributes& attrs, Where where) {
   const auto it = attrs.find(kConvLoweringAttr);
   if (it == attrs.end()) return false;
   const std::string* value = std::get_if<std::string>(&it->second);
   if (value == nullptr || *value != kBatchedGemmLowering) {
-    throw GraphError(fmt::format("{}: attribute '{}' must be the string '{}'", where, kConvLoweringAttr,
+    throw GraphError(fmt::format("{}: attribute '{}' must be the string '{}'", where(), kConvLoweringAttr,
                                  kBatchedGemmLowering));
   }
   return true;
 }
 
-bool conv_runs_as_batched_gemm(const Op& op) {
-  return conv_runs_as_batched_gemm(op.attrs, fmt::format("op '{}'", op.name));
+}  // namespace
+
+bool conv_runs_as_batched_gemm(const Attributes& attrs, std::string_view where) {
+  return recorded(attrs, [where] { return where; });
 }
 
-bool is_conv_run_as_gemm(const Op& op) {
-  return (op.kind == OpKind::conv2d || op.kind == OpKind::conv2d_backward) && conv_runs_as_batched_gemm(op);
+bool conv_runs_as_batched_gemm(const Op& op) {
+  if (op.kind != OpKind::conv2d && op.kind != OpKind::conv2d_backward) return false;
+  return recorded(op.attrs, [&op] { return fmt::format("op '{}'", op.name); });
 }
 
 }  // namespace mutwo::ir

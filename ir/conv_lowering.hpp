@@ -15,7 +15,6 @@
 
 #include "ir/attributes.hpp"
 #include "ir/op.hpp"
-#include "ir/tensor.hpp"
 
 namespace mutwo::ir {
 
@@ -32,19 +31,32 @@ bool conv_fits_batched_gemm(const std::vector<int64_t>& x, const std::vector<int
                             const std::vector<int64_t>& y, const std::vector<int64_t>& padding,
                             const std::vector<int64_t>& dilation, int64_t groups);
 
+// Such a convolution's products, from x [N, G*Ci, H, W], weight [G*Co, Ci, 1, 1], y [N, G*Co, P, Q] and
+// its effective groups G: N*G products Co x (P*Q) x Ci; a stride above 1 when P*Q < H*W. What the
+// memory rule (below) and the cost sources (costmodel/pointwise_conv_kernels.hpp) both count.
+struct PointwiseGemm {
+  int64_t images = 0;        // N
+  int64_t groups = 0;        // G
+  int64_t in_channels = 0;   // Ci, per group
+  int64_t out_channels = 0;  // Co, per group
+  int64_t pixels = 0;        // P*Q
+  bool strided = false;
+};
+PointwiseGemm pointwise_gemm(const std::vector<int64_t>& x, const std::vector<int64_t>& weight,
+                             const std::vector<int64_t>& y, int64_t groups);
+
 // The temporaries exec/pointwise_conv.cpp holds while it runs such a convolution, forward or backward:
 // the weight broadcast over the N images that at::matmul copies (forward, and W^T for dX) or the
-// per-image partial sums of dW, N * G*Co * Ci elements either way; and with a stride above 1 the
-// sampled input (or dX before its scatter), N * G*Ci * P*Q elements. Element size of x's dtype. x
-// [N, G*Ci, H, W], weight [G*Co, Ci, 1, 1], y [N, G*Co, P, Q].
-int64_t batched_gemm_workspace_bytes(const Tensor& x, const std::vector<int64_t>& weight,
-                                     const std::vector<int64_t>& y);
+// per-image partial sums of dW, N*G*Co*Ci elements either way; and with a stride above 1 the sampled
+// input (or dX before its scatter), N*G*Ci*P*Q elements; `element_bytes` each. `what` names it in an
+// overflow error.
+int64_t batched_gemm_workspace_bytes(const PointwiseGemm& g, int64_t element_bytes, std::string_view what);
 
-// Whether the op (a conv2d, or its backward, which carries the forward's attributes) was recorded to
-// run as a batched GEMM. Throws GraphError on a "lowering" attribute of another value.
+// Whether the attributes record a batched GEMM. Throws GraphError naming `where` on a "lowering"
+// attribute of another value.
 bool conv_runs_as_batched_gemm(const Attributes& attrs, std::string_view where);
+// Whether the op is a conv2d, or its backward (which carries the forward's attributes), recorded to
+// run as a batched GEMM; false for any other op.
 bool conv_runs_as_batched_gemm(const Op& op);
-// The same, false for any op but a conv2d or conv2d_backward.
-bool is_conv_run_as_gemm(const Op& op);
 
 }  // namespace mutwo::ir

@@ -3,6 +3,7 @@
 
 #include "ir/conv_groups.hpp"
 #include "ir/conv_lowering.hpp"
+#include "ir/dtype.hpp"
 #include "ir/kind_rules.hpp"
 #include "support/checked_int.hpp"
 
@@ -65,7 +66,9 @@ InferResult infer_conv2d(const InferContext& ctx) {
   }
   if (fits_gemm) {
     r.derived_attrs.emplace(kConvLoweringAttr, std::string(kBatchedGemmLowering));
-    r.workspace_bytes = batched_gemm_workspace_bytes(x, w.shape, r.outputs.front().shape);
+    r.workspace_bytes = batched_gemm_workspace_bytes(
+        pointwise_gemm(x.shape, w.shape, r.outputs.front().shape, groups), dtype_size_bytes(x.dtype),
+        "op '" + std::string(ctx.op_name) + "': workspace");
   }
   return r;
 }
@@ -228,7 +231,10 @@ InferResult infer_flatten(const InferContext& ctx) {
 int64_t conv2d_backward_workspace(const BackwardContext& ctx) {
   if (!conv_runs_as_batched_gemm(ctx.forward)) return 0;
   if (!ctx.needs_grad[0] && !ctx.needs_grad[1]) return 0;
-  return batched_gemm_workspace_bytes(*ctx.inputs[0], ctx.inputs[1]->shape, ctx.outputs[0]->shape);
+  const Tensor& x = *ctx.inputs[0];
+  return batched_gemm_workspace_bytes(
+      pointwise_gemm(x.shape, ctx.inputs[1]->shape, ctx.outputs[0]->shape, conv_groups(ctx.forward)),
+      dtype_size_bytes(x.dtype), "op '" + ctx.forward.name + "': its backward's workspace");
 }
 
 int64_t no_backward_flops(const BackwardContext&) {
