@@ -45,7 +45,7 @@ struct WaveHeldOut {
 // Throws Error when the rows hold fewer than two chips.
 WaveHeldOut leave_one_gpu_out(const WaveRows& rows);
 
-std::string wave_category(const CalibrationRow& row);      // "GEMM/linear", "bmm", ...
+std::string wave_category(const CalibrationRow& row);  // "GEMM/linear", "bmm", ...
 // "NeuSight" (eager-op), "DeepBench" (kernel), "bench-ops" (host-paced)
 std::string wave_dataset(const WaveRows& rows, size_t i);
 
@@ -59,6 +59,12 @@ struct WaveError {
 // Per (device, dataset, category), sorted; and per (category) over every held-out GPU.
 std::vector<WaveError> held_out_by_category(const WaveRows& rows, const WaveHeldOut& held_out);
 std::vector<WaveError> held_out_categories_overall(const WaveRows& rows, const WaveHeldOut& held_out);
+// held_out_by_category (per_device) or held_out_categories_overall with each eager-op set's harness as
+// the model fitted on every GPU has it (the held-out price unchanged): a diagnostic of how much of the
+// held-out error is the harness rule's, the measuring host's share, which no datasheet holds. Rows of a
+// set `fitted` has no harness for are left out.
+std::vector<WaveError> held_out_by_category_own_harness(const WaveRows& rows, const WaveHeldOut& held_out,
+                                                        const WaveModel& fitted, bool per_device);
 // Per (dataset, duration band) over every held-out GPU.
 std::vector<WaveError> held_out_by_duration(const WaveRows& rows, const WaveHeldOut& held_out);
 

@@ -8,7 +8,7 @@ packages=(
   libeigen3-dev doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libfmt-dev libsqlite3-dev libbenchmark-dev zlib1g-dev
   python3-matplotlib python3-torch python3-torchvision
-  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas
+  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-scipy
   coinor-libcbc-dev
   libtorch-dev
 )

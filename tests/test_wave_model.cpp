@@ -20,37 +20,15 @@
 #include "support/json_reader.hpp"
 #include "support/text_file.hpp"
 #include "tests/support/error_of.hpp"
+#include "tests/support/wave_samples.hpp"
 #include "transforms/autodiff.hpp"
 #include "transforms/fusion.hpp"
 
 using namespace mutwo::costmodel;
 using mutwo::ir::KindCategory;
 using mutwo::test::error_of;
-
-namespace {
-
-KernelSample gemm_sample(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t element_bytes = 4) {
-  KernelSample s;
-  s.batch = batch;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.flops = 2.0 * batch * m * n * k;
-  s.bytes = static_cast<double>(element_bytes * batch * (m * k + k * n + m * n));
-  return s;
-}
-
-WaveGroupFit group(WaveGroupKey key, TileShape tile, std::array<double, 4> compute,
-                   std::array<double, 3> memory) {
-  WaveGroupFit g;
-  g.key = std::move(key);
-  g.tile = tile;
-  g.compute = compute;
-  g.memory = memory;
-  return g;
-}
-
-}  // namespace
+using mutwo::test::gemm_sample;
+using mutwo::test::wave_group;
 
 TEST_CASE("wave features: 2 products of 1000x300x100 in 128x64 tiles on the A100 fill one wave") {
   const DeviceSpec a100 = find_device("a100-40gb");
@@ -72,7 +50,7 @@ TEST_CASE("wave features: 2 products of 1000x300x100 in 128x64 tiles on the A100
   // Price of a group with c = [1000, 500, 1.2, 0.1], d = [800, 1.1, 0.05]:
   // compute 1000 + 500 * 0.70922 + 1.2 * 6153.85 + 0.1 * 9074.22 = 9,646.65 ns;
   // memory 800 + 1.1 * 2212.22 = 3,233.44 ns; the larger binds.
-  const WaveGroupFit g = group({"gemm", "", "cuda"}, {128, 64}, {1000, 500, 1.2, 0.1}, {800, 1.1, 0.05});
+  const WaveGroupFit g = wave_group({"gemm", "", "cuda"}, {128, 64}, {1000, 500, 1.2, 0.1}, {800, 1.1, 0.05});
   CHECK(predict_wave_ns(g, k, a100, 1.0) == doctest::Approx(9'646.647));
 }
 
@@ -128,12 +106,12 @@ TEST_CASE("a bandwidth-bound kernel whose bytes fit in L2 streams them from L2")
 
 TEST_CASE("the model picks a device's own group, then a same-chip device's, then the cross-GPU one") {
   WaveModel m;
-  m.groups = {group({"gemm", "", "cuda"}, {128, 128}, {1, 0, 1, 0}, {0, 1, 0}),
-              group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {2, 1, 1}),
-              group({"conv2d_forward", "", "cuda"}, {128, 128}, {3, 0, 1, 0}, {0, 1, 0})};
+  m.groups = {wave_group({"gemm", "", "cuda"}, {128, 128}, {1, 0, 1, 0}, {0, 1, 0}),
+              wave_group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {2, 1, 1}),
+              wave_group({"conv2d_forward", "", "cuda"}, {128, 128}, {3, 0, 1, 0}, {0, 1, 0})};
   WaveRefinement pcie;
   pcie.device = "a100-pcie-40gb";
-  pcie.groups = {group({"gemm", "", "cuda"}, {64, 64}, {4, 0, 1, 0}, {0, 1, 0})};
+  pcie.groups = {wave_group({"gemm", "", "cuda"}, {64, 64}, {4, 0, 1, 0}, {0, 1, 0})};
   m.refinements = {pcie};
   const WaveGroupKey gemm{"gemm", "", "cuda"};
   CHECK(m.group_for(gemm, find_device("a100-pcie-40gb")) == &m.refinements[0].groups[0]);
@@ -236,7 +214,8 @@ TEST_CASE("the fit recovers the power limit's energy from a throttled T4 beside 
   // Kernels priced by one known gemm group at 20 pJ per FLOP: the T4 at 0.576 of its clock, the A100
   // at its boost. The grid (4 ... 128 pJ by sqrt 2, then 2^(1/4) and 2^(1/8) around the best) lands
   // within 2^(1/16) of 20 pJ, and the coefficients near the truth.
-  const WaveGroupFit truth = group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  const WaveGroupFit truth =
+      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
   std::vector<CalibrationRow> rows;
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> dim(64, 4096);
@@ -272,7 +251,8 @@ TEST_CASE("the fit recovers the power limit's energy from a throttled T4 beside 
 TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's harness") {
   // Kernels priced by a known gemm group on an A100 and a V100, timed back to back; one more set
   // on the V100 timed as eager ops, each 20 us of harness on top.
-  const WaveGroupFit truth = group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  const WaveGroupFit truth =
+      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
   std::vector<CalibrationRow> rows;
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> dim(64, 4096);
@@ -323,72 +303,11 @@ TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's
         "leave one GPU out: the rows hold fewer than two GPUs");
 }
 
-TEST_CASE("fusion pairs: a batched GEMM against the closest row holding at most half its products") {
-  // V100 rows priced by a known group train the fold that holds the A100 out; on the A100, times set by
-  // hand: 8 products of 256^3 in 25 us, 5 of 256^3 in 24 us, 2 of 260^3 in 20 us, 1 of 300x256x256.
-  const WaveGroupFit truth = group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
-  std::vector<CalibrationRow> rows;
-  const auto add = [&](const char* gpu, int64_t batch, int64_t m, int64_t n, int64_t k, double time_ns) {
-    const KernelSample s = gemm_sample(batch, m, n, k);
-    CalibrationRow r;
-    r.device = gpu;
-    r.precision = "fp32";
-    r.kernel = "gemm";
-    r.category = KindCategory::matmul;
-    r.batch = batch;
-    r.m = m;
-    r.n = n;
-    r.k = k;
-    r.flops = static_cast<int64_t>(s.flops);
-    r.bytes = static_cast<int64_t>(s.bytes);
-    if (time_ns == 0) {
-      const DeviceSpec d = find_device(gpu);
-      time_ns = predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, d), d, 1.0);
-    }
-    r.time_ns = std::llround(time_ns);
-    r.source = "test";
-    rows.push_back(r);
-  };
-  for (int i = 0; i < 40; ++i) add("v100-pcie-32gb", 1 + i % 4, 128 + 64 * i, 512, 256 + 32 * i, 0);
-  add("a100-pcie-40gb", 8, 256, 256, 256, 25'000);
-  add("a100-pcie-40gb", 5, 256, 256, 256, 24'000);
-  add("a100-pcie-40gb", 2, 260, 260, 260, 20'000);
-  add("a100-pcie-40gb", 1, 300, 256, 256, 9'000);  // 17 % off in m: nobody's partner
-  // An exact sweep of one product (kernel-sample.py --fusion-output): B = 4 is as close to B = 1 as
-  // to B = 2 and pairs with the single product.
-  add("a100-pcie-40gb", 1, 512, 512, 512, 30'000);
-  add("a100-pcie-40gb", 2, 512, 512, 512, 40'000);
-  add("a100-pcie-40gb", 4, 512, 512, 512, 60'000);
-  const WaveRows w = prepare_wave_rows(rows);
-  const WaveModel fitted = fit_wave_model(w, {{"synthetic"}, "2026-11-27", false});
-  const std::vector<FusionPair> pairs = fusion_pairs(w, leave_one_gpu_out(w), fitted);
-  std::vector<const FusionPair*> a100;
-  for (const FusionPair& p : pairs) {
-    if (p.device == "a100-pcie-40gb") a100.push_back(&p);
-  }
-  REQUIRE(a100.size() == 4);  // B = 8 and B = 5, each with the 2 x 260^3 row (B = 2 has no partner)
-  // Per product of the B = 2 row scaled to 256^3: 10,000 ns * 256^3 / 260^3 = 9,545.51 ns.
-  CHECK(a100[0]->batch == 8);
-  CHECK(a100[0]->smaller_batch == 2);
-  CHECK(a100[0]->measured_speedup == doctest::Approx(8 * 9'545.51 / 25'000).epsilon(1e-5));  // 3.0546
-  CHECK(a100[1]->batch == 5);
-  CHECK(a100[1]->measured_speedup == doctest::Approx(5 * 9'545.51 / 24'000).epsilon(1e-5));  // 1.9887
-  CHECK(a100[2]->smaller_batch == 1);
-  CHECK(a100[2]->measured_speedup == doctest::Approx(2 * 30'000.0 / 40'000));
-  CHECK(a100[3]->batch == 4);
-  CHECK(a100[3]->smaller_batch == 1);                                          // not 2
-  CHECK(a100[3]->measured_speedup == doctest::Approx(4 * 30'000.0 / 60'000));  // 2.0, not 1.33
-  for (const FusionPair* p : a100) {
-    CHECK(p->predicted_speedup > 0);
-    CHECK(p->fitted_speedup > 0);
-  }
-}
-
 TEST_CASE("a wave model file round-trips, and a bad one is refused naming the field") {
   WaveModel m;
   m.fitted_on = "2026-11-26";
   m.inputs = {"a.csv"};
-  m.groups = {group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
+  m.groups = {wave_group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
   m.groups[0].devices = {"v100-16gb"};
   m.harness = {{"t4", "neusight add", 25'000, 14'000}};
   m.energy_pj_per_flop = 17.5;
@@ -457,7 +376,7 @@ TEST_CASE(
   const Op& forward = step.ops[static_cast<size_t>(backward->forward_of)];
   auto model = std::make_shared<WaveModel>();
   model->fitted_on = "2026-11-26";
-  model->groups = {group({"gemm", "", "cuda"}, {128, 128}, {1'000, 0, 1, 0}, {0, 1, 0})};
+  model->groups = {wave_group({"gemm", "", "cuda"}, {128, 128}, {1'000, 0, 1, 0}, {0, 1, 0})};
   CostSourceInputs inputs;
   inputs.wave_model = model;
   const auto cost = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
@@ -466,7 +385,7 @@ TEST_CASE(
   // c = [2000, 0, 1, 0] -> 3,967,166.3 + 2,000, rounded up; describe() says so.
   WaveRefinement pcie;
   pcie.device = "a100-pcie-40gb";
-  pcie.groups = {group({"gemm", "", "cuda"}, {128, 128}, {2'000, 0, 1, 0}, {0, 1, 0})};
+  pcie.groups = {wave_group({"gemm", "", "cuda"}, {128, 128}, {2'000, 0, 1, 0}, {0, 1, 0})};
   model->refinements = {pcie};
   const auto refined = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
   CHECK(refined->op_duration_ns(step, forward) == 3'969'167);

@@ -1,0 +1,132 @@
+// The wave model's validation (costmodel/wave_validation.hpp): fusion pairs of a batched GEMM and its
+// products in smaller kernels, and the held-out error scored with each GPU's own harness.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/wave_fit.hpp"
+#include "costmodel/wave_model.hpp"
+#include "costmodel/wave_validation.hpp"
+#include "tests/support/wave_samples.hpp"
+
+using namespace mutwo::costmodel;
+using mutwo::ir::KindCategory;
+using mutwo::test::gemm_sample;
+using mutwo::test::wave_group;
+
+TEST_CASE("fusion pairs: a batched GEMM against the closest row holding at most half its products") {
+  // V100 rows priced by a known group train the fold that holds the A100 out; on the A100, times set by
+  // hand: 8 products of 256^3 in 25 us, 5 of 256^3 in 24 us, 2 of 260^3 in 20 us, 1 of 300x256x256.
+  const WaveGroupFit truth =
+      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  std::vector<CalibrationRow> rows;
+  const auto add = [&](const char* gpu, int64_t batch, int64_t m, int64_t n, int64_t k, double time_ns) {
+    const KernelSample s = gemm_sample(batch, m, n, k);
+    CalibrationRow r;
+    r.device = gpu;
+    r.precision = "fp32";
+    r.kernel = "gemm";
+    r.category = KindCategory::matmul;
+    r.batch = batch;
+    r.m = m;
+    r.n = n;
+    r.k = k;
+    r.flops = static_cast<int64_t>(s.flops);
+    r.bytes = static_cast<int64_t>(s.bytes);
+    if (time_ns == 0) {
+      const DeviceSpec d = find_device(gpu);
+      time_ns = predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, d), d, 1.0);
+    }
+    r.time_ns = std::llround(time_ns);
+    r.source = "test";
+    rows.push_back(r);
+  };
+  for (int i = 0; i < 40; ++i) add("v100-pcie-32gb", 1 + i % 4, 128 + 64 * i, 512, 256 + 32 * i, 0);
+  add("a100-pcie-40gb", 8, 256, 256, 256, 25'000);
+  add("a100-pcie-40gb", 5, 256, 256, 256, 24'000);
+  add("a100-pcie-40gb", 2, 260, 260, 260, 20'000);
+  add("a100-pcie-40gb", 1, 300, 256, 256, 9'000);  // 17 % off in m: nobody's partner
+  // An exact sweep of one product (kernel-sample.py --fusion-output): B = 4 is as close to B = 1 as
+  // to B = 2 and pairs with the single product.
+  add("a100-pcie-40gb", 1, 512, 512, 512, 30'000);
+  add("a100-pcie-40gb", 2, 512, 512, 512, 40'000);
+  add("a100-pcie-40gb", 4, 512, 512, 512, 60'000);
+  const WaveRows w = prepare_wave_rows(rows);
+  const WaveModel fitted = fit_wave_model(w, {{"synthetic"}, "2026-11-27", false});
+  const std::vector<FusionPair> pairs = fusion_pairs(w, leave_one_gpu_out(w), fitted);
+  std::vector<const FusionPair*> a100;
+  for (const FusionPair& p : pairs) {
+    if (p.device == "a100-pcie-40gb") a100.push_back(&p);
+  }
+  REQUIRE(a100.size() == 4);  // B = 8 and B = 5, each with the 2 x 260^3 row (B = 2 has no partner)
+  // Per product of the B = 2 row scaled to 256^3: 10,000 ns * 256^3 / 260^3 = 9,545.51 ns.
+  CHECK(a100[0]->batch == 8);
+  CHECK(a100[0]->smaller_batch == 2);
+  CHECK(a100[0]->measured_speedup == doctest::Approx(8 * 9'545.51 / 25'000).epsilon(1e-5));  // 3.0546
+  CHECK(a100[1]->batch == 5);
+  CHECK(a100[1]->measured_speedup == doctest::Approx(5 * 9'545.51 / 24'000).epsilon(1e-5));  // 1.9887
+  CHECK(a100[2]->smaller_batch == 1);
+  CHECK(a100[2]->measured_speedup == doctest::Approx(2 * 30'000.0 / 40'000));
+  CHECK(a100[3]->batch == 4);
+  CHECK(a100[3]->smaller_batch == 1);                                          // not 2
+  CHECK(a100[3]->measured_speedup == doctest::Approx(4 * 30'000.0 / 60'000));  // 2.0, not 1.33
+  for (const FusionPair* p : a100) {
+    CHECK(p->predicted_speedup > 0);
+    CHECK(p->fitted_speedup > 0);
+  }
+}
+
+TEST_CASE(
+    "the held-out error with each GPU's own harness: eager rows less the fitted harness, others as held "
+    "out") {
+  std::vector<CalibrationRow> rows;
+  const auto add = [&](const char* gpu, const char* source, Timing timing, int64_t time_ns) {
+    const KernelSample s = gemm_sample(1, 512, 512, 512);
+    CalibrationRow r;
+    r.device = gpu;
+    r.precision = "fp32";
+    r.kernel = "gemm";
+    r.category = KindCategory::matmul;
+    r.m = s.m;
+    r.n = s.n;
+    r.k = s.k;
+    r.flops = static_cast<int64_t>(s.flops);
+    r.bytes = static_cast<int64_t>(s.bytes);
+    r.time_ns = time_ns;
+    r.timing = timing;
+    r.source = source;
+    rows.push_back(r);
+  };
+  add("v100-16gb", "neusight test", Timing::eager_op, 30'000);
+  add("v100-16gb", "neusight test", Timing::eager_op, 50'000);
+  add("a100-40gb", "test", Timing::kernel, 10'000);
+  add("v100-16gb", "neusight other", Timing::eager_op, 70'000);  // no harness fitted: left out
+  const WaveRows w = prepare_wave_rows(rows);
+  WaveHeldOut h;
+  h.scored = {1, 1, 1, 1};
+  h.measured = {10'000, 30'000, 10'000, 50'000};  // the eager rows less the harness rule's 20 us
+  h.predicted = {20'000, 40'000, 11'000, 50'000};
+  WaveModel fitted;
+  fitted.harness = {{"v100-16gb", "neusight test", 25'000, 5'000}};
+  const std::vector<WaveError> own = held_out_by_category_own_harness(w, h, fitted, false);
+  REQUIRE(own.size() == 1);
+  CHECK(own[0].group == "GEMM/linear");
+  // (20 - 25) / 25 = -0.2, (40 - 45) / 45 = -0.1111, (11 - 10) / 10 = +0.1.
+  CHECK(own[0].error.count == 3);
+  CHECK(own[0].error.median == doctest::Approx(1.0 / 9));
+  CHECK(own[0].error.mean == doctest::Approx((0.2 + 1.0 / 9 + 0.1) / 3));
+  CHECK(own[0].signed_median == doctest::Approx(-1.0 / 9));
+  // Under the harness rule the same rows err +1.0, +0.333, +0.1 and 0.
+  const std::vector<WaveError> rule = held_out_categories_overall(w, h);
+  REQUIRE(rule.size() == 1);
+  CHECK(rule[0].error.median == doctest::Approx((1.0 / 3 + 0.1) / 2));
+  // Per device: the V100's two eager rows apart from the A100's kernel row.
+  const std::vector<WaveError> by_device = held_out_by_category_own_harness(w, h, fitted, true);
+  REQUIRE(by_device.size() == 2);
+  CHECK((by_device[0].device == "a100-40gb" && by_device[0].dataset == "DeepBench"));
+  CHECK(by_device[0].signed_median == doctest::Approx(0.1));
+  CHECK((by_device[1].device == "v100-16gb" && by_device[1].dataset == "NeuSight"));
+  CHECK(by_device[1].signed_median == doctest::Approx((-0.2 - 1.0 / 9) / 2));
+}
