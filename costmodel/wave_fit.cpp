@@ -327,7 +327,18 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
         for (size_t i = 0; i < w.rows.size(); ++i)
           use[i] = w.device_of[i] == d && w.kernels[i].group == key ? 1 : 0;
         WaveGroupsFit own = fit_wave_groups(w, use, m.energy_pj_per_flop);
-        ref.groups.push_back(std::move(own.groups.front()));
+        WaveGroupFit group = std::move(own.groups.front());
+        // The L2 coefficient is the rows' to say only when one of them sits in L2 (header).
+        const auto in_l2 = [&](size_t i) {
+          return use[i] && w.kernel_bound[i] &&
+                 w.kernels[i].sample.bytes <= static_cast<double>(w.devices[d].l2_bytes);
+        };
+        bool any_in_l2 = false;
+        for (size_t i = 0; i < w.rows.size() && !any_in_l2; ++i) any_in_l2 = in_l2(i);
+        if (!is_gemm_like(key) && !any_in_l2) {
+          if (const WaveGroupFit* across = m.group_for(key, nullptr)) group.memory[2] = across->memory[2];
+        }
+        ref.groups.push_back(std::move(group));
       }
       if (!ref.groups.empty()) m.refinements.push_back(std::move(ref));
     }

@@ -32,7 +32,10 @@
 // P4 beside 250-300 W boards of the same processes).
 //
 // A refinement is the same fit on one device's rows of a group, at the cross-GPU energy, kept when the
-// group has at least kMinRefinementRows of them.
+// group has at least kMinRefinementRows of them. A bandwidth-bound group whose fitted rows all exceed the
+// device's L2 says nothing of the L2 rate: it keeps the cross-GPU group's L2 coefficient (fitted, it
+// would be 0, and the device's kernels that fit in L2 would cost only the fixed cost: NeuSight's
+// kernel-bound rows on the P100, P4, T4 and V100 PCIe all stream from HBM).
 #include <map>
 #include <optional>
 #include <string>

@@ -18,7 +18,10 @@ non-negative least squares on t_pred / t - 1 (scipy's nnls), the harness held at
   reread  one more read of the input where 16 rows of a block per SM overflow its L1 (kL1Kib)
 
 For each form: the fit on each GPU's own rows (median error, in-sample) and leave one GPU out (fit on
-the other four, median and mean over every held-out row). Prints a table; nothing is written.
+the other four, median and mean over every held-out row). Then, for softmax's two kernels under one fit
+of the wave model's terms (hbm + l2, as mutwo fits the family): each kernel's signed median, in-sample
+and held out, and by the shipped model's own reduction groups (the cross-GPU one, which prices a GPU
+without kernels of its own, and each GPU's refinement). Prints two tables; nothing is written.
 
 usage: scripts/norm-form-trials.py [NEUSIGHT_DIR]
 """
@@ -114,6 +117,39 @@ def main():
                 held.extend(np.abs(x[mine] @ fit(x[others], t[others]) / t[mine] - 1))
             print(f"| {label} | {len(rows)} | {' + '.join(form)} | {', '.join(own)} | "
                   f"{100 * np.median(held):.1f} % | {100 * np.mean(held):.1f} % |")
+    # Softmax's two kernels under one fit: the bias each carries.
+    rows = load(neusight, "softmax")
+    gpu = np.array([r["gpu"] for r in rows])
+    t = np.array([r["t"] for r in rows])
+    warp = np.array([r["h"] <= 1024 for r in rows])
+    x = np.array([features(r, specs[r["gpu"]], ["hbm", "l2"]) for r in rows])
+    in_sample = x @ fit(x, t) / t - 1
+    held = np.empty(len(rows))
+    for g in gpus:
+        held[gpu == g] = x[gpu == g] @ fit(x[gpu != g], t[gpu != g]) / t[gpu == g] - 1
+    print()
+    shipped = json.load(open(os.path.join(ROOT, "costmodel", "models", "waves.json")))
+    cross = next(g for g in shipped["groups"] if g["family"] == "reduction")
+    own = {r["device"]: g for r in shipped["refinements"] for g in r["groups"] if g["family"] == "reduction"}
+    kUnfittedFixedCostNs = 1700.0 + 750.0  # costmodel/wave_model.hpp: eager-op groups fit no fixed cost
+
+    def shipped_price(r, group):
+        d = specs[r["gpu"]]
+        nbytes = 2 * r["b"] * r["h"] * 4
+        hbm = group["memory"][1] * nbytes / d["memory_gbps"]
+        in_l2 = nbytes <= d["l2_cache_mib"] * 2**20
+        l2 = group["memory"][2] * nbytes / (d["sm_count"] * d["boost_clock_mhz"] / 1e3) if in_l2 else hbm
+        return kUnfittedFixedCostNs + min(hbm, l2)  # L2 no slower than HBM (predict_wave_ns)
+
+    by_cross = np.array([shipped_price(r, cross) for r in rows]) / t - 1
+    by_own = np.array([shipped_price(r, own[r["gpu"]]) for r in rows]) / t - 1
+    print("| softmax kernel | rows | one fit of hbm + l2, in-sample | held out | shipped, cross-GPU group | "
+          "shipped, each GPU's refinement |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, sel in [("H <= 1024 (softmax_warp_forward)", warp), ("H > 1024 (cunn_SoftMaxForward)", ~warp)]:
+        print(f"| {label} | {sel.sum()} | {100 * np.median(in_sample[sel]):+.1f} % | "
+              f"{100 * np.median(held[sel]):+.1f} % | {100 * np.median(by_cross[sel]):+.1f} % | "
+              f"{100 * np.median(by_own[sel]):+.1f} % |")
 
 
 if __name__ == "__main__":

@@ -104,6 +104,49 @@ TEST_CASE("a bandwidth-bound kernel whose bytes fit in L2 streams them from L2")
   CHECK(f.compute[3] == 0);
 }
 
+TEST_CASE("a refinement whose rows all stream from HBM keeps the cross-GPU group's L2 rate") {
+  // Elementwise kernels priced by a known group: on the A100 (40 MiB of L2) half of them fit in L2, on
+  // the T4 (4 MiB) none does. The T4's own rows cannot say the L2 rate: fitted, it would be 0 and a
+  // 3 MiB kernel on the T4 would cost the fixed cost alone.
+  // (0.08 SM-cycles per byte: L2 at 1.9x the A100's HBM rate, so that the A100's rows show it.)
+  const WaveGroupFit truth = wave_group({"elementwise", "", ""}, {}, {}, {2'000, 1.25, 0.08});
+  std::vector<CalibrationRow> rows;
+  for (const char* gpu : {"a100-40gb", "t4"}) {
+    const DeviceSpec device = find_device(gpu);
+    for (int i = 0; i < 40; ++i) {
+      KernelSample s;
+      s.m = 1;
+      s.bytes = (std::string_view(gpu) == "t4" ? 8.0 : 1.0) * (1 << 20) * (1 + i);  // T4: 8-320 MiB
+      CalibrationRow r;
+      r.device = gpu;
+      r.precision = "fp32";
+      r.kernel = "relu";
+      r.category = KindCategory::elementwise;
+      r.bytes = static_cast<int64_t>(s.bytes);
+      r.time_ns = std::llround(predict_wave_ns(
+          truth, wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, device), device, 1.0));
+      r.source = "test";
+      rows.push_back(r);
+    }
+  }
+  const WaveModel m = fit_wave_model(prepare_wave_rows(rows), {{"synthetic"}, "2026-11-28", true});
+  const DeviceSpec t4 = find_device("t4");
+  const WaveGroupFit* across = m.group_for({"elementwise", "", ""}, nullptr);
+  const WaveGroupFit* own = m.group_for({"elementwise", "", ""}, t4);
+  REQUIRE(across != nullptr);
+  REQUIRE(own != nullptr);
+  REQUIRE(own != across);  // the T4's refinement
+  CHECK(across->memory[2] == doctest::Approx(0.08).epsilon(0.01));
+  CHECK(own->memory[1] == doctest::Approx(1.25).epsilon(0.01));
+  CHECK(own->memory[2] == across->memory[2]);
+  // A 3 MiB kernel on the T4 (40 SMs at 1.59 GHz) from L2: 2,000 + 0.08 x 3 MiB / 63.6 = 5,957 ns, the
+  // cheaper of that and HBM's 2,000 + 1.25 x 3 MiB / 320 B/ns = 14,288 ns (and not 2,000).
+  KernelSample s;
+  s.bytes = 3.0 * (1 << 20);
+  const WaveKernel k = wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, t4);
+  CHECK(predict_wave_ns(*own, k, t4, m.clock_ratio(t4)) == doctest::Approx(5'957).epsilon(0.01));
+}
+
 TEST_CASE("the model picks a device's own group, then a same-chip device's, then the cross-GPU one") {
   WaveModel m;
   m.groups = {wave_group({"gemm", "", "cuda"}, {128, 128}, {1, 0, 1, 0}, {0, 1, 0}),
