@@ -54,6 +54,7 @@ KernelWork op_kind_work(std::string_view kernel, const std::vector<int64_t>& d, 
   work.k = k.k;
   work.flops = static_cast<int64_t>(k.flops);
   work.bytes = static_cast<int64_t>(k.bytes);
+  work.row_elements = k.row_elements;
   return work;
 }
 

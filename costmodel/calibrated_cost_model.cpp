@@ -167,6 +167,11 @@ std::vector<OpKernel> main_kernels(const ir::Graph& graph, const ir::Op& op) {
   k.sample.m = std::max<int64_t>(1, outputs);
   k.sample.flops = flops;
   k.sample.bytes = bytes;
+  // A softmax's row, its last dim: the row length picks PyTorch's kernel (wave_kernel.hpp).
+  if ((op.kind == OpKind::softmax || op.kind == OpKind::softmax_backward) && !op.inputs.empty()) {
+    const auto& shape = graph.tensor(op.inputs.front()).shape;
+    if (!shape.empty()) k.sample.row_elements = shape.back();
+  }
   out.push_back(std::move(k));
   return out;
 }

@@ -39,7 +39,7 @@
 //     eager attention runs beside its GEMMs (attention_passes.hpp: head split and merge copies,
 //     scaling, the causal mask) as `helper` kernels;
 //   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
-//     m = output elements, n = k = 1.
+//     m = output elements, n = k = 1 (a softmax's also with its row length, row_elements).
 // duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
 // own (DeepBench times back-to-back launches), so no launch overhead is added on top.
 // An op is priced by the analytic fallback only when neither the profile nor the wave model prices

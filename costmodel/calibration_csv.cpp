@@ -56,6 +56,7 @@ void set_row_work(CalibrationRow& row, const KernelWork& work) {
   row.k = work.k;
   row.flops = work.flops;
   row.bytes = work.bytes;
+  row.row_elements = work.row_elements;
 }
 
 KernelWork row_work(std::string_view where, const std::function<KernelWork()>& work) {

@@ -68,6 +68,8 @@ struct CalibrationRow {
   int64_t flops = 0;
   int64_t bytes = 0;
   int64_t time_ns = 0;
+  int64_t row_elements =
+      0;  // KernelSample::row_elements (read from NeuSight's softmax rows; not a CSV column)
   Timing timing = Timing::kernel;
   std::string source;
   std::string shape;
@@ -97,13 +99,14 @@ struct KernelWork {
   int64_t m = 1, n = 1, k = 1;
   int64_t flops = 0;
   int64_t bytes = 0;
+  int64_t row_elements = 0;  // KernelSample::row_elements
 };
 // The element size of a precision's tensors: 2 for fp16 and bf16, else 4.
 int64_t precision_element_bytes(std::string_view precision);
 // GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: flops 2*batch*m*n*k; bytes batch*(m*k + k*n + m*n)
 // elements.
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch = 1);
-// Copies a kernel's work (batch, m, n, k, flops, bytes) into its row.
+// Copies a kernel's work (batch, m, n, k, flops, bytes, row_elements) into its row.
 void set_row_work(CalibrationRow& row, const KernelWork& work);
 // Runs a row's work computation; the Error it throws (an overflowing shape) becomes a FormatError that
 // starts with the row's place, "<where>: ".

@@ -58,7 +58,8 @@ struct KernelSample {
   int64_t m = 1, n = 1, k = 1;
   double flops = 0;
   double bytes = 0;
-  double time_ns = 0;  // measured (fitting); ignored when predicting
+  double time_ns = 0;        // measured (fitting); ignored when predicting
+  int64_t row_elements = 0;  // a softmax's row (its last dim): which kernel PyTorch runs; 0: not one
 };
 
 // ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / sms).

@@ -96,6 +96,7 @@ KernelSample to_sample(const CalibrationRow& row) {
   s.flops = static_cast<double>(row.flops);
   s.bytes = static_cast<double>(row.bytes);
   s.time_ns = static_cast<double>(row.time_ns);
+  s.row_elements = row.row_elements;
   return s;
 }
 

@@ -157,6 +157,14 @@ GroupResult fit_group(const WaveRows& w, const WaveGroupKey& key, const std::vec
   return best;
 }
 
+// Whether one of the rows sits in L2 on its device: a bandwidth-bound kernel whose bytes fit
+// (wave_kernel.hpp).
+bool sees_l2(const WaveRows& w, const std::vector<size_t>& members) {
+  return std::any_of(members.begin(), members.end(), [&](size_t i) {
+    return w.kernels[i].sample.bytes <= static_cast<double>(w.devices[w.device_of[i]].l2_bytes);
+  });
+}
+
 std::vector<double> clock_ratios(const WaveRows& w, double energy_pj_per_flop) {
   std::vector<double> out;
   for (const DeviceSpec& d : w.devices) out.push_back(sustained_clock_ratio(d, energy_pj_per_flop));
@@ -275,23 +283,36 @@ WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use,
     std::vector<double> errors;
     for (size_t i : members) {
       devices.insert(w.rows[i].device);
-      const double measured = measured_kernel_ns(w, i, best.harness_ns);
+      const double measured =
+          static_cast<double>(w.rows[i].time_ns) - (w.eager[i] ? best.harness_ns.at(w.set_of[i]) : 0.0);
       const double predicted =
           predict_wave_ns(best.fit, w.kernels[i], w.devices[w.device_of[i]], ratios[w.device_of[i]]);
       errors.push_back(measured > 0 ? std::abs(predicted - measured) / measured : 1.0);
     }
     best.fit.devices.assign(devices.begin(), devices.end());
     best.fit.error = summarize_errors(std::move(errors));
-    for (const auto& [set, h] : best.harness_ns) out.harness_ns[set] = h;
+    for (const auto& [set, h] : best.harness_ns) out.harness_ns[{set, key}] = h;
     out.groups.push_back(std::move(best.fit));
+  }
+  // A bandwidth-bound group none of whose rows sits in L2 takes the L2 rate of the group that would
+  // price its kernels without it (its family's "" group, then elementwise), where that one saw L2.
+  for (WaveGroupFit& g : out.groups) {
+    if (is_gemm_like(g.key) || sees_l2(w, groups.at(g.key))) continue;
+    for (const WaveGroupKey& k : {WaveGroupKey{g.key.family, "", ""}, WaveGroupKey{"elementwise", "", ""}}) {
+      const auto other = std::find_if(out.groups.begin(), out.groups.end(),
+                                      [&](const WaveGroupFit& o) { return o.key == k && k != g.key; });
+      if (other == out.groups.end()) continue;
+      if (sees_l2(w, groups.at(k))) g.memory[2] = other->memory[2];
+      break;
+    }
   }
   return out;
 }
 
-double measured_kernel_ns(const WaveRows& w, size_t i, const std::map<size_t, double>& harness_ns) {
+double measured_kernel_ns(const WaveRows& w, size_t i, const std::map<HarnessKey, double>& harness_ns) {
   double t = static_cast<double>(w.rows[i].time_ns);
   if (w.eager[i]) {
-    const auto it = harness_ns.find(w.set_of[i]);
+    const auto it = harness_ns.find({w.set_of[i], w.kernels[i].group});
     if (it != harness_ns.end()) t -= it->second;
   }
   return t;
@@ -305,13 +326,12 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
   const WaveGroupsFit cross = fit_wave_groups(w, all);
   m.groups = cross.groups;
   m.energy_pj_per_flop = cross.energy_pj_per_flop;
-  for (size_t s = 0; s < w.sets.size(); ++s) {
-    const auto it = cross.harness_ns.find(s);
-    if (it == cross.harness_ns.end()) continue;
-    m.harness.push_back({w.sets[s].first, w.sets[s].second, w.set_floor_ns[s], it->second});
+  for (const auto& [key, h] : cross.harness_ns) {
+    const size_t s = key.first;
+    m.harness.push_back({w.sets[s].first, w.sets[s].second, w.set_floor_ns[s], h, key.second});
   }
   std::sort(m.harness.begin(), m.harness.end(), [](const HarnessFit& a, const HarnessFit& b) {
-    return std::tie(a.device, a.source) < std::tie(b.device, b.source);
+    return std::tie(a.device, a.source, a.group) < std::tie(b.device, b.source, b.group);
   });
   if (options.refinements) {
     for (size_t d = 0; d < w.devices.size(); ++d) {
@@ -328,14 +348,12 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
           use[i] = w.device_of[i] == d && w.kernels[i].group == key ? 1 : 0;
         WaveGroupsFit own = fit_wave_groups(w, use, m.energy_pj_per_flop);
         WaveGroupFit group = std::move(own.groups.front());
-        // The L2 coefficient is the rows' to say only when one of them sits in L2 (header).
-        const auto in_l2 = [&](size_t i) {
-          return use[i] && w.kernel_bound[i] &&
-                 w.kernels[i].sample.bytes <= static_cast<double>(w.devices[d].l2_bytes);
-        };
-        bool any_in_l2 = false;
-        for (size_t i = 0; i < w.rows.size() && !any_in_l2; ++i) any_in_l2 = in_l2(i);
-        if (!is_gemm_like(key) && !any_in_l2) {
+        // The L2 rate is the rows' to say only when one of them sits in L2 (header).
+        std::vector<size_t> members;
+        for (size_t i = 0; i < w.rows.size(); ++i) {
+          if (use[i] && w.kernel_bound[i]) members.push_back(i);
+        }
+        if (!is_gemm_like(key) && !sees_l2(w, members)) {
           if (const WaveGroupFit* across = m.group_for(key, nullptr)) group.memory[2] = across->memory[2];
         }
         ref.groups.push_back(std::move(group));

@@ -13,9 +13,8 @@
 // of a device, and only its rows >= 2 x its floor are fitted, with no harness. Kernel-timed rows
 // (DeepBench, profiler traces) are fitted as they are. Every set weighs the same in total (each row 1 / its
 // set's fitted rows), so 16,000 NeuSight bmm rows of one GPU do not drown DeepBench's 160 GEMMs.
-// A set whose rows fall in two groups (NeuSight's bmm: its B = 1 rows are single products) gets a
-// harness in each group's fit, used for that group's rows; the model records the last group's by key
-// (gemm batched).
+// A set whose rows fall in two groups (NeuSight's bmm: its B = 1 rows are single products; its softmax:
+// two kernels) gets a harness in each group's fit, used for that group's rows; the model records each.
 //
 // Fit, per group: minimise sum_i w_i (price_i / t_i - 1)^2 over the coefficients (>= 0) and the
 // harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
@@ -32,10 +31,14 @@
 // P4 beside 250-300 W boards of the same processes).
 //
 // A refinement is the same fit on one device's rows of a group, at the cross-GPU energy, kept when the
-// group has at least kMinRefinementRows of them. A bandwidth-bound group whose fitted rows all exceed the
-// device's L2 says nothing of the L2 rate: it keeps the cross-GPU group's L2 coefficient (fitted, it
-// would be 0, and the device's kernels that fit in L2 would cost only the fixed cost: NeuSight's
-// kernel-bound rows on the P100, P4, T4 and V100 PCIe all stream from HBM).
+// group has at least kMinRefinementRows of them.
+//
+// The L2 rate (dl) of a bandwidth-bound group is its rows' to say only when one of them fits in L2;
+// fitted without one it would be 0, and the group's kernels that fit in L2 would cost only the fixed
+// cost. So such a group takes it from the group that would price its kernels without it (a variant's
+// family "" group, then elementwise) where that one saw L2, and a refinement from the cross-GPU
+// group: NeuSight's kernel-bound rows on the P100, P4, T4 and V100 PCIe all stream from HBM, and its
+// warp-kernel softmaxes (reduction warp) on every GPU.
 #include <map>
 #include <optional>
 #include <string>
@@ -68,19 +71,24 @@ struct WaveRows {
 // model does not price.
 WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows);
 
-// What a fit over some rows yields: the groups and each eager-op set's harness.
+// An eager-op set's harness in one group's fit: (set index, group). A set whose rows fall in two groups
+// (NeuSight's bmm: single and batched products; its softmax: the warp and the block kernel) has one in
+// each.
+using HarnessKey = std::pair<size_t, WaveGroupKey>;
+
+// What a fit over some rows yields: the groups and each eager-op set's harness per group.
 struct WaveGroupsFit {
   std::vector<WaveGroupFit> groups;
-  std::map<size_t, double> harness_ns;  // set index -> harness
-  double energy_pj_per_flop = 0;        // the power limit's energy, fitted or given
+  std::map<HarnessKey, double> harness_ns;
+  double energy_pj_per_flop = 0;  // the power limit's energy, fitted or given
 };
 // Fits every group over the kernel-bound rows with use[i] set, at the given energy per FLOP or, without
 // one, with it fitted by the grid above. Throws Error when no row is used.
 WaveGroupsFit fit_wave_groups(const WaveRows& rows, const std::vector<char>& use,
                               std::optional<double> energy_pj_per_flop = std::nullopt);
 
-// The measured kernel time of row i: its time, less the harness of its set when it is eager-op.
-double measured_kernel_ns(const WaveRows& rows, size_t i, const std::map<size_t, double>& harness_ns);
+// The measured kernel time of row i: its time, less the harness of its set in its group when it is eager-op.
+double measured_kernel_ns(const WaveRows& rows, size_t i, const std::map<HarnessKey, double>& harness_ns);
 
 struct WaveFitOptions {
   std::vector<std::string> inputs;  // recorded in the model

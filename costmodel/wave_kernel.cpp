@@ -31,6 +31,13 @@ std::string wave_group_text(const WaveGroupKey& key) {
   return text;
 }
 
+bool is_softmax_warp_kernel(std::string_view kernel, int64_t row_elements, std::string_view precision) {
+  if (kernel != ir::kind_name(ir::OpKind::softmax) && kernel != ir::kind_name(ir::OpKind::softmax_backward))
+    return false;
+  return row_elements > 0 && row_elements <= kSoftmaxWarpMaxRowElements &&
+         row_elements * precision_element_bytes(precision) <= kSoftmaxWarpMaxRowBytes;
+}
+
 bool is_gemm_like(const WaveGroupKey& key) {
   return is_gemm_kernel(key.family) || is_conv_pass_kernel(key.family);
 }
@@ -41,7 +48,11 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
   w.sample = sample;
   w.group.family = family_of(kernel, category);
   w.peak_flops_per_ns = device.fp32_flops_per_ns;
-  if (!is_gemm_like(w.group)) return w;
+  if (!is_gemm_like(w.group)) {
+    if (w.group.family == "reduction" && is_softmax_warp_kernel(kernel, sample.row_elements, precision))
+      w.group.variant = kSoftmaxWarpVariant;
+    return w;
+  }
   if (variant == kConv3x3s1Variant) w.group.variant = kConv3x3s1Variant;
   if (is_gemm_kernel(w.group.family) && sample.batch > 1) w.group.variant = kBatchedGemmVariant;
   const bool tensor_cores = device.half_flops_per_ns >= 4 * device.fp32_flops_per_ns;

@@ -17,6 +17,7 @@
 //            layers: cuBLAS's strided-batched kernels, a family of their own with one tile per GPU
 //            (on the A100 16,588 of NeuSight's 16,661 bmm rows ran ampere_sgemm_128x128_nn) where
 //            single products pick among six; tests/fixtures/calibration/neusight/README.md)
+//            a softmax that runs PyTorch's warp kernel "warp" (reduction family; is_softmax_warp_kernel)
 //   math     gemm and conv: "tensor" (TF32, or FP16/BF16 on tensor cores) or "cuda" (FP32, or half
 //            precision on a GPU without tensor cores for it); "" for the bandwidth-bound families
 //
@@ -47,6 +48,19 @@ namespace mutwo::costmodel {
 
 // The variant of a GEMM of more than one product, and the two math modes of a GEMM-like group (above).
 inline constexpr std::string_view kBatchedGemmVariant = "batched";
+// A softmax (forward or backward) over rows of at most 1,024 elements and 4,096 bytes runs PyTorch's warp
+// kernel (softmax_warp_forward / _backward: a warp per row, held in registers); a longer row runs
+// cunn_SoftMaxForward / Backward (a block per row, a pass per step): ATen/native/cuda/SoftMax.cu,
+// host_softmax. On NeuSight's five GPUs one group for both priced the warp kernel +11.6 % and the block
+// kernel -6.6 % (signed medians, scripts/norm-form-trials.py): the warp kernel is a reduction group of
+// its own.
+inline constexpr std::string_view kSoftmaxWarpVariant = "warp";
+inline constexpr int64_t kSoftmaxWarpMaxRowElements = 1024;
+inline constexpr int64_t kSoftmaxWarpMaxRowBytes = 4096;
+// Whether a kernel (an op kind's name) is a softmax that runs the warp kernel: softmax or
+// softmax_backward with 0 < row_elements <= 1,024 and row_elements x the precision's element size
+// <= 4,096 bytes.
+bool is_softmax_warp_kernel(std::string_view kernel, int64_t row_elements, std::string_view precision);
 inline constexpr std::string_view kTensorMath = "tensor";
 inline constexpr std::string_view kCudaMath = "cuda";
 

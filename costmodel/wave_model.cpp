@@ -21,14 +21,14 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_m
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-wave-model";
-constexpr int64_t kVersion = 2;
+constexpr int64_t kVersion = 3;
 constexpr std::string_view kMethod =
     "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
     "per kernel group across GPUs, r = min(1, board power / (energy_pj_per_flop * process energy * FP32 "
     "peak)); "
     "weighted relative non-negative least squares (Lawson-Hanson), regimes by "
-    "alternating fit, tile by grid, a harness term per (device, source) of eager-op measurements "
+    "alternating fit, tile by grid, a harness term per (device, source, group) of eager-op measurements "
     "(costmodel/wave_fit.hpp), energy_pj_per_flop by grid";
 
 const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const WaveGroupKey& key) {
@@ -75,13 +75,14 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
       throw FormatError(fmt::format("{}: field 'math' = '{}' {}", g.where(), fit.key.math,
                                     gemm_like ? "must be tensor or cuda" : "must be empty for this family"));
     }
-    const std::string_view allowed = is_gemm_kernel(fit.key.family) ? kBatchedGemmVariant
-                                     : gemm_like                    ? kConv3x3s1Variant
-                                                                    : "";
+    const std::string_view allowed = is_gemm_kernel(fit.key.family)  ? kBatchedGemmVariant
+                                     : gemm_like                     ? kConv3x3s1Variant
+                                     : fit.key.family == "reduction" ? kSoftmaxWarpVariant
+                                                                     : "";
     if (!fit.key.variant.empty() && fit.key.variant != allowed) {
-      throw FormatError(
-          fmt::format("{}: field 'variant' = '{}' must be empty or, for gemm, {}, for a conv pass, {}",
-                      g.where(), fit.key.variant, kBatchedGemmVariant, kConv3x3s1Variant));
+      throw FormatError(fmt::format(
+          "{}: field 'variant' = '{}' must be empty or, for gemm, {}, for a conv pass, {}, for reduction, {}",
+          g.where(), fit.key.variant, kBatchedGemmVariant, kConv3x3s1Variant, kSoftmaxWarpVariant));
     }
     fit.tile.m = g.int32("tile_m");
     fit.tile.n = g.int32("tile_n");
@@ -193,8 +194,13 @@ std::string wave_model_json(const WaveModel& m) {
   j["refinements"] = std::move(refinements);
   nlohmann::ordered_json harness = nlohmann::ordered_json::array();
   for (const HarnessFit& h : m.harness) {
-    harness.push_back(
-        {{"device", h.device}, {"source", h.source}, {"floor_ns", h.floor_ns}, {"harness_ns", h.harness_ns}});
+    harness.push_back({{"device", h.device},
+                       {"source", h.source},
+                       {"family", h.group.family},
+                       {"variant", h.group.variant},
+                       {"math", h.group.math},
+                       {"floor_ns", h.floor_ns},
+                       {"harness_ns", h.harness_ns}});
   }
   j["harness"] = std::move(harness);
   return j.dump(2) + "\n";
@@ -211,9 +217,9 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
         fmt::format("{}: field 'format' = '{}', expected '{}'", where, r.string("format"), kFormat));
   }
   const int64_t version = r.integer("version");
-  if (version != 1 && version != kVersion) {
+  if (version < 1 || version > kVersion) {
     throw FormatError(
-        fmt::format("{}: field 'version' = {} is not supported (this mutwo reads versions 1 and {})", where,
+        fmt::format("{}: field 'version' = {} is not supported (this mutwo reads versions 1 to {})", where,
                     version, kVersion));
   }
   WaveModel m;
@@ -241,9 +247,14 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
   const nlohmann::json& harness = r.array("harness");
   for (size_t i = 0; i < harness.size(); ++i) {
     const support::JsonReader o(harness[i], fmt::format("{}: harness {}", where, i));
-    o.expect_only({"device", "source", "floor_ns", "harness_ns"});
-    m.harness.push_back(
-        {o.string("device"), o.string("source"), o.number("floor_ns"), o.number("harness_ns")});
+    HarnessFit h{o.string("device"), o.string("source"), o.number("floor_ns"), o.number("harness_ns"), {}};
+    if (version >= 3) {
+      o.expect_only({"device", "source", "family", "variant", "math", "floor_ns", "harness_ns"});
+      h.group = {o.string("family"), o.string("variant"), o.string("math")};
+    } else {
+      o.expect_only({"device", "source", "floor_ns", "harness_ns"});
+    }
+    m.harness.push_back(std::move(h));
   }
   return m;
 }

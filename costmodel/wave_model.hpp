@@ -33,14 +33,15 @@
 // cost cannot be told from the host's dispatch inside the measurement, take kUnfittedFixedCostNs as
 // c0 and d0 (fixed_cost_fitted false).
 //
-// JSON ("format": "mutwo-wave-model", "version": 2; unknown fields are errors; version 1, written before
-// the power limit, is read with energy_pj_per_flop 0):
+// JSON ("format": "mutwo-wave-model", "version": 3; unknown fields are errors; version 1, written before
+// the power limit, is read with energy_pj_per_flop 0; versions 1 and 2, written before a harness was kept
+// per group, with each harness entry for every group of its set):
 //   {"format", "version", "fitted_on", "method", "inputs": [...], "energy_pj_per_flop",
 //    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "compute": [c0, cw, cf, cq],
 //                "memory": [d0, dh, dl], "fixed_cost_fitted", "rows", "devices": [...],
 //                "error": {"median", "mean", "max"}}, ...],
 //    "refinements": [{"device": "t4", "groups": [...]}, ...],
-//    "harness": [{"device", "source", "floor_ns", "harness_ns"}, ...]}
+//    "harness": [{"device", "source", "family", "variant", "math", "floor_ns", "harness_ns"}, ...]}
 #include <map>
 #include <optional>
 #include <string>
@@ -71,12 +72,14 @@ struct WaveGroupFit {
   ErrorSummary error;                // in-sample, on the kernel's time (the harness taken out)
 };
 
-// The host's share of one (device, source) of eager-op measurements (wave_fit.hpp).
+// The host's share of one (device, source) of eager-op measurements in one group's fit (wave_fit.hpp).
 struct HarnessFit {
   std::string device;
   std::string source;
   double floor_ns = 0;    // median time of the source's smallest 10 % of kernels by work
   double harness_ns = 0;  // fitted: what every measurement of the source holds beyond its kernels
+  WaveGroupKey group;     // the group of the source's kernels it was fitted with; empty family: every
+                          // group (a version 1 or 2 file)
 };
 
 struct WaveRefinement {

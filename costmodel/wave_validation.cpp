@@ -114,20 +114,23 @@ WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
     WaveModel model;
     model.groups = fit.groups;
     model.energy_pj_per_flop = fit.energy_pj_per_flop;
-    // Held-out harness per set: its floor times the training GPUs' median harness / floor of the source.
-    std::map<std::string, std::vector<double>> ratios;
-    for (const auto& [set, harness] : fit.harness_ns) {
-      if (w.set_floor_ns[set] > 0) ratios[w.sets[set].second].push_back(harness / w.set_floor_ns[set]);
+    // Held-out harness per set and group: its floor times the training GPUs' median harness / floor of
+    // the source in that group.
+    std::map<std::pair<std::string, WaveGroupKey>, std::vector<double>> ratios;
+    for (const auto& [key, harness] : fit.harness_ns) {
+      const size_t set = key.first;
+      if (w.set_floor_ns[set] > 0)
+        ratios[{w.sets[set].second, key.second}].push_back(harness / w.set_floor_ns[set]);
     }
-    std::map<std::string, double> ratio;
+    std::map<std::pair<std::string, WaveGroupKey>, double> ratio;
     for (auto& [source, values] : ratios) ratio[source] = median_of(std::move(values));
     for (size_t i = 0; i < w.rows.size(); ++i) {
       if (train[i] || !w.kernel_bound[i]) continue;
       const DeviceSpec& device = w.devices[w.device_of[i]];
       if (w.eager[i]) {
-        const auto r = ratio.find(w.rows[i].source);
+        const auto r = ratio.find({w.rows[i].source, w.kernels[i].group});
         if (r == ratio.end()) continue;  // a source no other GPU measured: nothing to hold it against
-        h.harness_ns[w.set_of[i]] = w.set_floor_ns[w.set_of[i]] * r->second;
+        h.harness_ns[{w.set_of[i], w.kernels[i].group}] = w.set_floor_ns[w.set_of[i]] * r->second;
       }
       const double measured = measured_kernel_ns(w, i, h.harness_ns);
       if (!(measured > 0)) continue;
@@ -165,14 +168,17 @@ std::vector<WaveError> held_out_categories_overall(const WaveRows& w, const Wave
 
 std::vector<WaveError> held_out_by_category_own_harness(const WaveRows& w, const WaveHeldOut& h,
                                                         const WaveModel& fitted, bool per_device) {
-  std::map<std::pair<std::string, std::string>, double> own;
-  for (const HarnessFit& f : fitted.harness) own[{f.device, f.source}] = f.harness_ns;
+  // (device, source, group) -> harness; an entry without a group (a version 1-2 file) serves every group.
+  std::map<std::tuple<std::string, std::string, WaveGroupKey>, double> own;
+  for (const HarnessFit& f : fitted.harness) own[{f.device, f.source, f.group}] = f.harness_ns;
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
   for (size_t i = 0; i < w.rows.size(); ++i) {
     if (!h.scored[i]) continue;
     double measured = h.measured[i];
     if (w.eager[i]) {
-      const auto it = own.find(w.sets[w.set_of[i]]);
+      const auto& [device, source] = w.sets[w.set_of[i]];
+      auto it = own.find({device, source, w.kernels[i].group});
+      if (it == own.end()) it = own.find({device, source, WaveGroupKey{}});
       if (it == own.end()) continue;
       measured = static_cast<double>(w.rows[i].time_ns) - it->second;
     }

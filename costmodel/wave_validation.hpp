@@ -9,8 +9,8 @@
 // groups are fitted on every other chip's rows (fit_wave_groups) and price the held-out rows from
 // their device's datasheet alone. An eager-op row's harness (the host's dispatch inside NeuSight's
 // times, wave_fit.hpp) is the host's, not the GPU's: for a held-out set it is the set's floor (its
-// smallest kernels' median time, a property of that machine's host) times the median
-// harness / floor of the same source on the training GPUs. Scored rows are the kernel-bound ones
+// smallest kernels' median time, a property of that machine's host) times the median harness / floor
+// of the same source in the row's group on the training GPUs. Scored rows are the kernel-bound ones
 // (wave_fit.hpp); error = |predicted - measured| / measured on the kernel's time (the measured time
 // less the harness).
 //
@@ -36,11 +36,11 @@
 namespace mutwo::costmodel {
 
 struct WaveHeldOut {
-  std::vector<char> scored;               // per row
-  std::vector<double> measured;           // per row: the measured kernel time (harness out), ns
-  std::vector<double> predicted;          // per row: the held-out price, ns
-  std::map<std::string, WaveModel> fits;  // chip -> the groups fitted without it
-  std::map<size_t, double> harness_ns;    // every eager-op set's held-out harness
+  std::vector<char> scored;                 // per row
+  std::vector<double> measured;             // per row: the measured kernel time (harness out), ns
+  std::vector<double> predicted;            // per row: the held-out price, ns
+  std::map<std::string, WaveModel> fits;    // chip -> the groups fitted without it
+  std::map<HarnessKey, double> harness_ns;  // every eager-op set's held-out harness, per group
 };
 // Throws Error when the rows hold fewer than two chips.
 WaveHeldOut leave_one_gpu_out(const WaveRows& rows);
@@ -60,7 +60,7 @@ struct WaveError {
 std::vector<WaveError> held_out_by_category(const WaveRows& rows, const WaveHeldOut& held_out);
 std::vector<WaveError> held_out_categories_overall(const WaveRows& rows, const WaveHeldOut& held_out);
 // held_out_by_category (per_device) or held_out_categories_overall with each eager-op set's harness as
-// the model fitted on every GPU has it (the held-out price unchanged): a diagnostic of how much of the
+// the model fitted on every GPU has it for the row's group (the held-out price unchanged): a diagnostic of how much of the
 // held-out error is the harness rule's, the measuring host's share, which no datasheet holds. Rows of a
 // set `fitted` has no harness for are left out.
 std::vector<WaveError> held_out_by_category_own_harness(const WaveRows& rows, const WaveHeldOut& held_out,

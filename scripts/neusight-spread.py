@@ -53,7 +53,8 @@ ORDER = ["GEMM/linear", "bmm", "conv", "norm", "softmax", "elementwise"]
 # scored in; NeuSight timed fp32 with TF32 off, so its GEMMs and convolutions ran on CUDA cores.
 GROUP_CATEGORY = {("gemm", "", "cuda"): "GEMM/linear", ("gemm", "batched", "cuda"): "bmm",
                   ("conv2d_forward", "3x3s1", "cuda"): "conv", ("norm", "", ""): "norm",
-                  ("reduction", "", ""): "softmax", ("elementwise", "", ""): "elementwise"}
+                  ("reduction", "", ""): "softmax", ("reduction", "warp", ""): "softmax",
+                  ("elementwise", "", ""): "elementwise"}
 
 
 def fail(message):
@@ -75,8 +76,20 @@ def shape_and_work(op, row):
     return [b, h], b * h
 
 
+def group_variant(op, row):
+    """The wave group's variant a NeuSight row is fitted in (costmodel/wave_kernel.hpp): its harness is that
+    group's (waves.json keeps one per group)."""
+    if op == "bmm":
+        return "batched" if int(row["B"]) > 1 else ""
+    if op == "softmax":
+        return "warp" if int(row["H"]) <= 1024 else ""  # PyTorch's warp kernel (kSoftmaxWarpMaxRowElements)
+    if op == "conv":
+        return "3x3s1" if row["Kernel_Szie"] == "3" and row["Stride"] == "1" else ""
+    return ""
+
+
 def read_op(data, op):
-    """{device: (log shapes, work, time ns)} for one op's files."""
+    """{device: (log shapes, work, time ns, group variants)} for one op's files."""
     folder = os.path.join(data, op)
     if not os.path.isdir(folder):
         fail(f"no folder {folder}")
@@ -84,7 +97,7 @@ def read_op(data, op):
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".csv.gz"):
             continue
-        shapes, work, times, device = [], [], [], None
+        shapes, work, times, variants, device = [], [], [], [], None
         with gzip.open(os.path.join(folder, name), "rt", newline="") as f:
             for line, row in enumerate(csv.DictReader(f), start=2):
                 if row["Device"] not in DEVICES:
@@ -94,7 +107,8 @@ def read_op(data, op):
                 shapes.append(np.log(s))
                 work.append(w)
                 times.append(float(row["Latency"]) * 1e6)  # ms for the whole op -> ns
-        out[device] = (np.array(shapes), np.array(work), np.array(times))
+                variants.append(group_variant(op, row))
+        out[device] = (np.array(shapes), np.array(work), np.array(times), np.array(variants))
     return out
 
 
@@ -137,26 +151,33 @@ def main():
         if op not in CATEGORIES:
             fail(f"--ops: unknown op '{op}' (NeuSight's ops: {', '.join(CATEGORIES)})")
     waves = json.load(open(args.waves))
-    harness = {(h["device"], h["source"]): (h["floor_ns"], h["harness_ns"]) for h in waves["harness"]}
-    own = {}
+    # (device, source) -> floor; (device, source, variant) -> harness (one per group since waves.json v3).
+    floors = {(h["device"], h["source"]): h["floor_ns"] for h in waves["harness"]}
+    harness = {(h["device"], h["source"], h.get("variant", "")): h["harness_ns"] for h in waves["harness"]}
+    # A category priced by two groups (softmax's warp and block kernels): their medians weighted by rows.
+    own_groups = {}
     for r in waves["refinements"]:
         for g in r["groups"]:
             category = GROUP_CATEGORY.get((g["family"], g["variant"], g["math"]))
             if category is not None:
-                own[(r["device"], category)] = 100 * g["error"]["median"]
+                own_groups.setdefault((r["device"], category), []).append((g["rows"], g["error"]["median"]))
+    own = {key: 100 * sum(n * m for n, m in gs) / sum(n for n, _ in gs) for key, gs in own_groups.items()}
     held = held_out_medians(args.report)
 
     errors = {}  # (device, category) -> list of arrays
     for op, category in CATEGORIES.items():
         if op not in ops:
             continue
-        for device, (shapes, work, times) in read_op(args.neusight, op).items():
+        for device, (shapes, work, times, variants) in read_op(args.neusight, op).items():
             key = (device, f"neusight {op}")
-            if key not in harness:
+            if key not in floors:
                 fail(f"{args.waves}: no harness for {device}'s {op}")
-            floor_ns, harness_ns = harness[key]
+            floor_ns = floors[key]
+            row_harness = np.array([harness.get((*key, v), harness.get((*key, ""), np.nan)) for v in variants])
+            if np.isnan(row_harness).any():
+                fail(f"{args.waves}: no harness for {device}'s {op} in every group of its rows")
             bound = times >= 2 * floor_ns
-            kernel_ns = times[bound] - harness_ns
+            kernel_ns = times[bound] - row_harness[bound]
             errors.setdefault((device, category), []).append(
                 neighbour_errors(shapes[bound], work[bound], kernel_ns))
 
@@ -166,7 +187,8 @@ def main():
              "kernel-bound rows of each GPU: **held out**, the wave model fitted without the GPU and priced from "
              "its datasheet (the table above); **own fit**, the model's refinement for the GPU, fitted on these "
              "very kernels (in-sample, costmodel/models/waves.json; the P100's and T4's with DeepBench's fp32 kernels "
-             "of the group too): what the model's form reaches when the GPU's "
+             "of the group too; softmax's two kernels' groups, their medians weighted by rows): what the model's "
+             "form reaches when the GPU's "
              "kernels are known; **neighbours**, no model at all: each kernel predicted from the "
              f"{NEIGHBOURS} measured kernels of the same op on the same GPU nearest in shape (log sizes), scaled by "
              "their FLOPs (elements for bandwidth-bound ops), median of the three. The neighbours' error is how "

@@ -20,8 +20,9 @@ non-negative least squares on t_pred / t - 1 (scipy's nnls), the harness held at
 For each form: the fit on each GPU's own rows (median error, in-sample) and leave one GPU out (fit on
 the other four, median and mean over every held-out row). Then, for softmax's two kernels under one fit
 of the wave model's terms (hbm + l2, as mutwo fits the family): each kernel's signed median, in-sample
-and held out, and by the shipped model's own reduction groups (the cross-GPU one, which prices a GPU
-without kernels of its own, and each GPU's refinement). Prints two tables; nothing is written.
+and held out, and by the shipped model's own reduction groups (the cross-GPU ones, which price a GPU
+without kernels of its own, and each GPU's refinements; the warp kernel by the "warp" group where the
+model has one). Prints two tables; nothing is written.
 
 usage: scripts/norm-form-trials.py [NEUSIGHT_DIR]
 """
@@ -56,15 +57,20 @@ def device(name):
 
 def load(neusight, op):
     model = json.load(open(os.path.join(ROOT, "costmodel", "models", "waves.json")))
-    harness = {(h["device"], h["source"]): (h["floor_ns"], h["harness_ns"]) for h in model["harness"]}
+    # One harness per (set, group) since waves.json v3: softmax's warp-kernel rows have their own.
+    harness = {(h["device"], h["source"], h.get("variant", "")): (h["floor_ns"], h["harness_ns"])
+               for h in model["harness"]}
     rows = []
     for path in sorted(glob.glob(os.path.join(neusight, op, "*.csv.gz"))):
         gpu = FILES.get(os.path.basename(path)[:-len(".csv.gz")])
         if gpu is None:
             continue
-        floor, h = harness[(gpu, "neusight " + op)]
         with gzip.open(path, "rt") as f:
             for r in csv.DictReader(f):
+                # softmax: PyTorch's warp kernel up to 1,024 elements a row, a group of its own
+                warp = op == "softmax" and int(r["H"]) <= 1024
+                key = (gpu, "neusight " + op, "warp" if warp else "")
+                floor, h = harness.get(key, harness[(gpu, "neusight " + op, "")])
                 t = float(r["Latency"]) * 1e6  # ms -> ns
                 if t >= 2 * floor:
                     rows.append({"gpu": gpu, "b": int(r["B"]), "h": int(r["H"]), "t": t - h})
@@ -129,8 +135,15 @@ def main():
         held[gpu == g] = x[gpu == g] @ fit(x[gpu != g], t[gpu != g]) / t[gpu == g] - 1
     print()
     shipped = json.load(open(os.path.join(ROOT, "costmodel", "models", "waves.json")))
-    cross = next(g for g in shipped["groups"] if g["family"] == "reduction")
-    own = {r["device"]: g for r in shipped["refinements"] for g in r["groups"] if g["family"] == "reduction"}
+    # The reduction group that prices each kernel: "warp" for the warp kernel (costmodel/wave_kernel.hpp),
+    # falling back to the family's "" group in a model without one.
+    def reduction(groups, variant):
+        mine = {g["variant"]: g for g in groups if g["family"] == "reduction"}
+        return mine.get(variant, mine.get(""))
+
+    cross = {v: reduction(shipped["groups"], v) for v in ("warp", "")}
+    own = {r["device"]: {v: reduction(r["groups"], v) for v in ("warp", "")} for r in shipped["refinements"]
+           if reduction(r["groups"], "")}
     kUnfittedFixedCostNs = 1700.0 + 750.0  # costmodel/wave_model.hpp: eager-op groups fit no fixed cost
 
     def shipped_price(r, group):
@@ -141,8 +154,9 @@ def main():
         l2 = group["memory"][2] * nbytes / (d["sm_count"] * d["boost_clock_mhz"] / 1e3) if in_l2 else hbm
         return kUnfittedFixedCostNs + min(hbm, l2)  # L2 no slower than HBM (predict_wave_ns)
 
-    by_cross = np.array([shipped_price(r, cross) for r in rows]) / t - 1
-    by_own = np.array([shipped_price(r, own[r["gpu"]]) for r in rows]) / t - 1
+    variant = ["warp" if r["h"] <= 1024 else "" for r in rows]
+    by_cross = np.array([shipped_price(r, cross[v]) for r, v in zip(rows, variant)]) / t - 1
+    by_own = np.array([shipped_price(r, own[r["gpu"]][v]) for r, v in zip(rows, variant)]) / t - 1
     print("| softmax kernel | rows | one fit of hbm + l2, in-sample | held out | shipped, cross-GPU group | "
           "shipped, each GPU's refinement |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -352,7 +352,7 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
   m.inputs = {"a.csv"};
   m.groups = {wave_group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
   m.groups[0].devices = {"v100-16gb"};
-  m.harness = {{"t4", "neusight add", 25'000, 14'000}};
+  m.harness = {{"t4", "neusight add", 25'000, 14'000, {"elementwise", "", ""}}};
   m.energy_pj_per_flop = 17.5;
   const std::string text = wave_model_json(m);
   const WaveModel back = parse_wave_model(text, "w.json");
@@ -363,12 +363,21 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
     t.replace(t.find(from), from.size(), to);
     return error_of([&] { parse_wave_model(t, "w.json"); });
   };
-  CHECK(bad("\"version\": 2", "\"version\": 3") ==
-        "wave model 'w.json': field 'version' = 3 is not supported (this mutwo reads versions 1 and 2)");
+  CHECK(bad("\"version\": 3", "\"version\": 4") ==
+        "wave model 'w.json': field 'version' = 4 is not supported (this mutwo reads versions 1 to 3)");
   CHECK(bad("\"energy_pj_per_flop\": 17.5", "\"energy_pj_per_flop\": -1") ==
         "wave model 'w.json': field 'energy_pj_per_flop' = -1 must be a finite number >= 0");
   // A version 1 file (before the power limit) reads with no limit; it may not carry the energy.
-  std::string v1 = text;
+  // A version 2 file (before a harness per group) holds each harness for every group of its set.
+  std::string v2 = text;
+  v2.replace(v2.find("\"version\": 3"), 12, "\"version\": 2");
+  CHECK(error_of([&] { parse_wave_model(v2, "w.json"); }).find("harness 0") != std::string::npos);
+  const std::string group_fields =
+      "      \"family\": \"elementwise\",\n      \"variant\": \"\",\n      \"math\": \"\",\n";
+  REQUIRE(v2.find(group_fields) != std::string::npos);
+  v2.replace(v2.find(group_fields), group_fields.size(), "");
+  CHECK(parse_wave_model(v2, "w.json").harness.at(0).group.family.empty());
+  std::string v1 = v2;
   v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
   CHECK(error_of([&] { parse_wave_model(v1, "w.json"); }) ==
         "wave model 'w.json': field 'energy_pj_per_flop' needs version 2");
@@ -383,7 +392,7 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
   CHECK(bad("\"rows\"", "\"row\"").find("row") != std::string::npos);
   CHECK(bad("\"variant\": \"\"", "\"variant\": \"3x3s1\"") ==
         "wave model 'w.json': groups 0: field 'variant' = '3x3s1' must be empty or, for gemm, batched, for a "
-        "conv pass, 3x3s1");
+        "conv pass, 3x3s1, for reduction, warp");
 }
 
 TEST_CASE(
