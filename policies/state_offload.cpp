@@ -280,17 +280,17 @@ Schedule offload_model_state(const Schedule& planned, const costmodel::OpCostMod
     }
     // The first compute instruction at or after the last access that ends once the copy is done.
     auto pos = std::lower_bound(compute_list.begin(), compute_list.end(), a.last);
-    InstrId place = a.last;
-    while (pos != compute_list.end() && end_ns[static_cast<size_t>(*pos)] < done_ns) place = *pos++;
-    if (pos != compute_list.end()) place = *pos;
+    InstrId free_at = a.last;
+    while (pos != compute_list.end() && end_ns[static_cast<size_t>(*pos)] < done_ns) free_at = *pos++;
+    if (pos != compute_list.end()) free_at = *pos;
     NewInstr f{InstrKind::free, t, {}, out_index, ir::kComputeStream};
-    const int32_t stream = planned.instructions[static_cast<size_t>(place)].stream;
+    const int32_t stream = planned.instructions[static_cast<size_t>(free_at)].stream;
     if (ir::is_compute_stream(stream)) f.stream = stream;
     for (InstrId r : a.readers) {
       if (planned.instructions[static_cast<size_t>(r)].stream != f.stream) f.waits_old.push_back(r);
     }
     news.push_back(std::move(f));
-    after[static_cast<size_t>(place)].push_back(static_cast<int32_t>(news.size() - 1));
+    after[static_cast<size_t>(free_at)].push_back(static_cast<int32_t>(news.size() - 1));
   }
 
   // A host update waits on the copies of its gradients (made right after they were written, so

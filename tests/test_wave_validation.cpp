@@ -1,5 +1,6 @@
 // The wave model's validation (costmodel/wave_validation.hpp): fusion pairs of a batched GEMM and its
-// products in smaller kernels, and the held-out error scored with each GPU's own harness.
+// products in smaller kernels, the held-out error scored with each GPU's own harness, and a harness per
+// kernel group where one set of eager-op rows falls in two.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -109,7 +110,7 @@ TEST_CASE(
   h.measured = {10'000, 30'000, 10'000, 50'000};  // the eager rows less the harness rule's 20 us
   h.predicted = {20'000, 40'000, 11'000, 50'000};
   WaveModel fitted;
-  fitted.harness = {{"v100-16gb", "neusight test", 25'000, 5'000}};
+  fitted.harness = {{"v100-16gb", "neusight test", 25'000, 5'000, {}}};  // no group: every group's
   const std::vector<WaveError> own = held_out_by_category_own_harness(w, h, fitted, false);
   REQUIRE(own.size() == 1);
   CHECK(own[0].group == "GEMM/linear");
@@ -129,4 +130,55 @@ TEST_CASE(
   CHECK(by_device[0].signed_median == doctest::Approx(0.1));
   CHECK((by_device[1].device == "v100-16gb" && by_device[1].dataset == "NeuSight"));
   CHECK(by_device[1].signed_median == doctest::Approx((-0.2 - 1.0 / 9) / 2));
+}
+
+TEST_CASE("a set whose rows fall in two groups keeps a harness per group, fitted and held out") {
+  // NeuSight-like softmax rows on three GPUs, timed as eager ops: the warp kernel's rows hold 5 us of
+  // harness, the block kernel's 20 us (as if the host's share differed by kernel), both priced by one
+  // known memory rate (HBM only: the L2 rate is set high so that it never wins).
+  WaveGroupFit truth = wave_group({"reduction", "", ""}, {}, {}, {0, 1.6, 5.0});
+  truth.fixed_cost_fitted = false;
+  std::vector<CalibrationRow> rows;
+  for (const char* gpu : {"a100-40gb", "v100-16gb", "t4"}) {
+    const DeviceSpec device = find_device(gpu);
+    for (int i = 0; i < 60; ++i) {
+      const bool warp = i % 2 == 0;
+      CalibrationRow r;
+      r.device = gpu;
+      r.precision = "fp32";
+      r.kernel = "softmax";
+      r.category = KindCategory::reduction;
+      r.row_elements = warp ? 512 : 2048;
+      r.bytes = (int64_t{16} << 20) * (1 + i);  // 16 MiB to 960 MiB
+      r.m = r.bytes / 8;
+      KernelSample s;
+      s.bytes = static_cast<double>(r.bytes);
+      s.row_elements = r.row_elements;
+      const double price = predict_wave_ns(
+          truth, wave_kernel("softmax", KindCategory::reduction, "", "fp32", s, device), device, 1.0);
+      r.time_ns = std::llround(price + (warp ? 5'000.0 : 20'000.0));
+      r.timing = Timing::eager_op;
+      r.source = "neusight softmax";
+      rows.push_back(r);
+    }
+  }
+  const WaveRows w = prepare_wave_rows(rows);
+  // Fitted on every GPU: two harness entries per GPU, one per kernel's group.
+  const WaveModel m = fit_wave_model(w, {{"synthetic"}, "2026-11-28", false});
+  REQUIRE(m.harness.size() == 6);
+  for (const HarnessFit& h : m.harness) {
+    CHECK(h.harness_ns ==
+          doctest::Approx(h.group.variant == kSoftmaxWarpVariant ? 5'000 : 20'000).epsilon(0.01));
+  }
+  // Held out: each group's harness from the other GPUs' ratio in that group, so within one GPU's set
+  // (one floor) the two stand as 5 to 20.
+  const WaveHeldOut held = leave_one_gpu_out(w);
+  size_t t4_set = w.sets.size();
+  for (size_t s = 0; s < w.sets.size(); ++s) {
+    if (w.sets[s].first == "t4") t4_set = s;
+  }
+  REQUIRE(t4_set < w.sets.size());
+  const double warp_h = held.harness_ns.at({t4_set, WaveGroupKey{"reduction", "warp", ""}});
+  const double block_h = held.harness_ns.at({t4_set, WaveGroupKey{"reduction", "", ""}});
+  CHECK(warp_h / block_h == doctest::Approx(0.25).epsilon(0.01));
 }
