@@ -52,8 +52,8 @@ inline constexpr std::string_view kBatchedGemmVariant = "batched";
 // kernel (softmax_warp_forward / _backward: a warp per row, held in registers); a longer row runs
 // cunn_SoftMaxForward / Backward (a block per row, a pass per step): ATen/native/cuda/SoftMax.cu,
 // host_softmax. On NeuSight's five GPUs one group for both priced the warp kernel +11.6 % and the block
-// kernel -6.6 % (signed medians, scripts/norm-form-trials.py): the warp kernel is a reduction group of
-// its own.
+// kernel -6.6 % (signed medians; the cross-GPU group of the model fitted before the split, with one
+// harness for both): the warp kernel is a reduction group of its own (docs/FIDELITY.md).
 inline constexpr std::string_view kSoftmaxWarpVariant = "warp";
 inline constexpr int64_t kSoftmaxWarpMaxRowElements = 1024;
 inline constexpr int64_t kSoftmaxWarpMaxRowBytes = 4096;
