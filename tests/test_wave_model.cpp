@@ -27,6 +27,7 @@
 using namespace mutwo::costmodel;
 using mutwo::ir::KindCategory;
 using mutwo::test::error_of;
+using mutwo::test::gemm_row;
 using mutwo::test::gemm_sample;
 using mutwo::test::wave_group;
 
@@ -266,16 +267,7 @@ TEST_CASE("the fit recovers the power limit's energy from a throttled T4 beside 
     const DeviceSpec device = find_device(gpu);
     for (int i = 0; i < 200; ++i) {
       const KernelSample s = gemm_sample(1, dim(rng), dim(rng), dim(rng));
-      CalibrationRow r;
-      r.device = gpu;
-      r.precision = "fp32";
-      r.kernel = "gemm";
-      r.category = KindCategory::matmul;
-      r.m = s.m;
-      r.n = s.n;
-      r.k = s.k;
-      r.flops = static_cast<int64_t>(s.flops);
-      r.bytes = static_cast<int64_t>(s.bytes);
+      CalibrationRow r = gemm_row(gpu, s);
       const WaveKernel k = wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device);
       r.time_ns = std::llround(predict_wave_ns(truth, k, device, sustained_clock_ratio(device, 20)));
       r.timing = Timing::kernel;
@@ -303,17 +295,8 @@ TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's
     const bool eager = rows.size() >= 400;
     const DeviceSpec device = find_device(gpu);
     for (int i = 0; i < 200; ++i) {
-      CalibrationRow r;
-      r.device = gpu;
-      r.precision = "fp32";
-      r.kernel = "gemm";
-      r.category = KindCategory::matmul;
       const KernelSample s = gemm_sample(1, dim(rng), dim(rng), i % 7 == 0 ? 8 : dim(rng));
-      r.m = s.m;
-      r.n = s.n;
-      r.k = s.k;
-      r.flops = static_cast<int64_t>(s.flops);
-      r.bytes = static_cast<int64_t>(s.bytes);
+      CalibrationRow r = gemm_row(gpu, s);
       const double price = predict_wave_ns(
           truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device), device, 1.0);
       r.time_ns = std::llround(price + (eager ? 20'000.0 : 0.0));

@@ -14,6 +14,7 @@
 
 using namespace mutwo::costmodel;
 using mutwo::ir::KindCategory;
+using mutwo::test::gemm_row;
 using mutwo::test::gemm_sample;
 using mutwo::test::wave_group;
 
@@ -25,17 +26,7 @@ TEST_CASE("fusion pairs: a batched GEMM against the closest row holding at most 
   std::vector<CalibrationRow> rows;
   const auto add = [&](const char* gpu, int64_t batch, int64_t m, int64_t n, int64_t k, double time_ns) {
     const KernelSample s = gemm_sample(batch, m, n, k);
-    CalibrationRow r;
-    r.device = gpu;
-    r.precision = "fp32";
-    r.kernel = "gemm";
-    r.category = KindCategory::matmul;
-    r.batch = batch;
-    r.m = m;
-    r.n = n;
-    r.k = k;
-    r.flops = static_cast<int64_t>(s.flops);
-    r.bytes = static_cast<int64_t>(s.bytes);
+    CalibrationRow r = gemm_row(gpu, s);
     if (time_ns == 0) {
       const DeviceSpec d = find_device(gpu);
       time_ns = predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, d), d, 1.0);
@@ -84,17 +75,7 @@ TEST_CASE(
     "out") {
   std::vector<CalibrationRow> rows;
   const auto add = [&](const char* gpu, const char* source, Timing timing, int64_t time_ns) {
-    const KernelSample s = gemm_sample(1, 512, 512, 512);
-    CalibrationRow r;
-    r.device = gpu;
-    r.precision = "fp32";
-    r.kernel = "gemm";
-    r.category = KindCategory::matmul;
-    r.m = s.m;
-    r.n = s.n;
-    r.k = s.k;
-    r.flops = static_cast<int64_t>(s.flops);
-    r.bytes = static_cast<int64_t>(s.bytes);
+    CalibrationRow r = gemm_row(gpu, gemm_sample(1, 512, 512, 512));
     r.time_ns = time_ns;
     r.timing = timing;
     r.source = source;
