@@ -76,24 +76,27 @@ double dropout_scale(double p) {
 // The keep mask, one Bernoulli(1 - p) draw per model from that model's generator, laid out along
 // the model axis, so a fused op and the k unfused ops draw the same masks. Each model's part of
 // one buffer is drawn in place where it is contiguous (the stacked and dim-0 layouts: the same
-// draws as a tensor of its own), else drawn apart and copied in.
+// draws as a tensor of its own), else drawn apart and copied in. Drawn straight into bool (ATen's
+// bernoulli_ takes every dtype and draws the same uniform per element: on the CPU the masks are
+// those of float draws cast to bool), 1 byte per element written: drawing floats and casting them
+// wrote 4, read 4 and wrote 1 more in a kernel of its own.
 at::Tensor dropout_mask(const KernelContext& c, double p) {
   const at::Tensor& x = c.inputs[0];
   const ModelAxis axis = c.axis(c.op.inputs[0]);
   const int32_t k = c.width();
-  at::Tensor draws = at::empty(x.sizes(), x.options().dtype(at::kFloat));
+  at::Tensor keep = at::empty(x.sizes(), x.options().dtype(at::kBool));
   const std::vector<int64_t> shape = per_model_shape(x.sizes().vec(), axis, k);
   for (int32_t m = 0; m < k; ++m) {
     // A new mask every training step, the same for a recompute within the step.
     at::Generator gen = c.generator(m, static_cast<uint64_t>(c.runtime.optimizer_step));
-    at::Tensor part = model_part(draws, axis, k, m);
+    at::Tensor part = model_part(keep, axis, k, m);
     if (part.is_contiguous()) {
       part.bernoulli_(1.0 - p, gen);
     } else {
-      part.copy_(at::empty(shape, draws.options()).bernoulli_(1.0 - p, gen));
+      part.copy_(at::empty(shape, keep.options()).bernoulli_(1.0 - p, gen));
     }
   }
-  return draws.to(at::kBool);
+  return keep;
 }
 
 // native_dropout: outputs y = x * mask * scale (one kernel: ATen's masked scale) and the mask.
