@@ -1,5 +1,6 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/attention_passes.hpp"
+#include "costmodel/dropout_mask.hpp"
 #include "costmodel/calibration_csv.hpp"
 #include "costmodel/norm_kernels.hpp"
 #include "costmodel/pointwise_conv_kernels.hpp"
@@ -183,6 +184,7 @@ std::vector<OpKernel> op_kernels(const ir::Graph& graph, const ir::Op& op) {
   if (out.empty()) return out;
   for (OpKernel& k : attention_passes(graph, op)) out.push_back(std::move(k));
   for (OpKernel& k : batchnorm_statistics(graph, op)) out.push_back(std::move(k));
+  for (OpKernel& k : dropout_mask_draws(graph, op)) out.push_back(std::move(k));
   return out;
 }
 

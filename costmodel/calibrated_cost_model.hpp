@@ -38,6 +38,8 @@
 //   the attention products (attn_scores, attn_context, their backward) add the element-wise passes
 //     eager attention runs beside its GEMMs (attention_passes.hpp: head split and merge copies,
 //     scaling, the causal mask) as `helper` kernels;
+//   dropout and attn_dropout_context add their keep masks' draws, one launch per model
+//     (dropout_mask.hpp), as `helper` kernels;
 //   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
 //     m = output elements, n = k = 1 (a softmax's also with its row length, row_elements).
 // duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
