@@ -1,7 +1,7 @@
 #include "costmodel/calibrated_cost_model.hpp"
 #include "costmodel/attention_passes.hpp"
-#include "costmodel/dropout_mask.hpp"
 #include "costmodel/calibration_csv.hpp"
+#include "costmodel/dropout_mask.hpp"
 #include "costmodel/norm_kernels.hpp"
 #include "costmodel/pointwise_conv_kernels.hpp"
 
