@@ -253,8 +253,14 @@ std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Gra
   if (precision.empty()) return std::nullopt;
   const std::vector<OpKernel> kernels = op_kernels(graph, op);
   if (kernels.empty()) return std::nullopt;
+  // A group named by the op's kind was fitted on whole-op times (bench-ops, profiler traces:
+  // bench_rows.hpp, kineto_calibration.hpp), its helper passes (batch norm's statistics) inside.
+  const bool whole_op = std::ranges::any_of(kernels, [&](const OpKernel& k) {
+    return !k.helper && k.kernel == ir::kind_name(op.kind) && group(k, precision) != nullptr;
+  });
   double total = 0;
   for (const OpKernel& k : kernels) {
+    if (whole_op && k.helper) continue;
     if (const KernelGroupFit* g = group(k, precision)) {
       total += static_cast<double>(k.launches) * predict_kernel_ns(g->model, k.sample, profile_.sm_count);
     } else if (const std::optional<double> t = waves_.kernel_ns(k, precision)) {

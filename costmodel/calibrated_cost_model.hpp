@@ -42,6 +42,10 @@
 //     (dropout_mask.hpp), as `helper` kernels;
 //   any other op: one kernel named after its kind (a profile fitted on traces may hold it), with
 //     m = output elements, n = k = 1 (a softmax's also with its row length, row_elements).
+// A profile group named by the op's kind (batchnorm2d, layernorm, softmax, ...) was fitted on whole-op
+// times (bench-ops, profiler traces), the op's helper passes inside: when it prices the op's own
+// kernel, the helpers are not priced again (on the H100 lease batch norm came out 1.13 of measured
+// with the statistics pass counted twice).
 // duration_ns = ceil(sum of the kernels' predictions); the fitted launch floors are the kernels'
 // own (DeepBench times back-to-back launches), so no launch overhead is added on top.
 // An op is priced by the analytic fallback only when neither the profile nor the wave model prices
