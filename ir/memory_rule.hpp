@@ -11,7 +11,8 @@
 //   steps) and the step's inputs and labels; model state a schedule keeps on the host
 //   (Schedule::host_state) is not.
 // - Each op's request when it starts: its outputs that are not resident yet, plus its workspace,
-//   which is released when the op ends.
+//   which is released when the op ends (an optimizer step's: the weight-sized temporaries its
+//   update holds at once, ir/optimizer_kernels.hpp).
 #include <cstdint>
 #include <span>
 #include <vector>

@@ -27,4 +27,17 @@ struct OptimizerKernels {
 // For sgd_step, adam_step and adamw_step ops (is_optimizer_update); {0, 0} for any other kind.
 OptimizerKernels optimizer_kernels(const Op& op);
 
+// Weight-sized temporaries the step holds at once (exec/kernels/optimizer.cpp, whose expressions
+// follow torch.optim's single-tensor forms); the op's workspace in the memory rule is this many
+// weight-sized blocks. Adam's denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps) holds
+// sqrt's result and the quotient together: 2. L2 decay's grad + wd * p lives through the step: +1.
+// Per-model hyper-parameters (values that differ between a fused op's models) broadcast tensors
+// instead of scalars: Adam's v update holds grad * grad and its scaled copy, and its p update
+// m * (lr / bias_correction1) and its quotient by denom beside denom: 3, with L2 decay 4; SGD's
+// p.sub_(d * lr) holds one, L2 decay's wd * p and grad + wd * p two. (The per-model scalars
+// themselves, a few 512-B blocks, are not counted.) The H100 lease found the uniform Adam's two in
+// torch.cuda.max_memory_allocated: dlrm's 4-model step peaked 4,982 MiB above the accounting that
+// lacked them, 2 x its largest table (2,473 MiB) plus cuBLAS's 32 MiB workspace.
+int64_t optimizer_temporaries(const Op& op);
+
 }  // namespace mutwo::ir

@@ -375,7 +375,8 @@ Schedule resnet18_base() {
   mutwo::policies::ModelArray array;
   array.model = "resnet18";
   array.count = 1;
-  array.config.batch_size = 2;
+  // Batch 32: activations, not Adam's temporaries beside the resident state, set the peak.
+  array.config.batch_size = 32;
   array.config.image_size = 64;
   return mutwo::policies::build_plain_schedule(mutwo::policies::sub_array_steps(array, {1}));
 }

@@ -107,11 +107,12 @@ sim::Prediction simulate_at(const Schedule& s, const OpCostModel& cost, int64_t 
   return sim::simulate(s, cost, o);
 }
 
-// A 4-layer MLP (linear + relu) with cross-entropy: a real training step small enough for the MILP.
+// A 4-layer MLP (linear + relu) with cross-entropy: a real training step small enough for the MILP,
+// at a batch (1024) whose activations, not Adam's temporaries beside the weights, set the peak.
 Graph tiny_mlp_step() {
-  GraphBuilder b("tiny-mlp", DType::f32, 1, 64);
-  TensorId x = b.add_input("x", {64, 256}, TensorRole::input, FuseAxis::stack);
-  const TensorId labels = b.add_input("labels", {64}, TensorRole::label, FuseAxis::stack, DType::i64);
+  GraphBuilder b("tiny-mlp", DType::f32, 1, 1024);
+  TensorId x = b.add_input("x", {1024, 256}, TensorRole::input, FuseAxis::stack);
+  const TensorId labels = b.add_input("labels", {1024}, TensorRole::label, FuseAxis::stack, DType::i64);
   const std::vector<int64_t> dims{256, 512, 512, 512, 10};
   for (size_t i = 0; i + 1 < dims.size(); ++i) {
     const std::string n = "fc" + std::to_string(i);

@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 
 #include "ir/kind_rules.hpp"
+#include "ir/memory_rule.hpp"
+#include "ir/optimizer_kernels.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::transforms {
@@ -464,6 +466,8 @@ class TrainingStepBuilder {
       op.flops = flops_per_element * (w.bytes / ir::dtype_size_bytes(w.dtype));
       set_bytes(op);
       op.bytes_written = op.bytes_read - g_.tensors[static_cast<size_t>(s.current)].bytes;  // param + states
+      // The update's weight-sized temporaries, each its own block (ir/optimizer_kernels.hpp).
+      op.workspace_bytes = ir::optimizer_temporaries(op) * ir::allocation_bytes(w.bytes);
       g_.ops.push_back(std::move(op));
     }
   }

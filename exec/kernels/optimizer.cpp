@@ -1,7 +1,9 @@
 // Optimizer kernels: in-place SGD (momentum, L2), Adam (L2) and AdamW (decoupled decay) steps,
 // following torch.optim's single-tensor implementations. Hyper-parameters are per model (HFTA):
 // when a fused op's models share a value it is a scalar, as in torch.optim; otherwise a tensor
-// laid along the weight's model axis, so one set of kernels updates every model.
+// laid along the weight's model axis, so one set of kernels updates every model. The weight-sized
+// temporaries these expressions hold at once are the op's workspace in the memory rule
+// (ir/optimizer_kernels.hpp, optimizer_temporaries): change one, change the other.
 #include <cmath>
 
 #include <ATen/ATen.h>
