@@ -179,6 +179,10 @@ void add_calibrate_command(CLI::App& app) {
                 "Fit the wave model (the default cost source) across every GPU of the inputs; -o writes it");
   cmd->add_flag("--leave-one-out", opts->leave_one_out,
                 "With --waves: hold each GPU out in turn, fit on the others, price it from its datasheet");
+  cmd->add_option(
+      "--held-out-csv", opts->held_out_csv,
+      "With --waves --leave-one-out: write every scored kernel's held-out price beside its measured "
+      "time here (CSV)");
   cmd->callback([opts, cmd] {
     if (opts->fitted_on.empty()) opts->fitted_on = today_utc();
     std::string command = opts->waves ? "mutwo calibrate --waves --leave-one-out" : "mutwo calibrate";

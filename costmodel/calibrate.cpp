@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/wave_held_out_csv.hpp"
 #include "support/error.hpp"
 #include "support/text_file.hpp"
 
@@ -52,6 +53,9 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   if (!options.fidelity.empty() && !options.leave_one_out) {
     throw Error("calibrate --waves: --fidelity needs --leave-one-out");
   }
+  if (!options.held_out_csv.empty() && !options.leave_one_out) {
+    throw Error("calibrate --waves: --held-out-csv needs --leave-one-out");
+  }
   result.wave_rows = prepare_wave_rows(result.rows);
   WaveFitOptions fit;
   fit.inputs = options.inputs;
@@ -63,6 +67,11 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   }
   if (options.leave_one_out) {
     result.wave_held_out = leave_one_gpu_out(*result.wave_rows);
+    if (!options.held_out_csv.empty()) {
+      support::write_file_atomic(options.held_out_csv,
+                                 wave_held_out_csv(*result.wave_rows, *result.wave_held_out), "held-out CSV");
+      result.written.push_back(options.held_out_csv);
+    }
     if (!options.fidelity.empty()) {
       std::string existing;
       if (std::filesystem::exists(options.fidelity))
@@ -84,6 +93,9 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   if (options.inputs.empty()) {
     throw Error(
         "calibrate: no input files (calibration CSV, DeepBench gemm.csv/conv.csv or a profiler trace)");
+  }
+  if (!options.waves && !options.held_out_csv.empty()) {
+    throw Error("calibrate: --held-out-csv needs --waves --leave-one-out");
   }
   if (!options.waves && !options.fidelity.empty() && options.kfold < 2) {
     throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");

@@ -27,6 +27,7 @@ struct CalibrateOptions {
   // --fidelity then regenerates the wave model's sections of the report.
   bool waves = false;
   bool leave_one_out = false;
+  std::string held_out_csv;  // --held-out-csv: every scored held-out row (wave_held_out_csv.hpp)
 };
 
 struct CalibrateResult {

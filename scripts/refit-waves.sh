@@ -2,7 +2,8 @@
 # Refits the wave model (the default cost source) and regenerates everything that depends on it:
 #   1. costmodel/models/waves.json (mutwo calibrate --waves on DeepBench's and NeuSight's kernels),
 #      then rebuilds mutwo so that the binary ships it;
-#   2. docs/FIDELITY.md: the wave model's leave-one-GPU-out section, the end-to-end table
+#   2. docs/FIDELITY.md: the wave model's leave-one-GPU-out section, NeuSight's spread and the held-out
+#      GEMMs by duration (scripts/neusight-spread.py, scripts/held-out-by-duration.py), the end-to-end table
 #      (scripts/fidelity-e2e.sh) and the 8-fused-vs-sequential table (scripts/fusion-table.py);
 #   3. the experiments the README and docs/ show: mutwo_throughput (and the README's figure),
 #      mutwo_breakdown, lean_ops and harmony (docs/*.csv and their figures), the wrapped steady state
@@ -20,11 +21,14 @@ inputs=(tests/fixtures/calibration/deepbench_gemm.csv tests/fixtures/calibration
         tests/fixtures/calibration/neusight)
 "$mutwo" calibrate --waves "${inputs[@]}" -o costmodel/models/waves.json --date "$date" >/dev/null
 cmake --build "$build" --target mutwo >/dev/null
-"$mutwo" calibrate --waves --leave-one-out "${inputs[@]}" --fidelity docs/FIDELITY.md >/dev/null
-bash scripts/fidelity-e2e.sh "$mutwo" docs/FIDELITY.md >/dev/null
-/usr/bin/python3 scripts/fusion-table.py "$mutwo" docs/FIDELITY.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+"$mutwo" calibrate --waves --leave-one-out "${inputs[@]}" --fidelity docs/FIDELITY.md \
+  --held-out-csv "$tmp/held-out.csv" >/dev/null
+/usr/bin/python3 scripts/neusight-spread.py
+/usr/bin/python3 scripts/held-out-by-duration.py "$tmp/held-out.csv" docs/FIDELITY.md
+bash scripts/fidelity-e2e.sh "$mutwo" docs/FIDELITY.md >/dev/null
+/usr/bin/python3 scripts/fusion-table.py "$mutwo" docs/FIDELITY.md
 for e in mutwo_throughput mutwo_breakdown lean_ops harmony; do
   mkdir -p "$tmp/$e"
   "$mutwo" experiment "$e" --db "$tmp/$e/results.db" --out "$tmp/$e" >"$tmp/$e/log" 2>&1 || { cat "$tmp/$e/log" >&2; exit 1; }

@@ -44,7 +44,11 @@ mutwo_cli_test(calibrate_waves_no_power_limit
 mutwo_cli_test(calibrate_waves_leave_one_out
                ARGS calibrate --waves --leave-one-out ${MUTWO_TEST_FIXTURES}/calibration/neusight/softmax
                     ${MUTWO_TEST_FIXTURES}/calibration/neusight/relu
-               DEFINES "STDOUT_REGEX=held out a GPU at a time.*a100-pcie-40gb +NeuSight +elementwise .*t4 +NeuSight +softmax .*per category over every GPU.*by measured kernel time")
+                    --held-out-csv held-out.csv
+               DEFINES "STDOUT_REGEX=held out a GPU at a time.*a100-pcie-40gb +NeuSight +elementwise .*t4 +NeuSight +softmax .*per category over every GPU.*by measured kernel time.*wrote held-out.csv")
+mutwo_cli_test(calibrate_held_out_csv_needs_held_out
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --held-out-csv h.csv
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --held-out-csv needs --leave-one-out")
 mutwo_cli_test(calibrate_waves_fidelity_needs_held_out
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --fidelity f.md
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --fidelity needs --leave-one-out")

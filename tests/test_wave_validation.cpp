@@ -8,8 +8,10 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/wave_fit.hpp"
+#include "costmodel/wave_held_out_csv.hpp"
 #include "costmodel/wave_model.hpp"
 #include "costmodel/wave_validation.hpp"
+#include "support/error.hpp"
 #include "tests/support/wave_samples.hpp"
 
 using namespace mutwo::costmodel;
@@ -162,4 +164,34 @@ TEST_CASE("a set whose rows fall in two groups keeps a harness per group, fitted
   const double warp_h = held.harness_ns.at({t4_set, WaveGroupKey{"reduction", "warp", ""}});
   const double block_h = held.harness_ns.at({t4_set, WaveGroupKey{"reduction", "", ""}});
   CHECK(warp_h / block_h == doctest::Approx(0.25).epsilon(0.01));
+}
+
+TEST_CASE("the held-out CSV: one line per scored row, the harness taken out, the signed error") {
+  std::vector<CalibrationRow> rows;
+  const auto add = [&](const char* gpu, const char* source, Timing timing, int64_t batch, int64_t time_ns) {
+    CalibrationRow r = gemm_row(gpu, gemm_sample(batch, 512, 256, 128));
+    r.time_ns = time_ns;
+    r.timing = timing;
+    r.source = source;
+    rows.push_back(r);
+  };
+  add("v100-16gb", "neusight test", Timing::eager_op, 1, 30'000);
+  add("a100-40gb", "deepbench, test", Timing::kernel, 4, 10'000);
+  add("v100-16gb", "neusight test", Timing::eager_op, 1, 9'000);  // not scored: left out
+  const WaveRows w = prepare_wave_rows(rows);
+  WaveHeldOut h;
+  h.scored = {1, 1, 0};
+  h.measured = {20'000, 10'000, 0};  // the eager row less a 10 us harness
+  h.predicted = {15'000, 12'500, 0};
+  const std::string csv = wave_held_out_csv(w, h);
+  const std::string header(kWaveHeldOutCsvHeader);
+  CHECK(csv ==
+        header + "\n" +
+            "v100-16gb,NeuSight,neusight test,GEMM/linear,gemm,,fp32,gemm (cuda),1,512,256,128,33554432,"
+            "917504,30000,10000,20000,15000,-0.250000\n"
+            "a100-40gb,DeepBench,\"deepbench, test\",bmm,gemm,,fp32,gemm batched (cuda),4,512,256,128,"
+            "134217728,3670016,10000,0,10000,12500,0.250000\n");
+  h.scored.pop_back();
+  CHECK_THROWS_WITH_AS(wave_held_out_csv(w, h), doctest::Contains("cover 2 rows, the rows are 3"),
+                       mutwo::Error);
 }
