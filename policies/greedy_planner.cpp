@@ -234,7 +234,8 @@ std::optional<RecomputeCost> GreedyPlanState::recompute_cost(size_t c) {
   const InactiveWindow& w = k.window;
   const std::optional<Chain> own = chain(w.tensor, w.reload_before);
   if (!own) return std::nullopt;
-  RecomputeCost cost{own->duration_ns, own->extra_bytes};
+  RecomputeCost cost{own->duration_ns, own->extra_bytes,
+                     memory_.max(w.reload_before, w.reload_before) + own->extra_bytes};
   // Recomputations that read the tensor inside its window must now rebuild it too.
   const std::vector<size_t> readers = readers_in(w.tensor, w.evict_after + 1, w.reload_before);
   if (readers.empty()) return cost;
@@ -249,6 +250,11 @@ std::optional<RecomputeCost> GreedyPlanState::recompute_cost(size_t c) {
       break;
     }
     cost.duration_ns += longer->duration_ns - chains_[d].duration_ns;
+    // At a reader's reload inside the window the tensor itself is gone; its chain holds the helpers.
+    const int32_t r = decisions_[d].reload_before;
+    const int64_t gone = r < w.reload_before ? k.rounded_bytes : 0;
+    cost.reload_peak_bytes = std::max(
+        cost.reload_peak_bytes, memory_.max(r, r) - gone + longer->extra_bytes - chains_[d].extra_bytes);
   }
   gone_first_[ut] = std::numeric_limits<int32_t>::max();
   gone_last_[ut] = -1;

@@ -43,6 +43,9 @@ struct SwapPlacement {
 struct RecomputeCost {
   int64_t duration_ns = 0;  // its chain, plus the chain time it adds to recomputations already chosen
   int64_t extra_bytes = 0;  // helpers alive at the reload besides the tensor itself
+  // The memory estimate at its reload and at the reloads of the chosen recomputations it lengthens,
+  // once applied (their helpers counted): a chain's helpers can raise a reload above the peak.
+  int64_t reload_peak_bytes = 0;
 };
 
 class GreedyPlanState {
