@@ -11,7 +11,6 @@
 // Then one optimizer op per weight with a gradient, link() and validate().
 #include "transforms/autodiff.hpp"
 
-#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -25,8 +24,6 @@
 
 namespace mutwo::transforms {
 namespace {
-
-constexpr std::array<std::string_view, 3> kOptimizerNames{"sgd", "adam", "adamw"};
 
 // FLOPs per parameter element of one optimizer step, counting a fused multiply-add as 2 (as the
 // linear and conv FLOPs do), following torch.optim's single-tensor loops:
@@ -485,17 +482,6 @@ class TrainingStepBuilder {
 };
 
 }  // namespace
-
-std::string_view optimizer_name(OptimizerKind kind) {
-  return kOptimizerNames[static_cast<size_t>(kind)];
-}
-
-OptimizerKind parse_optimizer(std::string_view name) {
-  for (size_t i = 0; i < kOptimizerNames.size(); ++i) {
-    if (kOptimizerNames[i] == name) return static_cast<OptimizerKind>(i);
-  }
-  throw UnknownNameError(fmt::format("unknown optimizer '{}'; valid: sgd, adam, adamw", name));
-}
 
 ir::Graph build_training_step(const ir::Graph& forward, const OptimizerConfig& optimizer) {
   return TrainingStepBuilder(forward, optimizer).build();

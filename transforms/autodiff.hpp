@@ -7,12 +7,9 @@
 #include <vector>
 
 #include "ir/graph.hpp"
+#include "transforms/optimizer_kind.hpp"
 
 namespace mutwo::transforms {
-
-enum class OptimizerKind : uint8_t { sgd, adam, adamw };
-std::string_view optimizer_name(OptimizerKind kind);
-OptimizerKind parse_optimizer(std::string_view name);  // throws UnknownNameError
 
 // Hyper-parameters; the lists hold one value per fused model (size 1 or the graph's width;
 // size 1 is broadcast to every model).
