@@ -14,6 +14,7 @@
 // Rows in the order they were read; unscored rows (below the kernel-bound cut, or of a source no
 // other GPU measured) are left out.
 #include <string>
+#include <string_view>
 
 #include "costmodel/wave_fit.hpp"
 #include "costmodel/wave_validation.hpp"
