@@ -414,6 +414,18 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
       "%), {} by the model fitted on every GPU.\n",
       pairs.size(), support::percent(fusion_median_error(pairs)),
       support::percent(fusion_median_error(pairs, true)));
+  // A fused linear against one model's (B' = 1: the single-product group) or two batched kernels.
+  std::vector<FusionPair> single;
+  std::vector<FusionPair> batched;
+  for (const FusionPair& p : pairs) (p.smaller_batch == 1 ? single : batched).push_back(p);
+  if (!single.empty() && !batched.empty()) {
+    out += fmt::format(
+        "Of them, {} pair the batched row with a single product (B' = 1, priced by the single-product "
+        "group): held out {}, fitted {}; {} pair two batched kernels: held out {}, fitted {}.\n",
+        single.size(), support::percent(fusion_median_error(single)),
+        support::percent(fusion_median_error(single, true)), batched.size(),
+        support::percent(fusion_median_error(batched)), support::percent(fusion_median_error(batched, true)));
+  }
   // The model.
   out += "\n### The fitted groups\n\n";
   out += fmt::format(
