@@ -15,14 +15,13 @@ bool any_nonzero(const Op& op, std::string_view key) {
   return std::any_of(values.begin(), values.end(), [](double v) { return v != 0.0; });
 }
 
-// Every model of the op has the same value (as exec/kernels/optimizer.cpp's hyper() decides).
-bool uniform(const Op& op, std::string_view key) {
+}  // namespace
+
+bool uniform_hyper(const Op& op, std::string_view key) {
   if (op.attrs.find(std::string(key)) == op.attrs.end()) return true;
   const std::vector<double>& values = attr_doubles(op.attrs, key, "op '" + op.name + "'");
   return std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); });
 }
-
-}  // namespace
 
 OptimizerKernels optimizer_kernels(const Op& op) {
   const bool decay = any_nonzero(op, "weight_decay");
@@ -48,16 +47,17 @@ int64_t optimizer_temporaries(const Op& op) {
     case OpKind::adam_step:
     case OpKind::adamw_step: {
       const bool l2 = decay && op.kind == OpKind::adam_step;  // AdamW's decay is in place
-      const bool scalars = uniform(op, "lr") && uniform(op, "beta1") && uniform(op, "beta2") &&
-                           uniform(op, "eps") && uniform(op, "weight_decay");
+      const bool scalars = uniform_hyper(op, "lr") && uniform_hyper(op, "beta1") &&
+                           uniform_hyper(op, "beta2") && uniform_hyper(op, "eps") &&
+                           uniform_hyper(op, "weight_decay");
       return (scalars ? 2 : 3) + (l2 ? 1 : 0);
     }
     case OpKind::sgd_step: {
-      const bool scalar_decay = uniform(op, "weight_decay");
+      const bool scalar_decay = uniform_hyper(op, "weight_decay");
       const int64_t decay_peak = decay ? (scalar_decay ? 1 : 2) : 0;
       // The decayed direction is dropped once momentum takes over (d = buf).
       const bool direction_held = decay && !any_nonzero(op, "momentum");
-      const int64_t lr_peak = uniform(op, "lr") ? 0 : 1 + (direction_held ? 1 : 0);
+      const int64_t lr_peak = uniform_hyper(op, "lr") ? 0 : 1 + (direction_held ? 1 : 0);
       return std::max(decay_peak, lr_peak);
     }
     default:

@@ -14,6 +14,7 @@
 // Per-model hyper-parameters (HFTA arrays with a sweep) run the same sequence with broadcast
 // operands; the counts are those of the uniform form.
 #include <cstdint>
+#include <string_view>
 
 #include "ir/op.hpp"
 
@@ -26,6 +27,11 @@ struct OptimizerKernels {
 
 // For sgd_step, adam_step and adamw_step ops (is_optimizer_update); {0, 0} for any other kind.
 OptimizerKernels optimizer_kernels(const Op& op);
+
+// Whether every model of a fused optimizer op has the same value of hyper-parameter `key` (an op
+// without it: true). Such a value runs as a scalar, as torch.optim's; one that differs runs as a
+// per-model tensor (exec/kernels/optimizer.cpp), which holds more temporaries (below).
+bool uniform_hyper(const Op& op, std::string_view key);
 
 // Weight-sized temporaries the step holds at once (exec/kernels/optimizer.cpp, whose expressions
 // follow torch.optim's single-tensor forms); the op's workspace in the memory rule is this many

@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
+#include "ir/optimizer_kernels.hpp"
 
 namespace mutwo::exec {
 namespace {
@@ -37,9 +38,7 @@ at::Tensor per_model_tensor(const KernelContext& c, const std::vector<double>& v
 // Cached per op (runtime.cache), in the order the kernel asks for them.
 Hyper hyper(const KernelContext& c, std::string_view key, size_t slot) {
   const auto& values = ir::attr_doubles(c.op.attrs, key, c.op.name);
-  bool uniform = true;
-  for (double v : values) uniform = uniform && v == values[0];
-  if (uniform || values.size() == 1) return {values[0], {}};
+  if (ir::uniform_hyper(c.op, key)) return {values[0], {}};
   std::vector<at::Tensor>& cache = *c.runtime.cache;
   if (cache.size() <= slot) cache.resize(slot + 1);
   if (!cache[slot].defined()) cache[slot] = per_model_tensor(c, values);
