@@ -76,6 +76,12 @@ void print_wave(const costmodel::CalibrateResult& result) {
                    percent(g.error.median), percent(g.error.mean)});
   }
   std::cout << table.render();
+  if (!m.refinements.empty()) {
+    std::cout << "refined on their own kernels:";
+    for (const costmodel::WaveRefinement& r : m.refinements)
+      std::cout << fmt::format(" {} ({} groups)", r.device, r.groups.size());
+    std::cout << "\n";
+  }
   if (m.energy_pj_per_flop > 0) {
     std::cout << fmt::format(
         "power limit: {:.2f} pJ per FP32 FLOP on TSMC 16FF+; share of boost clock on math:",
@@ -183,10 +189,16 @@ void add_calibrate_command(CLI::App& app) {
       "--held-out-csv", opts->held_out_csv,
       "With --waves --leave-one-out: write every scored kernel's held-out price beside its measured "
       "time here (CSV)");
+  cmd->add_option("--refine-only", opts->refine_only,
+                  "With --waves: measured kernels (files or folders, read as the inputs are) that refine "
+                  "their GPUs' groups only, outside the cross-GPU fit and the leave-one-out")
+      ->check(CLI::ExistingPath);
   cmd->callback([opts, cmd] {
     if (opts->fitted_on.empty()) opts->fitted_on = today_utc();
     std::string command = opts->waves ? "mutwo calibrate --waves --leave-one-out" : "mutwo calibrate";
     for (const std::string& input : opts->inputs) command += " " + input;
+    if (!opts->refine_only.empty()) command += " --refine-only";
+    for (const std::string& input : opts->refine_only) command += " " + input;
     if (!opts->waves) command += fmt::format(" --kfold {}", opts->kfold);
     if (!opts->device.empty()) command += " --device " + opts->device;
     command += " --fidelity " + opts->fidelity;

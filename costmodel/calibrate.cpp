@@ -56,14 +56,23 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   if (!options.held_out_csv.empty() && !options.leave_one_out) {
     throw Error("calibrate --waves: --held-out-csv needs --leave-one-out");
   }
-  result.wave_rows = prepare_wave_rows(result.rows);
+  std::vector<char> refine_only(result.rows.size(), 0);
+  std::fill(refine_only.end() - static_cast<std::ptrdiff_t>(result.refine_only_rows), refine_only.end(), 1);
+  result.wave_rows = prepare_wave_rows(result.rows, std::move(refine_only));
   WaveFitOptions fit;
   fit.inputs = options.inputs;
+  for (const std::string& input : options.refine_only) fit.inputs.push_back("refine-only: " + input);
   fit.fitted_on = options.fitted_on;
   result.wave_model = fit_wave_model(*result.wave_rows, fit);
   if (!options.output.empty()) {
     write_wave_model(*result.wave_model, options.output);
     result.written.push_back(options.output);
+  }
+  if (options.leave_one_out && result.refine_only_rows > 0) {
+    // The leave-one-out validates the cross-GPU groups, which the refine-only rows are not in.
+    std::vector<CalibrationRow> shared(
+        result.rows.begin(), result.rows.end() - static_cast<std::ptrdiff_t>(result.refine_only_rows));
+    result.wave_rows = prepare_wave_rows(std::move(shared));
   }
   if (options.leave_one_out) {
     result.wave_held_out = leave_one_gpu_out(*result.wave_rows);
@@ -97,6 +106,9 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   if (!options.waves && !options.held_out_csv.empty()) {
     throw Error("calibrate: --held-out-csv needs --waves --leave-one-out");
   }
+  if (!options.waves && !options.refine_only.empty()) {
+    throw Error("calibrate: --refine-only needs --waves (it refines the wave model's groups)");
+  }
   if (!options.waves && !options.fidelity.empty() && options.kfold < 2) {
     throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
   }
@@ -108,6 +120,15 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
                        std::make_move_iterator(rows.end()));
   }
+  const size_t shared_rows = result.rows.size();
+  if (!options.refine_only.empty()) {
+    for (const std::string& input : expand_inputs(options.refine_only)) {
+      std::vector<CalibrationRow> rows = read_calibration_input(input, options.device, nullptr);
+      result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
+                         std::make_move_iterator(rows.end()));
+    }
+  }
+  result.refine_only_rows = result.rows.size() - shared_rows;
   if (options.waves) return run_wave_calibration(options, std::move(result));
   std::set<std::string> devices;
   for (const CalibrationRow& r : result.rows) devices.insert(r.device);

@@ -28,10 +28,14 @@ struct CalibrateOptions {
   bool waves = false;
   bool leave_one_out = false;
   std::string held_out_csv;  // --held-out-csv: every scored held-out row (wave_held_out_csv.hpp)
+  // --refine-only: measured kernels (read as the inputs are) that refine their GPUs' groups only
+  // (wave_fit.hpp); the cross-GPU groups and the leave-one-out are the inputs' alone.
+  std::vector<std::string> refine_only;
 };
 
 struct CalibrateResult {
-  std::vector<CalibrationRow> rows;           // every row read (all devices)
+  std::vector<CalibrationRow> rows;           // every row read (all devices; --refine-only's last)
+  size_t refine_only_rows = 0;                // how many of them, at the end, are --refine-only's
   std::vector<std::string> notes;             // what each profiler trace yielded
   std::vector<CalibrationProfile> profiles;   // fitted, by device name
   std::vector<std::string> written;           // profile files written

@@ -156,6 +156,13 @@ bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
          a.half_flops_per_ns == b.half_flops_per_ns && a.hbm_bytes_per_ns == b.hbm_bytes_per_ns;
 }
 
+bool same_compute_chip(const DeviceSpec& a, const DeviceSpec& b) {
+  return !a.chip.empty() && a.chip == b.chip && a.sm_count == b.sm_count &&
+         a.boost_clock_mhz == b.boost_clock_mhz && a.l2_bytes == b.l2_bytes &&
+         a.board_power_w == b.board_power_w && a.fp32_flops_per_ns == b.fp32_flops_per_ns &&
+         a.tf32_flops_per_ns == b.tf32_flops_per_ns && a.half_flops_per_ns == b.half_flops_per_ns;
+}
+
 DeviceSpec find_device(std::string_view name) {
   if (is_device_path(name)) return read_device_file(std::string(name));
   return builtin_devices().find(name);

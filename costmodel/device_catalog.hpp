@@ -47,6 +47,11 @@ const DeviceCatalog& builtin_devices();
 // memory bandwidth equal, and no two different chip names (v100-32gb is v100-16gb's; a100-40gb the
 // A100-PCIE-40GB's).
 bool same_chip(const DeviceSpec& a, const DeviceSpec& b);
+// Whether two boards carry one chip at the same SM count, boost clock, peaks, L2 and board power, their
+// memory aside (the H100 SXM and the H200): a wave-model refinement's compute terms, in cycles and
+// shares of the peak, hold for both, and its memory terms are shares of each board's own bandwidth.
+// Both must name the chip.
+bool same_compute_chip(const DeviceSpec& a, const DeviceSpec& b);
 
 // A copy of a built-in device (to apply overrides to), or the device a file describes when `name` is
 // a path (is_device_path: it holds a '/' or ends in ".toml"; device_file.hpp). Throws

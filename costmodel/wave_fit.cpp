@@ -173,7 +173,11 @@ std::vector<double> clock_ratios(const WaveRows& w, double energy_pj_per_flop) {
 
 }  // namespace
 
-WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
+WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows, std::vector<char> refine_only) {
+  if (refine_only.empty()) refine_only.assign(rows.size(), 0);
+  if (refine_only.size() != rows.size()) {
+    throw Error(fmt::format("wave rows: {} refine-only flags for {} rows", refine_only.size(), rows.size()));
+  }
   WaveRows w;
   std::map<std::string, size_t> device_index;
   std::map<std::pair<std::string, std::string>, size_t> set_index;
@@ -206,6 +210,20 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows) {
         wave_kernel(r.kernel, r.category, r.variant, r.precision, to_sample(r), w.devices[it->second]));
     w.eager.push_back(r.timing == Timing::eager_op ? 1 : 0);
   }
+  // A set is refine-only or not as a whole: its harness and floor are one host's.
+  std::vector<int> set_refine(w.sets.size(), -1);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    int& seen = set_refine[w.set_of[i]];
+    if (seen >= 0 && seen != refine_only[i]) {
+      const auto& [device, source] = w.sets[w.set_of[i]];
+      throw Error(
+          fmt::format("wave rows: device '{}' source '{}' is given both as a fitted input and as "
+                      "--refine-only; give each measurement once",
+                      device, source));
+    }
+    seen = refine_only[i];
+  }
+  w.refine_only = std::move(refine_only);
   w.rows = std::move(rows);
   // Floors of the eager-op sets: the median time of the 10 % smallest rows by work.
   w.set_floor_ns.assign(w.sets.size(), 0);
@@ -318,21 +336,28 @@ double measured_kernel_ns(const WaveRows& w, size_t i, const std::map<HarnessKey
   return t;
 }
 
+namespace {
+bool set_is_refine_only(const WaveRows& w, size_t set) {
+  for (size_t i = 0; i < w.rows.size(); ++i) {
+    if (w.set_of[i] == set) return w.refine_only[i] != 0;
+  }
+  return false;
+}
+}  // namespace
+
 WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
   WaveModel m;
   m.fitted_on = options.fitted_on;
   m.inputs = options.inputs;
-  const std::vector<char> all(w.rows.size(), 1);
-  const WaveGroupsFit cross = fit_wave_groups(w, all);
+  std::vector<char> shared(w.rows.size(), 1);
+  for (size_t i = 0; i < w.rows.size(); ++i) shared[i] = w.refine_only[i] ? 0 : 1;
+  const WaveGroupsFit cross = fit_wave_groups(w, shared);
   m.groups = cross.groups;
   m.energy_pj_per_flop = cross.energy_pj_per_flop;
   for (const auto& [key, h] : cross.harness_ns) {
     const size_t s = key.first;
     m.harness.push_back({w.sets[s].first, w.sets[s].second, w.set_floor_ns[s], h, key.second});
   }
-  std::sort(m.harness.begin(), m.harness.end(), [](const HarnessFit& a, const HarnessFit& b) {
-    return std::tie(a.device, a.source, a.group) < std::tie(b.device, b.source, b.group);
-  });
   if (options.refinements) {
     for (size_t d = 0; d < w.devices.size(); ++d) {
       std::map<WaveGroupKey, size_t> counts;
@@ -347,6 +372,12 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
         for (size_t i = 0; i < w.rows.size(); ++i)
           use[i] = w.device_of[i] == d && w.kernels[i].group == key ? 1 : 0;
         WaveGroupsFit own = fit_wave_groups(w, use, m.energy_pj_per_flop);
+        // A refine-only set's harness is its refinement's (header).
+        for (const auto& [hkey, h] : own.harness_ns) {
+          const size_t s = hkey.first;
+          if (!cross.harness_ns.contains(hkey) && set_is_refine_only(w, s))
+            m.harness.push_back({w.sets[s].first, w.sets[s].second, w.set_floor_ns[s], h, hkey.second});
+        }
         WaveGroupFit group = std::move(own.groups.front());
         // The L2 rate is the rows' to say only when one of them sits in L2 (header).
         std::vector<size_t> members;
@@ -363,6 +394,9 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
     std::sort(m.refinements.begin(), m.refinements.end(),
               [](const WaveRefinement& a, const WaveRefinement& b) { return a.device < b.device; });
   }
+  std::sort(m.harness.begin(), m.harness.end(), [](const HarnessFit& a, const HarnessFit& b) {
+    return std::tie(a.device, a.source, a.group) < std::tie(b.device, b.source, b.group);
+  });
   return m;
 }
 

@@ -33,6 +33,11 @@
 // A refinement is the same fit on one device's rows of a group, at the cross-GPU energy, kept when the
 // group has at least kMinRefinementRows of them.
 //
+// Refine-only rows (mutwo calibrate --refine-only: kernels mutwo's own leases timed on a GPU) enter only
+// their GPU's refinements, and their sets' harness terms are those refinements' fits: the cross-GPU
+// groups, and the leave-one-GPU-out that validates them, stay those of the public data sets (DeepBench,
+// NeuSight), so a GPU nobody measured is priced as before.
+//
 // The L2 rate (dl) of a bandwidth-bound group is its rows' to say only when one of them fits in L2;
 // fitted without one it would be 0, and the group's kernels that fit in L2 would cost only the fixed
 // cost. So such a group takes it from the group that would price its kernels without it (a variant's
@@ -66,10 +71,13 @@ struct WaveRows {
   std::vector<double> set_floor_ns;                       // per set
   std::vector<char> eager;                                // per row: timing eager-op
   std::vector<char> kernel_bound;  // per row: kernel-timed, or an eager-op row >= 2 x its floor
+  // per row: refines its GPU only (fit_wave_model): in no cross-GPU group, so neither in the fit nor in
+  // the leave-one-out that validates it
+  std::vector<char> refine_only;
 };
 // Throws Error for a row on a device the catalog lacks (or the host CPU), or a precision the wave
-// model does not price.
-WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows);
+// model does not price. `refine_only`: empty (no row), or a flag per row.
+WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows, std::vector<char> refine_only = {});
 
 // An eager-op set's harness in one group's fit: (set index, group). A set whose rows fall in two groups
 // (NeuSight's bmm: single and batched products; its softmax: the warp and the block kernel) has one in

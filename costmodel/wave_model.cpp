@@ -114,7 +114,7 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
 
 }  // namespace
 
-const WaveRefinement* WaveModel::refinement_for(const DeviceSpec& device) const {
+RefinementMatch WaveModel::refinement_for(const DeviceSpec& device) const {
   for (const WaveRefinement& r : refinements) {
     if (r.device == device.name) return &r;
   }
@@ -123,13 +123,19 @@ const WaveRefinement* WaveModel::refinement_for(const DeviceSpec& device) const 
     if (builtin_devices().contains(r.device) && same_chip(builtin_devices().find(r.device), device))
       return &r;
   }
-  return nullptr;
+  for (const WaveRefinement& r : refinements) {
+    // Else one of the same chip, clocks and peaks on another memory (h200 takes h100-sxm-80gb's): the
+    // memory terms are shares of each board's bandwidth.
+    if (builtin_devices().contains(r.device) && same_compute_chip(builtin_devices().find(r.device), device))
+      return {&r, true};
+  }
+  return {};
 }
 
-const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const WaveRefinement* refinement) const {
+const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, RefinementMatch match) const {
   const auto lookup = [&](const WaveGroupKey& k) -> const WaveGroupFit* {
-    if (refinement != nullptr) {
-      if (const WaveGroupFit* g = find_group(refinement->groups, k)) return g;
+    if (match.refinement != nullptr && (!match.compute_only || is_gemm_like(k))) {
+      if (const WaveGroupFit* g = find_group(match.refinement->groups, k)) return g;
     }
     return find_group(groups, k);
   };

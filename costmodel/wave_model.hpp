@@ -87,6 +87,17 @@ struct WaveRefinement {
   std::vector<WaveGroupFit> groups;
 };
 
+// The refinement that prices a device, and whether only its GEMM-like groups hold there (a board of the
+// same chip, clocks and peaks on another memory: same_compute_chip). Built from a refinement pointer, it
+// holds whole.
+struct RefinementMatch {
+  const WaveRefinement* refinement = nullptr;
+  bool compute_only = false;
+  RefinementMatch() = default;
+  RefinementMatch(const WaveRefinement* r) : refinement(r) {}  // NOLINT: a whole refinement, implicitly
+  RefinementMatch(const WaveRefinement* r, bool compute) : refinement(r), compute_only(compute) {}
+};
+
 struct WaveModel {
   std::string fitted_on;                    // YYYY-MM-DD
   std::vector<std::string> inputs;          // the files fitted (as given)
@@ -107,10 +118,13 @@ struct WaveModel {
   const WaveGroupFit* group_for(const WaveGroupKey& key, const DeviceSpec& device) const;
   // The same with the device's refinement already looked up (refinement_for): what a cost source
   // asks for every kernel.
-  const WaveGroupFit* group_for(const WaveGroupKey& key, const WaveRefinement* refinement) const;
+  const WaveGroupFit* group_for(const WaveGroupKey& key, RefinementMatch refinement) const;
   // The refinement that prices `device`: its own, else one of a catalog device with the same chip and
-  // figures; nullptr when none.
-  const WaveRefinement* refinement_for(const DeviceSpec& device) const;
+  // figures (same_chip), else, for GEMM-like groups only, one with the same chip, clocks and peaks on
+  // another memory (same_compute_chip: what a bandwidth-bound kernel reaches is the memory's, and the
+  // H200's HBM3e streams at a smaller share of its datasheet rate than the H100's HBM3, docs/VALIDATION.md);
+  // none when no device matches.
+  RefinementMatch refinement_for(const DeviceSpec& device) const;
 };
 
 // One regime of the formula above on a kernel's features (compute: true for the first line), with

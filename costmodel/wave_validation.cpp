@@ -11,6 +11,7 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/neusight_csv.hpp"
+#include "costmodel/wave_groups_markdown.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
 #include "support/percent.hpp"
@@ -45,7 +46,7 @@ double relative(const WaveHeldOut& h, size_t i) {
 // The price of a kernel by a model's groups, with the device's refinement (nullptr for a held-out
 // fit: the GPU's own kernels are out).
 double price(const WaveModel& fit, const WaveKernel& k, const DeviceSpec& device,
-             const WaveRefinement* refinement = nullptr) {
+             RefinementMatch refinement = {}) {
   const WaveGroupFit* g = fit.group_for(k.group, refinement);
   if (g == nullptr) throw Error(fmt::format("wave model: no group prices {}", wave_group_text(k.group)));
   return predict_wave_ns(*g, k, device, fit.clock_ratio(device));
@@ -257,7 +258,7 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h, co
     p.single_row = best;
     p.measured_speedup = static_cast<double>(b.batch) * per_product / h.measured[i];
     p.predicted_speedup = factor * price(fit, smaller, device) / h.predicted[i];
-    const WaveRefinement* own = fitted.refinement_for(device);
+    const RefinementMatch own = fitted.refinement_for(device);
     p.fitted_speedup =
         factor * price(fitted, smaller, device, own) / price(fitted, w.kernels[i], device, own);
     out.push_back(p);
@@ -426,55 +427,7 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
         support::percent(fusion_median_error(single, true)), batched.size(),
         support::percent(fusion_median_error(batched)), support::percent(fusion_median_error(batched, true)));
   }
-  // The model.
-  out += "\n### The fitted groups\n\n";
-  out += fmt::format(
-      "Fitted {} on every GPU above (costmodel/models/waves.json, shipped in the binary). c0, d0: ns; cw: "
-      "cycles "
-      "per wave; cf, cq, dh: 1 / fraction of the peak or bandwidth; dl: SM-cycles per byte from L2; a group "
-      "measured only as eager ops takes a fixed cost of {:.0f} ns (kUnfittedFixedCostNs). In-sample error on "
-      "the "
-      "kernel time.\n\n",
-      model.fitted_on, kUnfittedFixedCostNs);
-  out += "| group | tile | kernels | GPUs | c0 | cw | cf | cq | d0 | dh | dl | median | mean |\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const WaveGroupFit& g : model.groups) {
-    const std::string fixed_c = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.compute[0]) : "-";
-    const std::string fixed_m = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.memory[0]) : "-";
-    out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
-        wave_group_text(g.key), is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "", g.rows,
-        g.devices.size(), fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m, g.memory[1],
-        g.memory[2], support::percent(g.error.median), support::percent(g.error.mean));
-  }
-  size_t refined = 0;
-  for (const WaveRefinement& r : model.refinements) refined += r.groups.size();
-  out += fmt::format(
-      "\n{} GPUs carry refinements ({} groups fitted on their own kernels), which price them in place "
-      "of the rows above.\n",
-      model.refinements.size(), refined);
-  // The power limit.
-  std::string folds;
-  for (const auto& [chip, fit] : h.fits) {
-    folds += fmt::format("{}{} {:.1f}", folds.empty() ? "" : ", ", chip, fit.energy_pj_per_flop);
-  }
-  out += fmt::format(
-      "\n**Power limit.** A GEMM-like kernel's waves and FLOPs run at the clock the board's power sustains "
-      "(costmodel/wave_kernel.hpp, sustained_clock_ratio): min(1, board power / (e x the process's energy "
-      "per op relative to TSMC 16FF+ x FP32 peak)), with the boards' power and process from their datasheets "
-      "(costmodel/devices/*.toml, costmodel/process_node.cpp) and e fitted by grid with the coefficients: "
-      "e = {:.1f} pJ per FP32 FLOP (fitted with each chip held out: {}). The catalog GPUs it holds below "
-      "their boost clock on math:\n\n",
-      model.energy_pj_per_flop, folds);
-  out += "| GPU | board power | process | FP32 peak | share of boost clock on math |\n";
-  out += "|---|---:|---|---:|---:|\n";
-  for (const std::string& name : builtin_devices().names()) {
-    const DeviceSpec d = builtin_devices().find(name);
-    const double r = model.clock_ratio(d);
-    if (r >= 1) continue;
-    out += fmt::format("| {} | {:.0f} W | {} | {:.1f} TFLOP/s | {:.2f} |\n", d.name, d.board_power_w,
-                       d.process, d.fp32_flops_per_ns / 1000.0, r);
-  }
+  out += wave_groups_markdown(w, model, h);
   return out;
 }
 

@@ -65,7 +65,9 @@ std::string WaveCostModel::describe(const ir::Graph& graph) const {
   for (const WaveRefinement& r : model_->refinements) {
     for (const WaveGroupFit& g : r.groups) {
       if (model_->group_for(g.key, refinement_) == &g) {
-        refined = fmt::format(", refined on {}'s kernels", r.device);
+        refined = fmt::format(
+            ", refined on {}'s kernels{}", r.device,
+            refinement_.compute_only ? " (GEMMs and convolutions: the same chip on other memory)" : "");
       }
     }
   }

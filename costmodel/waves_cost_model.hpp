@@ -46,8 +46,8 @@ class WaveCostModel final : public OpCostModel {
  private:
   std::shared_ptr<const WaveModel> model_;
   AnalyticCostModel fallback_;
-  const WaveRefinement* refinement_ = nullptr;  // the device's, looked up once
-  double clock_ratio_ = 1;                      // the device's sustained clock ratio, once
+  RefinementMatch refinement_;  // the device's, looked up once
+  double clock_ratio_ = 1;      // the device's sustained clock ratio, once
 };
 
 }  // namespace mutwo::costmodel

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Refits the wave model (the default cost source) and regenerates everything that depends on it:
-#   1. costmodel/models/waves.json (mutwo calibrate --waves on DeepBench's and NeuSight's kernels),
-#      then rebuilds mutwo so that the binary ships it;
+#   1. costmodel/models/waves.json (mutwo calibrate --waves on DeepBench's and NeuSight's kernels, with
+#      the kernels the H100 lease timed as refine-only rows: the H100's refinement, also the H200's GEMMs
+#      and convolutions), then rebuilds mutwo so that the binary ships it;
 #   2. docs/FIDELITY.md: the wave model's leave-one-GPU-out section, NeuSight's spread and the held-out
 #      GEMMs by duration (scripts/neusight-spread.py, scripts/held-out-by-duration.py), the end-to-end table
 #      (scripts/fidelity-e2e.sh) and the 8-fused-vs-sequential table (scripts/fusion-table.py);
@@ -19,11 +20,14 @@ mutwo=$build/cli/mutwo
 cd "$root"
 inputs=(tests/fixtures/calibration/deepbench_gemm.csv tests/fixtures/calibration/deepbench_conv.csv
         tests/fixtures/calibration/neusight)
-"$mutwo" calibrate --waves "${inputs[@]}" -o costmodel/models/waves.json --date "$date" >/dev/null
+# Kernels mutwo's own leases timed (NeuSight's shapes and harness): they refine their GPU only.
+refine=(--refine-only tests/fixtures/device/h100-2026-11-27/call2-kernels
+        tests/fixtures/device/h100-2026-11-27/call3-kernels-seed37)
+"$mutwo" calibrate --waves "${inputs[@]}" "${refine[@]}" -o costmodel/models/waves.json --date "$date" >/dev/null
 cmake --build "$build" --target mutwo >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$mutwo" calibrate --waves --leave-one-out "${inputs[@]}" --fidelity docs/FIDELITY.md \
+"$mutwo" calibrate --waves --leave-one-out "${inputs[@]}" "${refine[@]}" --fidelity docs/FIDELITY.md \
   --held-out-csv "$tmp/held-out.csv" >/dev/null
 /usr/bin/python3 scripts/neusight-spread.py
 /usr/bin/python3 scripts/held-out-by-duration.py "$tmp/held-out.csv" docs/FIDELITY.md

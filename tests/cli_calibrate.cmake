@@ -46,6 +46,15 @@ mutwo_cli_test(calibrate_waves_leave_one_out
                     ${MUTWO_TEST_FIXTURES}/calibration/neusight/relu
                     --held-out-csv held-out.csv
                DEFINES "STDOUT_REGEX=held out a GPU at a time.*a100-pcie-40gb +NeuSight +elementwise .*t4 +NeuSight +softmax .*per category over every GPU.*by measured kernel time.*wrote held-out.csv")
+# The H100 lease's linears refine the H100 alone: the cross-GPU gemm group is the A100's 5,217 NeuSight rows.
+mutwo_cli_test(calibrate_waves_refine_only
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/linear
+                    --refine-only ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/linear
+               DEFINES "STDOUT_REGEX=gemm \\(cuda\\) +[0-9]+x[0-9]+ +27333 +5 .*refined on their own kernels:.* h100-sxm-80gb \\(1 groups\\)")
+mutwo_cli_test(calibrate_refine_only_needs_waves
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
+                    --refine-only ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/ln
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: --refine-only needs --waves")
 mutwo_cli_test(calibrate_held_out_csv_needs_held_out
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --held-out-csv h.csv
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --held-out-csv needs --leave-one-out")

@@ -1,0 +1,110 @@
+// Kernels mutwo's own leases timed (calibrate --refine-only) refine their GPU's groups only, and a board of
+// the same chip on other memory takes such a refinement's GEMM-like groups alone.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "costmodel/device_catalog.hpp"
+#include "costmodel/wave_fit.hpp"
+#include "costmodel/wave_model.hpp"
+#include "tests/support/error_of.hpp"
+#include "tests/support/wave_samples.hpp"
+
+using namespace mutwo::costmodel;
+using mutwo::ir::KindCategory;
+using mutwo::test::error_of;
+using mutwo::test::gemm_row;
+using mutwo::test::gemm_sample;
+using mutwo::test::wave_group;
+
+namespace {
+
+// 200 GEMMs on `gpu`, priced by `truth` and timed back to back.
+std::vector<CalibrationRow> timed(const char* gpu, const WaveGroupFit& truth, unsigned seed) {
+  std::vector<CalibrationRow> rows;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dim(64, 4096);
+  const DeviceSpec device = find_device(gpu);
+  for (int i = 0; i < 200; ++i) {
+    const KernelSample s = gemm_sample(1, dim(rng), dim(rng), dim(rng));
+    CalibrationRow r = gemm_row(gpu, s);
+    r.time_ns = std::llround(predict_wave_ns(
+        truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, device), device, 1.0));
+    r.timing = Timing::kernel;
+    r.source = "test";
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("refine-only rows refine their GPU and leave the cross-GPU groups as the others fit them") {
+  const WaveGroupFit public_truth =
+      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  // The H100 runs the same GEMMs at half the rate: what no public GPU says.
+  const WaveGroupFit h100_truth =
+      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 2.2, 0.4}, {1'500, 1.3, 0});
+  std::vector<CalibrationRow> rows = timed("a100-40gb", public_truth, 1);
+  const std::vector<CalibrationRow> v100 = timed("v100-16gb", public_truth, 2);
+  rows.insert(rows.end(), v100.begin(), v100.end());
+  const WaveModel alone = fit_wave_model(prepare_wave_rows(rows), {{"public"}, "2026-11-29", true});
+  const size_t shared = rows.size();
+  const std::vector<CalibrationRow> h100 = timed("h100-sxm-80gb", h100_truth, 3);
+  rows.insert(rows.end(), h100.begin(), h100.end());
+  std::vector<char> refine_only(rows.size(), 0);
+  std::fill(refine_only.begin() + static_cast<std::ptrdiff_t>(shared), refine_only.end(), 1);
+  const WaveModel m = fit_wave_model(prepare_wave_rows(rows, refine_only), {{"public"}, "2026-11-29", true});
+  REQUIRE(m.groups.size() == 1);
+  // The cross-GPU group is the public rows' alone, to the digit.
+  CHECK(m.groups[0].compute == alone.groups[0].compute);
+  CHECK(m.groups[0].memory == alone.groups[0].memory);
+  CHECK(m.groups[0].rows == 400);
+  // The H100's refinement holds its own rate: 2.2 x FLOPs / peak, not the public 1.1.
+  const RefinementMatch h = m.refinement_for(find_device("h100-sxm-80gb"));
+  REQUIRE(h.refinement != nullptr);
+  CHECK(h.refinement->device == "h100-sxm-80gb");
+  CHECK_FALSE(h.compute_only);
+  REQUIRE(h.refinement->groups.size() == 1);
+  CHECK(h.refinement->groups[0].compute[2] == doctest::Approx(2.2).epsilon(0.01));
+  CHECK(h.refinement->groups[0].rows == 200);
+  // The flags come one per row, and a set is refine-only or not as a whole.
+  CHECK(error_of([&] { prepare_wave_rows(rows, std::vector<char>(3, 0)); }) ==
+        "wave rows: 3 refine-only flags for 600 rows");
+  std::vector<char> split = refine_only;
+  split[shared] = 0;
+  CHECK(
+      error_of([&] { prepare_wave_rows(rows, split); }) ==
+      "wave rows: device 'h100-sxm-80gb' source 'test' is given both as a fitted input and as --refine-only; "
+      "give each measurement once");
+}
+
+TEST_CASE("a board of the same chip on other memory takes a refinement's GEMM-like groups only") {
+  WaveModel m;
+  m.groups = {wave_group({"gemm", "", "cuda"}, {128, 128}, {1, 0, 1, 0}, {0, 1, 0}),
+              wave_group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {2, 1, 1})};
+  WaveRefinement h100;
+  h100.device = "h100-sxm-80gb";
+  h100.groups = {wave_group({"gemm", "", "cuda"}, {64, 64}, {4, 0, 1, 0}, {0, 1, 0}),
+                 wave_group({"elementwise", "", ""}, {128, 128}, {0, 0, 0, 0}, {5, 1, 1})};
+  m.refinements = {h100};
+  const WaveGroupKey gemm{"gemm", "", "cuda"};
+  const WaveGroupKey elementwise{"elementwise", "", ""};
+  // The H100 itself: both of its groups.
+  CHECK(m.group_for(gemm, find_device("h100-sxm-80gb")) == &m.refinements[0].groups[0]);
+  CHECK(m.group_for(elementwise, find_device("h100-sxm-80gb")) == &m.refinements[0].groups[1]);
+  // The H200: GH100 at the same SMs, clock, peaks, L2 and 700 W on HBM3e (4.8 against 3.35 TB/s): the
+  // GEMMs are the H100's, streaming is the cross-GPU group's.
+  const RefinementMatch h200 = m.refinement_for(find_device("h200"));
+  CHECK(h200.refinement == &m.refinements[0]);
+  CHECK(h200.compute_only);
+  CHECK(m.group_for(gemm, find_device("h200")) == &m.refinements[0].groups[0]);
+  CHECK(m.group_for(elementwise, find_device("h200")) == &m.groups[1]);
+  // The H100 PCIe is GH100 with 114 SMs at 1.755 GHz: neither.
+  CHECK(m.refinement_for(find_device("h100-pcie")).refinement == nullptr);
+  CHECK(m.group_for(gemm, find_device("h100-pcie")) == &m.groups[0]);
+  CHECK(same_compute_chip(find_device("h100-sxm-80gb"), find_device("h200")));
+  CHECK_FALSE(same_chip(find_device("h100-sxm-80gb"), find_device("h200")));
+  // The A100 SXM4 (400 W) and the PCIe card (250 W) differ in board power: not one compute chip.
+  CHECK_FALSE(same_compute_chip(find_device("a100-80gb"), find_device("a100-pcie-40gb")));
+}
