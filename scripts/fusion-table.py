@@ -138,6 +138,16 @@ def main():
         "direction again. None of this is measured: no lease has timed the batched-GEMM path "
         "(`scripts/fused-conv-sample.py` times it beside cuDNN's on the next one).")
     lines.append("")
+    lines.append(
+        "Why the H100 rows changed (2026-11-29). The H100 lease's kernel samples now refine the wave "
+        "model's groups for the H100 (`mutwo calibrate --refine-only`; docs/VALIDATION-H100.md): its "
+        "fp32 GEMMs cost more than the cross-GPU groups said (Hopper's doubled FP32 lanes reach SGEMM "
+        "only in part) and its streaming kernels less. One model's step moved -14 to +12 % (bert-base "
+        "42.69 → 47.10 ms, gpt2 201.42 → 225.28 ms, vit-b16 29.51 → 31.54 ms; the convolution nets and "
+        "dlrm faster), and the speed-up of 8 fused by at most 0.08x: MobileNet-V3-Large 1.86 → 1.94x, "
+        "ResNet-50 1.24 → 1.27x, bert-base 1.16 → 1.14x, vit-b16 1.26 → 1.20x, dlrm 1.11 → 1.08x. The "
+        "A100 and V100 rows are unchanged.")
+    lines.append("")
     if disagreements:
         lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")
     else:
