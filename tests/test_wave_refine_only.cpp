@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "costmodel/calibrate.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/wave_fit.hpp"
 #include "costmodel/wave_model.hpp"
@@ -107,4 +108,43 @@ TEST_CASE("a board of the same chip on other memory takes a refinement's GEMM-li
   CHECK_FALSE(same_chip(find_device("h100-sxm-80gb"), find_device("h200")));
   // The A100 SXM4 (400 W) and the PCIe card (250 W) differ in board power: not one compute chip.
   CHECK_FALSE(same_compute_chip(find_device("a100-80gb"), find_device("a100-pcie-40gb")));
+}
+
+TEST_CASE("calibrate --leave-one-out with --refine-only validates the public rows and ships the refinement") {
+  // NeuSight's layer norms on five GPUs, the H100 lease's (27 kernel-bound rows of two samples) refine-only.
+  CalibrateOptions options;
+  options.waves = true;
+  options.leave_one_out = true;
+  options.fitted_on = "2026-11-29";
+  options.inputs = {MUTWO_TEST_FIXTURES "/calibration/neusight/ln"};
+  options.refine_only = {MUTWO_TEST_FIXTURES "/device/h100-2026-11-27/call2-kernels/ln",
+                         MUTWO_TEST_FIXTURES "/device/h100-2026-11-27/call3-kernels-seed37/ln"};
+  const CalibrateResult result = run_calibration(options);
+  CHECK(result.rows.size() == 7'000 + 210);
+  CHECK(result.refine_only_rows == 210);
+  // The leave-one-out holds the five NeuSight GPUs' rows alone.
+  REQUIRE(result.wave_rows);
+  CHECK(result.wave_rows->rows.size() == 7'000);
+  for (const DeviceSpec& d : result.wave_rows->devices) CHECK(d.name != "h100-sxm-80gb");
+  REQUIRE(result.wave_held_out);
+  CHECK(result.wave_held_out->fits.size() == 5);
+  // The model carries the H100's norm group, fitted on its 27 rows, and the inputs say which were
+  // refine-only.
+  REQUIRE(result.wave_model);
+  const RefinementMatch h100 = result.wave_model->refinement_for(find_device("h100-sxm-80gb"));
+  REQUIRE(h100.refinement != nullptr);
+  REQUIRE(h100.refinement->groups.size() == 1);
+  CHECK(h100.refinement->groups[0].key == WaveGroupKey{"norm", "", ""});
+  CHECK(h100.refinement->groups[0].rows == 27);
+  CHECK(result.wave_model->inputs.back() == "refine-only: " MUTWO_TEST_FIXTURES
+                                            "/device/h100-2026-11-27/call3-kernels-seed37/ln");
+  // The H200 is another memory: a norm is the memory's, so it keeps the cross-GPU group.
+  const RefinementMatch h200 = result.wave_model->refinement_for(find_device("h200"));
+  CHECK(h200.compute_only);
+  CHECK(result.wave_model->group_for({"norm", "", ""}, h200) == &result.wave_model->groups[0]);
+  // Refine-only rows need the wave model.
+  options.waves = false;
+  options.leave_one_out = false;
+  CHECK(error_of([&] { run_calibration(options); }) ==
+        "calibrate: --refine-only needs --waves (it refines the wave model's groups)");
 }
