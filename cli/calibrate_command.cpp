@@ -124,10 +124,26 @@ void print_wave(const costmodel::CalibrateResult& result) {
   }
 }
 
+// --score: the given model's errors on the inputs' kernels.
+void print_wave_score(const costmodel::CalibrateResult& result, const costmodel::CalibrateOptions& options) {
+  const auto& rows = *result.wave_rows;
+  const auto& scored = *result.wave_held_out;
+  const std::string model = options.wave_model.empty() ? std::string("the shipped wave model")
+                                                       : "the wave model " + options.wave_model;
+  print_wave_errors(fmt::format("{} (fitted {}), per GPU and category:", model, result.wave_model->fitted_on),
+                    costmodel::held_out_by_category(rows, scored));
+  print_wave_errors("per category over every GPU:", costmodel::held_out_categories_overall(rows, scored));
+  print_wave_errors("by measured kernel time:", costmodel::held_out_by_duration(rows, scored));
+}
+
 void run(const costmodel::CalibrateOptions& options) {
   const costmodel::CalibrateResult result = costmodel::run_calibration(options);
   for (const std::string& note : result.notes) std::cout << note << "\n";
-  if (result.wave_model) print_wave(result);
+  if (options.score) {
+    print_wave_score(result, options);
+  } else if (result.wave_model) {
+    print_wave(result);
+  }
   for (const costmodel::CalibrationProfile& p : result.profiles) {
     std::vector<costmodel::GroupError> fit;
     for (const costmodel::KernelGroupFit& g : p.groups) {
@@ -193,6 +209,12 @@ void add_calibrate_command(CLI::App& app) {
                   "With --waves: measured kernels (files or folders, read as the inputs are) that refine "
                   "their GPUs' groups only, outside the cross-GPU fit and the leave-one-out")
       ->check(CLI::ExistingPath);
+  cmd->add_flag(
+      "--score", opts->score,
+      "With --waves: price the inputs' kernels by the shipped wave model (or --wave-model) and print "
+      "its error per GPU and category, the harness by the leave-one-out's rule; fits nothing");
+  cmd->add_option("--wave-model", opts->wave_model, "With --score: the wave model to score (JSON)")
+      ->check(CLI::ExistingFile);
   cmd->callback([opts, cmd] {
     if (opts->fitted_on.empty()) opts->fitted_on = today_utc();
     std::string command = opts->waves ? "mutwo calibrate --waves --leave-one-out" : "mutwo calibrate";

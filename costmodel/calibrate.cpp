@@ -53,9 +53,28 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   if (!options.fidelity.empty() && !options.leave_one_out) {
     throw Error("calibrate --waves: --fidelity needs --leave-one-out");
   }
-  if (!options.held_out_csv.empty() && !options.leave_one_out) {
-    throw Error("calibrate --waves: --held-out-csv needs --leave-one-out");
+  if (!options.held_out_csv.empty() && !options.leave_one_out && !options.score) {
+    throw Error("calibrate --waves: --held-out-csv needs --leave-one-out or --score");
   }
+  if (options.score) {
+    if (options.leave_one_out || !options.output.empty() || !options.fidelity.empty() ||
+        result.refine_only_rows > 0) {
+      throw Error(
+          "calibrate --waves --score prices the inputs by a fitted model: it takes --wave-model and "
+          "--held-out-csv, not -o, --leave-one-out, --fidelity or --refine-only");
+    }
+    result.wave_rows = prepare_wave_rows(result.rows);
+    result.wave_model =
+        options.wave_model.empty() ? shipped_wave_model() : read_wave_model(options.wave_model);
+    result.wave_held_out = score_wave_model(*result.wave_rows, *result.wave_model);
+    if (!options.held_out_csv.empty()) {
+      support::write_file_atomic(options.held_out_csv,
+                                 wave_held_out_csv(*result.wave_rows, *result.wave_held_out), "held-out CSV");
+      result.written.push_back(options.held_out_csv);
+    }
+    return result;
+  }
+  if (!options.wave_model.empty()) throw Error("calibrate --waves: --wave-model needs --score");
   std::vector<char> refine_only(result.rows.size(), 0);
   std::fill(refine_only.end() - static_cast<std::ptrdiff_t>(result.refine_only_rows), refine_only.end(), 1);
   result.wave_rows = prepare_wave_rows(result.rows, std::move(refine_only));
@@ -105,6 +124,9 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   }
   if (!options.waves && !options.held_out_csv.empty()) {
     throw Error("calibrate: --held-out-csv needs --waves --leave-one-out");
+  }
+  if (!options.waves && (options.score || !options.wave_model.empty())) {
+    throw Error("calibrate: --score and --wave-model need --waves (they price by the wave model)");
   }
   if (!options.waves && !options.refine_only.empty()) {
     throw Error("calibrate: --refine-only needs --waves (it refines the wave model's groups)");

@@ -31,6 +31,10 @@ struct CalibrateOptions {
   // --refine-only: measured kernels (read as the inputs are) that refine their GPUs' groups only
   // (wave_fit.hpp); the cross-GPU groups and the leave-one-out are the inputs' alone.
   std::vector<std::string> refine_only;
+  // --score: price the inputs by a wave model (wave_model, or the shipped one) and score it on them
+  // (score_wave_model, wave_validation.hpp); fits nothing.
+  bool score = false;
+  std::string wave_model;
 };
 
 struct CalibrateResult {

@@ -144,6 +144,35 @@ WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
   return h;
 }
 
+WaveHeldOut score_wave_model(const WaveRows& w, const WaveModel& model) {
+  WaveHeldOut h;
+  h.scored.assign(w.rows.size(), 0);
+  h.measured.assign(w.rows.size(), 0);
+  h.predicted.assign(w.rows.size(), 0);
+  for (size_t i = 0; i < w.rows.size(); ++i) {
+    if (!w.kernel_bound[i]) continue;
+    const DeviceSpec& device = w.devices[w.device_of[i]];
+    const HarnessKey key{w.set_of[i], w.kernels[i].group};
+    if (w.eager[i] && !h.harness_ns.contains(key)) {
+      // The harness rule of leave_one_gpu_out, over the model's harness terms of other GPUs.
+      std::vector<double> ratios;
+      for (const HarnessFit& f : model.harness) {
+        if (f.device != device.name && f.source == w.rows[i].source && f.group == w.kernels[i].group &&
+            f.floor_ns > 0)
+          ratios.push_back(f.harness_ns / f.floor_ns);
+      }
+      if (ratios.empty()) continue;
+      h.harness_ns[key] = w.set_floor_ns[w.set_of[i]] * median_of(std::move(ratios));
+    }
+    const double measured = measured_kernel_ns(w, i, h.harness_ns);
+    if (!(measured > 0)) continue;
+    h.scored[i] = 1;
+    h.measured[i] = measured;
+    h.predicted[i] = price(model, w.kernels[i], device, model.refinement_for(device));
+  }
+  return h;
+}
+
 std::vector<WaveError> held_out_by_category(const WaveRows& w, const WaveHeldOut& h) {
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
   for (size_t i = 0; i < w.rows.size(); ++i) {

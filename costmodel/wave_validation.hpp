@@ -45,6 +45,14 @@ struct WaveHeldOut {
 // Throws Error when the rows hold fewer than two chips.
 WaveHeldOut leave_one_gpu_out(const WaveRows& rows);
 
+// Every row priced by one given model (a GPU's refinement where the model carries one for it,
+// refinement_for), scored as leave_one_gpu_out scores a held-out GPU: kernel-bound rows, an eager-op set's
+// harness its floor times the median harness / floor of the same source and group over the model's other GPUs
+// (a set whose source the model's harness terms lack is not scored). `fits` stays empty. What `mutwo
+// calibrate --waves
+// --score` prints: how the shipped model prices a GPU's kernels that nothing in it was fitted on.
+WaveHeldOut score_wave_model(const WaveRows& rows, const WaveModel& model);
+
 std::string wave_category(const CalibrationRow& row);  // "GEMM/linear", "bmm", ...
 // "NeuSight" (eager-op), "DeepBench" (kernel), "bench-ops" (host-paced)
 std::string wave_dataset(const WaveRows& rows, size_t i);
@@ -60,9 +68,9 @@ struct WaveError {
 std::vector<WaveError> held_out_by_category(const WaveRows& rows, const WaveHeldOut& held_out);
 std::vector<WaveError> held_out_categories_overall(const WaveRows& rows, const WaveHeldOut& held_out);
 // held_out_by_category (per_device) or held_out_categories_overall with each eager-op set's harness as
-// the model fitted on every GPU has it for the row's group (the held-out price unchanged): a diagnostic of how much of the
-// held-out error is the harness rule's, the measuring host's share, which no datasheet holds. Rows of a
-// set `fitted` has no harness for are left out.
+// the model fitted on every GPU has it for the row's group (the held-out price unchanged): a diagnostic of
+// how much of the held-out error is the harness rule's, the measuring host's share, which no datasheet holds.
+// Rows of a set `fitted` has no harness for are left out.
 std::vector<WaveError> held_out_by_category_own_harness(const WaveRows& rows, const WaveHeldOut& held_out,
                                                         const WaveModel& fitted, bool per_device);
 // Per (dataset, duration band) over every held-out GPU.

@@ -64,6 +64,7 @@ def kernel_sample_lines(mutwo, work):
         # group names may hold a "/": category kernels median % mean % signed %
         category, kernels, median, mean, signed = rest[0], rest[1], rest[2], rest[4], rest[6]
         lines.append(f"| {device} | {data} | {category} | {kernels} | {median} % | {mean} % | {signed} % |")
+    lines += shipped_model_lines(mutwo, folder, sampled)
     lines += ["", "The same shapes on the A100-PCIe-40GB (NeuSight's measurement) over this GPU's, per op "
               "(median and range of the per-shape ratio):", "", "| op | shapes | A100 / this GPU, median | "
               "min | max |", "|---|---:|---:|---:|---:|"]
@@ -74,6 +75,36 @@ def kernel_sample_lines(mutwo, work):
         lines.append(f"| {op} | {len(ratios)} | {statistics.median(ratios):.2f}x | {min(ratios):.2f}x | "
                      f"{max(ratios):.2f}x |")
     return lines + [""]
+
+
+def shipped_model_lines(mutwo, folder, sampled):
+    """The same rows priced by the shipped wave model, refinements included (`mutwo calibrate --waves
+    --score`): what mutwo predicts for this GPU today, beside the blind table above."""
+    out = subprocess.run([mutwo, "calibrate", "--waves", "--score", folder], capture_output=True, text=True)
+    if out.returncode != 0:
+        return ["", f"`mutwo calibrate --waves --score` refused the sample: {out.stderr.strip()}"]
+    rows, in_table = [], False
+    for line in out.stdout.splitlines():
+        if line.startswith("the shipped wave model"):
+            in_table = True
+            continue
+        if in_table and (not line.strip() or line.startswith("per category")):
+            in_table = False
+        parts = line.split()
+        if in_table and parts and parts[0] in sampled:
+            rows.append(parts)
+    lines = ["", "The same rows priced by the shipped wave model (`mutwo calibrate --waves --score kernels/`), "
+             "refinements included: where costmodel/models/waves.json carries a refinement for this GPU, or "
+             "GEMM and convolution groups of a board of the same chip, clocks and peaks (its `inputs` name the "
+             "kernels they were fitted on: rows fitted there are in-sample here), they price these kernels; "
+             "the harness by the rule above, over the model's other GPUs.", "",
+             "| device | data | category | kernels scored | median error | mean error | signed median |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for p in rows:
+        device, data, rest = p[0], p[1], p[2:]
+        category, kernels, median, mean, signed = rest[0], rest[1], rest[2], rest[4], rest[6]
+        lines.append(f"| {device} | {data} | {category} | {kernels} | {median} % | {mean} % | {signed} % |")
+    return lines
 
 
 def catalog_devices(mutwo, folder):

@@ -51,6 +51,17 @@ mutwo_cli_test(calibrate_waves_refine_only
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/linear
                     --refine-only ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/linear
                DEFINES "STDOUT_REGEX=gemm \\(cuda\\) +[0-9]+x[0-9]+ +27333 +5 .*refined on their own kernels:.* h100-sxm-80gb \\(1 groups\\)")
+# The shipped model scored on the H100 lease's linears (its own refinement's rows: in-sample).
+mutwo_cli_test(calibrate_waves_score
+               ARGS calibrate --waves --score ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/linear
+               DEFINES "STDOUT_REGEX=the shipped wave model [(]fitted [0-9-]+[)], per GPU and category:\n.*h100-sxm-80gb +NeuSight +GEMM/linear +[0-9]+ .*per category over every GPU")
+mutwo_cli_test(calibrate_waves_score_fits_nothing
+               ARGS calibrate --waves --score --leave-one-out ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves --score prices the inputs by a fitted model")
+mutwo_cli_test(calibrate_wave_model_needs_score
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
+                    --wave-model ${CMAKE_SOURCE_DIR}/costmodel/models/waves.json
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --wave-model needs --score")
 mutwo_cli_test(calibrate_refine_only_needs_waves
                ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
                     --refine-only ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/ln

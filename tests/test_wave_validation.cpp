@@ -1,6 +1,6 @@
 // The wave model's validation (costmodel/wave_validation.hpp): fusion pairs of a batched GEMM and its
 // products in smaller kernels, the held-out error scored with each GPU's own harness, and a harness per
-// kernel group where one set of eager-op rows falls in two.
+// kernel group where one set of eager-op rows falls in two, and a fitted model scored on new kernels.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -194,4 +194,56 @@ TEST_CASE("the held-out CSV: one line per scored row, the harness taken out, the
   h.scored.pop_back();
   CHECK_THROWS_WITH_AS(wave_held_out_csv(w, h), doctest::Contains("cover 2 rows, the rows are 3"),
                        mutwo::Error);
+}
+
+TEST_CASE("scoring a fitted model: a GPU's refinement or its chip's, and the harness rule over other GPUs") {
+  // The model: a cross-GPU gemm group; the H100's own one (twice the FLOP cost), which the H200 (the
+  // same GH100 on other memory) takes; NeuSight-style harness terms of two other GPUs (0.4 and 0.5 of
+  // their floors: 0.45 by the median) and of the H200 itself (0.9), which the rule must not use.
+  WaveModel m;
+  m.groups = {wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0})};
+  WaveRefinement h100;
+  h100.device = "h100-sxm-80gb";
+  h100.groups = {wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 2.2, 0.4}, {1'500, 1.3, 0})};
+  m.refinements = {h100};
+  const WaveGroupKey gemm{"gemm", "", "cuda"};
+  m.harness = {{"a100-40gb", "neusight test", 50'000, 20'000, gemm},
+               {"v100-16gb", "neusight test", 40'000, 20'000, gemm},
+               {"h200", "neusight test", 50'000, 45'000, gemm}};
+  std::vector<CalibrationRow> rows;
+  for (int i = 1; i <= 20; ++i) {
+    CalibrationRow r = gemm_row("h200", gemm_sample(1, 256 * i, 1024, 1024));
+    r.timing = Timing::eager_op;
+    r.source = "neusight test";
+    r.time_ns = 30'000 + 25'000 * i;
+    rows.push_back(r);
+  }
+  CalibrationRow kernel = gemm_row("v100-16gb", gemm_sample(1, 2048, 2048, 2048));
+  kernel.timing = Timing::kernel;
+  kernel.source = "test";
+  kernel.time_ns = 2'000'000;
+  rows.push_back(kernel);
+  const WaveRows w = prepare_wave_rows(rows);
+  const WaveHeldOut h = score_wave_model(w, m);
+  CHECK(h.fits.empty());
+  // The set's floor: the median of its 2 smallest rows, 55,000 and 80,000 ns; its harness 0.45 of that.
+  CHECK(w.set_floor_ns[0] == 67'500);
+  REQUIRE(h.harness_ns.size() == 1);
+  CHECK(h.harness_ns.at({0, gemm}) == doctest::Approx(30'375));
+  const DeviceSpec h200 = find_device("h200");
+  size_t scored = 0;
+  for (size_t i = 0; i < 20; ++i) {
+    // Kernel-bound from 2 x 67,500 ns: rows 5 ... 20.
+    CHECK(h.scored[i] == (rows[i].time_ns >= 135'000 ? 1 : 0));
+    if (!h.scored[i]) continue;
+    ++scored;
+    CHECK(h.measured[i] == doctest::Approx(static_cast<double>(rows[i].time_ns) - 30'375));
+    CHECK(h.predicted[i] == doctest::Approx(predict_wave_ns(h100.groups[0], w.kernels[i], h200, 1.0)));
+  }
+  CHECK(scored == 16);
+  // A V100 kernel: the cross-GPU group, its time as measured.
+  CHECK(h.scored[20]);
+  CHECK(h.measured[20] == 2'000'000);
+  CHECK(h.predicted[20] ==
+        doctest::Approx(predict_wave_ns(m.groups[0], w.kernels[20], find_device("v100-16gb"), 1.0)));
 }
