@@ -134,6 +134,22 @@ void print_wave_score(const costmodel::CalibrateResult& result, const costmodel:
                     costmodel::held_out_by_category(rows, scored));
   print_wave_errors("per category over every GPU:", costmodel::held_out_categories_overall(rows, scored));
   print_wave_errors("by measured kernel time:", costmodel::held_out_by_duration(rows, scored));
+  const auto pairs = costmodel::fusion_pairs(rows, scored, *result.wave_model);
+  if (pairs.empty()) return;
+  std::cout << "fusion: one batched GEMM vs its products in smaller kernels (" << pairs.size()
+            << " matched pairs):\n";
+  Table t({{"device", Align::left},
+           {"B", Align::left},
+           {"pairs", Align::right},
+           {"measured", Align::right},
+           {"predicted", Align::right},
+           {"error", Align::right}});
+  for (const costmodel::FusionSummary& f : costmodel::summarize_fusion(pairs)) {
+    t.add_row({f.device, std::to_string(f.bucket), std::to_string(f.pairs),
+               fmt::format("{:.2f}x", f.measured), fmt::format("{:.2f}x", f.predicted), percent(f.error)});
+  }
+  std::cout << t.render();
+  std::cout << "fusion speed-up, median error: " << percent(costmodel::fusion_median_error(pairs)) << "\n";
 }
 
 void run(const costmodel::CalibrateOptions& options) {

@@ -271,7 +271,6 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h, co
     const double per_product = h.measured[best] / static_cast<double>(r.batch) *
                                static_cast<double>(b.m * b.n * b.k) / static_cast<double>(r.m * r.n * r.k);
     const DeviceSpec& device = w.devices[w.device_of[i]];
-    const WaveModel& fit = h.fits.at(held_out_unit(device));
     WaveKernel smaller = w.kernels[i];
     smaller.sample.batch = r.batch;
     smaller.sample.flops =
@@ -286,8 +285,13 @@ std::vector<FusionPair> fusion_pairs(const WaveRows& w, const WaveHeldOut& h, co
     p.batched_row = i;
     p.single_row = best;
     p.measured_speedup = static_cast<double>(b.batch) * per_product / h.measured[i];
-    p.predicted_speedup = factor * price(fit, smaller, device) / h.predicted[i];
     const RefinementMatch own = fitted.refinement_for(device);
+    // Held out: the fold's groups; scored (score_wave_model, no folds): the scored model's, as h.predicted.
+    const auto fold = h.fits.find(held_out_unit(device));
+    p.predicted_speedup =
+        factor *
+        (fold != h.fits.end() ? price(fold->second, smaller, device) : price(fitted, smaller, device, own)) /
+        h.predicted[i];
     p.fitted_speedup =
         factor * price(fitted, smaller, device, own) / price(fitted, w.kernels[i], device, own);
     out.push_back(p);

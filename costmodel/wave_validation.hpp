@@ -83,7 +83,7 @@ struct FusionPair {
   size_t batched_row = 0;
   size_t single_row = 0;
   double measured_speedup = 0;
-  double predicted_speedup = 0;  // by the fit that held the GPU out
+  double predicted_speedup = 0;  // by the fit that held the GPU out (score_wave_model's: the scored model)
   double fitted_speedup = 0;     // by `fitted` (every GPU, refinements included: not independent)
 };
 // Pairs of a batched GEMM row and the closest row of the same GPU holding at most half its products

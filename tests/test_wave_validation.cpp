@@ -218,6 +218,15 @@ TEST_CASE("scoring a fitted model: a GPU's refinement or its chip's, and the har
     r.time_ns = 30'000 + 25'000 * i;
     rows.push_back(r);
   }
+  // 4 products of row 8's shape (2048 x 1024 x 1024) in one kernel: a fusion pair with row 8.
+  const WaveGroupKey batched{"gemm", "batched", "cuda"};
+  m.harness.push_back({"a100-40gb", "neusight test", 50'000, 20'000, batched});
+  m.harness.push_back({"v100-16gb", "neusight test", 40'000, 20'000, batched});
+  CalibrationRow four = gemm_row("h200", gemm_sample(4, 2048, 1024, 1024));
+  four.timing = Timing::eager_op;
+  four.source = "neusight test";
+  four.time_ns = 400'000;
+  rows.push_back(four);
   CalibrationRow kernel = gemm_row("v100-16gb", gemm_sample(1, 2048, 2048, 2048));
   kernel.timing = Timing::kernel;
   kernel.source = "test";
@@ -226,9 +235,9 @@ TEST_CASE("scoring a fitted model: a GPU's refinement or its chip's, and the har
   const WaveRows w = prepare_wave_rows(rows);
   const WaveHeldOut h = score_wave_model(w, m);
   CHECK(h.fits.empty());
+  REQUIRE(h.harness_ns.size() == 2);
   // The set's floor: the median of its 2 smallest rows, 55,000 and 80,000 ns; its harness 0.45 of that.
   CHECK(w.set_floor_ns[0] == 67'500);
-  REQUIRE(h.harness_ns.size() == 1);
   CHECK(h.harness_ns.at({0, gemm}) == doctest::Approx(30'375));
   const DeviceSpec h200 = find_device("h200");
   size_t scored = 0;
@@ -242,8 +251,18 @@ TEST_CASE("scoring a fitted model: a GPU's refinement or its chip's, and the har
   }
   CHECK(scored == 16);
   // A V100 kernel: the cross-GPU group, its time as measured.
-  CHECK(h.scored[20]);
-  CHECK(h.measured[20] == 2'000'000);
-  CHECK(h.predicted[20] ==
-        doctest::Approx(predict_wave_ns(m.groups[0], w.kernels[20], find_device("v100-16gb"), 1.0)));
+  CHECK(h.scored[21]);
+  CHECK(h.measured[21] == 2'000'000);
+  CHECK(h.predicted[21] ==
+        doctest::Approx(predict_wave_ns(m.groups[0], w.kernels[21], find_device("v100-16gb"), 1.0)));
+  // The pair, without folds, is priced by the scored model: the H100's group for both sides (the
+  // batched kernel has no group of its own), its harness the batched group's rule.
+  CHECK(h.harness_ns.at({0, batched}) == doctest::Approx(30'375));
+  const std::vector<FusionPair> pairs = fusion_pairs(w, h, m);
+  REQUIRE(pairs.size() == 1);
+  CHECK(pairs[0].single_row == 7);
+  CHECK(pairs[0].measured_speedup == doctest::Approx(4 * (230'000 - 30'375.0) / (400'000 - 30'375.0)));
+  const double single = predict_wave_ns(h100.groups[0], w.kernels[7], h200, 1.0);
+  CHECK(pairs[0].predicted_speedup == doctest::Approx(4 * single / h.predicted[20]));
+  CHECK(pairs[0].predicted_speedup == doctest::Approx(pairs[0].fitted_speedup));
 }
