@@ -54,6 +54,43 @@ void print_wave_errors(const std::string& title, const std::vector<costmodel::Wa
   std::cout << table.render();
 }
 
+// The fusion pairs by device and batch: held out (the fold's price beside the model fitted on every GPU's)
+// or scored (the scored model's price alone).
+void print_fusion(const std::vector<costmodel::FusionPair>& pairs, bool held_out) {
+  std::cout << "fusion: one batched GEMM vs its products in smaller kernels (" << pairs.size()
+            << " matched pairs):\n";
+  std::vector<Table::Column> columns = {{"device", Align::left},
+                                        {"B", Align::left},
+                                        {"pairs", Align::right},
+                                        {"measured", Align::right},
+                                        {held_out ? "held out" : "predicted", Align::right},
+                                        {"error", Align::right}};
+  if (held_out) {
+    columns.push_back({"fitted", Align::right});
+    columns.push_back({"error", Align::right});
+  }
+  Table t(columns);
+  for (const costmodel::FusionSummary& f : costmodel::summarize_fusion(pairs)) {
+    std::vector<std::string> row = {f.device,
+                                    std::to_string(f.bucket),
+                                    std::to_string(f.pairs),
+                                    fmt::format("{:.2f}x", f.measured),
+                                    fmt::format("{:.2f}x", f.predicted),
+                                    percent(f.error)};
+    if (held_out) {
+      row.push_back(fmt::format("{:.2f}x", f.fitted));
+      row.push_back(percent(f.fitted_error));
+    }
+    t.add_row(row);
+  }
+  std::cout << t.render();
+  std::cout << "fusion speed-up, median error: " << percent(costmodel::fusion_median_error(pairs));
+  if (held_out)
+    std::cout << " held out, " << percent(costmodel::fusion_median_error(pairs, true))
+              << " fitted on every GPU";
+  std::cout << "\n";
+}
+
 void print_wave(const costmodel::CalibrateResult& result) {
   const costmodel::WaveModel& m = *result.wave_model;
   std::cout << "wave model across GPUs (in-sample, kernel time):\n";
@@ -101,26 +138,7 @@ void print_wave(const costmodel::CalibrateResult& result) {
     print_wave_errors("held out, per category over every GPU:",
                       costmodel::held_out_categories_overall(rows, held));
     print_wave_errors("held out, by measured kernel time:", costmodel::held_out_by_duration(rows, held));
-    const auto pairs = costmodel::fusion_pairs(rows, held, m);
-    std::cout << "fusion: one batched GEMM vs its products one at a time (" << pairs.size()
-              << " matched pairs):\n";
-    Table t({{"device", Align::left},
-             {"B", Align::left},
-             {"pairs", Align::right},
-             {"measured", Align::right},
-             {"held out", Align::right},
-             {"error", Align::right},
-             {"fitted", Align::right},
-             {"error", Align::right}});
-    for (const costmodel::FusionSummary& f : costmodel::summarize_fusion(pairs)) {
-      t.add_row({f.device, std::to_string(f.bucket), std::to_string(f.pairs),
-                 fmt::format("{:.2f}x", f.measured), fmt::format("{:.2f}x", f.predicted), percent(f.error),
-                 fmt::format("{:.2f}x", f.fitted), percent(f.fitted_error)});
-    }
-    std::cout << t.render();
-    std::cout << "fusion speed-up, median error: " << percent(costmodel::fusion_median_error(pairs))
-              << " held out, " << percent(costmodel::fusion_median_error(pairs, true))
-              << " fitted on every GPU\n";
+    print_fusion(costmodel::fusion_pairs(rows, held, m), true);
   }
 }
 
@@ -135,21 +153,7 @@ void print_wave_score(const costmodel::CalibrateResult& result, const costmodel:
   print_wave_errors("per category over every GPU:", costmodel::held_out_categories_overall(rows, scored));
   print_wave_errors("by measured kernel time:", costmodel::held_out_by_duration(rows, scored));
   const auto pairs = costmodel::fusion_pairs(rows, scored, *result.wave_model);
-  if (pairs.empty()) return;
-  std::cout << "fusion: one batched GEMM vs its products in smaller kernels (" << pairs.size()
-            << " matched pairs):\n";
-  Table t({{"device", Align::left},
-           {"B", Align::left},
-           {"pairs", Align::right},
-           {"measured", Align::right},
-           {"predicted", Align::right},
-           {"error", Align::right}});
-  for (const costmodel::FusionSummary& f : costmodel::summarize_fusion(pairs)) {
-    t.add_row({f.device, std::to_string(f.bucket), std::to_string(f.pairs),
-               fmt::format("{:.2f}x", f.measured), fmt::format("{:.2f}x", f.predicted), percent(f.error)});
-  }
-  std::cout << t.render();
-  std::cout << "fusion speed-up, median error: " << percent(costmodel::fusion_median_error(pairs)) << "\n";
+  if (!pairs.empty()) print_fusion(pairs, false);
 }
 
 void run(const costmodel::CalibrateOptions& options) {

@@ -38,17 +38,7 @@ def kernel_sample_lines(mutwo, work):
     if out.returncode != 0:
         return ["## Kernel sample", "", f"`mutwo calibrate` refused the sample: {out.stderr.strip()}", ""]
     sampled = catalog_devices(mutwo, folder)
-    held = []
-    in_table = False
-    for line in out.stdout.splitlines():
-        if line.startswith("held out a GPU at a time"):
-            in_table = True
-            continue
-        if in_table and (not line.strip() or line.startswith("held out,")):
-            in_table = False
-        parts = line.split()
-        if in_table and parts and parts[0] not in ("device", "------") and parts[0] in sampled:
-            held.append(parts)
+    held = error_table_rows(out.stdout, "held out a GPU at a time", "held out,", sampled)
     lines = ["## Kernel sample: the cross-GPU kernel model on this GPU", "",
              f"{len(rows)} operator shapes of NeuSight's A100 set ({', '.join(sorted({r['OPName'] for r in rows}))}; "
              "`scripts/kernel-sample.py`, seeded sample) timed on " + ", ".join(devices) + " with NeuSight's "
@@ -56,14 +46,9 @@ def kernel_sample_lines(mutwo, work):
              "every other GPU's DeepBench and NeuSight kernels, this GPU's chip held out "
              "(`mutwo calibrate --waves --leave-one-out tests/fixtures/calibration/... kernels/`): the cross-GPU "
              "kernel model on a GPU it was never fitted on. Scored: the kernel-bound rows (the others are "
-             "dominated by the harness's host time, costmodel/wave_fit.hpp). Never fitted: validation data.", "",
-             "| device | data | category | kernels scored | median error | mean error | signed median |",
-             "|---|---|---|---:|---:|---:|---:|"]
-    for p in held:
-        device, data, rest = p[0], p[1], p[2:]
-        # group names may hold a "/": category kernels median % mean % signed %
-        category, kernels, median, mean, signed = rest[0], rest[1], rest[2], rest[4], rest[6]
-        lines.append(f"| {device} | {data} | {category} | {kernels} | {median} % | {mean} % | {signed} % |")
+             "dominated by the harness's host time, costmodel/wave_fit.hpp). The chip is held out, so no row of this "
+             "GPU's is in this fit; whether these rows refine the shipped model, its `inputs` say (next table).", "",
+             *error_table_markdown(held)]
     lines += shipped_model_lines(mutwo, folder, sampled)
     lines += ["", "The same shapes on the A100-PCIe-40GB (NeuSight's measurement) over this GPU's, per op "
               "(median and range of the per-shape ratio):", "", "| op | shapes | A100 / this GPU, median | "
@@ -83,25 +68,37 @@ def shipped_model_lines(mutwo, folder, sampled):
     out = subprocess.run([mutwo, "calibrate", "--waves", "--score", folder], capture_output=True, text=True)
     if out.returncode != 0:
         return ["", f"`mutwo calibrate --waves --score` refused the sample: {out.stderr.strip()}"]
-    rows, in_table = [], False
-    for line in out.stdout.splitlines():
-        if line.startswith("the shipped wave model"):
-            in_table = True
-            continue
-        if in_table and (not line.strip() or line.startswith("per category")):
-            in_table = False
-        parts = line.split()
-        if in_table and parts and parts[0] in sampled:
-            rows.append(parts)
+    rows = error_table_rows(out.stdout, "the shipped wave model", "per category", sampled)
     lines = ["", "The same rows priced by the shipped wave model (`mutwo calibrate --waves --score kernels/`), "
              "refinements included: where costmodel/models/waves.json carries a refinement for this GPU, or "
              "GEMM and convolution groups of a board of the same chip, clocks and peaks (its `inputs` name the "
              "kernels they were fitted on: rows fitted there are in-sample here), they price these kernels; "
-             "the harness by the rule above, over the model's other GPUs.", "",
-             "| device | data | category | kernels scored | median error | mean error | signed median |",
+             "the harness by the rule above, over the model's other GPUs.", "", *error_table_markdown(rows)]
+    return lines
+
+
+def error_table_rows(stdout, title, next_title, sampled):
+    """The rows of the sampled devices in the error table of `mutwo calibrate --waves` that follows the
+    line starting with `title`, up to a blank line or one starting with `next_title`."""
+    rows, in_table = [], False
+    for line in stdout.splitlines():
+        if line.startswith(title):
+            in_table = True
+            continue
+        if in_table and (not line.strip() or line.startswith(next_title)):
+            in_table = False
+        parts = line.split()
+        if in_table and parts and parts[0] in sampled:
+            rows.append(parts)
+    return rows
+
+
+def error_table_markdown(rows):
+    lines = ["| device | data | category | kernels scored | median error | mean error | signed median |",
              "|---|---|---|---:|---:|---:|---:|"]
     for p in rows:
         device, data, rest = p[0], p[1], p[2:]
+        # group names may hold a "/": category kernels median % mean % signed %
         category, kernels, median, mean, signed = rest[0], rest[1], rest[2], rest[4], rest[6]
         lines.append(f"| {device} | {data} | {category} | {kernels} | {median} % | {mean} % | {signed} % |")
     return lines
