@@ -223,6 +223,7 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows, std::vector<char> r
     }
     seen = refine_only[i];
   }
+  w.set_refine_only.assign(set_refine.begin(), set_refine.end());
   w.refine_only = std::move(refine_only);
   w.rows = std::move(rows);
   // Floors of the eager-op sets: the median time of the 10 % smallest rows by work.
@@ -336,15 +337,6 @@ double measured_kernel_ns(const WaveRows& w, size_t i, const std::map<HarnessKey
   return t;
 }
 
-namespace {
-bool set_is_refine_only(const WaveRows& w, size_t set) {
-  for (size_t i = 0; i < w.rows.size(); ++i) {
-    if (w.set_of[i] == set) return w.refine_only[i] != 0;
-  }
-  return false;
-}
-}  // namespace
-
 WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
   WaveModel m;
   m.fitted_on = options.fitted_on;
@@ -375,7 +367,7 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
         // A refine-only set's harness is its refinement's (header).
         for (const auto& [hkey, h] : own.harness_ns) {
           const size_t s = hkey.first;
-          if (!cross.harness_ns.contains(hkey) && set_is_refine_only(w, s))
+          if (w.set_refine_only[s])
             m.harness.push_back({w.sets[s].first, w.sets[s].second, w.set_floor_ns[s], h, hkey.second});
         }
         WaveGroupFit group = std::move(own.groups.front());

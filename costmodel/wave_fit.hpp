@@ -74,6 +74,7 @@ struct WaveRows {
   // per row: refines its GPU only (fit_wave_model): in no cross-GPU group, so neither in the fit nor in
   // the leave-one-out that validates it
   std::vector<char> refine_only;
+  std::vector<char> set_refine_only;  // per set: its rows are refine-only (a set is one or the other)
 };
 // Throws Error for a row on a device the catalog lacks (or the host CPU), or a precision the wave
 // model does not price. `refine_only`: empty (no row), or a flag per row.

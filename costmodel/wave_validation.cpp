@@ -39,6 +39,20 @@ WaveError summarize(std::string device, std::string dataset, std::string group,
   return out;
 }
 
+// The held-out harness rule (header): per (source, group), the median harness / floor over `fits`, the
+// terms of `left_out` (a device name; "" for none) left out. A held-out set's harness is its floor times it.
+std::map<std::pair<std::string, WaveGroupKey>, double> harness_rule_ratios(
+    const std::vector<HarnessFit>& fits, std::string_view left_out) {
+  std::map<std::pair<std::string, WaveGroupKey>, std::vector<double>> ratios;
+  for (const HarnessFit& f : fits) {
+    if (f.device != left_out && f.floor_ns > 0)
+      ratios[{f.source, f.group}].push_back(f.harness_ns / f.floor_ns);
+  }
+  std::map<std::pair<std::string, WaveGroupKey>, double> out;
+  for (auto& [source, values] : ratios) out[source] = median_of(std::move(values));
+  return out;
+}
+
 double relative(const WaveHeldOut& h, size_t i) {
   return (h.predicted[i] - h.measured[i]) / h.measured[i];
 }
@@ -117,14 +131,12 @@ WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
     model.energy_pj_per_flop = fit.energy_pj_per_flop;
     // Held-out harness per set and group: its floor times the training GPUs' median harness / floor of
     // the source in that group.
-    std::map<std::pair<std::string, WaveGroupKey>, std::vector<double>> ratios;
+    std::vector<HarnessFit> trained;
     for (const auto& [key, harness] : fit.harness_ns) {
       const size_t set = key.first;
-      if (w.set_floor_ns[set] > 0)
-        ratios[{w.sets[set].second, key.second}].push_back(harness / w.set_floor_ns[set]);
+      trained.push_back({w.sets[set].first, w.sets[set].second, w.set_floor_ns[set], harness, key.second});
     }
-    std::map<std::pair<std::string, WaveGroupKey>, double> ratio;
-    for (auto& [source, values] : ratios) ratio[source] = median_of(std::move(values));
+    const auto ratio = harness_rule_ratios(trained, "");
     for (size_t i = 0; i < w.rows.size(); ++i) {
       if (train[i] || !w.kernel_bound[i]) continue;
       const DeviceSpec& device = w.devices[w.device_of[i]];
@@ -149,26 +161,27 @@ WaveHeldOut score_wave_model(const WaveRows& w, const WaveModel& model) {
   h.scored.assign(w.rows.size(), 0);
   h.measured.assign(w.rows.size(), 0);
   h.predicted.assign(w.rows.size(), 0);
+  // Per device, looked up once: its refinement, and the harness rule over the model's other GPUs.
+  std::vector<RefinementMatch> refinement;
+  std::vector<std::map<std::pair<std::string, WaveGroupKey>, double>> ratios;
+  for (const DeviceSpec& d : w.devices) {
+    refinement.push_back(model.refinement_for(d));
+    ratios.push_back(harness_rule_ratios(model.harness, d.name));
+  }
   for (size_t i = 0; i < w.rows.size(); ++i) {
     if (!w.kernel_bound[i]) continue;
-    const DeviceSpec& device = w.devices[w.device_of[i]];
+    const size_t d = w.device_of[i];
     const HarnessKey key{w.set_of[i], w.kernels[i].group};
     if (w.eager[i] && !h.harness_ns.contains(key)) {
-      // The harness rule of leave_one_gpu_out, over the model's harness terms of other GPUs.
-      std::vector<double> ratios;
-      for (const HarnessFit& f : model.harness) {
-        if (f.device != device.name && f.source == w.rows[i].source && f.group == w.kernels[i].group &&
-            f.floor_ns > 0)
-          ratios.push_back(f.harness_ns / f.floor_ns);
-      }
-      if (ratios.empty()) continue;
-      h.harness_ns[key] = w.set_floor_ns[w.set_of[i]] * median_of(std::move(ratios));
+      const auto r = ratios[d].find({w.rows[i].source, w.kernels[i].group});
+      if (r == ratios[d].end()) continue;
+      h.harness_ns[key] = w.set_floor_ns[w.set_of[i]] * r->second;
     }
     const double measured = measured_kernel_ns(w, i, h.harness_ns);
     if (!(measured > 0)) continue;
     h.scored[i] = 1;
     h.measured[i] = measured;
-    h.predicted[i] = price(model, w.kernels[i], device, model.refinement_for(device));
+    h.predicted[i] = price(model, w.kernels[i], w.devices[d], refinement[d]);
   }
   return h;
 }
