@@ -103,9 +103,8 @@ void print_wave(const costmodel::CalibrateResult& result) {
                {"median", Align::right},
                {"mean", Align::right}});
   for (const costmodel::WaveGroupFit& g : m.groups) {
-    table.add_row({costmodel::wave_group_text(g.key),
-                   costmodel::is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "",
-                   std::to_string(g.rows), std::to_string(g.devices.size()),
+    table.add_row({costmodel::wave_group_text(g.key), costmodel::wave_tile_text(g), std::to_string(g.rows),
+                   std::to_string(g.devices.size()),
                    fmt::format("{:.0f} {:.0f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.compute[0] : -1,
                                g.compute[1], g.compute[2], g.compute[3]),
                    fmt::format("{:.0f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.memory[0] : -1, g.memory[1],

@@ -80,6 +80,17 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   std::vector<double> weight;
   std::vector<char> compute_bound;
   features.reserve(members.size());
+  // A group that chooses a tile per kernel (chooses_tile): each round prices every row at the quickest
+  // of its tiles under the coefficients just fitted, as the regimes are picked; the first round runs
+  // the largest.
+  const std::vector<TileShape> tiles = chooses_tile(key) ? tile_choices(tile) : std::vector<TileShape>{tile};
+  std::vector<std::vector<WaveFeatures>> options(tiles.size() > 1 ? members.size() : 0);
+  for (size_t r = 0; r < options.size(); ++r) {
+    const size_t i = members[r];
+    for (const TileShape& t : tiles)
+      options[r].push_back(
+          wave_features(w.kernels[i], t, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
+  }
   for (size_t i : members) {
     const WaveKernel& k = w.kernels[i];
     features.push_back(wave_features(k, tile, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
@@ -111,6 +122,7 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
     GroupResult result;
     result.fit.key = key;
     result.fit.tile = tile;
+    result.fit.tile_choice = chooses_tile(key);
     result.fit.fixed_cost_fitted = c.fixed_cost;
     for (size_t j = 0; j < kWaveComputeTerms; ++j) {
       result.fit.compute[j] = x(c.compute_first + static_cast<Eigen::Index>(j));
@@ -128,7 +140,24 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
       const size_t i = members[r];
       const double t = static_cast<double>(w.rows[i].time_ns);
       const double h = w.eager[i] ? result.harness_ns[w.set_of[i]] : 0;
-      const double in_regime = wave_regime_ns(result.fit, features[r], compute_bound[r]);
+      double in_regime = wave_regime_ns(result.fit, features[r], compute_bound[r]);
+      if (!options.empty()) {
+        size_t best_tile = 0;
+        double best_ns = std::numeric_limits<double>::infinity();
+        for (size_t ti = 0; ti < options[r].size(); ++ti) {
+          const double ns = wave_regime_ns(result.fit, options[r][ti], true);
+          if (ns < best_ns) {
+            best_ns = ns;
+            best_tile = ti;
+          }
+        }
+        if (options[r][best_tile].compute != features[r].compute) {
+          features[r] = options[r][best_tile];
+          changed = true;
+        }
+        // Scored as priced: the quickest tile, the larger regime.
+        in_regime = std::max(best_ns, wave_regime_ns(result.fit, features[r], false));
+      }
       const double e = (h + in_regime) / t - 1;
       objective += weight[r] * e * e;
       const char now =

@@ -20,7 +20,9 @@
 // harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
 // the harness terms as floor - u with u >= 0; the max of the two regimes by the alternating fit of Magnani &
 // Boyd (2009), seeded by the datasheet roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds
-// rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective. A group
+// rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective (in a group that
+// chooses a tile per kernel, chooses_tile, the largest, and each round gives every row the quickest tile up
+// to it under the coefficients just fitted, as it gives it a regime). A group
 // without kernel-timed rows fits no fixed cost (it cannot be told from the harness, nor from host-paced
 // rows, whose smallest kernels sit under the host's floor: kUnfittedFixedCostNs).
 //

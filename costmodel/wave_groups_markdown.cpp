@@ -14,7 +14,8 @@ std::string wave_groups_markdown(const WaveRows& w, const WaveModel& model, cons
   std::string out;
   out += "\n### The fitted groups\n\n";
   out += fmt::format(
-      "Fitted {} on every GPU above (costmodel/models/waves.json, shipped in the binary). c0, d0: ns; cw: "
+      "Fitted {} on every GPU above (costmodel/models/waves.json, shipped in the binary). tile: the group's "
+      "(<=: each kernel runs the quickest tile up to it, either way round); c0, d0: ns; cw: "
       "cycles "
       "per wave; cf, cq, dh: 1 / fraction of the peak or bandwidth; dl: SM-cycles per byte from L2; a group "
       "measured only as eager ops takes a fixed cost of {:.0f} ns (kUnfittedFixedCostNs). In-sample error on "
@@ -28,9 +29,9 @@ std::string wave_groups_markdown(const WaveRows& w, const WaveModel& model, cons
     const std::string fixed_m = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.memory[0]) : "-";
     out += fmt::format(
         "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
-        wave_group_text(g.key), is_gemm_like(g.key) ? fmt::format("{}x{}", g.tile.m, g.tile.n) : "", g.rows,
-        g.devices.size(), fixed_c, g.compute[1], g.compute[2], g.compute[3], fixed_m, g.memory[1],
-        g.memory[2], support::percent(g.error.median), support::percent(g.error.mean));
+        wave_group_text(g.key), wave_tile_text(g), g.rows, g.devices.size(), fixed_c, g.compute[1],
+        g.compute[2], g.compute[3], fixed_m, g.memory[1], g.memory[2], support::percent(g.error.median),
+        support::percent(g.error.mean));
   }
   size_t refined = 0;
   for (const WaveRefinement& r : model.refinements) refined += r.groups.size();

@@ -80,6 +80,26 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
   return w;
 }
 
+bool chooses_tile(const WaveGroupKey& key) {
+  return is_gemm_like(key) && key.math == kCudaMath && key.variant != kBatchedGemmVariant;
+}
+
+std::vector<TileShape> tile_choices(TileShape largest) {
+  std::vector<TileShape> out{largest};
+  const auto add = [&](TileShape t) {
+    if (t.m > largest.m || t.n > largest.n) return;
+    for (const TileShape& o : out) {
+      if (o.m == t.m && o.n == t.n) return;
+    }
+    out.push_back(t);
+  };
+  for (const TileShape& t : kTileCandidates) {
+    add(t);
+    add({t.n, t.m});
+  }
+  return out;
+}
+
 double sustained_clock_ratio(const DeviceSpec& device, double energy_pj_per_flop) {
   if (!(energy_pj_per_flop > 0) || !(device.board_power_w > 0) || device.process.empty()) return 1.0;
   const ProcessNode* process = find_process_node(device.process);

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "costmodel/calibration_fit.hpp"
 #include "costmodel/device_spec.hpp"
@@ -83,6 +84,19 @@ struct WaveKernel {
 
 // Whether a group is GEMM-like (waves and tiles apply): gemm and the conv passes.
 bool is_gemm_like(const WaveGroupKey& key);
+
+// Whether a group's kernels each run the tile that finishes first (tile_choices) rather than the group's
+// one tile: FP32 GEMMs of one product and FP32 convolution passes (math "cuda"). cuBLAS and cuDNN pick a
+// tile per shape there: NeuSight's launch records show six SGEMM tiles per GPU for nn.Linear (on the V100
+// 128x64 for 2,402 rows, 128x32 1,179, 32x128 938, 128x128 836, 64x32 600, 32x32 504). Not batched
+// GEMMs, whose strided-batched kernels keep one tile per GPU (16,588 of the A100's 16,661 bmm rows ran
+// 128x128), nor the tensor-core groups, fitted on two GPUs' half-precision kernels (DeepBench's V100 and
+// T4): given the choice they priced TF32 convolutions up to 1.8x too fast end to end (MobileNet-V2 on the
+// A100 +87 %, ResNet-50 +22 %; costmodel/README.md, "Measured: a tile per kernel").
+bool chooses_tile(const WaveGroupKey& key);
+// The tiles a kernel of such a group may run, its group's tile (the largest) first: every candidate of
+// kTileCandidates no larger on either side, either way round (cuBLAS's 128x32 and 32x128).
+std::vector<TileShape> tile_choices(TileShape largest);
 
 // The group and peak of a kernel (`kernel`: gemm, conv2d_*, or an op kind; its category; a conv's
 // shape class) at a precision (fp32, tf32, fp16, bf16) on `device`:

@@ -21,14 +21,15 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_m
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-wave-model";
-constexpr int64_t kVersion = 3;
+constexpr int64_t kVersion = 4;
 constexpr std::string_view kMethod =
     "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
     "per kernel group across GPUs, r = min(1, board power / (energy_pj_per_flop * process energy * FP32 "
     "peak)); "
     "weighted relative non-negative least squares (Lawson-Hanson), regimes by "
-    "alternating fit, tile by grid, a harness term per (device, source, group) of eager-op measurements "
+    "alternating fit, tile by grid (per kernel the quickest tile up to it where tile_choice), a harness term "
+    "per (device, source, group) of eager-op measurements "
     "(costmodel/wave_fit.hpp), energy_pj_per_flop by grid";
 
 const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const WaveGroupKey& key) {
@@ -45,6 +46,7 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   o["math"] = g.key.math;
   o["tile_m"] = g.tile.m;
   o["tile_n"] = g.tile.n;
+  o["tile_choice"] = g.tile_choice;
   o["compute"] = g.compute;
   o["memory"] = g.memory;
   o["fixed_cost_fitted"] = g.fixed_cost_fitted;
@@ -54,13 +56,18 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   return o;
 }
 
-std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string_view key) {
+std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string_view key, int64_t version) {
   std::vector<WaveGroupFit> out;
   const nlohmann::json& groups = r.array(key);
   for (size_t i = 0; i < groups.size(); ++i) {
     const support::JsonReader g(groups[i], fmt::format("{}: {} {}", r.where(), key, i));
-    g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "compute", "memory", "fixed_cost_fitted",
-                   "rows", "devices", "error"});
+    if (version >= 4) {
+      g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "compute", "memory",
+                     "fixed_cost_fitted", "rows", "devices", "error"});
+    } else {
+      g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "compute", "memory",
+                     "fixed_cost_fitted", "rows", "devices", "error"});
+    }
     WaveGroupFit fit;
     fit.key = {g.string("family"), g.string("variant"), g.string("math")};
     static const std::vector<std::string_view> families{
@@ -89,6 +96,13 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
     if (fit.tile.m < 1 || fit.tile.n < 1) {
       throw FormatError(
           fmt::format("{}: tile {}x{} must be at least 1x1", g.where(), fit.tile.m, fit.tile.n));
+    }
+    if (version >= 4) {
+      fit.tile_choice = g.boolean("tile_choice");
+      if (fit.tile_choice && !chooses_tile(fit.key)) {
+        throw FormatError(fmt::format("{}: field 'tile_choice' = true, but group {} runs one tile", g.where(),
+                                      wave_group_text(fit.key)));
+      }
     }
     g.non_negative_numbers("compute", fit.compute);
     g.non_negative_numbers("memory", fit.memory);
@@ -152,6 +166,11 @@ const WaveGroupFit* WaveModel::group_for(const WaveGroupKey& key, const DeviceSp
   return group_for(key, refinement_for(device));
 }
 
+std::string wave_tile_text(const WaveGroupFit& g) {
+  if (!is_gemm_like(g.key)) return "";
+  return fmt::format("{}{}x{}", g.tile_choice ? "<=" : "", g.tile.m, g.tile.n);
+}
+
 double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& f, bool compute) {
   if (compute) {
     double t = group.fixed_cost_fitted ? group.compute[0] : kUnfittedFixedCostNs;
@@ -174,7 +193,13 @@ double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, cons
     hbm.memory[1] = kernel.sample.bytes / device.hbm_bytes_per_ns;
     memory = std::min(memory, wave_regime_ns(group, hbm, false));
   }
-  return std::max(wave_regime_ns(group, f, true), memory);
+  double compute = wave_regime_ns(group, f, true);
+  if (group.tile_choice) {
+    for (const TileShape& t : tile_choices(group.tile)) {
+      compute = std::min(compute, wave_regime_ns(group, wave_features(kernel, t, device, clock_ratio), true));
+    }
+  }
+  return std::max(compute, memory);
 }
 
 std::string wave_model_json(const WaveModel& m) {
@@ -240,14 +265,14 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
     if (!input.is_string()) r.wrong_type("inputs", "array of strings", input);
     m.inputs.push_back(input.get<std::string>());
   }
-  m.groups = parse_groups(r, "groups");
+  m.groups = parse_groups(r, "groups", version);
   const nlohmann::json& refinements = r.array("refinements");
   for (size_t i = 0; i < refinements.size(); ++i) {
     const support::JsonReader o(refinements[i], fmt::format("{}: refinement {}", where, i));
     o.expect_only({"device", "groups"});
     WaveRefinement ref;
     ref.device = o.string("device");
-    ref.groups = parse_groups(o, "groups");
+    ref.groups = parse_groups(o, "groups", version);
     m.refinements.push_back(std::move(ref));
   }
   const nlohmann::json& harness = r.array("harness");

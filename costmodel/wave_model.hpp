@@ -9,9 +9,11 @@
 //   t = max(c0 + cw * waves / (r f) + cf * flops / (r P) + cq * Fq / (r P),   compute: fill the SMs
 //           d0 + dh * hbm_bytes / H + dl * l2_bytes / (S * f))                 memory: HBM or L2
 //
-// where r <= 1 is the share of the boost clock the board's power sustains under a long run of math
-// (wave_kernel.hpp, sustained_clock_ratio), from its board power, its process and one energy per FLOP
-// fitted with the coefficients.
+// where waves and Fq are those of the group's tile, or, in a group that chooses a tile per kernel (FP32
+// single products and convolutions: wave_kernel.hpp, chooses_tile), of the tile among tile_choices whose
+// compute regime is the least (cuBLAS and cuDNN pick a tile per shape); r <= 1 is the share of the boost
+// clock the board's power sustains under a long run of math (wave_kernel.hpp, sustained_clock_ratio), from
+// its board power, its process and one energy per FLOP fitted with the coefficients.
 //
 // Coefficients are >= 0 and the same on every GPU: c0, d0 ns (a kernel's fixed cost on the GPU), cw
 // cycles per wave (a tile's fill and drain), cf and cq the inverse efficiency of a full and of a
@@ -33,11 +35,12 @@
 // cost cannot be told from the host's dispatch inside the measurement, take kUnfittedFixedCostNs as
 // c0 and d0 (fixed_cost_fitted false).
 //
-// JSON ("format": "mutwo-wave-model", "version": 3; unknown fields are errors; version 1, written before
+// JSON ("format": "mutwo-wave-model", "version": 4; unknown fields are errors; version 1, written before
 // the power limit, is read with energy_pj_per_flop 0; versions 1 and 2, written before a harness was kept
-// per group, with each harness entry for every group of its set):
+// per group, with each harness entry for every group of its set; versions 1 to 3, written before a tile
+// was chosen per kernel, with tile_choice false):
 //   {"format", "version", "fitted_on", "method", "inputs": [...], "energy_pj_per_flop",
-//    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "compute": [c0, cw, cf, cq],
+//    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "compute": [c0, cw, cf, cq],
 //                "memory": [d0, dh, dl], "fixed_cost_fitted", "rows", "devices": [...],
 //                "error": {"median", "mean", "max"}}, ...],
 //    "refinements": [{"device": "t4", "groups": [...]}, ...],
@@ -64,6 +67,8 @@ inline constexpr double kUnfittedFixedCostNs = 1'700.0 + 750.0;
 struct WaveGroupFit {
   WaveGroupKey key;
   TileShape tile;  // gemm-like groups; ignored otherwise
+  // Each kernel runs the quickest of tile_choices(tile) (wave_kernel.hpp, chooses_tile); else `tile`.
+  bool tile_choice = false;
   std::array<double, kWaveComputeTerms> compute{};
   std::array<double, kWaveMemoryTerms> memory{};
   bool fixed_cost_fitted = true;     // false: c0 = d0 = kUnfittedFixedCostNs
@@ -126,6 +131,10 @@ struct WaveModel {
   // none when no device matches.
   RefinementMatch refinement_for(const DeviceSpec& device) const;
 };
+
+// A group's tile as tables print it: "128x64", "<=128x64" where each kernel chooses up to it, "" for a
+// bandwidth-bound group.
+std::string wave_tile_text(const WaveGroupFit& group);
 
 // One regime of the formula above on a kernel's features (compute: true for the first line), with
 // kUnfittedFixedCostNs for a group without a fitted fixed cost.

@@ -258,8 +258,8 @@ TEST_CASE("the fit recovers the power limit's energy from a throttled T4 beside 
   // Kernels priced by one known gemm group at 20 pJ per FLOP: the T4 at 0.576 of its clock, the A100
   // at its boost. The grid (4 ... 128 pJ by sqrt 2, then 2^(1/4) and 2^(1/8) around the best) lands
   // within 2^(1/16) of 20 pJ, and the coefficients near the truth.
-  const WaveGroupFit truth =
-      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  WaveGroupFit truth = wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  truth.tile_choice = true;  // as the fit prices FP32 single products (chooses_tile)
   std::vector<CalibrationRow> rows;
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> dim(64, 4096);
@@ -286,8 +286,8 @@ TEST_CASE("the fit recovers the power limit's energy from a throttled T4 beside 
 TEST_CASE("the fit recovers a known model across two GPUs, and an eager-op set's harness") {
   // Kernels priced by a known gemm group on an A100 and a V100, timed back to back; one more set
   // on the V100 timed as eager ops, each 20 us of harness on top.
-  const WaveGroupFit truth =
-      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  WaveGroupFit truth = wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  truth.tile_choice = true;  // as the fit prices FP32 single products (chooses_tile)
   std::vector<CalibrationRow> rows;
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> dim(64, 4096);
@@ -341,18 +341,34 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
   const WaveModel back = parse_wave_model(text, "w.json");
   CHECK(wave_model_json(back) == text);
   CHECK(back.groups[0].tile.m == 256);
+  CHECK_FALSE(back.groups[0].tile_choice);
+  WaveModel chooser = m;
+  chooser.groups[0].key.math = "cuda";
+  chooser.groups[0].tile_choice = true;
+  CHECK(parse_wave_model(wave_model_json(chooser), "w.json").groups[0].tile_choice);
   const auto bad = [&](const std::string& from, const std::string& to) {
     std::string t = text;
     t.replace(t.find(from), from.size(), to);
     return error_of([&] { parse_wave_model(t, "w.json"); });
   };
-  CHECK(bad("\"version\": 3", "\"version\": 4") ==
-        "wave model 'w.json': field 'version' = 4 is not supported (this mutwo reads versions 1 to 3)");
+  CHECK(bad("\"version\": 4", "\"version\": 5") ==
+        "wave model 'w.json': field 'version' = 5 is not supported (this mutwo reads versions 1 to 4)");
   CHECK(bad("\"energy_pj_per_flop\": 17.5", "\"energy_pj_per_flop\": -1") ==
         "wave model 'w.json': field 'energy_pj_per_flop' = -1 must be a finite number >= 0");
+  // Only an FP32 group of single products or convolutions chooses a tile per kernel (chooses_tile).
+  CHECK(bad("\"tile_choice\": false", "\"tile_choice\": true") ==
+        "wave model 'w.json': groups 0: field 'tile_choice' = true, but group gemm (tensor) runs one tile");
+  // A version 3 file (before a tile per kernel) has no tile_choice: every group runs its one tile.
+  std::string v3 = text;
+  v3.replace(v3.find("\"version\": 4"), 12, "\"version\": 3");
+  CHECK(error_of([&] { parse_wave_model(v3, "w.json"); }).find("tile_choice") != std::string::npos);
+  const std::string choice_field = "      \"tile_choice\": false,\n";
+  REQUIRE(v3.find(choice_field) != std::string::npos);
+  v3.replace(v3.find(choice_field), choice_field.size(), "");
+  CHECK_FALSE(parse_wave_model(v3, "w.json").groups.at(0).tile_choice);
   // A version 1 file (before the power limit) reads with no limit; it may not carry the energy.
   // A version 2 file (before a harness per group) holds each harness for every group of its set.
-  std::string v2 = text;
+  std::string v2 = v3;
   v2.replace(v2.find("\"version\": 3"), 12, "\"version\": 2");
   CHECK(error_of([&] { parse_wave_model(v2, "w.json"); }).find("harness 0") != std::string::npos);
   const std::string group_fields =

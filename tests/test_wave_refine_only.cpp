@@ -41,11 +41,13 @@ std::vector<CalibrationRow> timed(const char* gpu, const WaveGroupFit& truth, un
 }  // namespace
 
 TEST_CASE("refine-only rows refine their GPU and leave the cross-GPU groups as the others fit them") {
-  const WaveGroupFit public_truth =
+  WaveGroupFit public_truth =
       wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  public_truth.tile_choice = true;  // as the fit prices FP32 single products (chooses_tile)
   // The H100 runs the same GEMMs at half the rate: what no public GPU says.
-  const WaveGroupFit h100_truth =
+  WaveGroupFit h100_truth =
       wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 2.2, 0.4}, {1'500, 1.3, 0});
+  h100_truth.tile_choice = true;  // as the fit prices FP32 single products (chooses_tile)
   std::vector<CalibrationRow> rows = timed("a100-40gb", public_truth, 1);
   const std::vector<CalibrationRow> v100 = timed("v100-16gb", public_truth, 2);
   rows.insert(rows.end(), v100.begin(), v100.end());
