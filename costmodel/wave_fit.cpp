@@ -81,13 +81,13 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   std::vector<char> compute_bound;
   features.reserve(members.size());
   // A group that chooses a tile per kernel (chooses_tile): each round prices every row at the quickest
-  // of its tiles under the coefficients just fitted, as the regimes are picked; the first round runs
+  // of its tiles under the coefficients just fitted, as the regimes are picked, and is scored as priced
+  // (every candidate of the grid alike, a largest tile with no smaller one too); the first round runs
   // the largest.
-  const std::vector<TileShape> tiles = chooses_tile(key) ? tile_choices(tile) : std::vector<TileShape>{tile};
-  std::vector<std::vector<WaveFeatures>> options(tiles.size() > 1 ? members.size() : 0);
+  std::vector<std::vector<WaveFeatures>> options(chooses_tile(key) ? members.size() : 0);
   for (size_t r = 0; r < options.size(); ++r) {
     const size_t i = members[r];
-    for (const TileShape& t : tiles)
+    for (const TileShape& t : tile_choices(tile))
       options[r].push_back(
           wave_features(w.kernels[i], t, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
   }

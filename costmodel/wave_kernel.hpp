@@ -92,7 +92,7 @@ bool is_gemm_like(const WaveGroupKey& key);
 // GEMMs, whose strided-batched kernels keep one tile per GPU (16,588 of the A100's 16,661 bmm rows ran
 // 128x128), nor the tensor-core groups, fitted on two GPUs' half-precision kernels (DeepBench's V100 and
 // T4): given the choice they priced TF32 convolutions up to 1.8x too fast end to end (MobileNet-V2 on the
-// A100 +87 %, ResNet-50 +22 %; costmodel/README.md, "Measured: a tile per kernel").
+// A100 +87 %, ResNet-50 +22 %; costmodel/README.md, "A tile per kernel").
 bool chooses_tile(const WaveGroupKey& key);
 // The tiles a kernel of such a group may run, its group's tile (the largest) first: every candidate of
 // kTileCandidates no larger on either side, either way round (cuBLAS's 128x32 and 32x128).

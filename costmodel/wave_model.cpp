@@ -195,7 +195,8 @@ double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, cons
   }
   double compute = wave_regime_ns(group, f, true);
   if (group.tile_choice) {
-    for (const TileShape& t : tile_choices(group.tile)) {
+    for (const TileShape& t : tile_choices(group.tile)) {  // the group's tile, priced above, first
+      if (t.m == group.tile.m && t.n == group.tile.n) continue;
       compute = std::min(compute, wave_regime_ns(group, wave_features(kernel, t, device, clock_ratio), true));
     }
   }

@@ -33,11 +33,11 @@ mutwo_cli_test(calibrate_waves_ln
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --date 2026-11-26 -o waves-ln.json
                DEFINES "STDOUT_REGEX=wave model across GPUs.*norm +[0-9]+ +5 .*wrote waves-ln.json"
                PROPERTIES FIXTURES_SETUP cli_waves_ln)
-# The power limit's energy from DeepBench's five GPUs alone: the 70 W T4's kernels set it (19.03 pJ, the
-# grid's 16 * 2^(1/4)), the 250-300 W boards hold their boost clock; the ln rows have no GEMM to tell.
+# The power limit's energy from DeepBench's five GPUs alone: the 70 W T4's kernels set it (17.45 pJ, the
+# grid's 16 * 2^(1/8)), the 250-300 W boards hold their boost clock; the ln rows have no GEMM to tell.
 mutwo_cli_test(calibrate_waves_power_limit
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv
-               DEFINES "STDOUT_REGEX=power limit: 19.03 pJ per FP32 FLOP on TSMC 16FF[+]. share of boost clock on math: v100-16gb 1.00 p100-pcie-16gb 1.00 gtx1080ti 1.00 titan-xp 1.00 t4 0.61")
+               DEFINES "STDOUT_REGEX=power limit: 17.45 pJ per FP32 FLOP on TSMC 16FF[+]. share of boost clock on math: v100-16gb 1.00 p100-pcie-16gb 1.00 gtx1080ti 1.00 titan-xp 1.00 t4 0.66")
 mutwo_cli_test(calibrate_waves_no_power_limit
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
                DEFINES "STDOUT_REGEX=power limit: none")
