@@ -85,15 +85,22 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   // (every candidate of the grid alike, a largest tile with no smaller one too); the first round runs
   // the largest.
   std::vector<std::vector<WaveFeatures>> options(chooses_tile(key) ? members.size() : 0);
-  for (size_t r = 0; r < options.size(); ++r) {
-    const size_t i = members[r];
-    for (const TileShape& t : tile_choices(tile))
-      options[r].push_back(
-          wave_features(w.kernels[i], t, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
+  if (!options.empty()) {
+    const std::vector<TileShape> tiles = tile_choices(tile);
+    for (size_t r = 0; r < options.size(); ++r) {
+      const size_t i = members[r];
+      for (const TileShape& t : tiles)
+        options[r].push_back(
+            wave_features(w.kernels[i], t, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
+    }
   }
-  for (size_t i : members) {
+  for (size_t r = 0; r < members.size(); ++r) {
+    const size_t i = members[r];
     const WaveKernel& k = w.kernels[i];
-    features.push_back(wave_features(k, tile, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
+    // The largest tile: a choosing group's first option, already computed.
+    features.push_back(options.empty()
+                           ? wave_features(k, tile, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]])
+                           : options[r].front());
     weight.push_back(1.0 / set_rows[w.set_of[i]]);
     const DeviceSpec& d = w.devices[w.device_of[i]];
     compute_bound.push_back(k.sample.flops / k.peak_flops_per_ns >= k.sample.bytes / d.hbm_bytes_per_ns ? 1
