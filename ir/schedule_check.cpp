@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/memory_rule.hpp"
@@ -89,14 +90,23 @@ class ScheduleChecker {
     return seq_[static_cast<size_t>(a)] <= clock_[static_cast<size_t>(b) * streams_ + sa];
   }
 
-  void require_ordered(const Instruction& in, InstrId index, InstrId before, const std::string& what) const {
+  // `what` is a literal or a callable returning the message: formatted only on failure, since this
+  // runs for every read of every instruction of every schedule a search evaluates.
+  template <typename What>
+  void require_ordered(const Instruction& in, InstrId index, InstrId before, const What& what) const {
     if (happens_before(before, index)) return;
     const Instruction& b = s_.instructions[static_cast<size_t>(before)];
+    std::string text;
+    if constexpr (std::is_invocable_v<const What&>) {
+      text = what();
+    } else {
+      text = what;
+    }
     fail(in, index,
          fmt::format(
              "{} {} on stream {}, which is not ordered before it (same stream earlier or reached through "
              "waits)",
-             what, label(b, before), b.stream));
+             text, label(b, before), b.stream));
   }
 
   void check_sub_arrays() const {
@@ -241,7 +251,8 @@ class ScheduleChecker {
                : fmt::format("reads {} which is not resident (freed by instruction {})", tensor_label(id),
                              st.freed_by));
     }
-    require_ordered(in, index, st.maker, fmt::format("reads {} made resident by", tensor_label(id)));
+    require_ordered(in, index, st.maker,
+                    [&] { return fmt::format("reads {} made resident by", tensor_label(id)); });
     if (st.readers.empty() || st.readers.back() != index) st.readers.push_back(index);
   }
 
@@ -261,7 +272,7 @@ class ScheduleChecker {
                          tensor_label(id)));
       }
       require_ordered(in, index, st.host_maker,
-                      fmt::format("reads the host copy of {} made by", tensor_label(id)));
+                      [&] { return fmt::format("reads the host copy of {} made by", tensor_label(id)); });
     }
     for (TensorId id : op.inputs) {
       const TensorRole role = g_.tensor(id).role;
@@ -273,8 +284,9 @@ class ScheduleChecker {
                          tensor_label(id)));
       }
       for (InstrId r : st.host_readers) {
-        require_ordered(in, index, r,
-                        fmt::format("updates the host copy of {} still read by", tensor_label(id)));
+        require_ordered(in, index, r, [&] {
+          return fmt::format("updates the host copy of {} still read by", tensor_label(id));
+        });
       }
       st.host_maker = index;
       st.host_readers.clear();
@@ -319,7 +331,8 @@ class ScheduleChecker {
           TensorState& st = state_[static_cast<size_t>(id)];
           if (in.kind == InstrKind::recompute && st.resident) continue;  // kept; recomputed copy discarded
           if (!st.resident && st.freed_by != kNoId) {
-            require_ordered(in, index, st.freed_by, fmt::format("rebuilds {} freed by", tensor_label(id)));
+            require_ordered(in, index, st.freed_by,
+                            [&] { return fmt::format("rebuilds {} freed by", tensor_label(id)); });
           }
           st.resident = true;
           st.maker = index;

@@ -2,10 +2,12 @@
 """Fault injection on the results database (issue 20): `mutwo experiment` and `mutwo db merge` killed
 with SIGKILL at many points, then checked, resumed and compared with an uninterrupted run.
 
-    /usr/bin/python3 scripts/kill-experiment.py build/cli/mutwo [--kills 12]
+    /usr/bin/python3 scripts/kill-experiment.py build/cli/mutwo [--kills 12] [--sweep small]
 
-A strategies sweep of bert-mini arrays (48 configurations x 4 strategies, a few seconds with one
-job) runs uninterrupted into ref.db. Then into one database, again and again: start the same
+A strategies sweep of bert-mini and resnet-mini arrays (48 configurations x 4 strategies, a few
+seconds with one job; `--sweep small`: 12 of them, for a sanitized build where every sweep is 13
+times slower and the kills, 30 to 430 ms in, land in its first configuration anyway) runs
+uninterrupted into ref.db. Then into one database, again and again: start the same
 sweep (it resumes where the last one was killed), SIGKILL it 30 to 430 ms in, and after every kill
 check `PRAGMA integrity_check` and that no configuration is stored twice; finally run it to the end.
 Its rows must equal ref.db's: the same configurations, series, feasibility and metric values (run
@@ -26,12 +28,19 @@ title = "SIGKILL fault injection"
 kind = "strategies"
 figures = ["breakdown"]
 [sweep]
-models = [{ name = "bert-mini", batch_sizes = [2, 4, 8, 16] }, { name = "resnet-mini", batch_sizes = [2, 4] }]
-model_counts = [2, 3, 4, 5]
+{models}
 gpus = ["a100-40gb"]
 memory_limits = ["device", "1.6MiB"]
 strategies = ["sequential", "hfta", "hfta+capuchin", "mutwo"]
 """
+
+
+SWEEPS = {
+    "full": """models = [{ name = "bert-mini", batch_sizes = [2, 4, 8, 16] }, { name = "resnet-mini", batch_sizes = [2, 4] }]
+model_counts = [2, 3, 4, 5]""",
+    "small": """models = [{ name = "bert-mini", batch_sizes = [2, 4] }, { name = "resnet-mini", batch_sizes = [2] }]
+model_counts = [2, 3]""",
+}
 
 
 def rows(db):
@@ -99,12 +108,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mutwo")
     parser.add_argument("--kills", type=int, default=12, help="kills per phase")
+    parser.add_argument("--sweep", choices=sorted(SWEEPS), default="full", help="the sweep's size")
     args = parser.parse_args()
     mutwo = os.path.abspath(args.mutwo)
     work = tempfile.mkdtemp(prefix="mutwo-kill-")
     spec = os.path.join(work, "killed.toml")
     with open(spec, "w") as f:
-        f.write(SPEC)
+        f.write(SPEC.replace("{models}", SWEEPS[args.sweep]))
     run = lambda db, *extra: [mutwo, "experiment", spec, "--db", db, "--out", work, "--jobs", "1", *extra]
 
     start = time.monotonic()
