@@ -7,13 +7,16 @@ The ratio is what fusion buys: above 1, the fused step is faster. Memory is not 
 (--memory 1TiB). Predictions only: which of them a GPU confirms is docs/VALIDATION.md's business.
 
 usage: scripts/fusion-table.py [path/to/mutwo] [docs/FIDELITY.md]"""
+import collections
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_section import write_section  # noqa: E402
+from validation_kernels import timeline_op_ns  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTWO = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "cli", "mutwo")
@@ -36,6 +39,71 @@ def step_ns(model, batch, gpu, source, host, models):
     if run.returncode != 0:
         return None, run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "failed"
     return json.loads(run.stdout)["prediction"]["step_time_ns"], ""
+
+
+def kind_ns(model, batch, gpu, source, host, models):
+    """op kind -> the source's price of one step's ops of that kind (ns), from the simulated timeline."""
+    with tempfile.TemporaryDirectory() as tmp:
+        schedule = os.path.join(tmp, "schedule.json")
+        cmd = [MUTWO, "simulate", "--model", model, "--batch", str(batch), "--gpu", gpu, "--cost-source", source,
+               "--host-mode", host, "--memory", "1TiB", "--save-schedule", schedule]
+        if models > 1:
+            cmd += ["--models", str(models), "--partition", str(models)]
+        ns = timeline_op_ns(MUTWO, cmd)
+        ops = json.load(open(schedule))["graph"]["ops"]
+    out = collections.defaultdict(float)
+    for op, t in ns.items():
+        out[ops[op]["kind"]] += t
+    return out
+
+
+def measured_kinds(path):
+    """op kind -> (measured ms, {source: its price / measured}) from docs/VALIDATION.md's per-kind table
+    (the H200 lease's plain runs of 4 fused models); empty where the file or table is missing."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    inside = False
+    for line in open(path):
+        if line.startswith("## Where the default source's error comes from"):
+            inside = True
+        elif line.startswith("## "):
+            inside = False
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if inside and len(cells) == 9 and cells[2].endswith(" ms"):
+            ratio = lambda c: float(c) if c != "-" else None  # noqa: E731
+            out[cells[0]] = (float(cells[2][:-3]), {"waves": ratio(cells[4]), "calibrated": ratio(cells[6]),
+                                                    "analytic": ratio(cells[8])})
+    return out
+
+
+def why_they_part(model, batch, gpu, host, faster):
+    """Which op kinds make the sources part on a disagreement, and what the H200 lease measured of them."""
+    saved = {}  # source -> kind -> 8 x one model's price - the fused step's price (ns): what fusing saves
+    for source in faster:
+        one = kind_ns(model, batch, gpu, source, host, 1)
+        eight = kind_ns(model, batch, gpu, source, host, 8)
+        saved[source] = {k: 8 * one.get(k, 0.0) - eight.get(k, 0.0) for k in set(one) | set(eight)}
+    yes = [s for s, f in faster.items() if f]
+    no = [s for s, f in faster.items() if not f]
+    mean = lambda group, k: sum(saved[s].get(k, 0.0) for s in group) / len(group)  # noqa: E731
+    kinds = sorted({k for s in saved.values() for k in s}, key=lambda k: mean(no, k) - mean(yes, k))
+    measured = measured_kinds(os.path.join(ROOT, "docs", "VALIDATION.md"))
+    parts = []
+    for k in kinds[:2]:
+        text = f"`{k}`: fusing 8 saves " + ", ".join(f"{saved[s].get(k, 0.0) / 1e6:+.1f} ms by {s}" for s in faster)
+        if k in measured:
+            ms, ratio = measured[k]
+            priced = {s: ratio[s] for s in faster if ratio.get(s) is not None}
+            text += (f"; the H200 lease measured {ms:.2f} ms of such ops at 4 fused, priced at " +
+                     ", ".join(f"{r:.2f}x by {s}" for s, r in priced.items()))
+            best = min(abs(r - 1) for r in priced.values())
+            closest = [s for s, r in priced.items() if abs(r - 1) == best]
+            text += f" (closest: {' and '.join(closest)}, the {'faster' if faster[closest[0]] else 'slower'} side)"
+        parts.append(text)
+    others = kinds[2:]
+    rest = ", ".join(f"{sum(saved[s].get(k, 0.0) for k in others) / 1e6:+.1f} ms by {s}" for s in faster)
+    return f"{model} on {gpu} ({host}): " + "; ".join(parts) + f"; every other kind together saves {rest}"
 
 
 def main():
@@ -81,8 +149,9 @@ def main():
             for h, host in enumerate(HOSTS):
                 faster = {s: 8 * c[h][0] / c[h][1] > 1 for (m, b, g, s, c) in rows if m == model and g == gpu}
                 if len(set(faster.values())) > 1:
-                    disagreements.append(f"{model} on {gpu} ({host}): " +
-                                         ", ".join(f"{s} {'faster' if f else 'slower'}" for s, f in faster.items()))
+                    disagreements.append((f"{model} on {gpu} ({host}): " +
+                                          ", ".join(f"{s} {'faster' if f else 'slower'}" for s, f in faster.items()),
+                                          why_they_part(model, batch, gpu, host, faster)))
     lines.append("")
     lines.append(
         "Why these changed in this round. HFTA fuses k models' convolutions into one grouped convolution "
@@ -158,7 +227,15 @@ def main():
         "A100's rows not at all.")
     lines.append("")
     if disagreements:
-        lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(disagreements) + ".")
+        lines.append("Sources that disagree on whether fusing is faster: " + "; ".join(d for d, _ in disagreements) +
+                     ". Where they part, by op kind (each source's price of 8 one-model steps less the fused "
+                     "step's, summed over the kind's ops) for the two kinds on which the faster sources save "
+                     "most over the slower ones, beside the lease's measurement of the same kind where it has "
+                     "one (docs/VALIDATION.md, \"kernel time per op kind\": each source's price of those ops over "
+                     "their measured time):")
+        lines.append("")
+        for _, why in disagreements:
+            lines.append(f"- {why}.")
     else:
         lines.append("Every source that prices a GPU agrees on the direction for every model and host mode "
                      "(fusing 8 is never predicted slower).")

@@ -113,7 +113,7 @@ def catalog_devices(mutwo, folder):
     return {line.split()[0] for line in lines[start:] if line.strip()}
 
 
-def _timeline_op_ns(mutwo, cmd):
+def timeline_op_ns(mutwo, cmd):
     """op id -> mean device time per step of its compute events in a simulated timeline; None where the
     source cannot price the schedule (no calibrated profile for the device)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,12 +135,13 @@ def op_prices(mutwo, schedule, gpu, source, profile, host_mode="libtorch"):
            host_mode or "libtorch", "--cost-source", source]
     if source == "calibrated" and profile:
         cmd += ["--profile", profile]
-    return _timeline_op_ns(mutwo, cmd)
+    return timeline_op_ns(mutwo, cmd)
 
 
 def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
-    """Measured kernel time per op kind (the plain runs' traces) against the waves and calibrated prices."""
-    sums = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+    """Measured kernel time per op kind (the plain runs' traces) against the waves, calibrated and analytic
+    prices."""
+    sums = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0])
     models = []
     for row in manifest:
         if row["group"] != "matrix" or not row["label"].endswith("-plain") or row["traces"] in ("", "-"):
@@ -150,37 +151,41 @@ def op_kind_gap_lines(mutwo, work, manifest, profile, top=14):
         ops = json.load(open(schedule))["graph"]["ops"]
         waves = op_prices(mutwo, schedule, row["gpu"], "waves", profile, row["host_mode"])
         calibrated = op_prices(mutwo, schedule, row["gpu"], "calibrated", profile, row["host_mode"])
-        if waves is None:
+        analytic = op_prices(mutwo, schedule, row["gpu"], "analytic", profile, row["host_mode"])
+        if waves is None or analytic is None:
             continue
         for op, measured in enumerate(trace["op_duration_ns"]):
             s = sums[ops[op]["kind"]]
             s[0] += measured
             s[1] += waves.get(op, 0.0)
             s[2] += calibrated.get(op, 0.0) if calibrated is not None else float("nan")
-            s[3] += 1
+            s[3] += analytic.get(op, 0.0)
+            s[4] += 1
         models.append(row["label"][: -len("-plain")])
     if not sums:
         return []
-    total = [sum(v[i] for v in sums.values()) for i in range(3)]
+    total = [sum(v[i] for v in sums.values()) for i in range(4)]
     lines = ["## Where the default source's error comes from: kernel time per op kind", "",
              "The plain runs of " + ", ".join(models) + " (4 fused models each): each op's kernel time as the "
              "executor's profiler measured it (CUDA events around the op, median of 6 steps: the measured "
              "source's input), summed per op kind over the six models, against the price of the same ops by the "
-             "waves source (the default) and the calibrated source (this GPU's bench-ops profile). The step-time "
-             "errors above follow from these sums.", "",
-             "| op kind | ops | measured | waves | waves / measured | calibrated | calibrated / measured |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "waves source (the default), the calibrated source (this GPU's bench-ops profile) and the analytic "
+             "roofline. The step-time errors above follow from these sums; docs/FIDELITY.md's fusion table cites "
+             "its rows where cost sources part.", "",
+             "| op kind | ops | measured | waves | waves / measured | calibrated | calibrated / measured | analytic "
+             "| analytic / measured |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     ranked = sorted(sums.items(), key=lambda kv: -kv[1][0])
-    def row(name, n, m, w, c):
+    def row(name, n, m, w, c, a):
         ms = lambda x: "-" if math.isnan(x) else f"{x / 1e6:.2f} ms"  # noqa: E731
         ratio = lambda x: "-" if math.isnan(x) or not m else f"{x / m:.2f}"  # noqa: E731
-        return f"| {name} | {n} | {ms(m)} | {ms(w)} | {ratio(w)} | {ms(c)} | {ratio(c)} |"
+        return f"| {name} | {n} | {ms(m)} | {ms(w)} | {ratio(w)} | {ms(c)} | {ratio(c)} | {ms(a)} | {ratio(a)} |"
 
-    for kind, (m, w, c, n) in ranked[:top]:
-        lines.append(row(kind, n, m, w, c))
+    for kind, (m, w, c, a, n) in ranked[:top]:
+        lines.append(row(kind, n, m, w, c, a))
     rest = ranked[top:]
     if rest:
-        lines.append(row(f"{len(rest)} other kinds", sum(v[3] for _, v in rest),
-                         *(sum(v[i] for _, v in rest) for i in range(3))))
-    lines.append(row("**all**", sum(v[3] for v in sums.values()), *total))
+        lines.append(row(f"{len(rest)} other kinds", sum(v[4] for _, v in rest),
+                         *(sum(v[i] for _, v in rest) for i in range(4))))
+    lines.append(row("**all**", sum(v[4] for v in sums.values()), *total))
     return lines + [""]
