@@ -2,7 +2,7 @@
 # The databases are written by make_results_fixture through the library (no binary fixture is
 # checked in); its six runs and their hand-derived errors are listed in make_results_fixture.cpp.
 add_executable(make_results_fixture make_results_fixture.cpp)
-target_link_libraries(make_results_fixture PRIVATE mutwo::experiments mutwo_warnings)
+target_link_libraries(make_results_fixture PRIVATE mutwo::experiments mutwo_warnings mutwo_glue_flags)
 add_test(NAME cli_compare_fixture_runs COMMAND make_results_fixture runs ${MUTWO_CLI_OUT}/compare-runs.db)
 add_test(NAME cli_compare_fixture_empty COMMAND make_results_fixture empty ${MUTWO_CLI_OUT}/compare-empty.db)
 set_tests_properties(cli_compare_fixture_runs PROPERTIES FIXTURES_SETUP cli_compare_runs_db)
