@@ -321,6 +321,17 @@ TEST_CASE("each validation rule names the first offending instruction") {
           "(swap_out tensor 3 'fc') on stream 1, which is not ordered before it (same stream "
           "earlier or reached through waits)");
   }
+  SUBCASE("recompute on another stream not ordered after the free of the old copy") {
+    Script sc;
+    sc.compute(0);
+    sc.compute(1);
+    sc.free(kFc);
+    sc.add(InstrKind::recompute, 0, kFirstExtraComputeStream);  // no wait for instruction 2
+    CHECK(error_of(sc.s) ==
+          "instruction 3 (recompute op 0 'fc'): rebuilds tensor 3 'fc' freed by instruction 2 (free "
+          "tensor 3 'fc') on stream 0, which is not ordered before it (same stream earlier or reached "
+          "through waits)");
+  }
   SUBCASE("swap_in not ordered after the free of the old copy") {
     Script sc = swapped_fc(true, /*swap_in_waits_for_free=*/false);
     CHECK(error_of(sc.s) ==
