@@ -393,6 +393,14 @@ TEST_CASE("host stream rules: host copies only, stale device copies refused, onl
                        "instruction 23 (compute op 6 's0/fc.weight.sgd_step'): runs on the host and reads tensor 9 "
                        "'s0/fc.weight.grad', which has no host copy (swap it out first)",
                        ScheduleError);
+  // The host update not waiting for the gradient's copy: it could read the host copy before it lands.
+  Schedule unordered = good;
+  unordered.instructions[static_cast<size_t>(find(good, "c6"))].waits.clear();
+  CHECK_THROWS_WITH_AS(validate_schedule(unordered),
+                       "instruction 24 (compute op 6 's0/fc.weight.sgd_step'): reads the host copy of tensor 9 "
+                       "'s0/fc.weight.grad' made by instruction 17 (swap_out tensor 9 's0/fc.weight.grad') on "
+                       "stream 1, which is not ordered before it (same stream earlier or reached through waits)",
+                       ScheduleError);
   // Without the weight's free, its device copy would go stale under the host's update.
   CHECK_THROWS_WITH_AS(validate_schedule(without(good, find(good, "f1"))),
                        "instruction 23 (compute op 6 's0/fc.weight.sgd_step'): updates tensor 1 's0/fc.weight' on "
