@@ -30,12 +30,18 @@ SOURCES = ["waves", "analytic", "calibrated"]
 HOSTS = ["none", "eager"]
 
 
-def step_ns(model, batch, gpu, source, host, models):
+def simulate_cmd(model, batch, gpu, source, host, models):
+    """`mutwo simulate` of `models` copies of a zoo model, fused in one sub-array, with memory no object."""
     cmd = [MUTWO, "simulate", "--model", model, "--batch", str(batch), "--gpu", gpu, "--cost-source", source,
-           "--host-mode", host, "--memory", "1TiB", "--json"]
+           "--host-mode", host, "--memory", "1TiB"]
     if models > 1:
         cmd += ["--models", str(models), "--partition", str(models)]
-    run = subprocess.run(cmd, capture_output=True, text=True)
+    return cmd
+
+
+def step_ns(model, batch, gpu, source, host, models):
+    run = subprocess.run(simulate_cmd(model, batch, gpu, source, host, models) + ["--json"], capture_output=True,
+                         text=True)
     if run.returncode != 0:
         return None, run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "failed"
     return json.loads(run.stdout)["prediction"]["step_time_ns"], ""
@@ -45,11 +51,8 @@ def kind_ns(model, batch, gpu, source, host, models):
     """op kind -> the source's price of one step's ops of that kind (ns), from the simulated timeline."""
     with tempfile.TemporaryDirectory() as tmp:
         schedule = os.path.join(tmp, "schedule.json")
-        cmd = [MUTWO, "simulate", "--model", model, "--batch", str(batch), "--gpu", gpu, "--cost-source", source,
-               "--host-mode", host, "--memory", "1TiB", "--save-schedule", schedule]
-        if models > 1:
-            cmd += ["--models", str(models), "--partition", str(models)]
-        ns = timeline_op_ns(MUTWO, cmd)
+        ns = timeline_op_ns(MUTWO, simulate_cmd(model, batch, gpu, source, host, models) +
+                            ["--save-schedule", schedule])
         ops = json.load(open(schedule))["graph"]["ops"]
     out = collections.defaultdict(float)
     for op, t in ns.items():
@@ -77,7 +80,7 @@ def measured_kinds(path):
     return out
 
 
-def why_they_part(model, batch, gpu, host, faster):
+def why_they_part(model, batch, gpu, host, faster, measured):
     """Which op kinds make the sources part on a disagreement, and what the H200 lease measured of them."""
     saved = {}  # source -> kind -> 8 x one model's price - the fused step's price (ns): what fusing saves
     for source in faster:
@@ -88,7 +91,6 @@ def why_they_part(model, batch, gpu, host, faster):
     no = [s for s, f in faster.items() if not f]
     mean = lambda group, k: sum(saved[s].get(k, 0.0) for s in group) / len(group)  # noqa: E731
     kinds = sorted({k for s in saved.values() for k in s}, key=lambda k: mean(no, k) - mean(yes, k))
-    measured = measured_kinds(os.path.join(ROOT, "docs", "VALIDATION.md"))
     parts = []
     for k in kinds[:2]:
         text = f"`{k}`: fusing 8 saves " + ", ".join(f"{saved[s].get(k, 0.0) / 1e6:+.1f} ms by {s}" for s in faster)
@@ -142,8 +144,9 @@ def main():
         lines.append(f"| {model} | {batch} | {gpu} | {source} | {one_n / 1e6:.2f} ms | {eight_n / 1e6:.2f} ms | "
                      f"{8 * one_n / eight_n:.2f}x | {one_e / 1e6:.2f} ms | {eight_e / 1e6:.2f} ms | "
                      f"{8 * one_e / eight_e:.2f}x |")
-    # Where sources disagree on the direction.
+    # Where sources disagree on the direction, beside the lease's per-kind measurements.
     disagreements = []
+    measured = measured_kinds(os.path.join(ROOT, "docs", "VALIDATION.md"))
     for model, batch in MODELS:
         for gpu in GPUS:
             for h, host in enumerate(HOSTS):
@@ -151,7 +154,7 @@ def main():
                 if len(set(faster.values())) > 1:
                     disagreements.append((f"{model} on {gpu} ({host}): " +
                                           ", ".join(f"{s} {'faster' if f else 'slower'}" for s, f in faster.items()),
-                                          why_they_part(model, batch, gpu, host, faster)))
+                                          why_they_part(model, batch, gpu, host, faster, measured)))
     lines.append("")
     lines.append(
         "Why these changed in this round. HFTA fuses k models' convolutions into one grouped convolution "
