@@ -17,7 +17,8 @@ targets=(fuzz_trace_json fuzz_schedule_json fuzz_kineto fuzz_execution_trace fuz
 if [ "$#" -gt 1 ]; then targets=("${@:2}"); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DMUTWO_FUZZ=ON \
-  -DMUTWO_SANITIZE=address,undefined -DMUTWO_WITH_TORCH=OFF -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF >/dev/null
+  -DMUTWO_SANITIZE=address,undefined -DMUTWO_WITH_TORCH=OFF -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 cmake --build "$build" --target "${targets[@]}"
 
 # Seeds: the fixtures each reader takes, decompressed (the targets read text), at most 256 KiB each.

@@ -29,7 +29,8 @@ else
   # The options scripts/fuzz.sh configures with, so that it finds this build as it is.
   cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DMUTWO_FUZZ=ON \
-    -DMUTWO_SANITIZE=address,undefined -DMUTWO_WITH_TORCH=OFF -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF >/dev/null
+    -DMUTWO_SANITIZE=address,undefined -DMUTWO_WITH_TORCH=OFF -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 fi
 cmake --build "$build"
 if [ "$full" -eq 1 ]; then

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config clang
+  build-essential cmake ninja-build pkg-config clang lld
   libeigen3-dev doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libfmt-dev libsqlite3-dev libbenchmark-dev zlib1g-dev
   python3-matplotlib python3-torch python3-torchvision
