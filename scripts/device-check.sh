@@ -47,8 +47,9 @@
 # under what is left. Reads the card; never changes its settings. The step log's tail is printed per
 # step.
 # Dry run without a GPU, the same stages on the CPU executor with the zoo's test-scale models and
-# an existing build (ctest's device_check_dry_run runs it; MUTWO_CHECK_PYTHON names a python3 with
-# torch and torchvision for the eager side, MUTWO_CHECK_WORK the work folder):
+# an existing build (ctest's device_check_lease_dry_run runs the lease so, device_check_dry_run the
+# stages matrix=bert compare; MUTWO_CHECK_PYTHON names a python3 with torch and torchvision for the
+# eager side, MUTWO_CHECK_WORK the work folder):
 #   MUTWO_CHECK_DEVICE=cpu MUTWO_CHECK_SCALE=mini MUTWO_CHECK_BUILD=build OUT=/tmp/o \
 #     MUTWO_CHECK_PYTHON=/usr/bin/python3 bash scripts/device-check.sh matrix speed bench compare
 # (`build` with MUTWO_CHECK_DEVICE=cpu MUTWO_TORCH_PREFIX=<dir with TorchConfig.cmake>

@@ -7,7 +7,9 @@
 # stored; the second call resumes (no step done before runs again, no run label is stored twice)
 # and ends with the kernel sample, the fusion runs (mutwo's and eager's), the whole matrix, the speed
 # runs, eager, bench-ops and compare; the validation
-# report lists both calls.
+# report lists both calls and has every section the staged dry run (device_check_dry_run) once
+# checked on the whole matrix: the accounted peak against the executor's, the step-time summary, the
+# measured and predicted fusion gains, every source's report and the figure.
 # Usage: tests/device_check_lease_dry_run.sh BUILD_DIR SCRATCH_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -68,7 +70,20 @@ mkdir "$scratch/unpacked"
 tar xzf "$scratch/out/device-check.tar.gz" -C "$scratch/unpacked"
 cmp "$work/runs.tsv" "$scratch/unpacked/runs.tsv" || fail "the pack's runs.tsv differs"
 /usr/bin/python3 "$root/scripts/validation-report.py" "$scratch/unpacked" --mutwo "$build/cli/mutwo" \
-  -o "$scratch/VALIDATION.md" >/dev/null
+  -o "$scratch/VALIDATION.md" --figure "$scratch/predicted_vs_measured.png" >/dev/null
+[ -s "$scratch/predicted_vs_measured.png" ] || fail "no figure"
+# The accounted peak against the executor's, over the whole matrix (tests/device_check_peaks.py).
+/usr/bin/python3 "$root/tests/device_check_peaks.py" "$scratch/unpacked" 12 || fail "peak memory"
+grep -Eq '^\| step time \| measured \| [1-9][0-9]* \|' "$scratch/VALIDATION.md" || fail "no step-time summary"
+# The fusion section: the measured source's gain of 2 fused over 1, from the fusion step's traces.
+grep -Eq '^\| resnet-mini \| 2 \| [0-9.]+x \| [0-9.]+x \([+-][0-9.]+ %\), [+-][0-9.]+ % \|$' "$scratch/VALIDATION.md" ||
+  fail "no measured-source fusion gain"
+# The GPU report's path (every source, the fusion gain predicted), on the same CPU data.
+/usr/bin/python3 "$root/scripts/validation-report.py" "$scratch/unpacked" --mutwo "$build/cli/mutwo" \
+  -o "$scratch/VALIDATION-all.md" --all-sources >/dev/null
+grep -Eq '^\| step time \| analytic \| [1-9][0-9]* \|' "$scratch/VALIDATION-all.md" || fail "no analytic summary"
+grep -Eq '^\| resnet-mini \| fp32 \| 4 \| [0-9.]+x \| - \| [0-9.]+x \|' "$scratch/VALIDATION-all.md" ||
+  fail "no predicted fusion gain"
 grep -Eq '^\| 1 \| matrix-dlrm \| skipped \| 0 \|' "$scratch/VALIDATION.md" || fail "the report lacks call 1's skipped step"
 grep -Eq '^\| 2 \| compare \| ok \|' "$scratch/VALIDATION.md" || fail "the report lacks call 2"
 echo "device_check_lease_dry_run: ok"
