@@ -4,7 +4,8 @@
 #
 #   bash scripts/sanitize.sh          clang, build-fuzz/: every library, the CLI, every test and the
 #                                     fuzz targets (scripts/fuzz.sh then reuses the build); the suite
-#                                     without the LibTorch executor. What .ci/run does.
+#                                     without the LibTorch executor and the full-scale data runs
+#                                     (label full_data). What .ci/run does.
 #   bash scripts/sanitize.sh --full   gcc, build-asan/: the same plus exec/ and every LibTorch-linked
 #                                     test (about 15 min to build and well over 15 to run on 2 cores,
 #                                     the README's own commands alone over 10: outside CI's budget).
@@ -42,6 +43,7 @@ if [ "$full" -eq 1 ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
     ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -R "$torch_cli" "$@"
 else
-  ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
+  # Less the full-scale data runs (label full_data, tests/CMakeLists.txt), which the Release build runs.
+  ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE full_data "$@"
 fi
 echo "sanitize: $build: every test passed under AddressSanitizer + UndefinedBehaviorSanitizer"
