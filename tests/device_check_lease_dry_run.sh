@@ -57,8 +57,10 @@ done
 [ "$(grep -c $'\tmatrix\t' "$work/runs.tsv")" -eq 24 ] || fail "expected 24 matrix runs in runs.tsv"
 [ "$(grep -c $'\tspeed\t' "$work/runs.tsv")" -eq 4 ] || fail "expected 4 speed runs in runs.tsv"
 [ "$(grep -c $'\tfusion\t' "$work/runs.tsv")" -eq 2 ] || fail "expected 2 fusion runs in runs.tsv"
+# The fusion step profiles each of its arrays: the measured source's gain needs every k's trace.
+for k in 1 2; do [ -s "$work/traces/resnet-mini-x$k.json" ] || fail "no fusion trace for k = $k"; done
 for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
-  kernels/linear/cpu.csv kernels/softmax/cpu.csv fused-conv.csv; do
+  kernels/linear/cpu.csv kernels/softmax/cpu.csv kernels/bmm/cpu.csv kernels/ln/cpu.csv fused-conv.csv; do
   [ -s "$work/$f" ] || fail "no $f"
 done
 # ops.csv: the three kernel groups' CSVs joined under one header.
