@@ -51,6 +51,25 @@ class DeviceReader : public support::TomlReader {
     if (t.get(key) == nullptr) return std::nullopt;
     return figure(t, key, zero_ok);
   }
+  // figure() times `scale` (GiB -> bytes, us -> ns), rounded to the whole number the spec holds: refused
+  // when that overflows int64 (1e15 GiB) or, unless zero_ok, rounds to 0 (1e-12 MiB of L2), naming the
+  // file's value rather than the spec's wrapped one.
+  int64_t scaled(const toml::table& t, std::string_view key, double scale, std::string_view unit,
+                 bool zero_ok = false) const {
+    const double v = figure(t, key, zero_ok) * scale;
+    constexpr double kMax = 9.0e18;  // under int64's 9.22e18
+    if (v > kMax) {
+      fail(t.get(key), key,
+           fmt::format("= {} is too large: {:.3g} {} overflow a 64-bit count", v / scale, v, unit));
+    }
+    const auto whole = static_cast<int64_t>(std::llround(v));
+    if (!zero_ok && whole == 0) fail(t.get(key), key, fmt::format("= {} rounds to 0", v / scale));
+    return whole;
+  }
+  int64_t optional_scaled(const toml::table& t, std::string_view key, double scale, std::string_view unit,
+                          int64_t fallback) const {
+    return t.get(key) == nullptr ? fallback : scaled(t, key, scale, unit, /*zero_ok=*/true);
+  }
 };
 
 }  // namespace
@@ -77,7 +96,7 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
   }
   d.description = r.string(root, "", "description");
   d.chip = r.optional_string(root, "", "chip").value_or("");
-  d.memory_bytes = static_cast<int64_t>(std::llround(r.figure(root, "memory_gib") * kGiB));
+  d.memory_bytes = r.scaled(root, "memory_gib", kGiB, "bytes");
   const auto whole = [&](std::string_view key, int64_t max) {
     const toml::node* n = root.get(key);
     if (n == nullptr) r.fail(&root, key, "is missing");
@@ -85,7 +104,7 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
   };
   d.sm_count = static_cast<int32_t>(whole("sm_count", 1 << 16));
   d.boost_clock_mhz = static_cast<int32_t>(whole("boost_clock_mhz", 100'000));
-  d.l2_bytes = static_cast<int64_t>(std::llround(r.figure(root, "l2_cache_mib") * kMiB));
+  d.l2_bytes = r.scaled(root, "l2_cache_mib", kMiB, "bytes");
   d.board_power_w = r.optional_figure(root, "board_power_w", false).value_or(0);
   d.process = r.optional_string(root, "", "process").value_or("");
   if (!d.process.empty() && find_process_node(d.process) == nullptr) {
@@ -111,16 +130,10 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
       gbps_to_bytes_per_ns(r.optional_figure(root, "h2d_gbps", false).value_or(link->pinned_gbps));
   d.d2h_bytes_per_ns =
       gbps_to_bytes_per_ns(r.optional_figure(root, "d2h_gbps", false).value_or(link->pinned_gbps));
-  const int64_t latency_ns =
-      static_cast<int64_t>(std::llround(r.optional_figure(root, "copy_latency_us", true)
-                                            .value_or(static_cast<double>(kCopyLatencyNs) / 1000.0) *
-                                        1000.0));
+  const int64_t latency_ns = r.optional_scaled(root, "copy_latency_us", 1000.0, "ns", kCopyLatencyNs);
   d.h2d_latency_ns = latency_ns;
   d.d2h_latency_ns = latency_ns;
-  d.launch_overhead_ns =
-      static_cast<int64_t>(std::llround(r.optional_figure(root, "launch_overhead_us", true)
-                                            .value_or(static_cast<double>(kLaunchOverheadNs) / 1000.0) *
-                                        1000.0));
+  d.launch_overhead_ns = r.optional_scaled(root, "launch_overhead_us", 1000.0, "ns", kLaunchOverheadNs);
   d.full_duplex = true;  // every GPU has separate H2D and D2H copy engines
   if (const toml::node* h = root.get("half_duplex")) {
     const auto* b = h->as_boolean();

@@ -139,6 +139,17 @@ TEST_CASE("a bad device file is refused with the file, the line, the key and the
   const DeviceSpec unlimited = parse_device_toml(a100_with("board_power_w", ""), "gpu.toml");
   CHECK(unlimited.board_power_w == 0);
   CHECK(unlimited.process == "TSMC N7");
+  // Figures the spec holds as whole bytes or ns: one that overflows a 64-bit count, or rounds to none, is
+  // refused with the file's value (it used to reach the spec wrapped, as memory_bytes =
+  // -9223372036854775808).
+  CHECK(refusal(a100_with("memory_gib", "memory_gib = 1e15")) ==
+        "gpu.toml:10: 'memory_gib' = 1000000000000000 is too large: 1.07e+24 bytes overflow a 64-bit count");
+  CHECK(refusal(a100_with("l2_cache_mib", "l2_cache_mib = 1e-12")) ==
+        "gpu.toml:13: 'l2_cache_mib' = 1e-12 rounds to 0");
+  CHECK(refusal(a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\ncopy_latency_us = 1e30")) ==
+        "gpu.toml:20: 'copy_latency_us' = 1e+30 is too large: 1e+33 ns overflow a 64-bit count");
+  CHECK(parse_device_toml(a100_with("memory_gib", "memory_gib = 8e9"), "gpu.toml").memory_bytes ==
+        8'589'934'592'000'000'000);
   // Optional figures: a measured link and launch overhead.
   const DeviceSpec measured = parse_device_toml(
       a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\nh2d_gbps = 22.5\nlaunch_overhead_us = 1.5"),
