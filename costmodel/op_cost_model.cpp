@@ -35,6 +35,15 @@ int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirect
                             direction_name(direction), bandwidth));
   }
   const double b = static_cast<double>(bytes);
+  // A copy past int64's ns (292 years) cannot be timed: refused, naming the figures, rather than
+  // converted out of range (1 GiB at --h2d-gbps 1e-300).
+  constexpr double kMaxCopyNs = 4.0e18;
+  if (!(b / bandwidth <= kMaxCopyNs - static_cast<double>(latency))) {
+    throw Error(
+        fmt::format("device '{}': a {} copy of {} bytes at {} bytes/ns (latency {} ns) takes longer than "
+                    "{:.0e} ns; the link's bandwidth is too small",
+                    device.name, direction_name(direction), bytes, bandwidth, latency, kMaxCopyNs));
+  }
   auto n = static_cast<int64_t>(std::ceil(b / bandwidth));
   // Correct a quotient that floating rounding pushed one past (or short of) the exact ceiling.
   if (n > 0 && static_cast<double>(n - 1) * bandwidth >= b) --n;

@@ -45,7 +45,8 @@ class OpCostModel {
 // latency + bytes / link bandwidth, rounded up to whole ns (documented rounding rule).
 // Rounding rule: the bandwidth term is the smallest whole number of ns n with n * bandwidth >= bytes
 // (1 GiB over 25 GB/s: 1073741824 / 25 = 42949672.96 -> 42949673 ns). A copy of 0 bytes issues no
-// DMA and takes 0 ns. Throws Error on negative bytes.
+// DMA and takes 0 ns. Throws Error on negative bytes, and on a copy longer than 4e18 ns (a bandwidth
+// near 0: 1 GiB at 1e-300 GB/s), which no int64 time holds.
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction);
 
 // op_durations_ns(model, graph)[i] = model.op_duration_ns(graph, graph.ops[i]).

@@ -155,6 +155,18 @@ TEST_CASE("a transfer takes latency plus bytes over bandwidth, rounded up to who
   CHECK(transfer_duration_ns(a100, 1, CopyDirection::host_to_device) == 10'001);
   CHECK(transfer_duration_ns(a100, 0, CopyDirection::host_to_device) == 0);
   CHECK_THROWS_AS(transfer_duration_ns(a100, -1, CopyDirection::host_to_device), mutwo::Error);
+  // A link so slow that the copy's ns overflow int64 (`--h2d-gbps 1e-300`) is refused, naming it; it
+  // used to reach the simulator as an event at -9.2e18 ns.
+  DeviceSpec crawl = a100;
+  crawl.h2d_bytes_per_ns = 1e-300;
+  CHECK_THROWS_WITH_AS(transfer_duration_ns(crawl, int64_t{1} << 30, CopyDirection::host_to_device),
+                       doctest::Contains("a host_to_device copy of 1073741824 bytes at 1e-300 bytes/ns"),
+                       mutwo::Error);
+  crawl.h2d_bytes_per_ns = 1.0 / 4.0e9;  // 1 GiB in 4.29e18 ns: just past the bound
+  CHECK_THROWS_AS(transfer_duration_ns(crawl, int64_t{1} << 30, CopyDirection::host_to_device), mutwo::Error);
+  crawl.h2d_bytes_per_ns = 1.0 / 3.0e9;  // 3.22e18 ns: still timed
+  CHECK(transfer_duration_ns(crawl, int64_t{1} << 30, CopyDirection::host_to_device) >
+        3'000'000'000'000'000'000);
   // PCIe 3.0 on V100: 12.5 B/ns -> 85,899,345.92 -> 85,899,346.
   CHECK(transfer_duration_ns(find_device("v100-32gb"), int64_t{1} << 30, CopyDirection::device_to_host) ==
         10'000 + 85'899'346);
