@@ -61,7 +61,11 @@ void expect_header(const std::vector<std::pair<int, std::string_view>>& lines, s
 int64_t ms_to_ns(std::string_view where, std::string_view field, std::string_view value) {
   const double ms = parse_double(where, field, value);
   if (!(ms > 0)) field_error(where, field, value, "must be > 0");
-  return std::llround(ms * 1e6);
+  // A kernel's time: past 1e6 ms (17 min) it is no kernel's, and its ns would pass int64 near 9.2e15 ms
+  // (1e308 used to reach the fit as -9.2e18 ns).
+  if (ms > kMaxKernelMs)
+    field_error(where, field, value, fmt::format("must be at most {:g} ms", kMaxKernelMs));
+  return std::max<int64_t>(1, std::llround(ms * 1e6));
 }
 
 int64_t positive(std::string_view where, std::string_view field, std::string_view value) {

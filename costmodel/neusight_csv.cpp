@@ -39,7 +39,7 @@ int64_t latency_ns(std::string_view where, const std::string& value) {
   if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(ms)) {
     field_error(where, "Latency", value, "must be a number (milliseconds)");
   }
-  if (!(ms > 0) || ms > 1e6) field_error(where, "Latency", value, "must be > 0 and at most 1e6 ms");
+  if (!(ms > 0) || ms > kMaxKernelMs) field_error(where, "Latency", value, "must be > 0 and at most 1e6 ms");
   return std::max<int64_t>(1, std::llround(ms * 1e6));
 }
 
