@@ -1,6 +1,7 @@
 #include "api/search.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "api/values.hpp"
 #include "ir/dtype.hpp"
@@ -8,6 +9,8 @@
 #include "support/error.hpp"
 #include "transforms/autodiff.hpp"
 #include "transforms/lean_ops.hpp"
+#include "zoo/exported_model.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::api {
 
@@ -47,6 +50,28 @@ policies::SearchConfig search_config(const SearchRequest& request, const costmod
 
   policies::SearchConfig config;
   for (const std::string& m : models) config.architectures.push_back(parse_model_count(m, model_config));
+  // One --seq-len (--image-size) for a mixed array reaches the models that take one; a value that none
+  // takes is refused (zoo::build_model refuses it for one model). Exported files refuse both themselves.
+  bool takes_seq = false;
+  bool takes_image = false;
+  std::vector<std::string> names;
+  for (policies::ArchitectureCount& a : config.architectures) {
+    const zoo::ModelInfo& info = zoo::find_model(a.model);
+    const bool file = info.family == zoo::kExportedModelFamily;
+    names.push_back(a.model);
+    takes_seq = takes_seq || file || info.default_seq_len > 0;
+    takes_image = takes_image || file || info.default_image_size > 0;
+    if (!file && info.default_seq_len == 0) a.config.seq_len = 0;
+    if (!file && info.default_image_size == 0) a.config.image_size = 0;
+  }
+  if (request.seq_len != 0 && !takes_seq) {
+    throw Error(fmt::format("--seq-len {}: no model of the array ({}) is a sequence model", request.seq_len,
+                            fmt::join(names, ", ")));
+  }
+  if (request.image_size != 0 && !takes_image) {
+    throw Error(fmt::format("--image-size {}: no model of the array ({}) is a vision model",
+                            request.image_size, fmt::join(names, ", ")));
+  }
   config.optimizer.kind = transforms::parse_optimizer(request.optimizer);
   config.cost = &cost;
   config.memory_limit_bytes = memory_limit_bytes;

@@ -359,6 +359,14 @@ TEST_CASE("sequence lengths beyond the position table and odd image sizes are re
   CHECK_THROWS_WITH_AS(build_model("vit-b16", config(1, 0, 100)),
                        doctest::Contains("image size 100 must be a positive multiple of the patch size 16"),
                        mutwo::Error);
+  // A dimension the model has none of is refused, not ignored (it used to build the default model).
+  CHECK_THROWS_WITH_AS(build_model("vit-b16", config(1, 128, 0)),
+                       "model 'vit-b16' takes no sequence length (seq_len = 128): it is not a sequence model",
+                       mutwo::Error);
+  CHECK_THROWS_WITH_AS(build_model("bert-base", config(1, 0, 64)),
+                       "model 'bert-base' takes no image size (image_size = 64): it is not a vision model",
+                       mutwo::Error);
+  CHECK_THROWS_AS(build_model("dlrm", config(1, 16, 0)), mutwo::Error);
 }
 
 // The < 50 ms build target is measured by bench/bench_graph.cpp, not asserted here.

@@ -48,7 +48,7 @@ ModelInfo load(const std::string& path) {
   }
   ModelInfo info;
   info.name = stem;
-  info.family = "exported";
+  info.family = std::string(kExportedModelFamily);
   info.description = fmt::format("exported model '{}' ({} forward ops)", forward.name, forward.ops.size());
   info.reference = path;
   info.default_batch_size = checked.batch_size;

@@ -14,6 +14,9 @@ namespace mutwo::zoo {
 
 bool is_model_file(std::string_view name);
 
+// The family of every exported model (ModelInfo::family).
+inline constexpr std::string_view kExportedModelFamily = "exported";
+
 // Whether a file given as a trace (`mutwo search --trace`) is a model, by content: a mutwo trace
 // whose ops are all forward ops (what scripts/export_model.py writes), not a measured training
 // step. False for other formats and for files that cannot be read (their importer says why).
