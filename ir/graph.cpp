@@ -187,6 +187,17 @@ void validate(const Graph& g) {
                       ">= 0 (got {}, {}, {}, {})",
                       op_label(op), op.flops, op.bytes_read, op.bytes_written, op.workspace_bytes));
     }
+    // A workspace is an allocation like a tensor (at most 1 PiB, counted in the graph's total), and an
+    // op's traffic is read + written (roofline and wave prices): both must fit 64 bits.
+    if (op.workspace_bytes > kMaxTensorBytes) {
+      throw GraphError(
+          fmt::format("{}: field 'workspace_bytes' = {} exceeds {} (1 PiB), more than any device holds",
+                      op_label(op), op.workspace_bytes, kMaxTensorBytes));
+    }
+    total_bytes = support::checked_sum(total_bytes, op.workspace_bytes,
+                                       fmt::format("graph '{}': total tensor and workspace bytes", g.name));
+    support::checked_sum(op.bytes_read, op.bytes_written,
+                         fmt::format("{}: bytes_read + bytes_written", op_label(op)));
     if (op.width < 1)
       throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", op_label(op), op.width));
     if (op.forward_of != kNoId) {

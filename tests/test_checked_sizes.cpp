@@ -70,6 +70,29 @@ TEST_CASE("all of a graph's tensors together must fit in 64 bits") {
   CHECK_THROWS_WITH_AS(validate(g), doctest::Contains("graph 'many': total tensor bytes"), GraphError);
 }
 
+TEST_CASE("an op's workspace is an allocation like a tensor, and its bytes read + written must fit 64 bits") {
+  // A schedule file's op with workspace_bytes = 2^63 - 1 used to pass validation, wrap in the memory
+  // rule's 512-byte rounding and leave the peak unchanged; bytes_read = 2^63 - 1 wrapped its traffic to
+  // a negative count and its price to the compute regime's.
+  GraphBuilder b("ops", DType::f32, 1, 1);
+  const TensorId x = b.add_input("x", {4, 8}, TensorRole::input, FuseAxis::stack);
+  b.op(OpKind::relu, "relu", {x});
+  Graph g = std::move(b).finish();
+  g.ops[0].workspace_bytes = INT64_MAX;
+  CHECK_THROWS_WITH_AS(
+      validate(g),
+      "op 0 'relu': field 'workspace_bytes' = 9223372036854775807 exceeds 1125899906842624 (1 PiB), "
+      "more than any device holds",
+      GraphError);
+  g.ops[0].workspace_bytes = kMaxTensorBytes;
+  CHECK_NOTHROW(validate(g));
+  g.ops[0].bytes_read = INT64_MAX;
+  CHECK_THROWS_WITH_AS(
+      validate(g),
+      "op 0 'relu': bytes_read + bytes_written: 9223372036854775807 + 128 overflows 64-bit integers",
+      GraphError);
+}
+
 TEST_CASE("input files past the size mutwo reads are refused before reading, gzip bombs while inflating") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mutwo_checked_sizes";
   std::filesystem::create_directories(dir);
