@@ -136,7 +136,7 @@ OpCostBreakdown AnalyticCostModel::kernel_breakdown(KindCategory category, doubl
                                    sms * e.memory_half_bytes_per_sm);
   b.memory_bound = b.memory_ns > b.compute_ns;
   b.launch_ns = device_.launch_overhead_ns;
-  b.duration_ns = b.launch_ns + static_cast<int64_t>(std::ceil(std::max(b.compute_ns, b.memory_ns)));
+  b.duration_ns = b.launch_ns + whole_price_ns(std::max(b.compute_ns, b.memory_ns), "analytic");
   return b;
 }
 

@@ -270,7 +270,7 @@ std::optional<int64_t> CalibratedCostModel::calibrated_duration_ns(const ir::Gra
       return std::nullopt;
     }
   }
-  return static_cast<int64_t>(std::ceil(total));
+  return whole_price_ns(total, name(), &op);
 }
 
 int64_t CalibratedCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {

@@ -163,7 +163,7 @@ std::optional<double> MeasuredCostModel::scale_factor(const ir::Graph& graph, co
 int64_t MeasuredCostModel::op_duration_ns(const ir::Graph& graph, const ir::Op& op) const {
   if (const std::optional<int64_t> measured = measured_duration_ns(graph, op)) {
     if (const std::optional<double> factor = scale_factor(graph, op)) {
-      return std::llround(static_cast<double>(*measured) * *factor);
+      return whole_price_ns(std::round(static_cast<double>(*measured) * *factor), name(), &op);
     }
     return *measured;
   }

@@ -51,6 +51,18 @@ int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirect
   return latency + n;
 }
 
+int64_t whole_price_ns(double ns, std::string_view source, const ir::Op* op) {
+  constexpr double kMaxPriceNs = 4.0e18;
+  if (!(ns >= 0 && ns <= kMaxPriceNs)) {
+    const std::string which = op == nullptr ? "" : fmt::format(", op {} '{}'", op->id, op->name);
+    throw Error(
+        fmt::format("cost model '{}'{}: a price of {} ns is no time in [0, {:.0e}] ns (a coefficient or "
+                    "device figure out of range)",
+                    source, which, ns, kMaxPriceNs));
+  }
+  return static_cast<int64_t>(std::ceil(ns));
+}
+
 std::vector<int64_t> op_durations_ns(const OpCostModel& model, const ir::Graph& graph) {
   std::vector<int64_t> out;
   out.reserve(graph.ops.size());

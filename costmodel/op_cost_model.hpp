@@ -49,6 +49,11 @@ class OpCostModel {
 // near 0: 1 GiB at 1e-300 GB/s), which no int64 time holds.
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction);
 
+// A price in ns as the whole ns it takes, rounded up: Error naming the source and the op (when given)
+// when the price is not finite, is negative or passes 4e18 ns (a profile's coefficient or a device
+// figure out of range: a compute term of 1e300 ns), rather than an int64 out of range.
+int64_t whole_price_ns(double ns, std::string_view source, const ir::Op* op = nullptr);
+
 // op_durations_ns(model, graph)[i] = model.op_duration_ns(graph, graph.ops[i]).
 std::vector<int64_t> op_durations_ns(const OpCostModel& model, const ir::Graph& graph);
 

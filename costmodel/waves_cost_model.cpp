@@ -38,7 +38,7 @@ std::optional<int64_t> WaveCostModel::wave_duration_ns(const ir::Graph& graph, c
     if (!t) return std::nullopt;
     total += *t;
   }
-  return static_cast<int64_t>(std::ceil(total));
+  return whole_price_ns(total, name(), &op);
 }
 
 std::optional<double> WaveCostModel::kernel_ns(const OpKernel& k, const std::string& precision) const {

@@ -144,6 +144,23 @@ TEST_CASE("op_durations_ns prices every op of a graph in program order") {
   CHECK(d[1] == 4'760);
 }
 
+TEST_CASE("a price becomes whole ns, or an error naming the source and op: never an int64 out of range") {
+  CHECK(whole_price_ns(0.0, "waves") == 0);
+  CHECK(whole_price_ns(1.2, "waves") == 2);
+  CHECK(whole_price_ns(4.0e18, "waves") == 4'000'000'000'000'000'000);
+  mutwo::ir::Op op;
+  op.id = 91;
+  op.name = "fc";
+  // A calibration profile whose compute term is 1e300 ns used to reach the simulator as
+  // "a negative duration -9223372036854775808 ns".
+  CHECK_THROWS_WITH_AS(whole_price_ns(1e300, "calibrated", &op),
+                       "cost model 'calibrated', op 91 'fc': a price of 1e+300 ns is no time in [0, 4e+18] ns (a "
+                       "coefficient or device figure out of range)",
+                       mutwo::Error);
+  CHECK_THROWS_AS(whole_price_ns(std::nan(""), "waves"), mutwo::Error);
+  CHECK_THROWS_AS(whole_price_ns(-1.0, "waves"), mutwo::Error);
+}
+
 TEST_CASE("a transfer takes latency plus bytes over bandwidth, rounded up to whole ns") {
   const DeviceSpec a100 = find_device("a100-40gb");
   // 1 GiB = 1,073,741,824 B over 25 B/ns = 42,949,672.96 -> 42,949,673 ns, + 10,000 ns latency.
