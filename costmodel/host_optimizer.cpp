@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/op_cost_model.hpp"
 #include "ir/op_kind.hpp"
 #include "support/error.hpp"
 
@@ -26,7 +27,10 @@ int64_t host_optimizer_ns(const DeviceSpec& device, const ir::Op& op) {
   const int64_t bytes = op.bytes_read + op.bytes_written;
   const int64_t small = std::min(bytes, h.large_from_bytes);
   const int64_t large = bytes - small;
-  auto ns = [](int64_t b, double rate) { return b <= 0 ? int64_t{0} : static_cast<int64_t>(std::ceil(b / rate)); };
+  // A rate near 0 (--host-optimizer-gbps 1e-300) is an error naming the op, not an int64 out of range.
+  auto ns = [&](int64_t b, double rate) {
+    return b <= 0 ? int64_t{0} : whole_price_ns(static_cast<double>(b) / rate, "host optimizer", &op);
+  };
   return h.per_op_ns + ns(small, h.bytes_per_ns) + ns(large, h.large_bytes_per_ns);
 }
 

@@ -335,6 +335,12 @@ TEST_CASE("the optimizer on the host: gradients streamed out, weights in, moment
   // + 512; f20 right after c12, nothing later); each host update waits on its gradient's copy.
   const FixedCostModel cost = host_costs();
   CHECK(costmodel::host_optimizer_ns(cost.device(), tiny_step().ops[6]) == 3 * kMs);
+  // A host rate near 0 (--host-optimizer-gbps 1e-300) is refused naming the op; it used to convert out
+  // of int64's range and reach the event core as an event at -9.2e18 ns.
+  costmodel::DeviceSpec crawl = cost.device();
+  crawl.host_optimizer.bytes_per_ns = 1e-300;
+  CHECK_THROWS_WITH_AS(costmodel::host_optimizer_ns(crawl, tiny_step().ops[6]),
+                       doctest::Contains("cost model 'host optimizer', op 6 "), mutwo::Error);
   const Schedule base = policies::build_multiplexed_schedule({tiny_step(), tiny_step()}, cost);
   const Schedule s = policies::offload_model_state(base, cost, {}, policies::OptimizerPlace::host);
   CHECK(s.host_stream == kFirstExtraComputeStream);
