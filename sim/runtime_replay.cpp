@@ -35,9 +35,10 @@ std::map<std::string, int64_t> collective_floors(const RuntimeTrace& trace) {
 }
 
 RuntimeReplay replay_runtime(const RuntimeTrace& t, const RuntimeWhatIf& what_if) {
-  if (!(what_if.kernel_speedup > 0) || !std::isfinite(what_if.kernel_speedup))
-    throw Error(
-        fmt::format("runtime replay: kernel speed-up {} must be a positive number", what_if.kernel_speedup));
+  // At most 1000 times slower, as a work scale: a traced day's kernel then still fits int64 ns (a
+  // speed-up of 1e-300 used to wrap every kernel's time and report the step as faster).
+  if (!(what_if.kernel_speedup >= 1e-3) || !std::isfinite(what_if.kernel_speedup))
+    throw Error(fmt::format("runtime replay: kernel speed-up {} must be a number >= 0.001", what_if.kernel_speedup));
   if (what_if.work_scale != nullptr) {
     if (what_if.work_scale->size() != t.work.size())
       throw Error(fmt::format("runtime replay: {} work scales for {} pieces of device work",

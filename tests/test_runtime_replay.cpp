@@ -180,8 +180,16 @@ TEST_CASE("traces the runtime replay cannot read are refused naming the field") 
   TraceBuilder d;
   d.call("cudaLaunchKernel", 10, 5, 1);
   d.kernel("k", 7, 12, 3, 1);
+  CHECK_THROWS_WITH_AS(sim::replay_runtime(d.read(), bad), "runtime replay: kernel speed-up 0 must be a number >= 0.001",
+                       Error);
+  // 1e-300 used to wrap every kernel's time (llround out of range) and report the step as faster.
+  bad.kernel_speedup = 1e-300;
   CHECK_THROWS_WITH_AS(sim::replay_runtime(d.read(), bad),
-                       "runtime replay: kernel speed-up 0 must be a positive number", Error);
+                       "runtime replay: kernel speed-up 1e-300 must be a number >= 0.001", Error);
+  bad.kernel_speedup = 1e-3;
+  const sim::RuntimeReplay slow = sim::replay_runtime(d.read(), bad);
+  REQUIRE(slow.work_end_ns.size() == 1);
+  CHECK(slow.work_end_ns[0] - slow.work_start_ns[0] == 3'000'000);  // the 3 us kernel, 1000 times slower
 }
 
 TEST_CASE("the replay's timeline: host threads and streams as Chrome-trace tracks, times in microseconds") {
