@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -14,6 +15,11 @@ namespace mutwo::io {
 namespace {
 
 using Json = nlohmann::json;
+
+// An op's TIME at most 1000 s, as a measured trace's (costmodel/measured_cost_model.cpp); a tensor's
+// MEMORY at most 1 PiB, as any graph's (ir::kMaxTensorBytes).
+constexpr int64_t kMaxDtrOpNs = 1'000'000'000'000;
+constexpr int64_t kMaxDtrTensorBytes = ir::kMaxTensorBytes;
 
 // One line of the log, parsed: its JSON object and where it came from.
 struct Line {
@@ -117,7 +123,8 @@ class Parser {
 
   // MEMORY, TIME and ALIAS are integers written as JSON strings (simrd applies int()); a plain
   // JSON integer is accepted too.
-  int64_t integer_field(const Line& line, const char* key, int64_t min_value) const {
+  int64_t integer_field(const Line& line, const char* key, int64_t min_value,
+                        int64_t max_value = std::numeric_limits<int64_t>::max()) const {
     const Json& j = field(line, key);
     int64_t value = 0;
     if (j.is_number_integer()) {
@@ -135,6 +142,7 @@ class Parser {
       fail(line, fmt::format("field '{}' = {} is not an integer string", key, j.dump()));
     }
     if (value < min_value) fail(line, fmt::format("field '{}' = {} must be >= {}", key, value, min_value));
+    if (value > max_value) fail(line, fmt::format("field '{}' = {} must be <= {}", key, value, max_value));
     return value;
   }
 
@@ -188,6 +196,13 @@ class Parser {
                  : op.sizes_bytes[i];
       add_tensor(output_names[i], id, static_cast<int32_t>(i), storage, line);
     }
+    // Every op's time and every tensor's bytes added up stay within int64 (the replay's clock and peaks).
+    int64_t bytes = 0;
+    for (int64_t b : op.sizes_bytes) bytes += b;  // each <= 1 PiB, a handful per op
+    if (__builtin_add_overflow(total_ns_, op.time_ns, &total_ns_) ||
+        __builtin_add_overflow(total_bytes_, bytes, &total_bytes_)) {
+      fail(line, "takes the log's total time (ns) or memory (bytes) past 64-bit integers");
+    }
     log_.ops.push_back(std::move(op));
     log_.commands.push_back({DtrCommandKind::compute, id});
     return id;
@@ -214,7 +229,7 @@ class Parser {
       DtrOp op;
       op.name = "constant";
       op.origin = DtrOpOrigin::constant;
-      op.sizes_bytes = {integer_field(memory, "MEMORY", 0)};
+      op.sizes_bytes = {integer_field(memory, "MEMORY", 0, kMaxDtrTensorBytes)};
       op.aliases = {-1};
       const int32_t id = add_op(std::move(op), {name}, line);
       const int32_t t = log_.ops[static_cast<size_t>(id)].first_output;
@@ -225,7 +240,7 @@ class Parser {
       const std::string op_name = string_field(line, "NAME");
       const std::vector<std::string> results = name_list(line, "RESULT");
       const std::vector<std::string> arg_names = name_list(line, "ARGS");
-      const int64_t time = integer_field(line, "TIME", 0);
+      const int64_t time = integer_field(line, "TIME", 0, kMaxDtrOpNs);
       if (results.empty()) fail(line, "has an empty RESULT list (simrd cannot parse a CALL without results)");
       in_backward_ = in_backward_ || op_name.find("backward") != std::string::npos;
       DtrOp op;
@@ -251,7 +266,7 @@ class Parser {
           fail(alias, fmt::format("field 'ALIAS' = {} but the CALL on line {} has {} ARGS", a, line.number,
                                   op.args.size()));
         }
-        const int64_t bytes = integer_field(memory, "MEMORY", 0);
+        const int64_t bytes = integer_field(memory, "MEMORY", 0, kMaxDtrTensorBytes);
         op.aliases.push_back(static_cast<int32_t>(a));
         op.sizes_bytes.push_back(a == -1 ? bytes : 0);  // an alias's MEMORY is its base's: ignored
         if (a != -1) ++log_.counts.alias_outputs;
@@ -265,7 +280,7 @@ class Parser {
     } else if (in == "MUTATE") {
       const std::string op_name = string_field(line, "NAME");
       const std::vector<std::string> arg_names = name_list(line, "ARGS");
-      const int64_t time = integer_field(line, "TIME", 0);
+      const int64_t time = integer_field(line, "TIME", 0, kMaxDtrOpNs);
       const Json& mutate = field(line, "MUTATE");
       if (!mutate.is_array())
         fail(line, fmt::format("field 'MUTATE' = {} is not a list of indices", mutate.dump()));
@@ -360,6 +375,8 @@ class Parser {
   std::unordered_map<std::string, int32_t> tensor_names_;  // tensor name -> tensor
   std::vector<int32_t> refs_;                              // simrd's _ref per tensor
   bool in_backward_ = false;
+  int64_t total_ns_ = 0;     // every op's TIME so far
+  int64_t total_bytes_ = 0;  // every output's MEMORY so far
 };
 
 }  // namespace

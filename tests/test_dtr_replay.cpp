@@ -140,6 +140,17 @@ TEST_CASE("malformed DTR logs are refused with the line and field") {
             .find("MEMORY field 'MEMORY' = \"12kB\" is not an integer") != std::string::npos);
   CHECK(message(kStart + constant("w", 1) + constant("w", 1)).find("binds 'w', which is already bound") !=
         std::string::npos);
+  // A TIME past 1000 s or a MEMORY past 1 PiB: TIME = 2^63 - 1 used to overflow the replay's clock
+  // ("the clock would go back"), MEMORY = 2^63 - 1 to wrap the baseline's peak to 4.69 GiB.
+  CHECK(message(kStart + call("f", "a", "", INT64_MAX, 1)) ==
+        "bad.log:2: CALL field 'TIME' = 9223372036854775807 must be <= 1000000000000");
+  CHECK(message(kStart + constant("w", INT64_MAX)) ==
+        "bad.log:3: MEMORY field 'MEMORY' = 9223372036854775807 must be <= 1125899906842624");
+  // Each within its bound, together past 64 bits: 8193 outputs of 1 PiB.
+  std::string many = kStart;
+  for (int i = 0; i <= 8192; ++i) many += call("f", "t" + std::to_string(i), "", 1, int64_t{1} << 50);
+  CHECK(message(many).find("takes the log's total time (ns) or memory (bytes) past 64-bit integers") !=
+        std::string::npos);
   CHECK(message(kStart + R"({"INSTRUCTION":"MEMORY","MEMORY":"1","NAME":"w"})"
                          "\n")
             .find("bad.log:2: MEMORY is only valid") != std::string::npos);
