@@ -115,6 +115,15 @@ void check_shapes_against_rules(const Graph& g, const Op& op) {
   }
 }
 
+// support::checked_sum with its message formatted only on overflow: validation runs for every plan a
+// search makes, and formatting it for every tensor and op took as long as the checks.
+template <class What>
+int64_t sum_or_throw(int64_t a, int64_t b, What what) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) support::checked_sum(a, b, what());  // throws, naming it
+  return out;
+}
+
 }  // namespace
 
 void link(Graph& graph) {
@@ -156,14 +165,15 @@ void validate(const Graph& g) {
   int64_t total_bytes = 0;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
     check_tensor(g.tensors[i], i);
-    total_bytes = support::checked_sum(total_bytes, g.tensors[i].bytes,
-                                       fmt::format("graph '{}': total tensor bytes", g.name));
+    total_bytes = sum_or_throw(total_bytes, g.tensors[i].bytes,
+                               [&] { return fmt::format("graph '{}': total tensor bytes", g.name); });
   }
   int64_t total_flops = 0;
   for (const Op& op : g.ops) {
-    if (op.flops > 0)
+    if (op.flops > 0) {
       total_flops =
-          support::checked_sum(total_flops, op.flops, fmt::format("graph '{}': total FLOPs", g.name));
+          sum_or_throw(total_flops, op.flops, [&] { return fmt::format("graph '{}': total FLOPs", g.name); });
+    }
   }
 
   std::vector<OpId> producer(g.tensors.size(), kNoId);
@@ -194,10 +204,11 @@ void validate(const Graph& g) {
           fmt::format("{}: field 'workspace_bytes' = {} exceeds {} (1 PiB), more than any device holds",
                       op_label(op), op.workspace_bytes, kMaxTensorBytes));
     }
-    total_bytes = support::checked_sum(total_bytes, op.workspace_bytes,
-                                       fmt::format("graph '{}': total tensor and workspace bytes", g.name));
-    support::checked_sum(op.bytes_read, op.bytes_written,
-                         fmt::format("{}: bytes_read + bytes_written", op_label(op)));
+    total_bytes = sum_or_throw(total_bytes, op.workspace_bytes, [&] {
+      return fmt::format("graph '{}': total tensor and workspace bytes", g.name);
+    });
+    sum_or_throw(op.bytes_read, op.bytes_written,
+                 [&] { return fmt::format("{}: bytes_read + bytes_written", op_label(op)); });
     if (op.width < 1)
       throw GraphError(fmt::format("{}: field 'width' = {} must be >= 1", op_label(op), op.width));
     if (op.forward_of != kNoId) {
