@@ -9,7 +9,6 @@
 #include "support/error.hpp"
 #include "transforms/autodiff.hpp"
 #include "transforms/lean_ops.hpp"
-#include "zoo/exported_model.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::api {
@@ -50,19 +49,24 @@ policies::SearchConfig search_config(const SearchRequest& request, const costmod
 
   policies::SearchConfig config;
   for (const std::string& m : models) config.architectures.push_back(parse_model_count(m, model_config));
-  // One --seq-len (--image-size) for a mixed array reaches the models that take one; a value that none
-  // takes is refused (zoo::build_model refuses it for one model). Exported files refuse both themselves.
+  // One --seq-len (--image-size) for a mixed array reaches the models that take one (zoo::takes_seq_len);
+  // a value that none takes is refused (zoo::build_model refuses it for one model).
   bool takes_seq = false;
   bool takes_image = false;
   std::vector<std::string> names;
   for (policies::ArchitectureCount& a : config.architectures) {
     const zoo::ModelInfo& info = zoo::find_model(a.model);
-    const bool file = info.family == zoo::kExportedModelFamily;
     names.push_back(a.model);
-    takes_seq = takes_seq || file || info.default_seq_len > 0;
-    takes_image = takes_image || file || info.default_image_size > 0;
-    if (!file && info.default_seq_len == 0) a.config.seq_len = 0;
-    if (!file && info.default_image_size == 0) a.config.image_size = 0;
+    if (zoo::takes_seq_len(info)) {
+      takes_seq = true;
+    } else {
+      a.config.seq_len = 0;
+    }
+    if (zoo::takes_image_size(info)) {
+      takes_image = true;
+    } else {
+      a.config.image_size = 0;
+    }
   }
   if (request.seq_len != 0 && !takes_seq) {
     throw Error(fmt::format("--seq-len {}: no model of the array ({}) is a sequence model", request.seq_len,

@@ -37,12 +37,11 @@ int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirect
   const double b = static_cast<double>(bytes);
   // A copy past int64's ns (292 years) cannot be timed: refused, naming the figures, rather than
   // converted out of range (1 GiB at --h2d-gbps 1e-300).
-  constexpr double kMaxCopyNs = 4.0e18;
-  if (!(b / bandwidth <= kMaxCopyNs - static_cast<double>(latency))) {
+  if (!(b / bandwidth <= kMaxPricedNs - static_cast<double>(latency))) {
     throw Error(
         fmt::format("device '{}': a {} copy of {} bytes at {} bytes/ns (latency {} ns) takes longer than "
                     "{:.0e} ns; the link's bandwidth is too small",
-                    device.name, direction_name(direction), bytes, bandwidth, latency, kMaxCopyNs));
+                    device.name, direction_name(direction), bytes, bandwidth, latency, kMaxPricedNs));
   }
   auto n = static_cast<int64_t>(std::ceil(b / bandwidth));
   // Correct a quotient that floating rounding pushed one past (or short of) the exact ceiling.
@@ -52,13 +51,12 @@ int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirect
 }
 
 int64_t whole_price_ns(double ns, std::string_view source, const ir::Op* op) {
-  constexpr double kMaxPriceNs = 4.0e18;
-  if (!(ns >= 0 && ns <= kMaxPriceNs)) {
+  if (!(ns >= 0 && ns <= kMaxPricedNs)) {
     const std::string which = op == nullptr ? "" : fmt::format(", op {} '{}'", op->id, op->name);
     throw Error(
         fmt::format("cost model '{}'{}: a price of {} ns is no time in [0, {:.0e}] ns (a coefficient or "
                     "device figure out of range)",
-                    source, which, ns, kMaxPriceNs));
+                    source, which, ns, kMaxPricedNs));
   }
   return static_cast<int64_t>(std::ceil(ns));
 }

@@ -49,6 +49,9 @@ class OpCostModel {
 // near 0: 1 GiB at 1e-300 GB/s), which no int64 time holds.
 int64_t transfer_duration_ns(const DeviceSpec& device, int64_t bytes, CopyDirection direction);
 
+// The longest time a price or copy may take, in ns: under int64's 9.2e18 with room for sums of a few.
+inline constexpr double kMaxPricedNs = 4.0e18;
+
 // A price in ns as the whole ns it takes, rounded up: Error naming the source and the op (when given)
 // when the price is not finite, is negative or passes 4e18 ns (a profile's coefficient or a device
 // figure out of range: a compute term of 1e300 ns), rather than an int64 out of range.

@@ -54,20 +54,24 @@ void require_positive_dim(const std::string& model, std::string_view field, int6
     throw Error(fmt::format("model '{}': spec field '{}' = {} must be >= 1", model, field, value));
 }
 
+bool takes_seq_len(const ModelInfo& info) {
+  return info.default_seq_len > 0 || info.family == kExportedModelFamily;
+}
+
+bool takes_image_size(const ModelInfo& info) {
+  return info.default_image_size > 0 || info.family == kExportedModelFamily;
+}
+
 ir::Graph build_model(std::string_view name, ModelConfig config) {
   const ModelInfo& info = find_model(name);
-  // A dimension the model has none of is refused, not ignored (a vision model's --seq-len); an exported
-  // model refuses both in its own words (exported_model.hpp).
-  if (info.family != kExportedModelFamily) {
-    if (config.seq_len != 0 && info.default_seq_len == 0) {
-      throw Error(
-          fmt::format("model '{}' takes no sequence length (seq_len = {}): it is not a sequence model", name,
-                      config.seq_len));
-    }
-    if (config.image_size != 0 && info.default_image_size == 0) {
-      throw Error(fmt::format("model '{}' takes no image size (image_size = {}): it is not a vision model",
-                              name, config.image_size));
-    }
+  // A dimension the model has none of is refused, not ignored (a vision model's --seq-len).
+  if (config.seq_len != 0 && !takes_seq_len(info)) {
+    throw Error(fmt::format("model '{}' takes no sequence length (seq_len = {}): it is not a sequence model",
+                            name, config.seq_len));
+  }
+  if (config.image_size != 0 && !takes_image_size(info)) {
+    throw Error(fmt::format("model '{}' takes no image size (image_size = {}): it is not a vision model",
+                            name, config.image_size));
   }
   if (config.batch_size == 0) config.batch_size = info.default_batch_size;
   if (config.seq_len == 0) config.seq_len = info.default_seq_len;

@@ -62,6 +62,12 @@ const ModelRegistry& mini_models();
 // "unknown model 'x'; valid: bert-base, ...; test-scale: bert-mini, ...".
 const ModelInfo& find_model(std::string_view name);
 
+// Whether a model takes a sequence length (a sequence model) or an image size (a vision model); an
+// exported model file counts as taking both, since it refuses them itself in its own words
+// (exported_model.hpp). build_model refuses a dimension the model does not take.
+bool takes_seq_len(const ModelInfo& info);
+bool takes_image_size(const ModelInfo& info);
+
 // Builds a forward Graph of a zoo model or a test-scale variant (find_model): fills the config's
 // defaults from the model, names the graph, applies the config's precision (apply_precision; a mode
 // other than fp32 on a model of dtype other than fp32 throws Error naming both).
