@@ -115,6 +115,8 @@ std::vector<OpKernel> main_kernels(const ir::Graph& graph, const ir::Op& op) {
                             bytes * per_launch));
     out.back().variant = conv_op_variant(graph, op);
     out.back().launches = launches;
+    if (out.back().variant == kConv3x3s1Variant)
+      out.back().sample.winograd_tiles = winograd_tiles(y[0], y[2], y[3]);
     return out;
   }
   if (op.kind == OpKind::conv2d_backward) {
@@ -137,10 +139,19 @@ std::vector<OpKernel> main_kernels(const ir::Graph& graph, const ir::Op& op) {
     const double share =
         kernels.empty() ? 0 : 1.0 / static_cast<double>(kernels.size()) / static_cast<double>(launches);
     const std::string variant = conv_op_variant(graph, forward);
+    const std::vector<int64_t>* y =
+        forward.outputs.empty() ? nullptr : &graph.tensor(forward.outputs.front()).shape;  // [N, K, P, Q]
     for (const auto& [name, mn] : kernels) {
       out.push_back(gemm_like(name, mn.first, mn.second, flops * share, bytes * share));
       out.back().variant = variant;
       out.back().launches = launches;
+      // Winograd's tiles cover the image the pass computes: the input's for the data gradient.
+      if (variant != kConv3x3s1Variant) continue;
+      if (name == "conv2d_backward_data") {
+        out.back().sample.winograd_tiles = winograd_tiles(x[0], x[2], x[3]);
+      } else if (y != nullptr && y->size() == 4) {
+        out.back().sample.winograd_tiles = winograd_tiles((*y)[0], (*y)[2], (*y)[3]);
+      }
     }
     return out;
   }

@@ -57,6 +57,7 @@ void set_row_work(CalibrationRow& row, const KernelWork& work) {
   row.flops = work.flops;
   row.bytes = work.bytes;
   row.row_elements = work.row_elements;
+  row.winograd_tiles = work.winograd_tiles;
 }
 
 KernelWork row_work(std::string_view where, const std::function<KernelWork()>& work) {
@@ -120,11 +121,82 @@ KernelWork conv_work(const ConvGeometry& g, ConvPass pass, std::string_view prec
       break;
   }
   work.flops = product({2, g.n, g.k, p, q, c_group, g.r, g.s});
+  if (conv_variant(g.r, g.s, g.stride_h, g.stride_w, 1, 1, g.groups) == kConv3x3s1Variant) {
+    const bool input_image = pass == ConvPass::backward_data;
+    work.winograd_tiles = winograd_tiles(g.n, input_image ? g.h : p, input_image ? g.w : q);
+  }
   const int64_t bytes = support::checked_sum(
       support::checked_sum(product({g.n, g.c, g.h, g.w}), product({g.k, c_group, g.r, g.s}), what),
       product({g.n, g.k, p, q}), what);
   work.bytes = product({bytes, precision_element_bytes(precision)});
   return work;
+}
+
+int64_t winograd_tiles(int64_t n, int64_t p, int64_t q) {
+  if (n < 1 || p < 1 || q < 1) {
+    throw Error(fmt::format("Winograd tiles of {} images of {}x{}: each size must be >= 1", n, p, q));
+  }
+  constexpr int64_t kOutputTile = 4;  // F(4x4, 3x3)
+  return support::checked_product(
+      {n, (p + kOutputTile - 1) / kOutputTile, (q + kOutputTile - 1) / kOutputTile}, "Winograd tiles");
+}
+
+std::optional<ConvGeometry> parse_conv_shape_text(std::string_view text) {
+  // Each field "name=v" or "name=vxv" in conv_shape_text's order; groups optional at the end.
+  const auto number = [](std::string_view t, int64_t& out) {
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return ec == std::errc() && end == t.data() + t.size();
+  };
+  ConvGeometry g;
+  const std::vector<std::pair<std::string_view, std::vector<int64_t*>>> fields{
+      {"N", {&g.n}},
+      {"C", {&g.c}},
+      {"H", {&g.h}},
+      {"W", {&g.w}},
+      {"K", {&g.k}},
+      {"R", {&g.r}},
+      {"S", {&g.s}},
+      {"pad", {&g.pad_h, &g.pad_w}},
+      {"stride", {&g.stride_h, &g.stride_w}},
+      {"groups", {&g.groups}}};
+  size_t field = 0;
+  for (std::string_view rest = text; !rest.empty();) {
+    const size_t space = rest.find(' ');
+    const std::string_view token = rest.substr(0, space);
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    if (field == fields.size()) return std::nullopt;
+    const auto& [name, out] = fields[field++];
+    if (token.size() <= name.size() || token.substr(0, name.size()) != name || token[name.size()] != '=')
+      return std::nullopt;
+    std::string_view value = token.substr(name.size() + 1);
+    if (out.size() == 2) {
+      const size_t x = value.find('x');
+      if (x == std::string_view::npos || !number(value.substr(0, x), *out[0])) return std::nullopt;
+      value = value.substr(x + 1);
+    }
+    if (!number(value, *out.back())) return std::nullopt;
+  }
+  if (field < fields.size() - 1) return std::nullopt;  // all but groups are required
+  return g;
+}
+
+int64_t row_winograd_tiles(const CalibrationRow& row) {
+  if (!is_conv_pass_kernel(row.kernel) || row.variant != kConv3x3s1Variant) return 0;
+  for (ConvPass pass : {ConvPass::forward, ConvPass::backward_data, ConvPass::backward_filter}) {
+    if (conv_pass_kernel(pass) != row.kernel) continue;
+    if (const std::optional<ConvGeometry> g = parse_conv_shape_text(row.shape)) {
+      try {
+        const KernelWork work = conv_work(*g, pass, row.precision);
+        if (work.m == row.m && work.n == row.n && work.k == row.k) return work.winograd_tiles;
+      } catch (const Error&) {
+        // A shape text that names no valid convolution: the bound below.
+      }
+    }
+    // Images whose sides are multiples of 4: the fewest tiles its pixels fill.
+    const int64_t pixels = pass == ConvPass::backward_filter ? row.k : row.m;
+    return std::max<int64_t>(1, (pixels + 15) / 16);
+  }
+  return 0;
 }
 
 std::string conv_shape_text(const ConvGeometry& g) {
@@ -280,6 +352,7 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
     r.source = f[i++];
     r.shape = f[i++];
     validate_calibration_row(r);
+    r.winograd_tiles = row_winograd_tiles(r);
     rows.push_back(std::move(r));
   });
   return rows;

@@ -31,6 +31,7 @@
 // Fields holding a comma or a double quote are double-quoted, quotes doubled (RFC 4180).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,7 @@ struct CalibrationRow {
   int64_t time_ns = 0;
   int64_t row_elements =
       0;  // KernelSample::row_elements (read from NeuSight's softmax rows; not a CSV column)
+  int64_t winograd_tiles = 0;  // KernelWork::winograd_tiles (from the conv's geometry; not a CSV column)
   Timing timing = Timing::kernel;
   std::string source;
   std::string shape;
@@ -100,13 +102,17 @@ struct KernelWork {
   int64_t flops = 0;
   int64_t bytes = 0;
   int64_t row_elements = 0;  // KernelSample::row_elements
+  // A 3x3 stride-1 convolution pass (ungrouped): the 4x4 output tiles of Winograd F(4x4, 3x3) over the
+  // image the pass computes (the output for forward and weight gradient, the input for data gradient),
+  // N x ceil(P / 4) x ceil(Q / 4); 0 for every other kernel (wave_kernel.hpp, winograd_sample).
+  int64_t winograd_tiles = 0;
 };
 // The element size of a precision's tensors: 2 for fp16 and bf16, else 4.
 int64_t precision_element_bytes(std::string_view precision);
 // GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: flops 2*batch*m*n*k; bytes batch*(m*k + k*n + m*n)
 // elements.
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch = 1);
-// Copies a kernel's work (batch, m, n, k, flops, bytes, row_elements) into its row.
+// Copies a kernel's work (batch, m, n, k, flops, bytes, row_elements, winograd_tiles) into its row.
 void set_row_work(CalibrationRow& row, const KernelWork& work);
 // Runs a row's work computation; the Error it throws (an overflowing shape) becomes a FormatError that
 // starts with the row's place, "<where>: ".
@@ -126,6 +132,18 @@ std::string_view conv_pass_kernel(ConvPass pass);
 // flops 2*N*K*P*Q*(C/groups)*R*S and bytes of x, w and y. Throws Error when the filter is larger
 // than the padded input, a size is < 1 or groups divides not both C and K.
 KernelWork conv_work(const ConvGeometry& conv, ConvPass pass, std::string_view precision);
+// The 4x4 output tiles Winograd F(4x4, 3x3) cuts N images of P x Q into: N x ceil(P / 4) x ceil(Q / 4)
+// (Lavin & Gray, CVPR 2016; cuDNN's WINOGRAD_NONFUSED algorithms, which NeuSight's records name for
+// most 3x3 convolutions: tests/fixtures/calibration/neusight/README.md). Throws Error on a size < 1.
+int64_t winograd_tiles(int64_t n, int64_t p, int64_t q);
+// conv_shape_text's inverse: the geometry of "N=.. C=.. H=.. W=.. K=.. R=.. S=.. pad=AxB stride=AxB
+// [groups=G]", nullopt for any other text.
+std::optional<ConvGeometry> parse_conv_shape_text(std::string_view text);
+// The Winograd tiles of a calibration row read from a CSV (whose columns hold m, n, k, not the image):
+// from its shape text where that is conv_shape_text's and agrees with m, n, k; else, for a 3x3 stride-1
+// pass, the fewest its pixels fill (sides multiples of 4: ceil(pixels / 16), pixels m, or k for the
+// weight gradient); 0 for every other row.
+int64_t row_winograd_tiles(const CalibrationRow& row);
 // The shape class of a convolution, which decides the algorithm cuDNN's heuristics run and so how
 // fast each FLOP goes: "3x3s1" (3x3, stride 1: where cuDNN may pick Winograd, whose arithmetic is
 // 2.25-4x below the direct count; Lavin & Gray, CVPR 2016), "1x1s1" (1x1, stride 1: a plain GEMM

@@ -58,8 +58,9 @@ struct KernelSample {
   int64_t m = 1, n = 1, k = 1;
   double flops = 0;
   double bytes = 0;
-  double time_ns = 0;        // measured (fitting); ignored when predicting
-  int64_t row_elements = 0;  // a softmax's row (its last dim): which kernel PyTorch runs; 0: not one
+  double time_ns = 0;          // measured (fitting); ignored when predicting
+  int64_t row_elements = 0;    // a softmax's row (its last dim): which kernel PyTorch runs; 0: not one
+  int64_t winograd_tiles = 0;  // a 3x3 stride-1 convolution's Winograd tiles (KernelWork); 0: not one
 };
 
 // ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / sms).

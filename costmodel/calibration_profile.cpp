@@ -97,6 +97,7 @@ KernelSample to_sample(const CalibrationRow& row) {
   s.bytes = static_cast<double>(row.bytes);
   s.time_ns = static_cast<double>(row.time_ns);
   s.row_elements = row.row_elements;
+  s.winograd_tiles = row.winograd_tiles;
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "costmodel/wave_kernel.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -23,6 +24,23 @@ std::string family_of(std::string_view kernel, ir::KindCategory category) {
 }
 
 }  // namespace
+
+KernelSample winograd_sample(std::string_view pass, const KernelSample& conv) {
+  constexpr int64_t kProducts = 36;  // F(4x4, 3x3): 6x6 input tiles, one product per element
+  constexpr double kFilterTaps = 9;  // the 3x3 filter in the implicit GEMM's reduction
+  const auto taps_out = [&](int64_t v) { return std::max<int64_t>(1, std::llround(v / kFilterTaps)); };
+  KernelSample w = conv;
+  w.batch = kProducts;
+  if (pass == conv_pass_kernel(ConvPass::backward_filter)) {
+    w.n = taps_out(conv.n);
+    w.k = conv.winograd_tiles;
+  } else {
+    w.m = conv.winograd_tiles;
+    w.k = taps_out(conv.k);
+  }
+  w.flops = 2.0 * kProducts * static_cast<double>(w.m) * static_cast<double>(w.n) * static_cast<double>(w.k);
+  return w;
+}
 
 std::string wave_group_text(const WaveGroupKey& key) {
   std::string text = key.family;
@@ -77,6 +95,18 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
     case ir::KernelPrecision::fp32:
       break;
   }
+  return w;
+}
+
+bool runs_winograd(const WaveGroupKey& key) {
+  return key.family == conv_pass_kernel(ConvPass::forward) && key.variant == kConv3x3s1Variant &&
+         key.math == kCudaMath;
+}
+
+WaveKernel as_priced(const WaveKernel& kernel, bool winograd) {
+  if (!winograd || kernel.sample.winograd_tiles < 1) return kernel;
+  WaveKernel w = kernel;
+  w.sample = winograd_sample(kernel.group.family, kernel.sample);
   return w;
 }
 

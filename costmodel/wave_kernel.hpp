@@ -110,6 +110,23 @@ std::vector<TileShape> tile_choices(TileShape largest);
 WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::string_view variant,
                        std::string_view precision, const KernelSample& sample, const DeviceSpec& device);
 
+// A 3x3 stride-1 FP32 convolution pass (`pass`: conv2d_forward, _backward_data, _backward_filter; its
+// implicit-GEMM sample with winograd_tiles > 0) as cuDNN's Winograd F(4x4, 3x3) runs it: 36 products,
+// one per element of the 6x6 transformed tile, of tiles x K x C (forward; tiles x C x K for the data
+// gradient; K x C x tiles for the weight gradient), FLOPs 2 x 36 x m x n x k, bytes as given. With
+// cudnn.benchmark on, NeuSight's 3x3 convolutions ran Winograd on 13,614 of 18,374 kernel-bound rows; the
+// ceil(P / 4) tiles are why a 5x5 image costs nearly what an 8x8 one does (docs/FIDELITY.md).
+KernelSample winograd_sample(std::string_view pass, const KernelSample& conv);
+// Whether a group prices its kernels as Winograd runs them (winograd_sample): FP32 forward 3x3 stride-1
+// convolutions, the class NeuSight timed (18,374 kernel-bound rows on five GPUs, cudnn.benchmark on).
+// Not the backward passes, fitted on DeepBench's 2017 kernels alone (186 and 192 rows), whose in-sample
+// error the transform raised (data gradient 20.9 -> 21.9 %, weight gradient 18.8 -> 21.0 %), nor the
+// tensor-core groups (cuDNN's tensor-core convolutions are implicit GEMMs).
+bool runs_winograd(const WaveGroupKey& key);
+// The kernel as a group prices it: with its sample in Winograd's form when `winograd` (the group's
+// flag, WaveGroupFit::winograd) and the kernel has tiles (a 3x3 stride-1 convolution), else as it is.
+WaveKernel as_priced(const WaveKernel& kernel, bool winograd);
+
 struct WaveFeatures {
   std::array<double, kWaveComputeTerms> compute{};
   std::array<double, kWaveMemoryTerms> memory{};

@@ -21,14 +21,15 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_m
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-wave-model";
-constexpr int64_t kVersion = 4;
+constexpr int64_t kVersion = 5;
 constexpr std::string_view kMethod =
     "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
     "per kernel group across GPUs, r = min(1, board power / (energy_pj_per_flop * process energy * FP32 "
     "peak)); "
     "weighted relative non-negative least squares (Lawson-Hanson), regimes by "
-    "alternating fit, tile by grid (per kernel the quickest tile up to it where tile_choice), a harness term "
+    "alternating fit, tile by grid (per kernel the quickest tile up to it where tile_choice), a 3x3 stride-1 "
+    "convolution as 36 products of Winograd F(4x4, 3x3)'s tiles where winograd, a harness term "
     "per (device, source, group) of eager-op measurements "
     "(costmodel/wave_fit.hpp), energy_pj_per_flop by grid";
 
@@ -47,6 +48,7 @@ nlohmann::ordered_json group_json(const WaveGroupFit& g) {
   o["tile_m"] = g.tile.m;
   o["tile_n"] = g.tile.n;
   o["tile_choice"] = g.tile_choice;
+  o["winograd"] = g.winograd;
   o["compute"] = g.compute;
   o["memory"] = g.memory;
   o["fixed_cost_fitted"] = g.fixed_cost_fitted;
@@ -61,7 +63,10 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
   const nlohmann::json& groups = r.array(key);
   for (size_t i = 0; i < groups.size(); ++i) {
     const support::JsonReader g(groups[i], fmt::format("{}: {} {}", r.where(), key, i));
-    if (version >= 4) {
+    if (version >= 5) {
+      g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "winograd", "compute",
+                     "memory", "fixed_cost_fitted", "rows", "devices", "error"});
+    } else if (version == 4) {
       g.expect_only({"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "compute", "memory",
                      "fixed_cost_fitted", "rows", "devices", "error"});
     } else {
@@ -102,6 +107,13 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
       if (fit.tile_choice && !chooses_tile(fit.key)) {
         throw FormatError(fmt::format("{}: field 'tile_choice' = true, but group {} runs one tile", g.where(),
                                       wave_group_text(fit.key)));
+      }
+    }
+    if (version >= 5) {
+      fit.winograd = g.boolean("winograd");
+      if (fit.winograd && !runs_winograd(fit.key)) {
+        throw FormatError(fmt::format("{}: field 'winograd' = true, but group {} does not run Winograd",
+                                      g.where(), wave_group_text(fit.key)));
       }
     }
     g.non_negative_numbers("compute", fit.compute);
@@ -182,8 +194,9 @@ double wave_regime_ns(const WaveGroupFit& group, const WaveFeatures& f, bool com
   return t;
 }
 
-double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, const DeviceSpec& device,
+double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& given, const DeviceSpec& device,
                        double clock_ratio) {
+  const WaveKernel kernel = as_priced(given, group.winograd);
   const WaveFeatures f = wave_features(kernel, group.tile, device, clock_ratio);
   double memory = wave_regime_ns(group, f, false);
   // Bytes that sit in L2 cost no more than streaming them from HBM (wave_model.hpp).

@@ -35,12 +35,14 @@
 // cost cannot be told from the host's dispatch inside the measurement, take kUnfittedFixedCostNs as
 // c0 and d0 (fixed_cost_fitted false).
 //
-// JSON ("format": "mutwo-wave-model", "version": 4; unknown fields are errors; version 1, written before
+// JSON ("format": "mutwo-wave-model", "version": 5; unknown fields are errors; version 1, written before
 // the power limit, is read with energy_pj_per_flop 0; versions 1 and 2, written before a harness was kept
 // per group, with each harness entry for every group of its set; versions 1 to 3, written before a tile
-// was chosen per kernel, with tile_choice false):
+// was chosen per kernel, with tile_choice false; versions 1 to 4, written before 3x3 convolutions were
+// priced as Winograd, with winograd false):
 //   {"format", "version", "fitted_on", "method", "inputs": [...], "energy_pj_per_flop",
-//    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "compute": [c0, cw, cf, cq],
+//    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "winograd",
+//                "compute": [c0, cw, cf, cq],
 //                "memory": [d0, dh, dl], "fixed_cost_fitted", "rows", "devices": [...],
 //                "error": {"median", "mean", "max"}}, ...],
 //    "refinements": [{"device": "t4", "groups": [...]}, ...],
@@ -69,6 +71,8 @@ struct WaveGroupFit {
   TileShape tile;  // gemm-like groups; ignored otherwise
   // Each kernel runs the quickest of tile_choices(tile) (wave_kernel.hpp, chooses_tile); else `tile`.
   bool tile_choice = false;
+  // Its kernels are priced as Winograd F(4x4, 3x3) runs them (wave_kernel.hpp, runs_winograd, as_priced).
+  bool winograd = false;
   std::array<double, kWaveComputeTerms> compute{};
   std::array<double, kWaveMemoryTerms> memory{};
   bool fixed_cost_fitted = true;     // false: c0 = d0 = kUnfittedFixedCostNs

@@ -34,6 +34,7 @@ void check_same_sample(const OpKernel& fused, const OpKernel& one) {
   CHECK(fused.sample.k == one.sample.k);
   CHECK(fused.sample.flops == one.sample.flops);
   CHECK(fused.sample.bytes == one.sample.bytes);
+  CHECK(fused.sample.winograd_tiles == one.sample.winograd_tiles);
 }
 
 }  // namespace

@@ -351,15 +351,23 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
     t.replace(t.find(from), from.size(), to);
     return error_of([&] { parse_wave_model(t, "w.json"); });
   };
-  CHECK(bad("\"version\": 4", "\"version\": 5") ==
-        "wave model 'w.json': field 'version' = 5 is not supported (this mutwo reads versions 1 to 4)");
+  CHECK(bad("\"version\": 5", "\"version\": 6") ==
+        "wave model 'w.json': field 'version' = 6 is not supported (this mutwo reads versions 1 to 5)");
   CHECK(bad("\"energy_pj_per_flop\": 17.5", "\"energy_pj_per_flop\": -1") ==
         "wave model 'w.json': field 'energy_pj_per_flop' = -1 must be a finite number >= 0");
   // Only an FP32 group of single products or convolutions chooses a tile per kernel (chooses_tile).
   CHECK(bad("\"tile_choice\": false", "\"tile_choice\": true") ==
         "wave model 'w.json': groups 0: field 'tile_choice' = true, but group gemm (tensor) runs one tile");
+  // A version 4 file (before Winograd) has no winograd: every group prices its kernels as given.
+  std::string v4 = text;
+  v4.replace(v4.find("\"version\": 5"), 12, "\"version\": 4");
+  CHECK(error_of([&] { parse_wave_model(v4, "w.json"); }).find("winograd") != std::string::npos);
+  const std::string winograd_field = "      \"winograd\": false,\n";
+  REQUIRE(v4.find(winograd_field) != std::string::npos);
+  v4.replace(v4.find(winograd_field), winograd_field.size(), "");
+  CHECK_FALSE(parse_wave_model(v4, "w.json").groups.at(0).winograd);
   // A version 3 file (before a tile per kernel) has no tile_choice: every group runs its one tile.
-  std::string v3 = text;
+  std::string v3 = v4;
   v3.replace(v3.find("\"version\": 4"), 12, "\"version\": 3");
   CHECK(error_of([&] { parse_wave_model(v3, "w.json"); }).find("tile_choice") != std::string::npos);
   const std::string choice_field = "      \"tile_choice\": false,\n";
