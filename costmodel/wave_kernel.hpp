@@ -12,7 +12,8 @@
 //            elementwise (pointwise ops, and the bandwidth-bound categories with no measurements of
 //            their own: data movement, optimizer updates, opaque ops)
 //   variant  a convolution's "3x3s1" class apart from the rest ("": cuDNN may run those as Winograd,
-//            2.25-4x fewer multiplications than the direct count the features see; Lavin & Gray 2016);
+//            2.25-4x fewer multiplications than the direct count; Lavin & Gray 2016; the FP32 forward
+//            group's features are Winograd's own: runs_winograd, winograd_sample);
 //            a GEMM of more than one product "batched" (torch.bmm, and a fused model array's linear
 //            layers: cuBLAS's strided-batched kernels, a family of their own with one tile per GPU
 //            (on the A100 16,588 of NeuSight's 16,661 bmm rows ran ampere_sgemm_128x128_nn) where
