@@ -194,7 +194,7 @@ int64_t row_winograd_tiles(const CalibrationRow& row) {
     }
     // Images whose sides are multiples of 4: the fewest tiles its pixels fill.
     const int64_t pixels = pass == ConvPass::backward_filter ? row.k : row.m;
-    return std::max<int64_t>(1, (pixels + 15) / 16);
+    return std::max<int64_t>(1, pixels / 16 + (pixels % 16 != 0 ? 1 : 0));
   }
   return 0;
 }

@@ -80,14 +80,14 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   std::vector<double> weight;
   std::vector<char> compute_bound;
   features.reserve(members.size());
-  // A group that chooses a tile per kernel (chooses_tile): each round prices every row at the quickest
-  // of its tiles under the coefficients just fitted, as the regimes are picked, and is scored as priced
-  // (every candidate of the grid alike, a largest tile with no smaller one too); the first round runs
-  // the largest.
   // A group that runs Winograd (runs_winograd) sees its kernels in that form throughout.
   std::vector<WaveKernel> priced;
   priced.reserve(members.size());
   for (size_t i : members) priced.push_back(as_priced(w.kernels[i], runs_winograd(key)));
+  // A group that chooses a tile per kernel (chooses_tile): each round prices every row at the quickest
+  // of its tiles under the coefficients just fitted, as the regimes are picked, and is scored as priced
+  // (every candidate of the grid alike, a largest tile with no smaller one too); the first round runs
+  // the largest.
   std::vector<std::vector<WaveFeatures>> options(chooses_tile(key) ? members.size() : 0);
   if (!options.empty()) {
     const std::vector<TileShape> tiles = tile_choices(tile);

@@ -115,8 +115,9 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
 // implicit-GEMM sample with winograd_tiles > 0) as cuDNN's Winograd F(4x4, 3x3) runs it: 36 products,
 // one per element of the 6x6 transformed tile, of tiles x K x C (forward; tiles x C x K for the data
 // gradient; K x C x tiles for the weight gradient), FLOPs 2 x 36 x m x n x k, bytes as given. With
-// cudnn.benchmark on, NeuSight's 3x3 convolutions ran Winograd on 13,614 of 18,374 kernel-bound rows; the
-// ceil(P / 4) tiles are why a 5x5 image costs nearly what an 8x8 one does (docs/FIDELITY.md).
+// cudnn.benchmark on, NeuSight's 3x3 convolutions ran Winograd on 13,614 of 18,374 kernel-bound rows; an
+// image whose side is not a multiple of 4 pays for its part-empty tiles (in-sample 19.8 % against 22.4 %
+// with the tiles taken as pixels / 16: costmodel/README.md, "Winograd").
 KernelSample winograd_sample(std::string_view pass, const KernelSample& conv);
 // Whether a group prices its kernels as Winograd runs them (winograd_sample): FP32 forward 3x3 stride-1
 // convolutions, the class NeuSight timed (18,374 kernel-bound rows on five GPUs, cudnn.benchmark on).

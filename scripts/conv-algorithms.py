@@ -21,6 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from held_out_csv import held_out_rows  # noqa: E402
 from report_section import write_section  # noqa: E402
 
 SECTION = "scripts/conv-algorithms.py"
@@ -72,26 +73,20 @@ def read_labels(neusight_dir):
 def read_errors(path, labels):
     required = {"device", "dataset", "category", "m", "n", "k", "error"}
     cells = {}
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = required - set(reader.fieldnames or [])
-        if missing:
-            sys.exit(f"conv-algorithms: {path}: no column {', '.join(sorted(missing))} "
-                     "(write it with mutwo calibrate --waves --leave-one-out --held-out-csv)")
-        for line, row in enumerate(reader, start=2):
-            if row["dataset"] != "NeuSight" or row["category"] != "conv":
-                continue
-            try:
-                key = (row["device"], int(row["m"]), int(row["n"]), int(row["k"]))
-                error = float(row["error"])
-            except ValueError:
-                sys.exit(f"conv-algorithms: {path}:{line}: m, n, k and error must be numbers")
-            algorithm = labels.get(key)
-            if algorithm is None:
-                sys.exit(f"conv-algorithms: {path}:{line}: no NeuSight convolution on {key[0]} with m={key[1]} "
-                         f"n={key[2]} k={key[3]}")
-            for device in (row["device"], "all"):
-                cells.setdefault((device, algorithm), []).append(error)
+    for line, row in held_out_rows(path, required, "conv-algorithms"):
+        if row["dataset"] != "NeuSight" or row["category"] != "conv":
+            continue
+        try:
+            key = (row["device"], int(row["m"]), int(row["n"]), int(row["k"]))
+            error = float(row["error"])
+        except ValueError:
+            sys.exit(f"conv-algorithms: {path}:{line}: m, n, k and error must be numbers")
+        algorithm = labels.get(key)
+        if algorithm is None:
+            sys.exit(f"conv-algorithms: {path}:{line}: no NeuSight convolution on {key[0]} with m={key[1]} "
+                     f"n={key[2]} k={key[3]}")
+        for device in (row["device"], "all"):
+            cells.setdefault((device, algorithm), []).append(error)
     return cells
 
 

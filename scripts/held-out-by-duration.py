@@ -15,13 +15,13 @@ across the bands is the model's transfer.
 
 usage: scripts/held-out-by-duration.py HELD_OUT_CSV [docs/FIDELITY.md] [--devices DIR]"""
 import argparse
-import csv
 import os
 import statistics
 import sys
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from held_out_csv import held_out_rows  # noqa: E402
 from report_section import write_section  # noqa: E402
 
 SECTION = "scripts/held-out-by-duration.py"
@@ -57,26 +57,20 @@ def read_cells(path, devices_dir):
     required = {"device", "dataset", "category", "flops", "kernel_ns", "error"}
     cells = {}
     peaks = {}
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = required - set(reader.fieldnames or [])
-        if missing:
-            sys.exit(f"held-out-by-duration: {path}: no column {', '.join(sorted(missing))} "
-                     "(write it with mutwo calibrate --waves --leave-one-out --held-out-csv)")
-        for line, row in enumerate(reader, start=2):
-            if row["dataset"] != "NeuSight" or row["category"] not in dict(CATEGORIES):
-                continue
-            try:
-                kernel_ns = float(row["kernel_ns"])
-                error = float(row["error"])
-                flops = float(row["flops"])
-            except ValueError:
-                sys.exit(f"held-out-by-duration: {path}:{line}: kernel_ns, error and flops must be numbers")
-            if not kernel_ns > 0:
-                sys.exit(f"held-out-by-duration: {path}:{line}: field 'kernel_ns' = '{row['kernel_ns']}': must be > 0")
-            share = flops / kernel_ns / fp32_peak_flops_per_ns(devices_dir, row["device"], peaks)
-            key = (row["device"], row["category"], band_of(kernel_ns / 1e6))
-            cells.setdefault(key, []).append((error, share))
+    for line, row in held_out_rows(path, required, "held-out-by-duration"):
+        if row["dataset"] != "NeuSight" or row["category"] not in dict(CATEGORIES):
+            continue
+        try:
+            kernel_ns = float(row["kernel_ns"])
+            error = float(row["error"])
+            flops = float(row["flops"])
+        except ValueError:
+            sys.exit(f"held-out-by-duration: {path}:{line}: kernel_ns, error and flops must be numbers")
+        if not kernel_ns > 0:
+            sys.exit(f"held-out-by-duration: {path}:{line}: field 'kernel_ns' = '{row['kernel_ns']}': must be > 0")
+        share = flops / kernel_ns / fp32_peak_flops_per_ns(devices_dir, row["device"], peaks)
+        key = (row["device"], row["category"], band_of(kernel_ns / 1e6))
+        cells.setdefault(key, []).append((error, share))
     return cells
 
 

@@ -4,6 +4,7 @@
 // convolution's geometry, a CSV row's shape text, a graph's op), each derived by hand.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "costmodel/calibrated_cost_model.hpp"
@@ -143,6 +144,9 @@ TEST_CASE("a CSV row's tiles come from its shape text, else the fewest its pixel
   // A shape text that disagrees with the row's m, n, k is not the row's: the bound.
   r.shape = "N=4 C=64 H=5 W=5 K=128 R=3 S=3 pad=1x1 stride=1x1";
   CHECK(row_winograd_tiles(r) == 4);
+  // The bound holds for any m a row may carry, the largest included.
+  r.m = std::numeric_limits<int64_t>::max();
+  CHECK(row_winograd_tiles(r) == std::numeric_limits<int64_t>::max() / 16 + 1);
   r.variant = "1x1s1";
   CHECK(row_winograd_tiles(r) == 0);
 }
