@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/graph.hpp"
 #include "support/error.hpp"
 #include "support/text_file.hpp"
 
@@ -25,8 +26,9 @@ bool is_blank_or_comment(std::string_view line);  // empty, or starting with '#'
                               std::string_view why);
 int64_t parse_int(std::string_view where, std::string_view field, std::string_view value);
 double parse_double(std::string_view where, std::string_view field, std::string_view value);
-// A measured kernel time in ms as whole ns (at least 1): > 0 and at most kMaxKernelMs, else FormatError.
-inline constexpr double kMaxKernelMs = 1e6;
+// A measured kernel time in ms as whole ns (at least 1): > 0 and at most kMaxKernelMs (ir::kMaxOpNs), else
+// FormatError.
+inline constexpr double kMaxKernelMs = static_cast<double>(ir::kMaxOpNs) / 1e6;
 int64_t ms_to_ns(std::string_view where, std::string_view field, std::string_view value);
 int64_t positive(std::string_view where, std::string_view field, std::string_view value);  // >= 1
 // The first line that is not blank or a comment must be `header`, else FormatError naming the file.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/graph.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
 
@@ -108,11 +109,8 @@ void validate_measured_trace(const ir::Trace& trace) {
       throw Error(fmt::format("trace '{}': field 'op_duration_ns'[{}] (op '{}') = {} must be >= 0",
                               trace.graph.name, i, trace.graph.ops[i].name, trace.op_duration_ns[i]));
     }
-    // 1000 s: no kernel takes that long; a larger value is a unit error or a corrupt file, and
-    // bounding it keeps every sum of durations within 64 bits.
-    constexpr int64_t kMaxOpNs = 1'000'000'000'000;
-    if (trace.op_duration_ns[i] > kMaxOpNs ||
-        (i < trace.op_host_ns.size() && (trace.op_host_ns[i] > kMaxOpNs || trace.op_host_ns[i] < 0))) {
+    if (trace.op_duration_ns[i] > ir::kMaxOpNs ||
+        (i < trace.op_host_ns.size() && (trace.op_host_ns[i] > ir::kMaxOpNs || trace.op_host_ns[i] < 0))) {
       throw Error(fmt::format("trace '{}': op {} '{}': field 'op_duration_ns' = {} or 'op_host_ns' = {} is outside "
                               "[0, 1000 s]",
                               trace.graph.name, i, trace.graph.ops[i].name, trace.op_duration_ns[i],

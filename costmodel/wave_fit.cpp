@@ -80,10 +80,17 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   std::vector<double> weight;
   std::vector<char> compute_bound;
   features.reserve(members.size());
-  // A group that runs Winograd (runs_winograd) sees its kernels in that form throughout.
-  std::vector<WaveKernel> priced;
-  priced.reserve(members.size());
-  for (size_t i : members) priced.push_back(as_priced(w.kernels[i], runs_winograd(key)));
+  // A group that runs Winograd (runs_winograd) sees its kernels in that form throughout; the others as
+  // they are, uncopied.
+  const bool winograd = runs_winograd(key);
+  std::vector<WaveKernel> transformed;
+  if (winograd) {
+    transformed.reserve(members.size());
+    for (size_t i : members) transformed.push_back(as_priced(w.kernels[i], true));
+  }
+  const auto priced = [&](size_t r) -> const WaveKernel& {
+    return winograd ? transformed[r] : w.kernels[members[r]];
+  };
   // A group that chooses a tile per kernel (chooses_tile): each round prices every row at the quickest
   // of its tiles under the coefficients just fitted, as the regimes are picked, and is scored as priced
   // (every candidate of the grid alike, a largest tile with no smaller one too); the first round runs
@@ -95,12 +102,12 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
       const size_t i = members[r];
       for (const TileShape& t : tiles)
         options[r].push_back(
-            wave_features(priced[r], t, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
+            wave_features(priced(r), t, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]]));
     }
   }
   for (size_t r = 0; r < members.size(); ++r) {
     const size_t i = members[r];
-    const WaveKernel& k = priced[r];
+    const WaveKernel& k = priced(r);
     // The largest tile: a choosing group's first option, already computed.
     features.push_back(options.empty()
                            ? wave_features(k, tile, w.devices[w.device_of[i]], clock_ratio[w.device_of[i]])
@@ -134,7 +141,7 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
     result.fit.key = key;
     result.fit.tile = tile;
     result.fit.tile_choice = chooses_tile(key);
-    result.fit.winograd = runs_winograd(key);
+    result.fit.winograd = winograd;
     result.fit.fixed_cost_fitted = c.fixed_cost;
     for (size_t j = 0; j < kWaveComputeTerms; ++j) {
       result.fit.compute[j] = x(c.compute_first + static_cast<Eigen::Index>(j));

@@ -16,10 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// An op's TIME at most 1000 s, as a measured trace's (costmodel/measured_cost_model.cpp); a tensor's
-// MEMORY at most 1 PiB, as any graph's (ir::kMaxTensorBytes).
-constexpr int64_t kMaxDtrOpNs = 1'000'000'000'000;
-constexpr int64_t kMaxDtrTensorBytes = ir::kMaxTensorBytes;
 
 // One line of the log, parsed: its JSON object and where it came from.
 struct Line {
@@ -229,7 +225,7 @@ class Parser {
       DtrOp op;
       op.name = "constant";
       op.origin = DtrOpOrigin::constant;
-      op.sizes_bytes = {integer_field(memory, "MEMORY", 0, kMaxDtrTensorBytes)};
+      op.sizes_bytes = {integer_field(memory, "MEMORY", 0, ir::kMaxTensorBytes)};
       op.aliases = {-1};
       const int32_t id = add_op(std::move(op), {name}, line);
       const int32_t t = log_.ops[static_cast<size_t>(id)].first_output;
@@ -240,7 +236,7 @@ class Parser {
       const std::string op_name = string_field(line, "NAME");
       const std::vector<std::string> results = name_list(line, "RESULT");
       const std::vector<std::string> arg_names = name_list(line, "ARGS");
-      const int64_t time = integer_field(line, "TIME", 0, kMaxDtrOpNs);
+      const int64_t time = integer_field(line, "TIME", 0, ir::kMaxOpNs);
       if (results.empty()) fail(line, "has an empty RESULT list (simrd cannot parse a CALL without results)");
       in_backward_ = in_backward_ || op_name.find("backward") != std::string::npos;
       DtrOp op;
@@ -266,7 +262,7 @@ class Parser {
           fail(alias, fmt::format("field 'ALIAS' = {} but the CALL on line {} has {} ARGS", a, line.number,
                                   op.args.size()));
         }
-        const int64_t bytes = integer_field(memory, "MEMORY", 0, kMaxDtrTensorBytes);
+        const int64_t bytes = integer_field(memory, "MEMORY", 0, ir::kMaxTensorBytes);
         op.aliases.push_back(static_cast<int32_t>(a));
         op.sizes_bytes.push_back(a == -1 ? bytes : 0);  // an alias's MEMORY is its base's: ignored
         if (a != -1) ++log_.counts.alias_outputs;
@@ -280,7 +276,7 @@ class Parser {
     } else if (in == "MUTATE") {
       const std::string op_name = string_field(line, "NAME");
       const std::vector<std::string> arg_names = name_list(line, "ARGS");
-      const int64_t time = integer_field(line, "TIME", 0, kMaxDtrOpNs);
+      const int64_t time = integer_field(line, "TIME", 0, ir::kMaxOpNs);
       const Json& mutate = field(line, "MUTATE");
       if (!mutate.is_array())
         fail(line, fmt::format("field 'MUTATE' = {} is not a list of indices", mutate.dump()));

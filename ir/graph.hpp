@@ -13,6 +13,9 @@ namespace mutwo::ir {
 // The largest tensor a graph may hold: 1 PiB (2^50 bytes), beyond any device's or host's memory;
 // an input file claiming more is refused before anything is sized from it.
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 50;
+// The longest one op or kernel may take: 1000 s. No kernel takes that long; a larger measured time is a
+// unit error or a corrupt file, and the bound keeps every sum of a step's durations within 64 bits.
+inline constexpr int64_t kMaxOpNs = 1'000'000'000'000;
 
 struct Graph {
   std::string name;                       // e.g. "bert-base" or "bert-base x4"
