@@ -98,15 +98,15 @@ void print_wave(const costmodel::CalibrateResult& result) {
                {"tile", Align::left},
                {"kernels", Align::right},
                {"GPUs", Align::right},
-               {"compute [c0 cw cf cq]", Align::left},
+               {"compute [c0 cw cf cq cb]", Align::left},
                {"memory [d0 dh dl]", Align::left},
                {"median", Align::right},
                {"mean", Align::right}});
   for (const costmodel::WaveGroupFit& g : m.groups) {
     table.add_row({costmodel::wave_group_text(g.key), costmodel::wave_tile_text(g), std::to_string(g.rows),
                    std::to_string(g.devices.size()),
-                   fmt::format("{:.0f} {:.0f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.compute[0] : -1,
-                               g.compute[1], g.compute[2], g.compute[3]),
+                   fmt::format("{:.0f} {:.0f} {:.3f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.compute[0] : -1,
+                               g.compute[1], g.compute[2], g.compute[3], g.compute[4]),
                    fmt::format("{:.0f} {:.3f} {:.3f}", g.fixed_cost_fitted ? g.memory[0] : -1, g.memory[1],
                                g.memory[2]),
                    percent(g.error.median), percent(g.error.mean)});

@@ -17,21 +17,22 @@ std::string wave_groups_markdown(const WaveRows& w, const WaveModel& model, cons
       "Fitted {} on every GPU above (costmodel/models/waves.json, shipped in the binary). tile: the group's "
       "(<=: each kernel runs the quickest tile up to it, either way round); c0, d0: ns; cw: "
       "cycles "
-      "per wave; cf, cq, dh: 1 / fraction of the peak or bandwidth; dl: SM-cycles per byte from L2; a group "
+      "per wave; cf, cq, dh: 1 / fraction of the peak or bandwidth; cb: HBM passes paid beside the math; dl: "
+      "SM-cycles per byte from L2; a group "
       "measured only as eager ops takes a fixed cost of {:.0f} ns (kUnfittedFixedCostNs). In-sample error on "
       "the "
       "kernel time.\n\n",
       model.fitted_on, kUnfittedFixedCostNs);
-  out += "| group | tile | kernels | GPUs | c0 | cw | cf | cq | d0 | dh | dl | median | mean |\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  out += "| group | tile | kernels | GPUs | c0 | cw | cf | cq | cb | d0 | dh | dl | median | mean |\n";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const WaveGroupFit& g : model.groups) {
     const std::string fixed_c = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.compute[0]) : "-";
     const std::string fixed_m = g.fixed_cost_fitted ? fmt::format("{:.0f}", g.memory[0]) : "-";
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {:.3f} | {} | {:.3f} | {:.3f} | {} | {} |\n",
         wave_group_text(g.key), wave_tile_text(g), g.rows, g.devices.size(), fixed_c, g.compute[1],
-        g.compute[2], g.compute[3], fixed_m, g.memory[1], g.memory[2], support::percent(g.error.median),
-        support::percent(g.error.mean));
+        g.compute[2], g.compute[3], g.compute[4], fixed_m, g.memory[1], g.memory[2],
+        support::percent(g.error.median), support::percent(g.error.mean));
   }
   size_t refined = 0;
   for (const WaveRefinement& r : model.refinements) refined += r.groups.size();

@@ -170,6 +170,9 @@ WaveFeatures wave_features(const WaveKernel& kernel, TileShape tile, const Devic
     f.compute[2] /= clock_ratio;
     f.compute[3] = terms[3] / (kernel.peak_flops_per_ns * clock_ratio);
     f.memory[1] = s.bytes / device.hbm_bytes_per_ns;
+    // Tensor-core groups keep no such term: fitted on two GPUs' half-precision kernels, the extra freedom
+    // moved their tiles and every TF32 figure end to end (costmodel/README.md, "Traffic beside the math").
+    if (kernel.group.math == kCudaMath) f.compute[4] = f.memory[1];
     return f;
   }
   if (s.bytes <= static_cast<double>(device.l2_bytes)) {

@@ -27,9 +27,13 @@
 // kernel's compute features are at the clock the board sustains (r = sustained_clock_ratio below:
 // f and P times r), since a long run of math draws more power than a small board can deliver at boost:
 //   waves   = ceil(batch * ceil(m / tile_m) * ceil(n / tile_n) / S)      (gemm and conv only)
-//   compute = {1, waves / f, flops / P, Fq / P}      Fq = flops * waves * S * tile_m * tile_n
-//                                                          / (batch * m * n): every tile slot of
-//                                                          every wave, idle ones included
+//   compute = {1, waves / f, flops / P, Fq / P, bytes / H}
+//             Fq = flops * waves * S * tile_m * tile_n / (batch * m * n): every tile slot of every
+//             wave, idle ones included; bytes / H: the operands' HBM traffic paid on top of the math
+//             where the kernel does not hide it (a tile's loads before its first product and its
+//             stores after the last; Winograd's transforms, separate kernels or stages around its
+//             products); the fit says how much per group, FP32 ("cuda") groups only, 0 in the
+//             tensor-core groups (costmodel/README.md, "Traffic beside the math")
 //   memory  = {1, hbm_bytes / H, l2_bytes / (S * f)}
 // A bandwidth-bound kernel whose bytes (read + written) fit in L2 (<= L) streams them from L2, whose
 // rate scales with the SMs and their clock: its bytes are l2_bytes, else hbm_bytes. GEMM-like kernels
@@ -74,7 +78,7 @@ struct WaveGroupKey {
 };
 std::string wave_group_text(const WaveGroupKey& key);  // "gemm (tensor)", "conv2d_forward 3x3s1 (cuda)"
 
-inline constexpr size_t kWaveComputeTerms = 4;  // 1, waves / clock, flops / peak, Fq / peak
+inline constexpr size_t kWaveComputeTerms = 5;  // 1, waves / clock, flops / peak, Fq / peak, bytes / H
 inline constexpr size_t kWaveMemoryTerms = 3;   // 1, HBM bytes / bandwidth, L2 bytes / (SMs * clock)
 
 struct WaveKernel {

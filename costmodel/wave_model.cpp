@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,7 +22,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& shipped_wave_m
 namespace {
 
 constexpr std::string_view kFormat = "mutwo-wave-model";
-constexpr int64_t kVersion = 5;
+constexpr int64_t kVersion = 6;
 constexpr std::string_view kMethod =
     "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
@@ -116,7 +117,10 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
                                       g.where(), wave_group_text(fit.key)));
       }
     }
-    g.non_negative_numbers("compute", fit.compute);
+    // Before version 6 the compute regime had no traffic term: read as 0, priced as fitted.
+    g.non_negative_numbers(
+        "compute",
+        std::span<double>(fit.compute).first(version >= 6 ? kWaveComputeTerms : kWaveComputeTerms - 1));
     g.non_negative_numbers("memory", fit.memory);
     fit.fixed_cost_fitted = g.boolean("fixed_cost_fitted");
     fit.rows = g.integer("rows");

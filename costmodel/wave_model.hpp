@@ -6,7 +6,8 @@
 // Per group of kernels (wave_kernel.hpp: family, conv class, math class), with the kernel's
 // features on the device:
 //
-//   t = max(c0 + cw * waves / (r f) + cf * flops / (r P) + cq * Fq / (r P),   compute: fill the SMs
+//   t = max(c0 + cw * waves / (r f) + cf * flops / (r P) + cq * Fq / (r P)   compute: fill the SMs,
+//              + cb * hbm_bytes / H,                                          and move what math cannot hide
 //           d0 + dh * hbm_bytes / H + dl * l2_bytes / (S * f))                 memory: HBM or L2
 //
 // where waves and Fq are those of the group's tile, or, in a group that chooses a tile per kernel (FP32
@@ -17,7 +18,9 @@
 //
 // Coefficients are >= 0 and the same on every GPU: c0, d0 ns (a kernel's fixed cost on the GPU), cw
 // cycles per wave (a tile's fill and drain), cf and cq the inverse efficiency of a full and of a
-// quantized wave (1 / fraction of peak), dh the inverse fraction of HBM bandwidth, dl SM-cycles per
+// quantized wave (1 / fraction of peak), cb the HBM passes over the operands paid on top of the math
+// (FP32 groups only, wave_kernel.hpp; 0 for the tensor-core groups and any group of a file before
+// version 6), dh the inverse fraction of HBM bandwidth, dl SM-cycles per
 // byte from L2. What this says: a GEMM or convolution too small to fill the SMs pays whole waves
 // (Fq, waves) and a tail wave; a bandwidth-bound kernel whose working set fits in L2 runs at the L2's
 // rate, but never slower than streaming the same bytes from HBM (predict_wave_ns takes the cheaper:
@@ -35,14 +38,15 @@
 // cost cannot be told from the host's dispatch inside the measurement, take kUnfittedFixedCostNs as
 // c0 and d0 (fixed_cost_fitted false).
 //
-// JSON ("format": "mutwo-wave-model", "version": 5; unknown fields are errors; version 1, written before
-// the power limit, is read with energy_pj_per_flop 0; versions 1 and 2, written before a harness was kept
-// per group, with each harness entry for every group of its set; versions 1 to 3, written before a tile
-// was chosen per kernel, with tile_choice false; versions 1 to 4, written before 3x3 convolutions were
-// priced as Winograd, with winograd false):
+// JSON ("format": "mutwo-wave-model", "version": 6; unknown fields are errors; versions 1 to 5, written
+// before the compute regime paid traffic beside the math, hold four compute terms and are read with cb 0;
+// version 1, written before the power limit, is read with energy_pj_per_flop 0; versions 1 and 2, written
+// before a harness was kept per group, with each harness entry for every group of its set; versions 1 to 3,
+// written before a tile was chosen per kernel, with tile_choice false; versions 1 to 4, written before 3x3
+// convolutions were priced as Winograd, with winograd false):
 //   {"format", "version", "fitted_on", "method", "inputs": [...], "energy_pj_per_flop",
 //    "groups": [{"family", "variant", "math", "tile_m", "tile_n", "tile_choice", "winograd",
-//                "compute": [c0, cw, cf, cq],
+//                "compute": [c0, cw, cf, cq, cb],
 //                "memory": [d0, dh, dl], "fixed_cost_fitted", "rows", "devices": [...],
 //                "error": {"median", "mean", "max"}}, ...],
 //    "refinements": [{"device": "t4", "groups": [...]}, ...],

@@ -241,9 +241,20 @@ TEST_CASE("the power limit: a 70 W T4 holds 0.58 of its boost clock on math at 2
   const WaveFeatures boost = wave_features(k, {128, 64}, t4, 1.0);
   const WaveFeatures half = wave_features(k, {128, 64}, t4, 0.5);
   CHECK(half.compute[0] == 1.0);
-  for (size_t j = 1; j < kWaveComputeTerms; ++j)
-    CHECK(half.compute[j] == doctest::Approx(2 * boost.compute[j]));
+  for (size_t j = 1; j < 4; ++j) CHECK(half.compute[j] == doctest::Approx(2 * boost.compute[j]));
+  CHECK(half.compute[4] == boost.compute[4]);
+  CHECK(boost.compute[4] == doctest::Approx(boost.memory[1]));
   CHECK(half.memory == boost.memory);
+  // The traffic beside the math: 3 x 512^2 x 4 B over the T4's 320 GB/s is 9,830.4 ns, paid cb = 2
+  // times on top of a compute regime that is otherwise free; tensor-core kernels carry no such term.
+  WaveGroupFit traffic = wave_group({"gemm", "", "cuda"}, {128, 64}, {0, 0, 0, 0}, {0, 0, 0});
+  traffic.compute[4] = 2;
+  CHECK(boost.compute[4] == doctest::Approx(9'830.4));
+  CHECK(predict_wave_ns(traffic, k, t4, 1.0) == doctest::Approx(19'660.8));
+  const WaveKernel tc =
+      wave_kernel("gemm", KindCategory::matmul, "", "fp16", gemm_sample(1, 512, 512, 512), t4);
+  CHECK(tc.group.math == kTensorMath);
+  CHECK(wave_features(tc, {128, 64}, t4, 1.0).compute[4] == 0);
   // A bandwidth-bound kernel does not see it.
   KernelSample s;
   s.bytes = 1e9;
@@ -335,6 +346,7 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
   m.inputs = {"a.csv"};
   m.groups = {wave_group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
   m.groups[0].devices = {"v100-16gb"};
+  m.groups[0].compute[4] = 9.5;
   m.harness = {{"t4", "neusight add", 25'000, 14'000, {"elementwise", "", ""}}};
   m.energy_pj_per_flop = 17.5;
   const std::string text = wave_model_json(m);
@@ -351,15 +363,24 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
     t.replace(t.find(from), from.size(), to);
     return error_of([&] { parse_wave_model(t, "w.json"); });
   };
-  CHECK(bad("\"version\": 5", "\"version\": 6") ==
-        "wave model 'w.json': field 'version' = 6 is not supported (this mutwo reads versions 1 to 5)");
+  CHECK(bad("\"version\": 6", "\"version\": 7") ==
+        "wave model 'w.json': field 'version' = 7 is not supported (this mutwo reads versions 1 to 6)");
   CHECK(bad("\"energy_pj_per_flop\": 17.5", "\"energy_pj_per_flop\": -1") ==
         "wave model 'w.json': field 'energy_pj_per_flop' = -1 must be a finite number >= 0");
   // Only an FP32 group of single products or convolutions chooses a tile per kernel (chooses_tile).
   CHECK(bad("\"tile_choice\": false", "\"tile_choice\": true") ==
         "wave model 'w.json': groups 0: field 'tile_choice' = true, but group gemm (tensor) runs one tile");
+  // A version 5 file (before the traffic beside the math) holds four compute terms; the fifth reads 0.
+  std::string v5 = text;
+  v5.replace(v5.find("\"version\": 6"), 12, "\"version\": 5");
+  CHECK(error_of([&] { parse_wave_model(v5, "w.json"); }).find("compute") != std::string::npos);
+  const std::string traffic_term = ",\n        9.5\n";
+  REQUIRE(v5.find(traffic_term) != std::string::npos);
+  v5.replace(v5.find(traffic_term), traffic_term.size(), "\n");
+  CHECK(parse_wave_model(v5, "w.json").groups.at(0).compute[4] == 0);
+  CHECK(parse_wave_model(v5, "w.json").groups.at(0).compute[3] == 4);
   // A version 4 file (before Winograd) has no winograd: every group prices its kernels as given.
-  std::string v4 = text;
+  std::string v4 = v5;
   v4.replace(v4.find("\"version\": 5"), 12, "\"version\": 4");
   CHECK(error_of([&] { parse_wave_model(v4, "w.json"); }).find("winograd") != std::string::npos);
   const std::string winograd_field = "      \"winograd\": false,\n";

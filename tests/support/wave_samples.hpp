@@ -43,7 +43,7 @@ inline costmodel::WaveGroupFit wave_group(costmodel::WaveGroupKey key, costmodel
   costmodel::WaveGroupFit g;
   g.key = std::move(key);
   g.tile = tile;
-  g.compute = compute;
+  std::copy(compute.begin(), compute.end(), g.compute.begin());
   g.memory = memory;
   return g;
 }
