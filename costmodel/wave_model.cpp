@@ -24,7 +24,8 @@ namespace {
 constexpr std::string_view kFormat = "mutwo-wave-model";
 constexpr int64_t kVersion = 6;
 constexpr std::string_view kMethod =
-    "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak), d0 + dh*hbm_bytes/bandwidth + "
+    "t = max(c0 + cw*waves/(r*clock) + cf*flops/(r*peak) + cq*Fq/(r*peak) + cb*hbm_bytes/bandwidth (cb 0 for "
+    "tensor-core groups), d0 + dh*hbm_bytes/bandwidth + "
     "dl*l2_bytes/(SMs*clock)) "
     "per kernel group across GPUs, r = min(1, board power / (energy_pj_per_flop * process energy * FP32 "
     "peak)); "
