@@ -16,7 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-
 // One line of the log, parsed: its JSON object and where it came from.
 struct Line {
   Json json;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "costmodel/calibrated_cost_model.hpp"
@@ -370,30 +371,26 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
   // Only an FP32 group of single products or convolutions chooses a tile per kernel (chooses_tile).
   CHECK(bad("\"tile_choice\": false", "\"tile_choice\": true") ==
         "wave model 'w.json': groups 0: field 'tile_choice' = true, but group gemm (tensor) runs one tile");
+  // An older file: `t` at version `from` relabelled `from - 1` is refused naming `named` while it still
+  // holds `field`, and read once `field` is replaced by `without`.
+  const auto older = [&](std::string t, int from, const std::string& named, const std::string& field,
+                         const std::string& without) {
+    const std::string version = fmt::format("\"version\": {}", from);
+    t.replace(t.find(version), version.size(), fmt::format("\"version\": {}", from - 1));
+    CHECK(error_of([&] { parse_wave_model(t, "w.json"); }).find(named) != std::string::npos);
+    REQUIRE(t.find(field) != std::string::npos);
+    t.replace(t.find(field), field.size(), without);
+    return t;
+  };
   // A version 5 file (before the traffic beside the math) holds four compute terms; the fifth reads 0.
-  std::string v5 = text;
-  v5.replace(v5.find("\"version\": 6"), 12, "\"version\": 5");
-  CHECK(error_of([&] { parse_wave_model(v5, "w.json"); }).find("compute") != std::string::npos);
-  const std::string traffic_term = ",\n        9.5\n";
-  REQUIRE(v5.find(traffic_term) != std::string::npos);
-  v5.replace(v5.find(traffic_term), traffic_term.size(), "\n");
+  const std::string v5 = older(text, 6, "compute", ",\n        9.5\n", "\n");
   CHECK(parse_wave_model(v5, "w.json").groups.at(0).compute[4] == 0);
   CHECK(parse_wave_model(v5, "w.json").groups.at(0).compute[3] == 4);
   // A version 4 file (before Winograd) has no winograd: every group prices its kernels as given.
-  std::string v4 = v5;
-  v4.replace(v4.find("\"version\": 5"), 12, "\"version\": 4");
-  CHECK(error_of([&] { parse_wave_model(v4, "w.json"); }).find("winograd") != std::string::npos);
-  const std::string winograd_field = "      \"winograd\": false,\n";
-  REQUIRE(v4.find(winograd_field) != std::string::npos);
-  v4.replace(v4.find(winograd_field), winograd_field.size(), "");
+  const std::string v4 = older(v5, 5, "winograd", "      \"winograd\": false,\n", "");
   CHECK_FALSE(parse_wave_model(v4, "w.json").groups.at(0).winograd);
   // A version 3 file (before a tile per kernel) has no tile_choice: every group runs its one tile.
-  std::string v3 = v4;
-  v3.replace(v3.find("\"version\": 4"), 12, "\"version\": 3");
-  CHECK(error_of([&] { parse_wave_model(v3, "w.json"); }).find("tile_choice") != std::string::npos);
-  const std::string choice_field = "      \"tile_choice\": false,\n";
-  REQUIRE(v3.find(choice_field) != std::string::npos);
-  v3.replace(v3.find(choice_field), choice_field.size(), "");
+  const std::string v3 = older(v4, 4, "tile_choice", "      \"tile_choice\": false,\n", "");
   CHECK_FALSE(parse_wave_model(v3, "w.json").groups.at(0).tile_choice);
   // A version 1 file (before the power limit) reads with no limit; it may not carry the energy.
   // A version 2 file (before a harness per group) holds each harness for every group of its set.
