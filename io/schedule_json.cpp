@@ -82,6 +82,7 @@ std::string schedule_to_json(const ir::Schedule& schedule) {
     j["width"] = sa.width;
     j["first_op"] = sa.first_op;
     j["end_op"] = sa.end_op;
+    j["batch_size"] = sa.batch_size;
     out << (i ? ",\n    " : "\n    ") << j.dump();
   }
   out << (schedule.sub_arrays.empty() ? "" : "\n  ") << "],\n  \"instructions\": [";
@@ -136,12 +137,18 @@ ir::Schedule schedule_from_json(const std::string& text) {
   const Json& subs = r.array("sub_arrays");
   for (size_t i = 0; i < subs.size(); ++i) {
     support::JsonReader sub(subs[i], fmt::format("sub_array {}", i));
-    sub.expect_only({"name", "width", "first_op", "end_op"});
+    if (version >= 4) {
+      sub.expect_only({"name", "width", "first_op", "end_op", "batch_size"});
+    } else {
+      sub.expect_only({"name", "width", "first_op", "end_op"});
+    }
     ir::SubArray sa;
     sa.name = sub.string("name");
     sa.width = sub.int32("width");
     sa.first_op = sub.int32("first_op");
     sa.end_op = sub.int32("end_op");
+    // Before version 4 every sub-array trained the graph's batch.
+    sa.batch_size = version >= 4 ? sub.integer("batch_size") : s.graph.batch_size;
     s.sub_arrays.push_back(std::move(sa));
   }
   const Json& instrs = r.array("instructions");

@@ -71,6 +71,7 @@ Graph concat_graphs(const std::vector<Graph>& parts, std::vector<SubArray>* sub_
     range.width = part.width;
     range.first_op = op_base;
     range.end_op = static_cast<OpId>(out.ops.size());
+    range.batch_size = part.batch_size;
     ranges.push_back(std::move(range));
   }
   link(out);
@@ -89,10 +90,10 @@ std::string describe_instruction(const Schedule& schedule, InstrId id) {
 }
 
 int64_t samples_per_step(const Schedule& schedule) {
-  int64_t models = 0;
-  for (const SubArray& s : schedule.sub_arrays) models += s.width;
-  if (models == 0) models = schedule.graph.width;
-  return models * schedule.graph.batch_size;
+  if (schedule.sub_arrays.empty()) return schedule.graph.width * schedule.graph.batch_size;
+  int64_t samples = 0;
+  for (const SubArray& s : schedule.sub_arrays) samples += s.width * s.batch_size;
+  return samples;
 }
 
 }  // namespace mutwo::ir

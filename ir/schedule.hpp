@@ -13,8 +13,9 @@
 
 namespace mutwo::ir {
 
-// Version 2 added host_state, version 3 host_stream; older files still load.
-inline constexpr int kScheduleVersion = 3;
+// Version 2 added host_state, version 3 host_stream, version 4 each sub-array's batch_size; older files
+// still load (their sub-arrays take the graph's batch_size).
+inline constexpr int kScheduleVersion = 4;
 
 // A Schedule that breaks a residency, ordering or stream rule; names the first offending instruction.
 class ScheduleError : public Error {
@@ -61,6 +62,9 @@ struct SubArray {
   int32_t width = 1;
   OpId first_op = 0;  // ops [first_op, end_op) of Schedule::graph
   OpId end_op = 0;
+  // Samples per model (its graph's batch_size; 0: unknown, e.g. an imported trace). Sub-arrays of
+  // different architectures may train different batches: samples_per_step sums them.
+  int64_t batch_size = 0;
 };
 
 struct Schedule {
@@ -96,8 +100,8 @@ Graph concat_graphs(const std::vector<Graph>& parts, std::vector<SubArray>* sub_
 // "compute op 5 'fc1'", "swap_in tensor 3 'x'": how reports of both back ends name an instruction.
 std::string describe_instruction(const Schedule& schedule, InstrId id);
 
-// Samples one step trains over all models: the sub-arrays' widths (or the graph's width) x the
-// batch per model.
+// Samples one step trains over all models: each sub-array's width x its batch per model (without
+// sub-arrays, the graph's width x its batch_size).
 int64_t samples_per_step(const Schedule& schedule);
 
 }  // namespace mutwo::ir

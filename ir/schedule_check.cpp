@@ -122,7 +122,35 @@ class ScheduleChecker {
       if (sa.width < 1)
         throw ScheduleError(
             fmt::format("sub_array {} '{}': field 'width' = {} must be >= 1", i, sa.name, sa.width));
+      if (sa.batch_size < 0) {
+        throw ScheduleError(
+            fmt::format("sub_array {} '{}': field 'batch_size' = {} is negative", i, sa.name, sa.batch_size));
+      }
+      check_batch(fmt::format("sub_array {} '{}'", i, sa.name), sa.batch_size, sa.first_op, sa.end_op);
       end = sa.end_op;
+    }
+    if (s_.sub_arrays.empty()) check_batch("graph", g_.batch_size, 0, static_cast<OpId>(g_.ops.size()));
+  }
+
+  // Samples per model, what samples per second counts: every input and label the ops [first, end) read
+  // holds `batch` in its leading dimension or, holding several models stacked on a leading axis, in
+  // its second. A file whose batch_size disagrees would report the throughput of a batch it does not run.
+  void check_batch(const std::string& where, int64_t batch, OpId first, OpId end) const {
+    if (batch == 0) return;  // unknown (imported traces)
+    for (OpId o = first; o < end; ++o) {
+      for (TensorId id : g_.op(o).inputs) {
+        const Tensor& t = g_.tensor(id);
+        if (t.role != TensorRole::input && t.role != TensorRole::label) continue;
+        const std::vector<int64_t>& d = t.shape;
+        const bool holds = (!d.empty() && d[0] == batch) ||
+                           (t.width > 1 && d.size() > 1 && d[0] == t.width && d[1] == batch);
+        if (!holds) {
+          throw ScheduleError(fmt::format(
+              "{}: field 'batch_size' = {}, but {} tensor {} '{}' has shape {} (width {}): the batch is "
+              "neither its leading dimension nor the one after the models' axis",
+              where, batch, role_name(t.role), t.id, t.name, shape_string(d), t.width));
+        }
+      }
     }
   }
 

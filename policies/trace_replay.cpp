@@ -148,7 +148,8 @@ TraceReplay build_trace_replay(const Trace& trace) {
     if (sync_after[k] != kNoId) order.push_back(sync_after[k]);
   }
   const auto ops = static_cast<OpId>(g.ops.size());
-  out.schedule = build_ordered_schedule(g, {ir::SubArray{g.name, g.width, 0, ops}}, order, "none");
+  out.schedule =
+      build_ordered_schedule(g, {ir::SubArray{g.name, g.width, 0, ops, g.batch_size}}, order, "none");
 
   // Streams and the waits that data with bytes and device synchronisations need.
   struct Touch {

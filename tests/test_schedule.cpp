@@ -463,10 +463,10 @@ TEST_CASE("a bad schedule file names the instruction and the field") {
     t.replace(at, from.size(), to);
     return t;
   };
-  CHECK_THROWS_WITH_AS(schedule_from_json(replaced(R"("version": 3)", R"("version": 4)")),
-                       doctest::Contains("unsupported version 4 (this build reads versions 1 to 3)"), FormatError);
-  CHECK_THROWS_WITH_AS(schedule_from_json(replaced(R"("version": 3)", R"("version": 0)")),
-                       doctest::Contains("unsupported version 0 (this build reads versions 1 to 3)"), FormatError);
+  CHECK_THROWS_WITH_AS(schedule_from_json(replaced(R"("version": 4)", R"("version": 5)")),
+                       doctest::Contains("unsupported version 5 (this build reads versions 1 to 4)"), FormatError);
+  CHECK_THROWS_WITH_AS(schedule_from_json(replaced(R"("version": 4)", R"("version": 0)")),
+                       doctest::Contains("unsupported version 0 (this build reads versions 1 to 4)"), FormatError);
   CHECK_THROWS_WITH_AS(schedule_from_json(replaced(R"("mutwo-schedule")", R"("mutwo-trace")")),
                        doctest::Contains("field 'format' = 'mutwo-trace'"), FormatError);
   CHECK_THROWS_WITH_AS(schedule_from_json(replaced(R"({"id":3,"kind":"free")", R"({"id":3,"kind":"evict")")),

@@ -1,0 +1,57 @@
+// A schedule's samples per step: each sub-array's width x its batch, checked against its inputs.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "io/schedule_json.hpp"
+#include "ir/graph_builder.hpp"
+#include "ir/schedule.hpp"
+#include "ir/schedule_check.hpp"
+#include "policies/plain_schedule.hpp"
+#include "tests/support/tiny_step.hpp"
+
+using namespace mutwo::ir;
+using namespace mutwo::io;
+using mutwo::policies::build_plain_schedule;
+
+TEST_CASE("samples per step add each sub-array's width x batch; a batch its inputs do not hold is refused") {
+  // tiny (batch 4: x [4,8]) beside a part of batch 2 (x [2,8]): 4 + 2 samples a step, where the first
+  // part's batch for every model said 8.
+  GraphBuilder b("pair", DType::f32, 1, 2);
+  const TensorId x = b.add_input("x", {2, 8}, TensorRole::input, FuseAxis::stack);
+  const TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
+  const TensorId labels = b.add_input("labels", {2}, TensorRole::label, FuseAxis::stack, DType::i64);
+  b.add_op(OpKind::cross_entropy, "ce", {b.op(OpKind::linear, "fc", {x, w}), labels});
+  const Schedule s = build_plain_schedule({mutwo::test::tiny_forward(), std::move(b).finish()});
+  REQUIRE(s.sub_arrays.size() == 2);
+  CHECK(s.sub_arrays[0].batch_size == 4);
+  CHECK(s.sub_arrays[1].batch_size == 2);
+  CHECK(samples_per_step(s) == 6);
+  const std::string text = schedule_to_json(s);
+  CHECK(samples_per_step(schedule_from_json(text)) == 6);
+
+  std::string wrong = text;
+  const std::string second = R"("name":"pair","width":1,"first_op":3,"end_op":5,"batch_size":2})";
+  REQUIRE(wrong.find(second) != std::string::npos);
+  wrong.replace(wrong.find(second), second.size(),
+                R"("name":"pair","width":1,"first_op":3,"end_op":5,"batch_size":3})");
+  CHECK_THROWS_WITH_AS(
+      schedule_from_json(wrong),
+      "sub_array 1 'pair': field 'batch_size' = 3, but input tensor 7 's1/x' has shape [2,8] "
+      "(width 1): the batch is neither its leading dimension nor the one after the models' axis",
+      mutwo::ir::ScheduleError);
+  // A version 3 file has no batch per sub-array: each takes the graph's (the first part's, 4), which the
+  // second part's inputs do not hold: refused, not priced as 8 samples.
+  std::string v3 = text;
+  v3.replace(v3.find(R"("version": 4)"), 12, R"("version": 3)");
+  for (const char* field : {R"(,"batch_size":4)", R"(,"batch_size":2)"})
+    v3.erase(v3.find(field), std::strlen(field));
+  CHECK_THROWS_WITH_AS(schedule_from_json(v3),
+                       doctest::Contains("sub_array 1 'pair': field 'batch_size' = 4"),
+                       mutwo::ir::ScheduleError);
+  std::string negative = text;
+  negative.replace(negative.find(second), second.size(),
+                   R"("name":"pair","width":1,"first_op":3,"end_op":5,"batch_size":-1})");
+  CHECK_THROWS_WITH_AS(schedule_from_json(negative),
+                       "sub_array 1 'pair': field 'batch_size' = -1 is negative", mutwo::ir::ScheduleError);
+}
