@@ -61,7 +61,9 @@ def summary(select, label):
 calibrated_ids = {r["published_id"] for r in rows if r["cost_source"] == "calibrated"}
 summ = (summary(lambda r: True, "all rows") +
         summary(lambda r: not r["published_id"].startswith("bertl-p2-"),
-                "all rows but BERT-Large phase 2 (binned shorter sequences: another workload, below)") +
+                "all rows but BERT-Large phase 2 as LDDL binned it (shorter sequences: another workload, below)") +
+        summary(lambda r: r["published_id"].startswith("bertl19-"),
+                "the BERT README of March 2020 (NGC 19.07, DGX-1, sequences padded to the phase's length)") +
         summary(lambda r: r["published_id"] in calibrated_ids, "rows a profile calibrates (V100)"))
 host_delta = [abs(float(pred[(r["published_id"], r["cost_source"], "eager")]["step_time_ns"]) /
                   float(r["step_time_ns"]) - 1) * 100
@@ -163,7 +165,13 @@ section_lines = [
     f"sequence, `mutwo simulate --model bert-large --seq-len 256` with the row's batch, GPU, precision and "
     f"optimizer, give {seq256_text}, the size of the phase-1 rows' errors on the same GPU and precision "
     f"({phase1_text}). These four rows measure shorter sequences than the ones mutwo simulates; NVIDIA's "
-    "modeling.py runs attention as plain padded batched products (no fused attention kernel).",
+    "modeling.py runs attention as plain padded batched products (no fused attention kernel). The same "
+    "README before LDDL (March 2020, NGC pytorch:19.07-py3, its data padded to the phase's length; the "
+    "`bertl19-` rows, every single-GPU row of its DGX-1 16G and 32G training tables) measured the workload "
+    "mutwo simulates: phase 2 at 512 tokens ran 7.56 and 26.64 sequences/s on the V100 16 GB (FP32 batch 2, "
+    "mixed precision batch 4) and 8.36 and 30.08 on the V100 32 GB (batch 4 and 8), which waves prices at "
+    f"{err('bertl19-p2-v100-16gb-fp32', 'waves')} / {err('bertl19-p2-v100-16gb-amp', 'waves')} and "
+    f"{err('bertl19-p2-v100-32gb-fp32', 'waves')} / {err('bertl19-p2-v100-32gb-amp', 'waves')}.",
     f"- ResNet-50 on A100: waves {err('rn50-a100-tf32', 'waves')} in TF32 and {err('rn50-a100-amp', 'waves')} "
     f"in AMP, where the analytic roofline said {err('rn50-a100-tf32', 'analytic')} / "
     f"{err('rn50-a100-amp', 'analytic')}: it priced TF32 convolutions near the tensor-core peak, the wave "
@@ -180,7 +188,11 @@ section_lines = [
     f"- BERT-Large SQuAD on A100 in TF32 ({err('bertl-squad-a100-tf32', 'waves')}) against AMP "
     f"({err('bertl-squad-a100-amp', 'waves')}): the published TF32 SQuAD run is slower per sequence (61.5/s "
     "at seq 384) than the TF32 pre-training run at seq 512 (110/s) on the same GPU, so the SQuAD benchmark "
-    "carries costs outside the model step (its loader and per-step host work) that mutwo does not model.",
+    "carries costs outside the model step (its loader and per-step host work) that mutwo does not model. "
+    "The March 2020 README's FP32 SQuAD runs on the V100 show the same "
+    f"({err('bertl19-squad-v100-16gb-fp32', 'waves')} on 16 GB, {err('bertl19-squad-v100-32gb-fp32', 'waves')} "
+    "on 32 GB): 8.64 sequences/s at seq 384 and batch 8, against 8.36 for pre-training at seq 512 and batch 4 "
+    "on the same GPU.",
     ]
 write_section(out, "scripts/fidelity-e2e.sh", section_lines)
 print("\n".join(lines + [""] + summ))
