@@ -78,10 +78,11 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
     r.seq_len = integer(where, "seq_len", f[7], 0);
     r.image_size = integer(where, "image_size", f[8], 0);
     r.optimizer = f[9];
-    r.samples_per_s = positive(where, "samples_per_s", f[10]);
-    r.framework = f[11];
-    r.source_url = f[12];
-    r.source_note = f[13];
+    r.accumulation_steps = integer(where, "accumulation_steps", f[10], 1);
+    r.samples_per_s = positive(where, "samples_per_s", f[11]);
+    r.framework = f[12];
+    r.source_url = f[13];
+    r.source_note = f[14];
     if (r.source_url.empty()) field_error(where, "source_url", r.source_url, "must cite the measurement");
     rows.push_back(std::move(r));
   }

@@ -20,6 +20,9 @@ struct PublishedThroughput {
   int64_t seq_len = 0;       // 0: not a sequence model
   int64_t image_size = 0;    // 0: not a vision model
   std::string optimizer;     // sgd, adam, adamw: the zoo's optimizer closest to the run's
+  // Micro-batches of batch_size whose gradients the run accumulates before each optimizer step (1: a
+  // step per batch): BERT pre-training updates LAMB once per 32-16,384 micro-batches.
+  int64_t accumulation_steps = 1;
   double samples_per_s = 0;  // measured, per GPU
   std::string framework;
   std::string source_url;
@@ -28,12 +31,12 @@ struct PublishedThroughput {
 
 // The CSV's columns, in this order (a '#' line is a comment, blank lines are skipped).
 inline constexpr std::string_view kPublishedCsvHeader =
-    "id,model,zoo_model,gpu,gpus_in_run,precision,batch_size,seq_len,image_size,optimizer,samples_per_s,"
-    "framework,source_url,source_note";
+    "id,model,zoo_model,gpu,gpus_in_run,precision,batch_size,seq_len,image_size,optimizer,accumulation_steps,"
+    "samples_per_s,framework,source_url,source_note";
 
 // Parses the CSV text; `file` names it in errors. Throws FormatError naming the file, the line and the
 // field on a wrong header, a wrong field count, a number that does not parse or is out of range
-// (batch_size, gpus_in_run >= 1; seq_len, image_size >= 0; samples_per_s > 0), an id that is not
+// (batch_size, gpus_in_run, accumulation_steps >= 1; seq_len, image_size >= 0; samples_per_s > 0), an id that is not
 // [a-z0-9_-]+ or repeats. Names (zoo model, GPU, precision, optimizer) are checked by the kind.
 std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std::string_view file);
 std::vector<PublishedThroughput> read_published_csv(const std::string& path);

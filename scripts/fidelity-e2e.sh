@@ -62,8 +62,10 @@ calibrated_ids = {r["published_id"] for r in rows if r["cost_source"] == "calibr
 summ = (summary(lambda r: True, "all rows") +
         summary(lambda r: not r["published_id"].startswith("bertl-p2-"),
                 "all rows but BERT-Large phase 2 as LDDL binned it (shorter sequences: another workload, below)") +
-        summary(lambda r: r["published_id"].startswith("bertl19-"),
-                "the BERT README of March 2020 (NGC 19.07, DGX-1, sequences padded to the phase's length)") +
+        summary(lambda r: r["published_id"].startswith(("bertl19-", "bertl20-")),
+                "the BERT README before LDDL (March and July 2020; sequences padded to the phase's length)") +
+        summary(lambda r: r["published_id"].startswith("bertl20-"),
+                "of them, July 2020 (NGC 20.06; DGX A100 40GB and DGX-1)") +
         summary(lambda r: r["published_id"] in calibrated_ids, "rows a profile calibrates (V100)"))
 host_delta = [abs(float(pred[(r["published_id"], r["cost_source"], "eager")]["step_time_ns"]) /
                   float(r["step_time_ns"]) - 1) * 100
@@ -117,9 +119,10 @@ section_lines = [
     "What mutwo does not model, so each row can differ for reasons outside the step it simulates: data "
     "loading and augmentation (DALI or the PyTorch dataloader; rows report training throughput with the "
     "loader running), NCCL all-reduce (the MobileNet-V2 row is an 8-GPU DDP run divided by 8), gradient "
-    "accumulation (BERT pre-training updates LAMB once per 32-256 micro-batches; mutwo runs Adam every "
-    "step, torch.optim's 7 kernels passing 18 times over the weights (ir/optimizer_kernels.hpp), which "
-    "changes the prediction by 2.4 %: 491 vs 503 samples/s for `bertl-p1-a100-amp` with SGD), the MLM head on masked positions only (mutwo's BertForPreTraining decodes every token, "
+    "accumulation in part (BERT pre-training updates LAMB once per 32-16,384 micro-batches, the row's "
+    "`accumulation_steps`: since 2026-11-30 a micro-batch pays the simulated step less its optimizer-phase "
+    "ops, torch.optim's Adam and AMP's unscale, and 1/N of them; the add of each micro-batch's gradients "
+    "into the accumulated ones is not priced, and LAMB is priced as Adam), the MLM head on masked positions only (mutwo's BertForPreTraining decodes every token, "
     "close to 10 % more forward FLOPs at seq 128) and SQuAD's QA head in place of the pre-training heads, NHWC "
     "(channels-last) convolutions, cuDNN's per-shape algorithm choice, and the fused kernels these "
     "implementations use (apex's fused LayerNorm, bias+GeLU, fused optimizers) where mutwo prices each op "
@@ -166,12 +169,21 @@ section_lines = [
     f"optimizer, give {seq256_text}, the size of the phase-1 rows' errors on the same GPU and precision "
     f"({phase1_text}). These four rows measure shorter sequences than the ones mutwo simulates; NVIDIA's "
     "modeling.py runs attention as plain padded batched products (no fused attention kernel). The same "
-    "README before LDDL (March 2020, NGC pytorch:19.07-py3, its data padded to the phase's length; the "
-    "`bertl19-` rows, every single-GPU row of its DGX-1 16G and 32G training tables) measured the workload "
-    "mutwo simulates: phase 2 at 512 tokens ran 7.56 and 26.64 sequences/s on the V100 16 GB (FP32 batch 2, "
-    "mixed precision batch 4) and 8.36 and 30.08 on the V100 32 GB (batch 4 and 8), which waves prices at "
+    "README before LDDL measured the workload mutwo simulates, every sequence padded to the phase's length "
+    "(the `bertl19-` rows: March 2020, NGC pytorch:19.07-py3, every single-GPU row of its DGX-1 16G and 32G "
+    "training tables; the `bertl20-` rows: July 2020, NGC pytorch:20.06-py3, every single-GPU row of its "
+    "DGX A100 40GB and DGX-1 tables): phase 2 at 512 tokens ran 41 and 78 sequences/s on the A100 40GB "
+    "(TF32 batch 8, mixed precision batch 16), a third of the binned rows' rate, which waves prices at "
+    f"{err('bertl20-p2-a100-40gb-tf32', 'waves')} / {err('bertl20-p2-a100-40gb-amp', 'waves')}; on the V100 "
+    f"32 GB at {err('bertl19-p2-v100-32gb-fp32', 'waves')} / {err('bertl19-p2-v100-32gb-amp', 'waves')} "
+    f"(March 2020, batch 4 and 8) and {err('bertl20-p2-v100-32gb-fp32', 'waves')} / "
+    f"{err('bertl20-p2-v100-32gb-amp', 'waves')} (July 2020, batch 2 and 4), on the V100 16 GB at "
     f"{err('bertl19-p2-v100-16gb-fp32', 'waves')} / {err('bertl19-p2-v100-16gb-amp', 'waves')} and "
-    f"{err('bertl19-p2-v100-32gb-fp32', 'waves')} / {err('bertl19-p2-v100-32gb-amp', 'waves')}.",
+    f"{err('bertl20-p2-v100-16gb-fp32', 'waves')} / {err('bertl20-p2-v100-16gb-amp', 'waves')}. The March "
+    "2020 rows (NGC 19.07) ran slower than the July 2020 ones (NGC 20.06) on the same GPU and batch "
+    "(phase 1 on the V100 16 GB in FP32 at batch 8: 33.36 against 40 sequences/s), and mutwo, which "
+    "prices today's kernels, comes out fast against the older software "
+    f"({err('bertl19-p1-v100-16gb-fp32', 'waves')} against {err('bertl20-p1-v100-16gb-fp32', 'waves')}).",
     f"- ResNet-50 on A100: waves {err('rn50-a100-tf32', 'waves')} in TF32 and {err('rn50-a100-amp', 'waves')} "
     f"in AMP, where the analytic roofline said {err('rn50-a100-tf32', 'analytic')} / "
     f"{err('rn50-a100-amp', 'analytic')}: it priced TF32 convolutions near the tensor-core peak, the wave "
@@ -189,10 +201,11 @@ section_lines = [
     f"({err('bertl-squad-a100-amp', 'waves')}): the published TF32 SQuAD run is slower per sequence (61.5/s "
     "at seq 384) than the TF32 pre-training run at seq 512 (110/s) on the same GPU, so the SQuAD benchmark "
     "carries costs outside the model step (its loader and per-step host work) that mutwo does not model. "
-    "The March 2020 README's FP32 SQuAD runs on the V100 show the same "
-    f"({err('bertl19-squad-v100-16gb-fp32', 'waves')} on 16 GB, {err('bertl19-squad-v100-32gb-fp32', 'waves')} "
-    "on 32 GB): 8.64 sequences/s at seq 384 and batch 8, against 8.36 for pre-training at seq 512 and batch 4 "
-    "on the same GPU.",
+    "The 2020 READMEs' FP32 and TF32 SQuAD runs show the same (V100 16 GB "
+    f"{err('bertl19-squad-v100-16gb-fp32', 'waves')} and {err('bertl20-squad-v100-16gb-fp32', 'waves')}, 32 GB "
+    f"{err('bertl19-squad-v100-32gb-fp32', 'waves')} and {err('bertl20-squad-v100-32gb-fp32', 'waves')}, A100 "
+    f"TF32 {err('bertl20-squad-a100-40gb-tf32', 'waves')}): 8.64 sequences/s at seq 384 and batch 8 on the "
+    "V100 32 GB in March 2020, against 8.36 for pre-training at seq 512 and batch 4 on the same GPU.",
     ]
 write_section(out, "scripts/fidelity-e2e.sh", section_lines)
 print("\n".join(lines + [""] + summ))
