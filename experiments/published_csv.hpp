@@ -10,16 +10,16 @@
 namespace mutwo::experiments {
 
 struct PublishedThroughput {
-  std::string id;            // unique, [a-z0-9_-]+: "rn50-a100-tf32"
-  std::string model;         // as the source names it: "ResNet-50 v1.5"
-  std::string zoo_model;     // the mutwo zoo model that stands for it: "resnet50"
-  std::string gpu;           // device catalog name
-  int32_t gpus_in_run = 1;   // GPUs of the measured run; samples_per_s is per GPU
-  std::string precision;     // ir/precision.hpp name: fp32, tf32, amp-fp16, amp-bf16, bf16
-  int64_t batch_size = 0;    // per GPU, per step
-  int64_t seq_len = 0;       // 0: not a sequence model
-  int64_t image_size = 0;    // 0: not a vision model
-  std::string optimizer;     // sgd, adam, adamw: the zoo's optimizer closest to the run's
+  std::string id;           // unique, [a-z0-9_-]+: "rn50-a100-tf32"
+  std::string model;        // as the source names it: "ResNet-50 v1.5"
+  std::string zoo_model;    // the mutwo zoo model that stands for it: "resnet50"
+  std::string gpu;          // device catalog name
+  int32_t gpus_in_run = 1;  // GPUs of the measured run; samples_per_s is per GPU
+  std::string precision;    // ir/precision.hpp name: fp32, tf32, amp-fp16, amp-bf16, bf16
+  int64_t batch_size = 0;   // per GPU, per step
+  int64_t seq_len = 0;      // 0: not a sequence model
+  int64_t image_size = 0;   // 0: not a vision model
+  std::string optimizer;    // sgd, adam, adamw: the zoo's optimizer closest to the run's
   // Micro-batches of batch_size whose gradients the run accumulates before each optimizer step (1: a
   // step per batch): BERT pre-training updates LAMB once per 32-16,384 micro-batches.
   int64_t accumulation_steps = 1;
@@ -36,8 +36,8 @@ inline constexpr std::string_view kPublishedCsvHeader =
 
 // Parses the CSV text; `file` names it in errors. Throws FormatError naming the file, the line and the
 // field on a wrong header, a wrong field count, a number that does not parse or is out of range
-// (batch_size, gpus_in_run, accumulation_steps >= 1; seq_len, image_size >= 0; samples_per_s > 0), an id that is not
-// [a-z0-9_-]+ or repeats. Names (zoo model, GPU, precision, optimizer) are checked by the kind.
+// (batch_size, gpus_in_run, accumulation_steps >= 1; seq_len, image_size >= 0; samples_per_s > 0), an id that
+// is not [a-z0-9_-]+ or repeats. Names (zoo model, GPU, precision, optimizer) are checked by the kind.
 std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std::string_view file);
 std::vector<PublishedThroughput> read_published_csv(const std::string& path);
 

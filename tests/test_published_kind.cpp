@@ -38,8 +38,8 @@ struct Direct {
 
 // The step of `model` as the kind builds it, priced by `source` on `gpu` in `host` mode.
 Direct direct(const std::string& model, int64_t batch, int64_t seq_len, int64_t image_size,
-                       const std::string& precision, const std::string& optimizer, const std::string& gpu,
-                       const std::string& source, const std::string& host) {
+              const std::string& precision, const std::string& optimizer, const std::string& gpu,
+              const std::string& source, const std::string& host) {
   policies::ModelArray array;
   array.model = model;
   array.config.batch_size = batch;
@@ -126,9 +126,9 @@ TEST_CASE(
     CAPTURE(c.dump());
     const bool resnet = c.at("model") == "resnet18";
     const Direct d = resnet ? direct("resnet18", 32, 0, 224, "amp-fp16", "sgd", "v100-16gb",
-                                              c.at("cost_source"), c.at("host_mode"))
-                                     : direct("bert-base", 8, 128, 0, "tf32", "adam", "a100-40gb",
-                                              c.at("cost_source"), c.at("host_mode"));
+                                     c.at("cost_source"), c.at("host_mode"))
+                            : direct("bert-base", 8, 128, 0, "tf32", "adam", "a100-40gb", c.at("cost_source"),
+                                     c.at("host_mode"));
     const sim::Prediction& p = d.p;
     const double samples = resnet ? 32.0 : 8.0;
     const double published = resnet ? 2000.0 : 400.5;
@@ -141,7 +141,8 @@ TEST_CASE(
     CHECK(r.row.metric("optimizer_ns") == (resnet ? 0.0 : static_cast<double>(d.optimizer_ns)));
     CHECK(*r.row.metric("predicted_samples_per_s") == doctest::Approx(samples * 1e9 / micro_ns));
     CHECK(r.row.metric("published_samples_per_s") == published);
-    CHECK(*r.row.metric("error_pct") == doctest::Approx(100.0 * (samples * 1e9 / micro_ns - published) / published));
+    CHECK(*r.row.metric("error_pct") ==
+          doctest::Approx(100.0 * (samples * 1e9 / micro_ns - published) / published));
     CHECK(r.row.metric("host_busy_ns") == static_cast<double>(p.host_busy_ns));
     CHECK(r.row.metric("peak_bytes") == static_cast<double>(p.peak_bytes));
     CHECK(r.row.feasible == !p.oom);

@@ -36,7 +36,8 @@ std::filesystem::path published_path(const ExperimentSpec& spec) {
 }
 
 std::vector<std::string> cost_sources(const ExperimentSpec& spec) {
-  return spec.sweep.cost_sources.empty() ? std::vector<std::string>{costmodel::kDefaultCostSource} : spec.sweep.cost_sources;
+  return spec.sweep.cost_sources.empty() ? std::vector<std::string>{costmodel::kDefaultCostSource}
+                                         : spec.sweep.cost_sources;
 }
 
 std::vector<std::string> host_modes(const ExperimentSpec& spec) {
