@@ -6,6 +6,8 @@
 #include <array>
 #include <string>
 
+#include "support/checked_int.hpp"
+
 namespace mutwo::ir {
 
 namespace {
@@ -90,9 +92,13 @@ std::string describe_instruction(const Schedule& schedule, InstrId id) {
 }
 
 int64_t samples_per_step(const Schedule& schedule) {
-  if (schedule.sub_arrays.empty()) return schedule.graph.width * schedule.graph.batch_size;
+  // Both factors come from a schedule file: an overflow is an error, not a wrapped count.
+  constexpr std::string_view kWhat = "schedule: samples per step (width x batch_size)";
+  if (schedule.sub_arrays.empty())
+    return support::checked_product({schedule.graph.width, schedule.graph.batch_size}, kWhat);
   int64_t samples = 0;
-  for (const SubArray& s : schedule.sub_arrays) samples += s.width * s.batch_size;
+  for (const SubArray& s : schedule.sub_arrays)
+    samples = support::checked_sum(samples, support::checked_product({s.width, s.batch_size}, kWhat), kWhat);
   return samples;
 }
 

@@ -8,6 +8,7 @@
 #include "ir/schedule.hpp"
 #include "ir/schedule_check.hpp"
 #include "policies/plain_schedule.hpp"
+#include "support/error.hpp"
 #include "tests/support/tiny_step.hpp"
 
 using namespace mutwo::ir;
@@ -54,4 +55,13 @@ TEST_CASE("samples per step add each sub-array's width x batch; a batch its inpu
                    R"("name":"pair","width":1,"first_op":3,"end_op":5,"batch_size":-1})");
   CHECK_THROWS_WITH_AS(schedule_from_json(negative),
                        "sub_array 1 'pair': field 'batch_size' = -1 is negative", mutwo::ir::ScheduleError);
+}
+
+TEST_CASE("samples per step that overflow 64 bits are an error, not a wrapped count") {
+  Schedule s;
+  s.sub_arrays = {SubArray{"a", 1 << 30, 0, 0, int64_t{1} << 40}, SubArray{"b", 1, 0, 0, 8}};
+  CHECK_THROWS_WITH_AS(samples_per_step(s), doctest::Contains("samples per step (width x batch_size)"),
+                       mutwo::GraphError);
+  s.sub_arrays = {SubArray{"a", 2, 0, 0, 16}, SubArray{"b", 3, 0, 0, 64}};
+  CHECK(samples_per_step(s) == 2 * 16 + 3 * 64);
 }
