@@ -90,6 +90,18 @@ for p in phase2:
     p1 = p["id"].replace("bertl-p2-", "bertl-p1-")
     phase1_parts.append(f"{p['gpu']} {p['precision']} {err(p1, 'waves')}")
 seq256_text = "; ".join(seq256_parts)
+
+# How far apart the published numbers lie: one configuration (model, GPU, precision, batch, size) that
+# more than one row measured (the BERT README's versions), the binned phase-2 rows aside.
+same = {}
+for p in pub:
+    if not p["id"].startswith("bertl-p2-"):
+        same.setdefault((p["model"], p["gpu"], p["precision"], p["batch_size"], p["seq_len"], p["image_size"]),
+                        []).append(float(p["samples_per_s"]))
+spreads = sorted((max(v) / min(v) - 1) * 100 for v in same.values() if len(v) > 1)
+spread_text = (f"{len(spreads)} configurations measured more than once (by the BERT README in different "
+               f"NGC containers, 2019-2021), the faster {spreads[0]:.1f}-{spreads[-1]:.1f} % above the slower, "
+               f"median {statistics.median(spreads):.1f} %") if spreads else "none measured twice"
 phase1_text = ", ".join(phase1_parts)
 
 section_lines = [
@@ -137,6 +149,9 @@ section_lines = [
     *lines,
     "",
     "Sources: " + "; ".join(refs) + ".",
+    "",
+    "How far apart the published numbers themselves lie: " + spread_text + ": one prediction per "
+    "configuration misses one of two measurements X % apart by at least X / (2 + X), about half of X.",
     "",
     "| subset | cost source | host | rows | mean abs. error | median abs. error | max abs. error | signed range |",
     "|---|---|---|---:|---:|---:|---:|---:|",
