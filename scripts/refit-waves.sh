@@ -5,7 +5,7 @@
 #      and convolutions), then rebuilds mutwo so that the binary ships it;
 #   2. docs/FIDELITY.md: the wave model's leave-one-GPU-out section, NeuSight's spread, the held-out
 #      convolutions by cuDNN's algorithm and GEMMs by duration (scripts/neusight-spread.py,
-#      scripts/conv-algorithms.py, scripts/held-out-by-duration.py), the end-to-end table
+#      scripts/conv-algorithms.py, scripts/held-out-by-duration.py, scripts/fusion-pair-spread.py), the end-to-end table
 #      (scripts/fidelity-e2e.sh) and the 8-fused-vs-sequential table (scripts/fusion-table.py);
 #   3. the experiments the README and docs/ show: mutwo_throughput (and the README's figure),
 #      mutwo_breakdown, lean_ops and harmony (docs/*.csv and their figures), the wrapped steady state
@@ -32,6 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
   --held-out-csv "$tmp/held-out.csv" >/dev/null
 /usr/bin/python3 scripts/neusight-spread.py
 /usr/bin/python3 scripts/held-out-by-duration.py "$tmp/held-out.csv" docs/FIDELITY.md
+/usr/bin/python3 scripts/fusion-pair-spread.py "$tmp/held-out.csv" docs/FIDELITY.md >/dev/null
 /usr/bin/python3 scripts/conv-algorithms.py "$tmp/held-out.csv" docs/FIDELITY.md
 bash scripts/fidelity-e2e.sh "$mutwo" docs/FIDELITY.md >/dev/null
 /usr/bin/python3 scripts/fusion-table.py "$mutwo" docs/FIDELITY.md
