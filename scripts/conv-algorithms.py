@@ -13,7 +13,6 @@ A held-out row is matched to its NeuSight row by GPU and implicit-GEMM shape (m 
 k = 9 C; every NeuSight convolution is 3x3, stride 1, padding 1).
 
 usage: scripts/conv-algorithms.py HELD_OUT_CSV [docs/FIDELITY.md] [--neusight DIR]"""
-import argparse
 import csv
 import gzip
 import os
@@ -21,7 +20,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from held_out_csv import held_out_rows  # noqa: E402
+from held_out_csv import ROOT, held_out_rows, report_parser  # noqa: E402
 from report_section import write_section  # noqa: E402
 
 SECTION = "scripts/conv-algorithms.py"
@@ -106,11 +105,8 @@ def render(cells):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("held_out_csv")
-    parser.add_argument("report", nargs="?", default=os.path.join(root, "docs", "FIDELITY.md"))
-    parser.add_argument("--neusight", default=os.path.join(root, "tests", "fixtures", "calibration", "neusight"))
+    parser = report_parser(__doc__)
+    parser.add_argument("--neusight", default=os.path.join(ROOT, "tests", "fixtures", "calibration", "neusight"))
     args = parser.parse_args()
     cells = read_errors(args.held_out_csv, read_labels(args.neusight))
     if not cells:

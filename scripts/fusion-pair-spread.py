@@ -12,7 +12,6 @@ is the pairing's own spread, which no model's error can be expected to go below.
 measured kernel times only (the harness rule of the leave-one-out taken out, as the check does).
 
 usage: scripts/fusion-pair-spread.py HELD_OUT_CSV [docs/FIDELITY.md]"""
-import argparse
 import collections
 import math
 import os
@@ -20,7 +19,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from held_out_csv import held_out_rows  # noqa: E402
+from held_out_csv import held_out_rows, report_parser  # noqa: E402
 from report_section import write_section  # noqa: E402
 
 TOLERANCE = math.log(1.10)  # m, n and k each within 10 %, as costmodel/wave_validation.cpp pairs them
@@ -33,6 +32,23 @@ def speedup(batched, partner):
     partner_flops = int(partner["m"]) * int(partner["n"]) * int(partner["k"])
     per_product = float(partner["kernel_ns"]) / int(partner["batch"]) * flops / partner_flops
     return b * per_product / float(batched["kernel_ns"])
+
+
+def checked(path, line, row):
+    """The row with batch, m, n, k as integers >= 1 and kernel_ns a number > 0; exits naming the field."""
+    for field, parse, valid, rule in (("batch", int, lambda v: v >= 1, "an integer >= 1"),
+                                      ("m", int, lambda v: v >= 1, "an integer >= 1"),
+                                      ("n", int, lambda v: v >= 1, "an integer >= 1"),
+                                      ("k", int, lambda v: v >= 1, "an integer >= 1"),
+                                      ("kernel_ns", float, lambda v: v > 0, "a number > 0")):
+        try:
+            value = parse(row[field])
+        except ValueError:
+            value = None
+        if value is None or not valid(value):
+            sys.exit(f"fusion-pair-spread: {path}:{line}: field '{field}' = '{row[field]}': must be {rule}")
+        row[field] = value
+    return row
 
 
 def spreads(rows):
@@ -62,13 +78,11 @@ def spreads(rows):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("held_out_csv")
-    parser.add_argument("report", nargs="?", default=os.path.join(root, "docs", "FIDELITY.md"))
+    parser = report_parser(__doc__)
     args = parser.parse_args()
     needed = ("device", "category", "batch", "m", "n", "k", "kernel_ns")
-    rows = [r for _, r in held_out_rows(args.held_out_csv, needed, "fusion-pair-spread")
+    rows = [checked(args.held_out_csv, line, r)
+            for line, r in held_out_rows(args.held_out_csv, needed, "fusion-pair-spread")
             if r["category"] in ("GEMM/linear", "bmm")]
     by_device = spreads(rows)
     every = [v for vs in by_device.values() for v in vs]

@@ -14,14 +14,13 @@ shows something no datasheet holds (the state the card was measured in); a held-
 across the bands is the model's transfer.
 
 usage: scripts/held-out-by-duration.py HELD_OUT_CSV [docs/FIDELITY.md] [--devices DIR]"""
-import argparse
 import os
 import statistics
 import sys
 import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from held_out_csv import held_out_rows  # noqa: E402
+from held_out_csv import ROOT, held_out_rows, report_parser  # noqa: E402
 from report_section import write_section  # noqa: E402
 
 SECTION = "scripts/held-out-by-duration.py"
@@ -97,11 +96,8 @@ def render(cells):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("held_out_csv")
-    parser.add_argument("report", nargs="?", default=os.path.join(root, "docs", "FIDELITY.md"))
-    parser.add_argument("--devices", default=os.path.join(root, "costmodel", "devices"))
+    parser = report_parser(__doc__)
+    parser.add_argument("--devices", default=os.path.join(ROOT, "costmodel", "devices"))
     args = parser.parse_args()
     cells = read_cells(args.held_out_csv, args.devices)
     if not cells:

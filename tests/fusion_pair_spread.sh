@@ -4,7 +4,8 @@
 # (speed-up 4 x 500 / 1,000 = 2.0) and, 5 % off in m, two products of 105x100x100 in 1,260 ns (630 ns a
 # product, 600 ns scaled to 100^3: speed-up 2.4): spread |2.0 / 2.4 - 1| = 16.7 %. A product 2x off in m
 # and one of 3 products (more than half of 4) are no partners; the 2- and 3-product rows have one partner
-# each and the T4's batched row none, so none of them is counted. A CSV without the columns is refused.
+# each and the T4's batched row none, so none of them is counted. A CSV without the columns, or with a
+# shape that is not a number, is refused by name.
 # Usage: tests/fusion_pair_spread.sh SCRATCH_DIR   (run from the source root)
 set -euo pipefail
 scratch=$1
@@ -33,4 +34,10 @@ if out=$(/usr/bin/python3 scripts/fusion-pair-spread.py "$scratch/bad.csv" "$scr
   echo "fusion_pair_spread: a CSV without the held-out columns was accepted"; exit 1
 fi
 grep -qF "bad.csv: no column batch, category, k, kernel_ns, m, n" <<<"$out" || { echo "fusion_pair_spread: $out"; exit 1; }
+row p4 bmm 4 100 x 100 1000 >"$scratch/bad_number.csv"
+sed -i '1i device,dataset,source,category,kernel,variant,precision,group,batch,m,n,k,flops,bytes,time_ns,harness_ns,kernel_ns,predicted_ns,error' "$scratch/bad_number.csv"
+if out=$(/usr/bin/python3 scripts/fusion-pair-spread.py "$scratch/bad_number.csv" "$scratch/FIDELITY.md" 2>&1); then
+  echo "fusion_pair_spread: a row with n = 'x' was accepted"; exit 1
+fi
+grep -qF "bad_number.csv:2: field 'n' = 'x': must be an integer >= 1" <<<"$out" || { echo "fusion_pair_spread: $out"; exit 1; }
 echo "fusion_pair_spread: ok"
