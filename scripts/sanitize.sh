@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer + UndefinedBehaviorSanitizer (-fno-sanitize-recover: the
-# first report fails its test; leaks are reports too).
+# first report fails its test; leaks are reports too). Every library and the CLI are compiled with
+# them; the doctest suites' own code (test bodies, doctest) without their checks, linked with their
+# runtimes (tests/CMakeLists.txt, mutwo_suite_flags).
 #
 #   bash scripts/sanitize.sh          clang, build-fuzz/: every library, the CLI, every test and the
 #                                     fuzz targets (scripts/fuzz.sh then reuses the build); the suite

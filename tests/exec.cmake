@@ -4,7 +4,7 @@
 # of its own, so its slow LibTorch headers compile once for both suites.
 add_library(mutwo_autograd_reference STATIC support/autograd_reference.cpp)
 target_link_libraries(mutwo_autograd_reference PUBLIC mutwo::exec_internal mutwo::policies ${TORCH_LIBRARIES}
-                                               PRIVATE fmt::fmt mutwo_warnings mutwo_glue_flags)
+                      PRIVATE fmt::fmt mutwo_warnings mutwo_glue_flags mutwo_suite_flags)
 mutwo_precompile_torch_tests(mutwo_autograd_reference)
 
 # (a) every op kind's explicit backward against autograd, and width-2 fusion against 2 models.

@@ -12,7 +12,7 @@ mutwo_test(test_exec_bench_host mutwo::exec_internal mutwo::costmodel)
 # path is built: scripts/device-check.sh runs it on a lent GPU.
 add_executable(test_exec_cuda test_exec_cuda.cpp)
 target_link_libraries(test_exec_cuda PRIVATE mutwo_test_main mutwo::exec_internal mutwo::policies mutwo::sim mutwo_warnings
-                                     mutwo_glue_flags)
+                                     mutwo_glue_flags mutwo_suite_flags)
 target_compile_definitions(test_exec_cuda PRIVATE MUTWO_TEST_FIXTURES="${MUTWO_TEST_FIXTURES}")
 mutwo_precompile_test(test_exec_cuda ON)
 if(MUTWO_WITH_CUDA)
