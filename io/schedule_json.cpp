@@ -18,7 +18,7 @@ namespace {
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
-constexpr std::string_view kFormatName = "mutwo-schedule";
+constexpr std::string_view kScheduleFormat = "mutwo-schedule";
 
 OrderedJson instruction_json(const ir::Instruction& in) {
   OrderedJson j;
@@ -72,7 +72,7 @@ std::string schedule_to_json(const ir::Schedule& schedule) {
     if (c == '\n') indented += "  ";
   }
   std::ostringstream out;
-  out << "{\n  \"format\": \"" << kFormatName << "\",\n  \"version\": " << ir::kScheduleVersion
+  out << "{\n  \"format\": \"" << kScheduleFormat << "\",\n  \"version\": " << ir::kScheduleVersion
       << ",\n  \"policy\": " << OrderedJson(schedule.policy).dump() << ",\n  \"graph\": " << indented
       << ",\n  \"sub_arrays\": [";
   for (size_t i = 0; i < schedule.sub_arrays.size(); ++i) {
@@ -106,8 +106,9 @@ ir::Schedule schedule_from_json(const std::string& text) {
   support::JsonReader r(root, "schedule");
   // The format first: a trace or another JSON file given as a schedule is named as such.
   if (r.has("format")) {
-    if (const std::string format = r.string("format"); format != kFormatName) {
-      throw FormatError(fmt::format("schedule: field 'format' = '{}', expected '{}'", format, kFormatName));
+    if (const std::string format = r.string("format"); format != kScheduleFormat) {
+      throw FormatError(
+          fmt::format("schedule: field 'format' = '{}', expected '{}'", format, kScheduleFormat));
     }
   }
   r.expect_only(

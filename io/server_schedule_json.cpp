@@ -10,7 +10,7 @@ namespace mutwo::io {
 namespace {
 
 using Json = nlohmann::json;
-constexpr const char* kFormatName = "mutwo-server-schedule";
+constexpr const char* kServerScheduleFormat = "mutwo-server-schedule";
 
 ir::Payload parse_payload(const std::string& name) {
   for (int32_t p = 0; p < ir::kPayloadCount; ++p) {
@@ -50,7 +50,7 @@ std::string server_schedule_to_json(const ir::ServerSchedule& s) {
     if (t.host_sync) j["host_sync"] = true;
     tasks.push_back(std::move(j));
   }
-  Json root = {{"format", kFormatName},
+  Json root = {{"format", kServerScheduleFormat},
                {"version", kServerScheduleVersion},
                {"server", s.server},
                {"gpu_count", s.gpu_count},
@@ -67,9 +67,9 @@ ir::ServerSchedule server_schedule_from_json(const std::string& text) {
   const Json root = support::parse_json_document(text, "server schedule");
   support::JsonReader r(root, "server schedule");
   if (r.has("format")) {
-    if (const std::string format = r.string("format"); format != kFormatName) {
-      throw FormatError(
-          fmt::format("server schedule: field 'format' = '{}', expected '{}'", format, kFormatName));
+    if (const std::string format = r.string("format"); format != kServerScheduleFormat) {
+      throw FormatError(fmt::format("server schedule: field 'format' = '{}', expected '{}'", format,
+                                    kServerScheduleFormat));
     }
   }
   r.expect_only({"format", "version", "server", "gpu_count", "scheme", "micro_batches", "samples_per_step",

@@ -16,7 +16,7 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
 
-constexpr std::string_view kFormatName = "mutwo-trace";
+constexpr std::string_view kTraceFormat = "mutwo-trace";
 
 // The optional host side (op_host_ns, op_streams, profiled_step_ns), checked against the graph and
 // op_duration_ns.
@@ -83,7 +83,7 @@ void read_host_side(const support::JsonReader& r, ir::Trace& trace) {
 
 std::string trace_to_json(const ir::Trace& trace) {
   OrderedJson root;
-  root["format"] = kFormatName;
+  root["format"] = kTraceFormat;
   root["version"] = kTraceVersion;
   root["graph"] = graph_to_json(trace.graph);
   if (!trace.device.empty()) root["device"] = trace.device;
@@ -124,9 +124,9 @@ ir::Trace trace_from_json(const std::string& text) {
 ir::Trace trace_from_json(const Json& root) {
   support::JsonReader r(root, "trace", "a trace");
   const Json& format = r.field("format");
-  if (!format.is_string() || format.get<std::string>() != kFormatName) {
+  if (!format.is_string() || format.get<std::string>() != kTraceFormat) {
     throw FormatError(
-        fmt::format("not a mutwo trace: field 'format' is {}, expected \"{}\"", format.dump(), kFormatName));
+        fmt::format("not a mutwo trace: field 'format' is {}, expected \"{}\"", format.dump(), kTraceFormat));
   }
   const int64_t version = r.integer("version");
   if (version != kTraceVersion) {

@@ -50,4 +50,8 @@ InferResult same_as_input(const InferContext& ctx, int64_t flops_per_element) {
   return r;
 }
 
+int64_t no_backward_flops(const BackwardContext&) {
+  return 0;
+}
+
 }  // namespace mutwo::ir

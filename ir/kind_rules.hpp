@@ -92,5 +92,7 @@ void expect_inputs(const InferContext& ctx, size_t min_count, size_t max_count);
 void expect_rank(const InferContext& ctx, size_t input, size_t rank);
 // Shape of output 0 when it equals input 0 (activations).
 InferResult same_as_input(const InferContext& ctx, int64_t flops_per_element);
+// The backward of a kind that only moves data (views, copies, lookups): no arithmetic.
+int64_t no_backward_flops(const BackwardContext& ctx);
 
 }  // namespace mutwo::ir

@@ -6,7 +6,7 @@
 namespace mutwo::policies {
 namespace {
 
-constexpr int64_t kMinValue = std::numeric_limits<int64_t>::min();
+constexpr int64_t kNoEarlierCopyNs = std::numeric_limits<int64_t>::min();
 // A trial prices the lateness it adds to at most this many of the copies queued after it.
 constexpr size_t kMaxCascade = 64;
 
@@ -23,7 +23,7 @@ size_t CopyQueue::slot(int64_t ready_ns, int64_t key) const {
 CopyQueue::Trial CopyQueue::trial(int64_t ready_ns, int64_t duration_ns, int64_t key) const {
   const size_t i = slot(ready_ns, key);
   Trial t;
-  t.start_ns = std::max(ready_ns, i == 0 ? kMinValue : copies_[i - 1].end_ns);
+  t.start_ns = std::max(ready_ns, i == 0 ? kNoEarlierCopyNs : copies_[i - 1].end_ns);
   t.end_ns = t.start_ns + duration_ns;
   // The copies behind it start later until a gap in the queue absorbs the delay (followed for a
   // bounded number of copies: a saturated queue would make every trial linear).
@@ -45,7 +45,7 @@ void CopyQueue::insert(int64_t ready_ns, int64_t duration_ns, int64_t key, int64
   c.key = key;
   c.duration_ns = duration_ns;
   c.deadline_ns = deadline_ns;
-  c.start_ns = std::max(ready_ns, i == 0 ? kMinValue : copies_[i - 1].end_ns);
+  c.start_ns = std::max(ready_ns, i == 0 ? kNoEarlierCopyNs : copies_[i - 1].end_ns);
   c.end_ns = c.start_ns + duration_ns;
   copies_.insert(copies_.begin() + static_cast<std::ptrdiff_t>(i), c);
   for (size_t j = i + 1; j < copies_.size(); ++j) {

@@ -6,7 +6,7 @@
 namespace mutwo::policies {
 namespace {
 
-constexpr int64_t kMinValue = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxIdentity = std::numeric_limits<int64_t>::min();
 
 }  // namespace
 
@@ -50,21 +50,21 @@ void MaxSegmentTree::add(size_t node, int32_t lo, int32_t hi, int32_t first, int
 int64_t MaxSegmentTree::max(int32_t first, int32_t last) const {
   first = std::max(first, 0);
   last = std::min(last, n_ - 1);
-  if (first > last) return kMinValue;
+  if (first > last) return kMaxIdentity;
   return max(1, 0, n_ - 1, first, last);
 }
 
 int64_t MaxSegmentTree::max(size_t node, int32_t lo, int32_t hi, int32_t first, int32_t last) const {
   if (first <= lo && hi <= last) return max_[node];
   const int32_t mid = lo + (hi - lo) / 2;
-  int64_t best = kMinValue;
+  int64_t best = kMaxIdentity;
   if (first <= mid) best = std::max(best, max(2 * node, lo, mid, first, last));
   if (last > mid) best = std::max(best, max(2 * node + 1, mid + 1, hi, first, last));
   return best + add_[node];
 }
 
 int64_t MaxSegmentTree::max_all() const {
-  return n_ == 0 ? kMinValue : max_[1];
+  return n_ == 0 ? kMaxIdentity : max_[1];
 }
 
 }  // namespace mutwo::policies

@@ -237,10 +237,6 @@ int64_t conv2d_backward_workspace(const BackwardContext& ctx) {
       dtype_size_bytes(x.dtype), "op '" + ctx.forward.name + "': its backward's workspace");
 }
 
-int64_t no_backward_flops(const BackwardContext&) {
-  return 0;
-}
-
 }  // namespace
 
 void register_conv_kinds(KindRulesTable& table) {

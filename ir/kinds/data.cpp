@@ -209,10 +209,6 @@ InferResult infer_permute(const InferContext& ctx) {
   return r;
 }
 
-int64_t no_backward_flops(const BackwardContext&) {
-  return 0;
-}
-
 }  // namespace
 
 void register_data_kinds(KindRulesTable& table) {

@@ -96,10 +96,6 @@ InferResult infer_concat(const InferContext& ctx) {
   return r;
 }
 
-int64_t no_backward_flops(const BackwardContext&) {
-  return 0;
-}
-
 // DLRM interact_features (dot, arch_interaction_itself=False): T = cat(x, ly) viewed [B,n,d],
 // Z = bmm(T, T^T), R = cat(x, Z[:, i > j]). Inputs dense [B,d] then n-1 sparse [B,d];
 // output [B, d + n(n-1)/2]; stack adds a leading k. FLOPs are the bmm's: 2*B*n*n*d per model.
