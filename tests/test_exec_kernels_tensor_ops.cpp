@@ -130,6 +130,18 @@ TEST_CASE("softmax over the last dim: _softmax_backward_data of the saved result
   });
 }
 
+TEST_CASE("softmax of a half input into float (autocast's dtype=float): equals autograd's, half gradient") {
+  // x (f64) -> f16 -> softmax(dtype f32) -> f64 -> BCE. On the CPU both sides copy up, then run the
+  // float softmax; the gradient comes back to half (derivatives.yaml: self.scalar_type()), then f64.
+  check_kind([](GraphBuilder& b) {
+    const TensorId x = weight(b, "x", {kBatch, 2, 4, 4});
+    const TensorId half = b.op(OpKind::cast, "to_f16", {x}, {{"dtype", std::string("fp16")}});
+    const TensorId p = b.op(OpKind::softmax, "softmax", {half}, {{"dtype", std::string("fp32")}});
+    CHECK(b.tensor(p).dtype == DType::f32);
+    bce_loss(b, b.op(OpKind::cast, "to_f64", {p}, {{"dtype", std::string("fp64")}}));
+  });
+}
+
 // ---- data movement -------------------------------------------------------------------------------
 
 TEST_CASE("embedding: dW scatter-adds the output gradient into the rows read (5 rows, 8 reads)") {
@@ -190,6 +202,17 @@ TEST_CASE("dot_interaction (DLRM interact_features, 4 features): equals autograd
 }
 
 // ---- losses --------------------------------------------------------------------------------------
+
+TEST_CASE("cross_entropy of half logits into float (autocast on CUDA): equals log_softmax + nll_loss's") {
+  // logits (f64) -> f16 -> cross_entropy(dtype f32): log_softmax copies up on the CPU, the loss and
+  // log-probabilities are float, the logits' gradient comes back half, then f64 through the cast.
+  check_kind([](GraphBuilder& b) {
+    const TensorId logits = weight(b, "logits", {kBatch, 5});
+    const TensorId half = b.op(OpKind::cast, "to_f16", {logits}, {{"dtype", std::string("fp16")}});
+    const TensorId labels = b.add_input("labels", {kBatch}, TensorRole::label, FuseAxis::stack, DType::i64);
+    b.add_op(OpKind::cross_entropy, "loss", {half, labels}, {{"dtype", std::string("fp32")}});
+  });
+}
 
 TEST_CASE(
     "cross_entropy ([B,C] logits): mean loss and (softmax - onehot) / B equal at::cross_entropy_loss's") {

@@ -115,26 +115,30 @@ TEST_CASE("fp32 is the identity and tf32 only records the mode") {
   CHECK(graph_from_json(graph_to_json(tf32)).precision == Precision::tf32);  // recorded in the trace
 }
 
-TEST_CASE("amp-fp16 on a 2-layer MLP: half linears, six casts, fp32 loss") {
+TEST_CASE("amp-fp16 on a 2-layer MLP: half linears, five casts, fp32 loss") {
   const Graph g = apply_precision(mlp(), Precision::amp_fp16);
   CHECK(g.precision == Precision::amp_fp16);
   // fc1: x (activation, cast per use) + W1, b1 (weights, cached); fc2: its input relu is already
-  // half, W2, b2 cast; loss (log_softmax is fp32_set_opt_dtype): the half logits cast up.
-  // 1 + 2 + 2 + 1 = 6 casts; 4 + 6 = 10 forward ops.
-  CHECK(cast_op_count(g) == 6);
-  CHECK(g.ops.size() == 10);
+  // half, W2, b2 cast; loss: cross_entropy_loss decomposes on CUDA to log_softmax (fp32_set_opt_dtype),
+  // which reads the half logits in its kernel (attr dtype fp32, no cast). 1 + 2 + 2 = 5 casts; 4 + 5 = 9
+  // forward ops.
+  CHECK(cast_op_count(g) == 5);
+  CHECK(g.ops.size() == 9);
   CHECK(g.tensor(op_named(g, "fc1").outputs[0]).dtype == DType::f16);
   CHECK(g.tensor(op_named(g, "relu").outputs[0]).dtype == DType::f16);
   CHECK(g.tensor(op_named(g, "fc2").outputs[0]).dtype == DType::f16);
   CHECK(g.tensor(op_named(g, "loss").outputs[0]).dtype == DType::f32);
   CHECK(tensor_named(g, "W1.to_fp16").dtype == DType::f16);
   CHECK(tensor_named(g, "W1").dtype == DType::f32);  // master weight stays f32
-  CHECK(tensor_named(g, "loss.cast0_fp32").bytes == 4 * 10 * 4);
+  const Op& loss = op_named(g, "loss");
+  CHECK(std::get<std::string>(loss.attrs.at("dtype")) == "fp32");
+  CHECK(g.tensor(loss.inputs[0]).dtype == DType::f16);
+  CHECK(g.tensor(loss.outputs[1]).bytes == 4 * 10 * 4);  // the float log-probabilities
   // Forward-produced bytes. fp32: fc1 64 x 4 + relu 256 + fc2 40 x 4 + loss 4 + log_probs 160 = 836.
-  // amp-fp16: casts x 32 x 2 = 64, W1 128 x 2 = 256, b1 32, W2 160 x 2 = 320, b2 20, logits up 160;
-  // fc1 128, relu 128, fc2 80, loss 4, log_probs 160: 1352.
+  // amp-fp16: casts x 32 x 2 = 64, W1 128 x 2 = 256, b1 32, W2 160 x 2 = 320, b2 20; fc1 128,
+  // relu 128, fc2 80, loss 4, log_probs 160: 1192.
   CHECK(activation_bytes(mlp()) == 836);
-  CHECK(activation_bytes(g) == 1352);
+  CHECK(activation_bytes(g) == 1192);
 }
 
 TEST_CASE("amp-fp16 on a dense block: torch.cat of a half conv output and the f32 input casts the input up") {
@@ -169,8 +173,11 @@ TEST_CASE("amp training step: fp32 master gradients through cast_backward, GradS
     CHECK(role_bytes(*g, TensorRole::gradient) == 1256);
     CHECK(role_bytes(*g, TensorRole::optimizer_state) == 2512);
   }
-  // The four weight casts and the logits cast have a backward (x's cast needs no gradient): 5.
-  CHECK(count_kind(fp16, OpKind::cast_backward) == 5);
+  // The four weight casts have a backward (x's cast needs no gradient): 4; amp-bf16 also casts the
+  // logits up (ATen copies bf16): 5. The loss's backward writes the half logits' gradient.
+  CHECK(count_kind(fp16, OpKind::cast_backward) == 4);
+  CHECK(count_kind(bf16, OpKind::cast_backward) == 5);
+  CHECK(fp16.tensor(op_named(fp16, "loss.backward").outputs[0]).dtype == DType::f16);
   const Tensor& w1_grad = tensor_named(fp16, "W1.grad");
   CHECK(w1_grad.dtype == DType::f32);
   CHECK(fp16.op(w1_grad.producer).kind == OpKind::cast_backward);
@@ -236,24 +243,58 @@ TEST_CASE("bert-mini under autocast: 18 casts per layer and 14 in the heads") {
   for (const Tensor& t : step.tensors) {
     if (t.role == TensorRole::gradient) CHECK(t.dtype == DType::f32);
   }
-  // bert-base: 12 x 18 + 14 = 230 casts.
+  // bert-base in amp-bf16: 12 x 18 + 14 = 230 casts. In amp-fp16 the softmax reads its half scores
+  // and both losses their half logits in the kernel (ATen's softmax / log_softmax(x, dim,
+  // dtype=float) on CUDA; bf16 takes a copy): 12 x 17 + 12 = 216.
   ModelConfig base;
-  base.precision = Precision::amp_fp16;
+  base.precision = Precision::amp_bf16;
   CHECK(cast_op_count(build_model("bert-base", base)) == 230);
+  base.precision = Precision::amp_fp16;
+  CHECK(cast_op_count(build_model("bert-base", base)) == 216);
+}
+
+TEST_CASE("amp-fp16 softmax: half scores in, float probabilities out, one kernel; its gradient is half") {
+  ModelConfig config;
+  config.precision = Precision::amp_fp16;
+  const Graph amp = build_model("bert-mini", config);
+  // bert-mini in amp-bf16: 50, less one softmax cast per layer and the two losses' casts.
+  CHECK(cast_op_count(amp) == 46);
+  const Op& softmax = op_named(amp, "bert.encoder.layer.0.attention.self.softmax");
+  const Tensor& scores = amp.tensor(softmax.inputs[0]);
+  const Tensor& probs = amp.tensor(softmax.outputs[0]);
+  CHECK(amp.op(scores.producer).kind == OpKind::attn_scores);  // no cast between
+  CHECK(scores.dtype == DType::f16);
+  CHECK(probs.dtype == DType::f32);
+  CHECK(std::get<std::string>(softmax.attrs.at("dtype")) == "fp32");
+  // Reads 2 bytes and writes 4 per element, where a copy up then a float softmax moved 2 + 4 + 4 + 4.
+  CHECK(softmax.bytes_read * 2 == softmax.bytes_written);
+  const Graph step = build_training_step(amp, adam());
+  const Op& backward = op_named(step, "bert.encoder.layer.0.attention.self.softmax.backward");
+  CHECK(step.tensor(backward.outputs[0]).dtype == DType::f16);
+  // Reads the float output gradient and probabilities (4 + 4), writes the half gradient (2).
+  CHECK(backward.bytes_read == 4 * backward.bytes_written);
+  // An f16 softmax with any other dtype is refused, naming the attribute.
+  GraphBuilder b("bad", DType::f32, 1, 2);
+  const TensorId x = b.add_input("x", {2, 4}, TensorRole::input, FuseAxis::stack);
+  CHECK_THROWS_WITH_AS(b.op(OpKind::softmax, "sm", {x}, {{"dtype", std::string("fp16")}}),
+                       doctest::Contains("attribute 'dtype' = fp16 on input 0 'x' of dtype fp32"),
+                       mutwo::GraphError);
 }
 
 TEST_CASE("a non-fp32 model or a training step is refused by the rewrite, naming the field") {
   ModelConfig config;
   config.dtype = DType::bf16;
   config.precision = Precision::amp_fp16;
-  CHECK_THROWS_WITH_AS(build_model("bert-mini", config),
-                       "model 'bert-mini': precision amp-fp16 trains an fp32 model; dtype is bf16 (keep dtype fp32)",
-                       mutwo::Error);
+  CHECK_THROWS_WITH_AS(
+      build_model("bert-mini", config),
+      "model 'bert-mini': precision amp-fp16 trains an fp32 model; dtype is bf16 (keep dtype fp32)",
+      mutwo::Error);
   const Graph step = build_training_step(mlp(), adam());
   CHECK_THROWS_AS(apply_precision(step, Precision::amp_bf16), mutwo::GraphError);
   const Graph amp = apply_precision(mlp(), Precision::amp_bf16);
   CHECK_THROWS_WITH_AS(apply_precision(amp, Precision::bf16),
-                       "precision bf16: graph 'mlp' already has field 'precision' = amp-bf16", mutwo::GraphError);
+                       "precision bf16: graph 'mlp' already has field 'precision' = amp-bf16",
+                       mutwo::GraphError);
 }
 
 TEST_CASE("fusing a rewritten graph equals rewriting the fused build") {
@@ -277,7 +318,8 @@ TEST_CASE("fusing a rewritten graph equals rewriting the fused build") {
   }
   // resnet-mini's image is cast for the first conv and laid out on the channel dim like the conv's
   // input: [B, 3k, H, W].
-  const Graph fused = horizontal_fuse(build_model("resnet-mini", ModelConfig{.precision = Precision::amp_bf16}), 3);
+  const Graph fused =
+      horizontal_fuse(build_model("resnet-mini", ModelConfig{.precision = Precision::amp_bf16}), 3);
   for (const Op& op : fused.ops) {
     if (op.kind == OpKind::cast && fused.tensor(op.inputs[0]).role == TensorRole::input) {
       CHECK(fused.tensor(op.inputs[0]).shape[1] == 9);
@@ -299,8 +341,8 @@ TEST_CASE("analytic: a linear under tf32 runs at the TF32 peak, fp32 at the FP32
   const double half = 108.0 * 4 * 1024 * 1024;
   const auto fast = a100.breakdown(tf32, tf32.ops[0]);
   const auto slow = a100.breakdown(fp32, fp32.ops[0]);
-  CHECK(fast.peak_flops_per_ns == doctest::Approx(156'000.0));  // TF32 156 TFLOPS
-  CHECK(slow.peak_flops_per_ns == doctest::Approx(19'500.0));   // FP32 19.5 TFLOPS
+  CHECK(fast.peak_flops_per_ns == doctest::Approx(156'000.0));                     // TF32 156 TFLOPS
+  CHECK(slow.peak_flops_per_ns == doctest::Approx(19'500.0));                      // FP32 19.5 TFLOPS
   CHECK(fast.compute_ns == doctest::Approx((flops + half) / (156'000.0 * 0.80)));  // 1,104,903 ns
   CHECK(slow.compute_ns == doctest::Approx((flops + half) / (19'500.0 * 0.80)));   // 8,839,227 ns
   CHECK(fast.duration_ns == 4'000 + 1'104'904);  // launch + ceil(compute): compute-bound

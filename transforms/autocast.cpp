@@ -107,8 +107,9 @@ class Rewriter {
         if (mapped_[static_cast<size_t>(id)] == ir::kNoId) add_leaf(g_.tensor(id));
         inputs.push_back(mapped_[static_cast<size_t>(id)]);
       }
-      if (ir::is_autocast(precision_)) insert_casts(op, inputs);
-      const std::vector<ir::TensorId> outputs = b_.add_op(op.kind, op.name, inputs, op.attrs);
+      ir::Attributes attrs = op.attrs;
+      if (ir::is_autocast(precision_)) insert_casts(op, inputs, attrs);
+      const std::vector<ir::TensorId> outputs = b_.add_op(op.kind, op.name, inputs, attrs);
       for (size_t i = 0; i < outputs.size() && i < op.outputs.size(); ++i) {
         mapped_[static_cast<size_t>(op.outputs[i])] = outputs[i];
       }
@@ -145,7 +146,7 @@ class Rewriter {
     return x.dtype;
   }
 
-  void insert_casts(const ir::Op& op, std::vector<ir::TensorId>& inputs) {
+  void insert_casts(const ir::Op& op, std::vector<ir::TensorId>& inputs, ir::Attributes& attrs) {
     std::vector<const ir::Tensor*> in;
     for (ir::TensorId id : inputs) in.push_back(&b_.tensor(id));
     std::vector<ir::DType> targets;
@@ -153,6 +154,15 @@ class Rewriter {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const ir::Tensor& x = b_.tensor(inputs[i]);
       if (targets[i] == x.dtype) continue;
+      // softmax(half x, dtype=float) on CUDA converts inside its kernel (ir/kinds/elementwise.cpp):
+      // no copy. ATen's fused path takes f16 only; a bf16 input is copied up first.
+      // So does log_softmax inside cross_entropy_loss, which autocast's CUDA lists leave to decompose.
+      const bool fused_upcast =
+          op.kind == ir::OpKind::softmax || (op.kind == ir::OpKind::cross_entropy && i == 0);
+      if (fused_upcast && x.dtype == ir::DType::f16 && targets[i] == ir::DType::f32) {
+        attrs.insert_or_assign("dtype", std::string(ir::dtype_name(ir::DType::f32)));
+        continue;
+      }
       const ir::Attributes attrs{{"dtype", std::string(ir::dtype_name(targets[i]))}};
       // cached_cast: one half copy per f32 weight per forward, made at its first use.
       if (x.role == ir::TensorRole::weight && targets[i] == half_) {

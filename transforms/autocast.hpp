@@ -15,8 +15,11 @@
 //                         dot_interaction (bmm): every floating input is cast to the half dtype;
 //     fp32                layernorm (layer_norm, native_layer_norm), bce_with_logits
 //                         (binary_cross_entropy_with_logits): inputs cast to f32;
-//     fp32_set_opt_dtype  softmax and cross_entropy (log_softmax + nll_loss, fp32): run in f32,
-//                         a half input is cast up first;
+//     fp32_set_opt_dtype  softmax and cross_entropy (cross_entropy_loss is in no CUDA list and
+//                         decomposes to log_softmax, fp32_set_opt_dtype, + nll_loss, fp32): run in
+//                         f32. An f16 input is read in the kernel on CUDA (ATen's softmax /
+//                         log_softmax(x, dim, dtype=float) -> half_to_float; attr dtype f32 on the
+//                         op, no cast op); a bf16 one is cast up first, as ATen copies it;
 //     no policy           everything else runs in its input's dtype: activations, dropout, pooling,
 //                         batchnorm2d (cuDNN takes half x with f32 gamma/beta, stats f32), embeddings
 //                         (f32 weights -> f32 rows); add and mul promote mixed operands inside the

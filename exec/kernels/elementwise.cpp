@@ -131,13 +131,26 @@ std::vector<at::Tensor> mul_backward(const KernelContext& c) {
   return out;
 }
 
+// An output dtype other than the input's (attr dtype f32 on an f16 input, autocast's
+// softmax(x, dim, dtype=float)) runs as ATen's softmax with that dtype does: on CUDA one kernel
+// reading half and writing float; elsewhere a copy up, then the softmax.
 std::vector<at::Tensor> softmax(const KernelContext& c) {
-  return {at::_softmax(c.inputs[0], -1, false)};
+  const at::Tensor& x = c.inputs[0];
+  const at::ScalarType out = scalar_type(c.output_ir(0).dtype);
+  if (out == x.scalar_type()) return {at::_softmax(x, -1, false)};
+  if (x.is_cuda()) return {at::_softmax(x, -1, true)};
+  return {at::_softmax(x.to(out), -1, false)};
 }
 
-// inputs [dY, y].
+// inputs [dY, y]; the gradient takes the forward input's dtype (half under half_to_float), as
+// derivatives.yaml's _softmax_backward_data(grad, result, dim, self.scalar_type()) asks. The CPU
+// kernel has no half_to_float form: it computes in y's dtype and copies down.
 std::vector<at::Tensor> softmax_backward(const KernelContext& c) {
-  return {at::_softmax_backward_data(c.inputs[0], c.inputs[1], -1, c.inputs[1].scalar_type())};
+  const at::Tensor& gy = c.inputs[0];
+  const at::Tensor& y = c.inputs[1];
+  const at::ScalarType in = scalar_type(c.output_ir(0).dtype);
+  if (in == y.scalar_type() || gy.is_cuda()) return {at::_softmax_backward_data(gy, y, -1, in)};
+  return {at::_softmax_backward_data(gy, y, -1, y.scalar_type()).to(in)};
 }
 
 // The gradient of a broadcast operand: the output gradient summed down to the operand's shape (a

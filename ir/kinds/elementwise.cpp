@@ -117,10 +117,25 @@ int64_t mul_backward_flops(const BackwardContext& ctx) {
   return (ctx.needs_grad[0] ? n : 0) + (ctx.needs_grad[1] ? 2 * n : 0);
 }
 
-// max, subtract, exp, sum, divide per element.
+// max, subtract, exp, sum, divide per element. Attr dtype "f32" on an f16 input is ATen's
+// softmax(x, dim, dtype=torch.float) on CUDA, which autocast calls (fp32_set_opt_dtype): one kernel
+// reads half and writes float (_softmax with half_to_float, aten/src/ATen/native/SoftMax.cpp); its
+// backward writes the half gradient. ATen converts any other pair in a separate copy, a `cast` op.
 InferResult infer_softmax(const InferContext& ctx) {
   expect_inputs(ctx, 1, 1);
-  return same_as_input(ctx, 5);
+  InferResult r = same_as_input(ctx, 5);
+  if (ctx.attrs.contains("dtype")) {
+    const std::string where = "op '" + std::string(ctx.op_name) + "'";
+    const DType to = parse_dtype(attr_string(ctx.attrs, "dtype", where));
+    const Tensor& x = *ctx.inputs[0];
+    if (x.dtype != DType::f16 || to != DType::f32) {
+      infer_error(ctx, fmt::format("attribute 'dtype' = {} on input 0 '{}' of dtype {}: the fused softmax "
+                                   "converts f16 to f32 only (cast other dtypes first)",
+                                   dtype_name(to), x.name, dtype_name(x.dtype)));
+    }
+    r.outputs[0].dtype = to;
+  }
+  return r;
 }
 // grad_x = y * (g - sum(g * y)).
 int64_t softmax_backward_flops(const BackwardContext& ctx) {

@@ -25,11 +25,23 @@ InferResult infer_cross_entropy(const InferContext& ctx) {
                                  labels.name, shape_string(labels.shape), dtype_name(labels.dtype),
                                  shape_string(expected_labels), shape_string(logits.shape)));
   }
+  // Attr dtype "f32" on f16 logits: autocast's log_softmax(x, dim, dtype=float) on CUDA, one kernel
+  // reading half and writing float (softmax's rule, elementwise.cpp); the logits' gradient is half.
+  DType out = logits.dtype;
+  if (ctx.attrs.contains("dtype")) {
+    out = parse_dtype(attr_string(ctx.attrs, "dtype", "op '" + std::string(ctx.op_name) + "'"));
+    if (logits.dtype != DType::f16 || out != DType::f32) {
+      infer_error(ctx,
+                  fmt::format("attribute 'dtype' = {} on input 0 '{}' of dtype {}: the fused log_softmax "
+                              "converts f16 to f32 only (cast other dtypes first)",
+                              dtype_name(out), logits.name, dtype_name(logits.dtype)));
+    }
+  }
   InferResult r;
   std::vector<int64_t> loss_shape;
   if (ctx.width > 1) loss_shape.push_back(ctx.width);
-  r.outputs.push_back({"", loss_shape, logits.dtype, TensorRole::loss});
-  r.outputs.push_back({".log_probs", logits.shape, logits.dtype, TensorRole::activation});
+  r.outputs.push_back({"", loss_shape, out, TensorRole::loss});
+  r.outputs.push_back({".log_probs", logits.shape, out, TensorRole::activation});
   r.flops = kCrossEntropyFlopsPerElement * element_count(logits.shape);
   return r;
 }

@@ -149,8 +149,8 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
       return in[0] + in[1];
     case OpKind::mul:
       return in[0] * in[1];
-    case OpKind::softmax:
-      return at::softmax(in[0], -1);
+    case OpKind::softmax:  // attr dtype: softmax(x, dim, dtype), autocast's call for a half input
+      return at::softmax(in[0], -1, exec::scalar_type(graph.tensor(op.outputs[0]).dtype));
     case OpKind::embedding:
       return at::embedding(in[1], in[0]);
     case OpKind::embedding_bag: {
@@ -221,7 +221,10 @@ at::Tensor evaluate(const Graph& graph, const Op& op, const std::vector<at::Tens
       return interact_features(in);
     case OpKind::cross_entropy: {
       const int64_t classes = in[0].size(-1);
-      return at::cross_entropy_loss(in[0].reshape({-1, classes}), in[1].reshape({-1}));
+      // attr dtype (autocast on CUDA): log_softmax(x, dim, dtype=float) then nll_loss, as
+      // cross_entropy_loss decomposes there.
+      const at::ScalarType to = exec::scalar_type(graph.tensor(op.outputs[0]).dtype);
+      return at::nll_loss(at::log_softmax(in[0].reshape({-1, classes}), -1, to), in[1].reshape({-1}));
     }
     case OpKind::bce_with_logits:
       return at::binary_cross_entropy_with_logits(in[0], in[1]);
