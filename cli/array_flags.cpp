@@ -63,8 +63,9 @@ void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedu
   CLI::Option* precision =
       cmd->add_option("--precision", flags.precision, precision_help())->capture_default_str();
   CLI::Option* lean = cmd->add_option("--lean-ops", flags.lean_ops, lean_ops_help())->capture_default_str();
-  CLI::Option* optimizer =
-      cmd->add_option("--optimizer", flags.optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
+  CLI::Option* optimizer = cmd->add_option("--optimizer", flags.optimizer,
+                                           "Optimizer: " + std::string(transforms::optimizer_names()))
+                               ->capture_default_str();
   CLI::Option* lr =
       cmd->add_option("--lr", flags.lr, "Learning rate, or one per model, comma-separated (HFTA sweeps)")
           ->delimiter(',');

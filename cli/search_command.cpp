@@ -259,7 +259,8 @@ void add_search_command(CLI::App& app) {
                   "loop, the device catalog's figures), libtorch (the same from C++, as mutwo's executor runs a "
                   "plan), cuda-graph (each plan captured and replayed), none (GPU time alone)")
       ->capture_default_str();
-  cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
+  cmd->add_option("--optimizer", opts->optimizer, "Optimizer: " + std::string(transforms::optimizer_names()))
+      ->capture_default_str();
   add_device_flags(cmd, opts->device);
   cmd->add_option("-o,--output", opts->schedule_out,
                   "Write the winner's schedule to this file (with --server: a mutwo-server-schedule file)");

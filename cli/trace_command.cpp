@@ -133,8 +133,9 @@ void add_trace_command(CLI::App& app) {
       cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   CLI::Option* precision =
       cmd->add_option("--precision", opts->precision, precision_help())->capture_default_str();
-  CLI::Option* optimizer =
-      cmd->add_option("--optimizer", opts->optimizer, "Optimizer: sgd, adam, adamw")->capture_default_str();
+  CLI::Option* optimizer = cmd->add_option("--optimizer", opts->optimizer,
+                                           "Optimizer: " + std::string(transforms::optimizer_names()))
+                               ->capture_default_str();
   CLI::Option* lr =
       cmd->add_option("--lr", opts->lr, "Learning rate; comma-separated for one per model")->delimiter(',');
   CLI::Option* output =

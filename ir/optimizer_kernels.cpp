@@ -23,8 +23,14 @@ bool uniform_hyper(const Op& op, std::string_view key) {
   return std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); });
 }
 
+bool is_fused_update(const Op& op) {
+  if (op.kind != OpKind::adam_step && op.kind != OpKind::adamw_step) return false;
+  return attr_int_or(op.attrs, "fused", 0, "op '" + op.name + "'") == 1;
+}
+
 OptimizerKernels optimizer_kernels(const Op& op) {
   const bool decay = any_nonzero(op, "weight_decay");
+  if (is_fused_update(op)) return {1, 7};
   switch (op.kind) {
     case OpKind::adam_step:
       return decay ? OptimizerKernels{8, 21} : OptimizerKernels{7, 18};
@@ -50,6 +56,7 @@ int64_t optimizer_temporaries(const Op& op) {
       const bool scalars = uniform_hyper(op, "lr") && uniform_hyper(op, "beta1") &&
                            uniform_hyper(op, "beta2") && uniform_hyper(op, "eps") &&
                            uniform_hyper(op, "weight_decay");
+      if (scalars && is_fused_update(op)) return 0;
       return (scalars ? 2 : 3) + (l2 ? 1 : 0);
     }
     case OpKind::sgd_step: {

@@ -13,6 +13,9 @@
 // ran at 3.8 TB/s counted as 18 passes (0.80 of HBM), 1.5 TB/s counted as 7 (docs/VALIDATION.md).
 // Per-model hyper-parameters (HFTA arrays with a sweep) run the same sequence with broadcast
 // operands; the counts are those of the uniform form.
+// Fused Adam and AdamW (attr fused, transforms/optimizer_kind.hpp: torch.optim's fused=True, apex's
+// FusedAdam): one kernel reads param, grad and both states and writes param and both states, the
+// decay inside it: 1 kernel, 7 passes, whatever the decay.
 #include <cstdint>
 #include <string_view>
 
@@ -27,6 +30,9 @@ struct OptimizerKernels {
 
 // For sgd_step, adam_step and adamw_step ops (is_optimizer_update); {0, 0} for any other kind.
 OptimizerKernels optimizer_kernels(const Op& op);
+
+// Whether an Adam or AdamW step runs as one fused kernel (attr fused = 1).
+bool is_fused_update(const Op& op);
 
 // Whether every model of a fused optimizer op has the same value of hyper-parameter `key` (an op
 // without it: true). Such a value runs as a scalar, as torch.optim's; one that differs runs as a
@@ -43,7 +49,9 @@ bool uniform_hyper(const Op& op, std::string_view key);
 // p.sub_(d * lr) holds one, L2 decay's wd * p and grad + wd * p two. (The per-model scalars
 // themselves, a few 512-B blocks, are not counted.) The H100 lease found the uniform Adam's two in
 // torch.cuda.max_memory_allocated: dlrm's 4-model step peaked 4,982 MiB above the accounting that
-// lacked them, 2 x its largest table (2,473 MiB) plus cuBLAS's 32 MiB workspace.
+// lacked them, 2 x its largest table (2,473 MiB) plus cuBLAS's 32 MiB workspace. A fused step with
+// uniform hyper-parameters holds none (its kernel keeps every intermediate in registers); with
+// per-model ones the executor runs the broadcast form above, and holds its temporaries.
 int64_t optimizer_temporaries(const Op& op);
 
 }  // namespace mutwo::ir

@@ -142,7 +142,13 @@ TEST_CASE("optimizer names parse and print; unknown names list the valid ones") 
   CHECK(parse_optimizer("sgd") == OptimizerKind::sgd);
   CHECK(parse_optimizer("adamw") == OptimizerKind::adamw);
   CHECK(optimizer_name(OptimizerKind::adam) == "adam");
-  CHECK_THROWS_WITH_AS(parse_optimizer("lamb"), "unknown optimizer 'lamb'; valid: sgd, adam, adamw",
+  CHECK(parse_optimizer("adamw-fused") == OptimizerKind::adamw_fused);
+  CHECK(optimizer_name(OptimizerKind::adam_fused) == "adam-fused");
+  CHECK(unfused(OptimizerKind::adamw_fused) == OptimizerKind::adamw);
+  CHECK(is_fused(OptimizerKind::adam_fused));
+  CHECK_FALSE(is_fused(OptimizerKind::adam));
+  CHECK_THROWS_WITH_AS(parse_optimizer("lamb"),
+                       "unknown optimizer 'lamb'; valid: sgd, adam, adamw, adam-fused, adamw-fused",
                        mutwo::UnknownNameError);
 }
 

@@ -91,6 +91,45 @@ Op hyper_step(OpKind kind, std::vector<double> lr, std::vector<double> weight_de
 
 }  // namespace
 
+TEST_CASE("fused Adam and AdamW: one kernel and 7 passes, decay inside; no temporaries unless per model") {
+  for (OpKind kind : {OpKind::adam_step, OpKind::adamw_step}) {
+    for (double wd : {0.0, 0.01}) {
+      Op op = step(kind, wd);
+      op.attrs.emplace("fused", int64_t{1});
+      CHECK(is_fused_update(op));
+      // Reads param, grad, exp_avg, exp_avg_sq; writes param, exp_avg, exp_avg_sq.
+      check(optimizer_kernels(op), 1, 7);
+    }
+  }
+  CHECK_FALSE(is_fused_update(step(OpKind::adam_step, 0.0)));
+  const std::vector<double> same{1e-3, 1e-3}, apart{1e-3, 1e-2}, decay{1e-2, 1e-2};
+  Op uniform = hyper_step(OpKind::adam_step, same, decay);
+  uniform.attrs.emplace("fused", int64_t{1});
+  CHECK(optimizer_temporaries(uniform) == 0);
+  // Per-model learning rates: the executor runs the broadcast form (exec/kernels/optimizer.cpp).
+  Op per_model = hyper_step(OpKind::adam_step, apart, decay);
+  per_model.attrs.emplace("fused", int64_t{1});
+  CHECK(optimizer_temporaries(per_model) == 4);
+  // A fused step in a zoo model's training step: resnet18's largest weight, one launch over 7 passes,
+  // no workspace; under amp-fp16 GradScaler leaves the unscale to the fused kernel.
+  zoo::ModelConfig config;
+  config.batch_size = 32;
+  config.precision = Precision::amp_fp16;
+  transforms::OptimizerConfig fused;
+  fused.kind = transforms::OptimizerKind::adam_fused;
+  const Graph g = transforms::build_training_step(zoo::build_model("resnet18", config), fused);
+  const Op& big = test::op_named(g, "layer4.1.conv2.weight.adam_step");
+  CHECK(big.workspace_bytes == 0);
+  const std::vector<costmodel::OpKernel> k = costmodel::op_kernels(g, big);
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].launches == 1);
+  CHECK(k[0].sample.bytes == doctest::Approx(7.0 * 9'437'184));
+  for (const Op& op : g.ops) CHECK(op.kind != OpKind::amp_unscale);
+  const Graph plain = transforms::build_training_step(zoo::build_model("resnet18", config), {});
+  CHECK(test::op_named(plain, "layer4.1.conv2.weight.adam_step").workspace_bytes ==
+        2 * allocation_bytes(9'437'184));
+}
+
 TEST_CASE("the weight-sized temporaries each step holds at once, counted by hand from the executor") {
   const std::vector<double> same{1e-3, 1e-3}, apart{1e-3, 1e-2}, none{0.0, 0.0}, decay{1e-2, 1e-2};
   // Uniform Adam: v.sqrt() and its quotient by sqrt(bias_correction2) coexist; + grad.add(p, wd).

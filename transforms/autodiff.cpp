@@ -393,8 +393,9 @@ class TrainingStepBuilder {
   // S = 2^16 (init_scale) before backward; S and 1/S are powers of two, so the gradients equal
   // unscaled ones, and mutwo seeds backward with 1 and unscales by 1 (attr inv_scale): the same
   // kernels, the same results barring fp16 underflow. The one-element loss multiply is not an op.
+  // A fused optimizer unscales inside its kernel (optimizer_kind.hpp): no unscale ops.
   void emit_grad_unscale() {
-    if (fwd_.precision != ir::Precision::amp_fp16) return;
+    if (fwd_.precision != ir::Precision::amp_fp16 || is_fused(config_.kind)) return;
     for (const ir::Tensor& w : fwd_.tensors) {
       if (w.role != ir::TensorRole::weight) continue;
       const GradState& s = grads_[static_cast<size_t>(w.id)];
@@ -420,16 +421,18 @@ class TrainingStepBuilder {
   // One in-place step per weight with a gradient, in weight order. A weight no loss depends on gets
   // no gradient and no step (as PyTorch skips parameters whose .grad is None); the zoo has none.
   void emit_optimizer(const Hyper& h) {
-    const ir::OpKind kind = config_.kind == OptimizerKind::sgd    ? ir::OpKind::sgd_step
-                            : config_.kind == OptimizerKind::adam ? ir::OpKind::adam_step
-                                                                  : ir::OpKind::adamw_step;
+    const OptimizerKind update = unfused(config_.kind);
+    const ir::OpKind kind = update == OptimizerKind::sgd    ? ir::OpKind::sgd_step
+                            : update == OptimizerKind::adam ? ir::OpKind::adam_step
+                                                            : ir::OpKind::adamw_step;
     std::vector<std::string_view> state_suffixes;
     int64_t flops_per_element = 0;
     const bool decay = any_nonzero(h.weight_decay);
     ir::Attributes attrs;
     attrs.emplace("lr", h.lr);
     attrs.emplace("weight_decay", h.weight_decay);
-    if (config_.kind == OptimizerKind::sgd) {
+    if (is_fused(config_.kind)) attrs.emplace("fused", int64_t{1});  // ir/optimizer_kernels.hpp
+    if (update == OptimizerKind::sgd) {
       state_suffixes = {".momentum_buffer"};
       attrs.emplace("momentum", h.momentum);
       flops_per_element = kSgdUpdateFlops + (any_nonzero(h.momentum) ? kSgdMomentumFlops : 0) +
@@ -440,7 +443,7 @@ class TrainingStepBuilder {
       attrs.emplace("beta2", h.beta2);
       attrs.emplace("eps", h.eps);
       const int64_t decay_flops =
-          config_.kind == OptimizerKind::adam ? kAdamWeightDecayFlops : kAdamWDecoupledDecayFlops;
+          update == OptimizerKind::adam ? kAdamWeightDecayFlops : kAdamWDecoupledDecayFlops;
       flops_per_element = kAdamFlops + (decay ? decay_flops : 0);
     }
 

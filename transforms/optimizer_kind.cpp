@@ -9,7 +9,8 @@
 namespace mutwo::transforms {
 namespace {
 
-constexpr std::array<std::string_view, 3> kOptimizerNames{"sgd", "adam", "adamw"};
+constexpr std::array<std::string_view, 5> kOptimizerNames{"sgd", "adam", "adamw", "adam-fused",
+                                                          "adamw-fused"};
 
 }  // namespace
 
@@ -17,11 +18,30 @@ std::string_view optimizer_name(OptimizerKind kind) {
   return kOptimizerNames[static_cast<size_t>(kind)];
 }
 
+std::string_view optimizer_names() {
+  return "sgd, adam, adamw, adam-fused, adamw-fused";
+}
+
 OptimizerKind parse_optimizer(std::string_view name) {
   for (size_t i = 0; i < kOptimizerNames.size(); ++i) {
     if (kOptimizerNames[i] == name) return static_cast<OptimizerKind>(i);
   }
-  throw UnknownNameError(fmt::format("unknown optimizer '{}'; valid: sgd, adam, adamw", name));
+  throw UnknownNameError(fmt::format("unknown optimizer '{}'; valid: {}", name, optimizer_names()));
+}
+
+bool is_fused(OptimizerKind kind) {
+  return kind == OptimizerKind::adam_fused || kind == OptimizerKind::adamw_fused;
+}
+
+OptimizerKind unfused(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::adam_fused:
+      return OptimizerKind::adam;
+    case OptimizerKind::adamw_fused:
+      return OptimizerKind::adamw;
+    default:
+      return kind;
+  }
 }
 
 }  // namespace mutwo::transforms

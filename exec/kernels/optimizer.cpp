@@ -1,5 +1,6 @@
 // Optimizer kernels: in-place SGD (momentum, L2), Adam (L2) and AdamW (decoupled decay) steps,
-// following torch.optim's single-tensor implementations. Hyper-parameters are per model (HFTA):
+// following torch.optim's single-tensor implementations; fused Adam / AdamW through ATen's
+// `_fused_adam_` on CUDA. Hyper-parameters are per model (HFTA):
 // when a fused op's models share a value it is a scalar, as in torch.optim; otherwise a tensor
 // laid along the weight's model axis, so one set of kernels updates every model. The weight-sized
 // temporaries these expressions hold at once are the op's workspace in the memory rule
@@ -87,6 +88,17 @@ std::vector<at::Tensor> adam_like_step(const KernelContext& c, bool decoupled) {
   const Hyper eps = hyper(c, "eps", 3), decay = hyper(c, "weight_decay", 4);
   const auto step = static_cast<double>(c.runtime.optimizer_step);
   const bool uniform = lr.uniform() && beta1.uniform() && beta2.uniform() && eps.uniform() && decay.uniform();
+  if (uniform && ir::is_fused_update(c.op) && p.is_cuda()) {
+    // torch.optim's fused=True: ATen's multi-tensor kernel (CUDA only), L2 decay inside it; AdamW's
+    // decoupled decay first, as an in-place scale. Its step count is a device tensor.
+    if (decoupled && decay.scalar != 0.0) p.mul_(1.0 - lr.scalar * decay.scalar);
+    const at::Tensor steps = at::full({}, step, p.options().dtype(at::kFloat));
+    at::_fused_adam_({p}, {grad}, {m}, {v}, {}, {steps}, lr.scalar, beta1.scalar, beta2.scalar,
+                     decoupled ? 0.0 : decay.scalar, eps.scalar, /*amsgrad=*/false, /*maximize=*/false);
+    return {};
+  }
+  // Elsewhere (the CPU, per-model hyper-parameters) a fused step runs the single-tensor form: the
+  // same update up to rounding.
   if (uniform) {
     if (decay.scalar != 0.0) {
       if (decoupled) {

@@ -250,7 +250,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const transforms::Optimi
                                                         std::vector<at::Tensor> params) {
   const double lr = single(config.lr, "lr");
   const double decay = single(config.weight_decay, "weight_decay");
-  switch (config.kind) {
+  // A fused kind computes its unfused kind's update (libtorch's C++ optimizers have no fused form).
+  switch (transforms::unfused(config.kind)) {
     case transforms::OptimizerKind::sgd:
       return std::make_unique<torch::optim::SGD>(
           std::move(params),
@@ -267,6 +268,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const transforms::Optimi
                                  .betas({single(config.beta1, "beta1"), single(config.beta2, "beta2")})
                                  .eps(single(config.eps, "eps"))
                                  .weight_decay(decay));
+    default:
+      break;
   }
   throw Error("autograd reference: unknown optimizer");
 }
