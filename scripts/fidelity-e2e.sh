@@ -133,7 +133,11 @@ section_lines = [
     "seq 128 / 512 and the per-step (micro-)batch, not the accumulated one; BERT-Large SQuAD fine-tuning → "
     "`bert-large` at seq 384; MobileNet-V2 → `mobilenet-v2` (torchvision). Precision: NVIDIA's \"FP32\" on "
     "V100 → `fp32`, \"TF32\" on A100 → `tf32`, \"mixed precision\"/AMP → `amp-fp16`; PyTorch 1.8's default "
-    "fp32 on A100 (TF32 matmul and conv) → `tf32`.",
+    "fp32 on A100 (TF32 matmul and conv) → `tf32`. Optimizer: SGD → `sgd`; the mixed-precision SQuAD runs "
+    "step apex's FusedAdam (run_squad.py: `FusedAdam` under `amp.initialize(..., opt_level=\"O2\")`) → "
+    "`adam-fused` (one multi-tensor kernel, 7 passes over weight-sized tensors, ir/optimizer_kernels.hpp); "
+    "the FP32/TF32 SQuAD runs' BertAdam and the pre-training runs' LAMB → `adam` (torch.optim's "
+    "single-tensor Adam, 7 kernels and 18 passes per weight).",
     "",
     "What mutwo does not model, so each row can differ for reasons outside the step it simulates: data "
     "loading and augmentation (DALI or the PyTorch dataloader; rows report training throughput with the "
@@ -143,8 +147,10 @@ section_lines = [
     "ops, torch.optim's Adam and AMP's unscale, and 1/N of them; the add of each micro-batch's gradients "
     "into the accumulated ones is not priced, and LAMB is priced as Adam), the MLM head on masked positions only (mutwo's BertForPreTraining decodes every token, "
     "close to 10 % more forward FLOPs at seq 128) and SQuAD's QA head in place of the pre-training heads, NHWC "
-    "(channels-last) convolutions, cuDNN's per-shape algorithm choice, and the fused kernels these "
-    "implementations use (apex's fused LayerNorm, bias+GeLU, fused optimizers) where mutwo prices each op "
+    "(channels-last) convolutions, cuDNN's per-shape algorithm choice, apex AMP's O2 mode (the SQuAD "
+    "and pre-training runs keep an fp16 model with fp32 master weights; `amp-fp16` is torch.autocast, "
+    "which casts fp32 weights and activations at each use), and the fused kernels these "
+    "implementations use (apex's fused LayerNorm, bias+GeLU, LAMB) where mutwo prices each op "
     "as its own kernel. mutwo prices the kernels its own executor runs, not eager PyTorch's where they "
     "differ: dropout draws its keep mask in a kernel of its own before the masked scale "
     "(costmodel/dropout_mask.hpp: 10 bytes per element in two kernels, where ATen's native_dropout moves "
@@ -234,8 +240,8 @@ section_lines = [
     "2019-2020 versions) steps FP32 and TF32 runs with its own BertAdam (optimization.py: one global "
     "gradient norm read back to the host, then a Python loop over the weights issuing 12 kernels each, 29 "
     "passes over weight-sized fp32 tensors) and mixed-precision runs with apex's FusedAdam (multi-tensor "
-    "kernels, about 7 passes), where mutwo prices torch.optim's Adam in both (7 kernels, 18 passes, "
-    "ir/optimizer_kernels.hpp): BERT-Large's 335 M fp32 weights make BertAdam's 11 extra passes 14.7 GB, "
+    "kernels, 7 passes, priced as `adam-fused`), where mutwo prices torch.optim's Adam for BertAdam (7 "
+    "kernels, 18 passes, ir/optimizer_kernels.hpp): BERT-Large's 335 M fp32 weights make BertAdam's 11 extra passes 14.7 GB, "
     "7-10 ms at the A100s' HBM (2.04 and 1.56 TB/s), and its 5 extra kernels on each of about 390 weights "
     "some 2,000 launches.",
     ]
