@@ -20,7 +20,7 @@
 #   speed   k fused models against k one after another (issue 36, item 5: fusion, eager-fusion) and
 #           NeuSight's kernel shapes timed here (kernel-sample, scripts/kernel-sample.py); then
 #           the executor against PyTorch eager (item 2): one model per family at its default batch,
-#           fp32, amp-bf16 and a CUDA graph; fused arrays of 2, 4, 8 models; scripts/eager-baseline.py
+#           fp32, amp-bf16, a CUDA graph and fused Adam; fused arrays of 2, 4, 8 models; scripts/eager-baseline.py
 #           trains the same with the device's torch (eager-*.csv);
 #   bench   `mutwo bench-host` (host-link.json: pinned copies each way and both at once, 4 KiB to
 #           256 MiB, latency and bandwidth fitted; a small op's dispatch and launch interval), then
@@ -319,7 +319,8 @@ matrix() {
   return $failed
 }
 
-# Item 2, mutwo's side: one model per family at its default batch (fp32, amp-bf16, a CUDA graph),
+# Item 2, mutwo's side: one model per family at its default batch (fp32, amp-bf16, a CUDA graph,
+# fused Adam),
 # then fused arrays; predictions by the default source, waves (the measured traces are the
 # matrix's, at other batches).
 speed_runs() {
@@ -329,6 +330,8 @@ speed_runs() {
     if [ "$device" = cuda ]; then
       logged_run "speed-$m-x1-amp-bf16" speed - --model "$m" --precision amp-bf16 "${iters[@]}" || failed=1
       logged_run "speed-$m-x1-fp32-cuda-graph" speed - --model "$m" --cuda-graph "${iters[@]}" || failed=1
+      # torch.optim's fused=True through ATen's _fused_adam_ (1 kernel, 7 passes a weight), unmeasured so far.
+      logged_run "speed-$m-x1-fp32-adam-fused" speed - --model "$m" --optimizer adam-fused "${iters[@]}" || failed=1
     fi
   done
   for m in "${fused_models[@]}"; do
