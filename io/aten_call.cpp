@@ -95,6 +95,23 @@ struct Mapping {
 
 using Mapper = std::function<std::optional<Mapping>(const Args&)>;
 
+// c10::ScalarType's codes (c10/core/ScalarType.h) of the floating dtypes, as a trace records a dtype
+// argument; nullopt for the others.
+std::optional<int64_t> scalar_type_code(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::f16:
+      return 5;
+    case ir::DType::f32:
+      return 6;
+    case ir::DType::f64:
+      return 7;
+    case ir::DType::bf16:
+      return 15;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::optional<Mapping> unary(ir::OpKind kind, const Args& a) {
   if (!a.tensor(0)) return std::nullopt;
   return Mapping{kind, {{0, std::nullopt}}, {}};
@@ -245,15 +262,35 @@ const std::map<std::string, Mapper, std::less<>>& mappers() {
       t[name] = [](const Args& a) { return binary(ir::OpKind::add, a); };
     for (const char* name : {"aten::mul", "aten::mul_"})
       t[name] = [](const Args& a) { return binary(ir::OpKind::mul, a); };
-    const Mapper softmax = [](const Args& a) -> std::optional<Mapping> {
+    // softmax(self, dim, dtype=None) and _softmax(self, dim, half_to_float): a half input read into
+    // float in the kernel (autocast's call on CUDA) is attr dtype fp32 (ir/kinds/elementwise.cpp);
+    // any other conversion is ATen's copy first, another call: left untyped.
+    const auto softmax = [](const Args& a, bool converts) -> std::optional<Mapping> {
       const auto x = a.tensor(0);
       const auto dim = a.integer(1);
       if (!x || !dim || (*dim != -1 && *dim != static_cast<int64_t>(x->shape.size()) - 1))
         return std::nullopt;
-      return unary(ir::OpKind::softmax, a);
+      auto m = unary(ir::OpKind::softmax, a);
+      if (m && converts) {
+        if (x->dtype != ir::DType::f16) return std::nullopt;
+        m->attrs["dtype"] = std::string(ir::dtype_name(ir::DType::f32));
+      }
+      return m;
     };
-    t["aten::softmax"] = softmax;
-    t["aten::_softmax"] = softmax;
+    t["aten::softmax"] = [softmax](const Args& a) -> std::optional<Mapping> {
+      const auto x = a.tensor(0);
+      if (!x) return std::nullopt;
+      if (a.is_none(2)) return softmax(a, false);
+      const std::optional<int64_t> dtype = a.integer(2);  // a c10::ScalarType code
+      if (dtype && dtype == scalar_type_code(x->dtype)) return softmax(a, false);
+      if (dtype && dtype == scalar_type_code(ir::DType::f32)) return softmax(a, true);
+      return std::nullopt;
+    };
+    t["aten::_softmax"] = [softmax](const Args& a) -> std::optional<Mapping> {
+      const std::optional<bool> half_to_float = a.boolean(2);
+      if (!half_to_float) return std::nullopt;
+      return softmax(a, *half_to_float);
+    };
     t["aten::cross_entropy_loss"] = [](const Args& a) -> std::optional<Mapping> {
       // (self, target, weight, reduction, ignore_index, label_smoothing): mean, unweighted, unsmoothed.
       if (!a.tensor(0) || !a.tensor(1) || !a.is_none(2) || a.integer(3) != 1 ||

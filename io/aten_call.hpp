@@ -8,7 +8,8 @@
 // convolution, _convolution (not transposed); batch_norm (4-d input, affine); layer_norm (last
 // dim, affine); relu, hardtanh(0, 6) as relu6, gelu, tanh, sigmoid, hardswish, hardsigmoid, silu
 // (and their in-place forms); dropout, native_dropout; add, mul of two floating tensors; softmax and
-// _softmax over the last dim; cross_entropy_loss (no class weights, no label smoothing);
+// _softmax over the last dim (a half input read into float, dtype Float or half_to_float, as attr
+// dtype fp32); cross_entropy_loss (no class weights, no label smoothing);
 // max_pool2d(_with_indices) and avg_pool2d (ceil_mode too; no divisor override), adaptive_avg_pool2d
 // to 1x1; flatten of [B, C, H, W] from dim 1; embedding.
 // A call whose arguments do not fit its kind's rule stays untyped.

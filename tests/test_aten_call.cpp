@@ -88,3 +88,36 @@ TEST_CASE("aten::silu and aten::silu_ are silu (EfficientNet)") {
     CHECK(typed->kind == ir::OpKind::silu);
   }
 }
+
+TEST_CASE(
+    "aten::softmax and aten::_softmax: a half input read into float (autocast on CUDA) is attr dtype fp32") {
+  // _softmax(self, dim, half_to_float) on [2,4,8] scores; softmax(self, dim, dtype) with dtype 6
+  // (c10::ScalarType::Float), the call autocast makes; `x` the input's type.
+  const auto typed = [](const char* name, const char* x, const nlohmann::json& rest, const char* rest_type) {
+    Call c = call({2, 4, 8}, rest, {"Int", rest_type}, {2, 4, 8});
+    c.args.types[0] = x;
+    c.args.values = &c.values;
+    return type_aten_call(name, c.args);
+  };
+  const auto fused = typed("aten::_softmax", "Tensor(c10::Half)", {-1, true}, "Bool");
+  REQUIRE(fused);
+  CHECK(fused->kind == ir::OpKind::softmax);
+  CHECK(std::get<std::string>(fused->attrs.at("dtype")) == "fp32");
+  CHECK(fused->outputs[0].dtype == ir::DType::f32);
+  CHECK(fused->outputs[0].bytes == 2 * 4 * 8 * 4);
+  const auto with_dtype = typed("aten::softmax", "Tensor(c10::Half)", {-1, 6}, "ScalarType");
+  REQUIRE(with_dtype);
+  CHECK(with_dtype->outputs[0].dtype == ir::DType::f32);
+  // Without a conversion the output keeps the input's dtype and no attribute is set.
+  const auto plain = typed("aten::_softmax", "Tensor(float)", {-1, false}, "Bool");
+  REQUIRE(plain);
+  CHECK(plain->attrs.count("dtype") == 0);
+  CHECK(plain->outputs[0].dtype == ir::DType::f32);
+  const auto none = typed("aten::softmax", "Tensor(c10::Half)", {-1, nullptr}, "None");
+  REQUIRE(none);
+  CHECK(none->attrs.count("dtype") == 0);
+  CHECK(none->outputs[0].dtype == ir::DType::f16);
+  // half_to_float on a float input, or a conversion to half, is no one-kernel call of ATen's.
+  CHECK_FALSE(typed("aten::_softmax", "Tensor(float)", {-1, true}, "Bool"));
+  CHECK_FALSE(typed("aten::softmax", "Tensor(float)", {-1, 5}, "ScalarType"));
+}
