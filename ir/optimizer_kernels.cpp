@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "ir/attributes.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::ir {
 namespace {
@@ -25,7 +28,11 @@ bool uniform_hyper(const Op& op, std::string_view key) {
 
 bool is_fused_update(const Op& op) {
   if (op.kind != OpKind::adam_step && op.kind != OpKind::adamw_step) return false;
-  return attr_int_or(op.attrs, "fused", 0, "op '" + op.name + "'") == 1;
+  const int64_t fused = attr_int_or(op.attrs, "fused", 0, "op '" + op.name + "'");
+  if (fused != 0 && fused != 1) {
+    throw GraphError(fmt::format("op '{}': attribute 'fused' = {}; expected 0 or 1", op.name, fused));
+  }
+  return fused == 1;
 }
 
 OptimizerKernels optimizer_kernels(const Op& op) {

@@ -31,7 +31,8 @@ struct OptimizerKernels {
 // For sgd_step, adam_step and adamw_step ops (is_optimizer_update); {0, 0} for any other kind.
 OptimizerKernels optimizer_kernels(const Op& op);
 
-// Whether an Adam or AdamW step runs as one fused kernel (attr fused = 1).
+// Whether an Adam or AdamW step runs as one fused kernel (attr fused = 1). Throws GraphError naming
+// the op when the attribute is another value.
 bool is_fused_update(const Op& op);
 
 // Whether every model of a fused optimizer op has the same value of hyper-parameter `key` (an op

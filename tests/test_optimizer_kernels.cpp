@@ -102,6 +102,10 @@ TEST_CASE("fused Adam and AdamW: one kernel and 7 passes, decay inside; no tempo
     }
   }
   CHECK_FALSE(is_fused_update(step(OpKind::adam_step, 0.0)));
+  Op bad = step(OpKind::adam_step, 0.0);
+  bad.attrs.emplace("fused", int64_t{2});
+  CHECK_THROWS_WITH_AS(is_fused_update(bad), "op 'w.step': attribute 'fused' = 2; expected 0 or 1",
+                       GraphError);
   const std::vector<double> same{1e-3, 1e-3}, apart{1e-3, 1e-2}, decay{1e-2, 1e-2};
   Op uniform = hyper_step(OpKind::adam_step, same, decay);
   uniform.attrs.emplace("fused", int64_t{1});
