@@ -117,7 +117,7 @@ int64_t mul_backward_flops(const BackwardContext& ctx) {
   return (ctx.needs_grad[0] ? n : 0) + (ctx.needs_grad[1] ? 2 * n : 0);
 }
 
-// max, subtract, exp, sum, divide per element. Attr dtype "f32" on an f16 input is ATen's
+// max, subtract, exp, sum, divide per element. Attr dtype "fp32" on an f16 input is ATen's
 // softmax(x, dim, dtype=torch.float) on CUDA, which autocast calls (fp32_set_opt_dtype): one kernel
 // reads half and writes float (_softmax with half_to_float, aten/src/ATen/native/SoftMax.cpp); its
 // backward writes the half gradient. ATen converts any other pair in a separate copy, a `cast` op.

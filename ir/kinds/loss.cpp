@@ -25,7 +25,7 @@ InferResult infer_cross_entropy(const InferContext& ctx) {
                                  labels.name, shape_string(labels.shape), dtype_name(labels.dtype),
                                  shape_string(expected_labels), shape_string(logits.shape)));
   }
-  // Attr dtype "f32" on f16 logits: autocast's log_softmax(x, dim, dtype=float) on CUDA, one kernel
+  // Attr dtype "fp32" on f16 logits: autocast's log_softmax(x, dim, dtype=float) on CUDA, one kernel
   // reading half and writing float (softmax's rule, elementwise.cpp); the logits' gradient is half.
   DType out = logits.dtype;
   if (ctx.attrs.contains("dtype")) {
