@@ -11,6 +11,7 @@
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
 #include "zoo/family_builders.hpp"
+#include "zoo/layers.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::zoo {
@@ -24,49 +25,32 @@ constexpr double kLayerNormEps = 1e-12;
 constexpr double kDropout = 0.1;  // hidden_dropout_prob = attention_probs_dropout_prob
 constexpr int64_t kGeluErf = 0;   // hidden_act "gelu" is the exact (erf) GELU
 
-// nn.Linear(in, out) with bias, weight [out,in] named "<module>.weight".
-ir::TensorId dense(ir::GraphBuilder& b, ir::TensorId x, const std::string& module, int64_t in, int64_t out) {
-  const ir::TensorId w = b.add_weight(module + ".weight", {out, in}, ir::FuseAxis::stack);
-  const ir::TensorId bias = b.add_weight(module + ".bias", {out}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::linear, module, {x, w, bias});
-}
-
-ir::TensorId layer_norm(ir::GraphBuilder& b, ir::TensorId x, const std::string& module, int64_t hidden) {
-  const ir::TensorId gamma = b.add_weight(module + ".weight", {hidden}, ir::FuseAxis::stack);
-  const ir::TensorId beta = b.add_weight(module + ".bias", {hidden}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::layernorm, module, {x, gamma, beta}, {{"eps", kLayerNormEps}});
-}
-
-ir::TensorId dropout(ir::GraphBuilder& b, ir::TensorId x, const std::string& module) {
-  return b.op(ir::OpKind::dropout, module, {x}, {{"p", kDropout}});
-}
-
 // BertLayer: self-attention (BertSelfAttention + BertSelfOutput), BertIntermediate, BertOutput.
 ir::TensorId bert_layer(ir::GraphBuilder& b, ir::TensorId x, const std::string& layer, const BertSpec& spec) {
   const int64_t h = spec.hidden;
   const std::string self = layer + ".attention.self";
-  const ir::TensorId q = dense(b, x, self + ".query", h, h);
-  const ir::TensorId k = dense(b, x, self + ".key", h, h);
-  const ir::TensorId v = dense(b, x, self + ".value", h, h);
+  const ir::TensorId q = linear_layer(b, x, self + ".query", h);
+  const ir::TensorId k = linear_layer(b, x, self + ".key", h);
+  const ir::TensorId v = linear_layer(b, x, self + ".value", h);
   const double scale = 1.0 / std::sqrt(static_cast<double>(h / spec.heads));
   ir::TensorId p = b.op(ir::OpKind::attn_scores, self + ".scores", {q, k},
                         {{"heads", spec.heads}, {"causal", int64_t{0}}, {"scale", scale}});
   p = b.op(ir::OpKind::softmax, self + ".softmax", {p});
-  p = dropout(b, p, self + ".dropout");
+  p = dropout_layer(b, p, self + ".dropout", kDropout);
   const ir::TensorId context = b.op(ir::OpKind::attn_context, self + ".context", {p, v});
 
   const std::string attn_out = layer + ".attention.output";
-  ir::TensorId y = dense(b, context, attn_out + ".dense", h, h);
-  y = dropout(b, y, attn_out + ".dropout");
+  ir::TensorId y = linear_layer(b, context, attn_out + ".dense", h);
+  y = dropout_layer(b, y, attn_out + ".dropout", kDropout);
   y = b.op(ir::OpKind::add, attn_out + ".residual", {y, x});
-  const ir::TensorId attended = layer_norm(b, y, attn_out + ".LayerNorm", h);
+  const ir::TensorId attended = layer_norm_layer(b, y, attn_out + ".LayerNorm", kLayerNormEps);
 
-  ir::TensorId z = dense(b, attended, layer + ".intermediate.dense", h, 4 * h);
+  ir::TensorId z = linear_layer(b, attended, layer + ".intermediate.dense", 4 * h);
   z = b.op(ir::OpKind::gelu, layer + ".intermediate.intermediate_act_fn", {z}, {{"approximate", kGeluErf}});
-  z = dense(b, z, layer + ".output.dense", 4 * h, h);
-  z = dropout(b, z, layer + ".output.dropout");
+  z = linear_layer(b, z, layer + ".output.dense", h);
+  z = dropout_layer(b, z, layer + ".output.dropout", kDropout);
   z = b.op(ir::OpKind::add, layer + ".output.residual", {z, attended});
-  return layer_norm(b, z, layer + ".output.LayerNorm", h);
+  return layer_norm_layer(b, z, layer + ".output.LayerNorm", kLayerNormEps);
 }
 
 }  // namespace
@@ -114,8 +98,8 @@ ir::Graph build_bert(const std::string& name, const BertSpec& spec, const ModelC
   x = b.op(ir::OpKind::add, emb + ".add_token_type", {x, type_x});
   const ir::TensorId pos_x = b.op(ir::OpKind::embedding, emb + ".position_embeddings", {position_ids, pos_w});
   x = b.op(ir::OpKind::add, emb + ".add_position", {x, pos_x});
-  x = layer_norm(b, x, emb + ".LayerNorm", h);
-  x = dropout(b, x, emb + ".dropout");
+  x = layer_norm_layer(b, x, emb + ".LayerNorm", kLayerNormEps);
+  x = dropout_layer(b, x, emb + ".dropout", kDropout);
 
   for (int64_t i = 0; i < spec.layers; ++i)
     x = bert_layer(b, x, fmt::format("bert.encoder.layer.{}", i), spec);
@@ -123,13 +107,13 @@ ir::Graph build_bert(const std::string& name, const BertSpec& spec, const ModelC
   // BertPooler: dense + tanh on the first ([CLS]) token.
   ir::TensorId pooled =
       b.op(ir::OpKind::select_token, "bert.pooler.first_token", {x}, {{"index", int64_t{0}}});
-  pooled = dense(b, pooled, "bert.pooler.dense", h, h);
+  pooled = linear_layer(b, pooled, "bert.pooler.dense", h);
   pooled = b.op(ir::OpKind::tanh, "bert.pooler.activation", {pooled});
 
   // BertLMPredictionHead: transform (dense, gelu, LayerNorm), decoder tied to the word embeddings.
-  ir::TensorId m = dense(b, x, "cls.predictions.transform.dense", h, h);
+  ir::TensorId m = linear_layer(b, x, "cls.predictions.transform.dense", h);
   m = b.op(ir::OpKind::gelu, "cls.predictions.transform.transform_act_fn", {m}, {{"approximate", kGeluErf}});
-  m = layer_norm(b, m, "cls.predictions.transform.LayerNorm", h);
+  m = layer_norm_layer(b, m, "cls.predictions.transform.LayerNorm", kLayerNormEps);
   const ir::TensorId decoder_bias =
       b.add_weight("cls.predictions.bias", {spec.vocab_size}, ir::FuseAxis::stack);
   const ir::TensorId mlm_logits =
@@ -137,7 +121,7 @@ ir::Graph build_bert(const std::string& name, const BertSpec& spec, const ModelC
   b.add_op(ir::OpKind::cross_entropy, "mlm_loss", {mlm_logits, mlm_labels});
 
   // BertOnlyNSPHead: Linear(H, 2) on the pooled output.
-  const ir::TensorId nsp_logits = dense(b, pooled, "cls.seq_relationship", h, 2);
+  const ir::TensorId nsp_logits = linear_layer(b, pooled, "cls.seq_relationship", 2);
   b.add_op(ir::OpKind::cross_entropy, "nsp_loss", {nsp_logits, nsp_labels});
   return std::move(b).finish();
 }

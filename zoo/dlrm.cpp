@@ -13,6 +13,7 @@
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
 #include "zoo/family_builders.hpp"
+#include "zoo/layers.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::zoo {
@@ -35,9 +36,7 @@ ir::TensorId mlp(ir::GraphBuilder& b, const std::string& prefix, ir::TensorId x,
                  const std::vector<int64_t>& sizes, bool relu_last) {
   for (size_t i = 0; i + 1 < sizes.size(); ++i) {
     const std::string layer = prefix + "." + std::to_string(2 * i);
-    ir::TensorId w = b.add_weight(layer + ".weight", {sizes[i + 1], sizes[i]}, ir::FuseAxis::stack);
-    ir::TensorId bias = b.add_weight(layer + ".bias", {sizes[i + 1]}, ir::FuseAxis::stack);
-    x = b.op(ir::OpKind::linear, layer, {x, w, bias});
+    x = linear_layer(b, x, layer, sizes[i + 1]);  // x's last dim is sizes[i]
     if (relu_last || i + 2 < sizes.size())
       x = b.op(ir::OpKind::relu, prefix + "." + std::to_string(2 * i + 1), {x});
   }

@@ -12,6 +12,7 @@
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
 #include "zoo/family_builders.hpp"
+#include "zoo/layers.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::zoo {
@@ -24,46 +25,30 @@ constexpr double kLayerNormEps = 1e-5;
 constexpr double kDropout = 0.1;  // embd_pdrop = attn_pdrop = resid_pdrop
 constexpr int64_t kGeluTanh = 1;  // activation_function "gelu_new"
 
-// Conv1D(out, in) as a linear with bias (the weight stored [out,in] rather than Conv1D's [in,out]).
-ir::TensorId dense(ir::GraphBuilder& b, ir::TensorId x, const std::string& module, int64_t in, int64_t out) {
-  const ir::TensorId w = b.add_weight(module + ".weight", {out, in}, ir::FuseAxis::stack);
-  const ir::TensorId bias = b.add_weight(module + ".bias", {out}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::linear, module, {x, w, bias});
-}
-
-ir::TensorId layer_norm(ir::GraphBuilder& b, ir::TensorId x, const std::string& module, int64_t hidden) {
-  const ir::TensorId gamma = b.add_weight(module + ".weight", {hidden}, ir::FuseAxis::stack);
-  const ir::TensorId beta = b.add_weight(module + ".bias", {hidden}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::layernorm, module, {x, gamma, beta}, {{"eps", kLayerNormEps}});
-}
-
-ir::TensorId dropout(ir::GraphBuilder& b, ir::TensorId x, const std::string& module) {
-  return b.op(ir::OpKind::dropout, module, {x}, {{"p", kDropout}});
-}
-
-// GPT2Block: x + attn(ln_1(x)), then + mlp(ln_2(.)).
+// GPT2Block: x + attn(ln_1(x)), then + mlp(ln_2(.)). Its Conv1D(out, in) layers are linears with bias
+// (the weight stored [out,in] rather than Conv1D's [in,out]).
 ir::TensorId gpt2_block(ir::GraphBuilder& b, ir::TensorId x, const std::string& block, const Gpt2Spec& spec) {
   const int64_t h = spec.hidden;
-  const ir::TensorId a = layer_norm(b, x, block + ".ln_1", h);
+  const ir::TensorId a = layer_norm_layer(b, x, block + ".ln_1", kLayerNormEps);
   const std::string attn = block + ".attn";
-  const ir::TensorId q = dense(b, a, attn + ".c_attn.q", h, h);
-  const ir::TensorId k = dense(b, a, attn + ".c_attn.k", h, h);
-  const ir::TensorId v = dense(b, a, attn + ".c_attn.v", h, h);
+  const ir::TensorId q = linear_layer(b, a, attn + ".c_attn.q", h);
+  const ir::TensorId k = linear_layer(b, a, attn + ".c_attn.k", h);
+  const ir::TensorId v = linear_layer(b, a, attn + ".c_attn.v", h);
   const double scale = 1.0 / std::sqrt(static_cast<double>(h / spec.heads));  // scale_attn_weights
   ir::TensorId p = b.op(ir::OpKind::attn_scores, attn + ".scores", {q, k},
                         {{"heads", spec.heads}, {"causal", int64_t{1}}, {"scale", scale}});
   p = b.op(ir::OpKind::softmax, attn + ".softmax", {p});
-  p = dropout(b, p, attn + ".attn_dropout");
+  p = dropout_layer(b, p, attn + ".attn_dropout", kDropout);
   ir::TensorId y = b.op(ir::OpKind::attn_context, attn + ".context", {p, v});
-  y = dense(b, y, attn + ".c_proj", h, h);
-  y = dropout(b, y, attn + ".resid_dropout");
+  y = linear_layer(b, y, attn + ".c_proj", h);
+  y = dropout_layer(b, y, attn + ".resid_dropout", kDropout);
   const ir::TensorId mid = b.op(ir::OpKind::add, block + ".attn_residual", {y, x});
 
-  ir::TensorId m = layer_norm(b, mid, block + ".ln_2", h);
-  m = dense(b, m, block + ".mlp.c_fc", h, 4 * h);
+  ir::TensorId m = layer_norm_layer(b, mid, block + ".ln_2", kLayerNormEps);
+  m = linear_layer(b, m, block + ".mlp.c_fc", 4 * h);
   m = b.op(ir::OpKind::gelu, block + ".mlp.act", {m}, {{"approximate", kGeluTanh}});
-  m = dense(b, m, block + ".mlp.c_proj", 4 * h, h);
-  m = dropout(b, m, block + ".mlp.dropout");
+  m = linear_layer(b, m, block + ".mlp.c_proj", h);
+  m = dropout_layer(b, m, block + ".mlp.dropout", kDropout);
   return b.op(ir::OpKind::add, block + ".mlp_residual", {m, mid});
 }
 
@@ -98,11 +83,11 @@ ir::Graph build_gpt2(const std::string& name, const Gpt2Spec& spec, const ModelC
   ir::TensorId x = b.op(ir::OpKind::embedding, "transformer.wte", {input_ids, wte});
   const ir::TensorId pos = b.op(ir::OpKind::embedding, "transformer.wpe", {position_ids, wpe});
   x = b.op(ir::OpKind::add, "transformer.add_position", {x, pos});
-  x = dropout(b, x, "transformer.drop");
+  x = dropout_layer(b, x, "transformer.drop", kDropout);
 
   for (int64_t i = 0; i < spec.layers; ++i) x = gpt2_block(b, x, fmt::format("transformer.h.{}", i), spec);
 
-  x = layer_norm(b, x, "transformer.ln_f", h);
+  x = layer_norm_layer(b, x, "transformer.ln_f", kLayerNormEps);
   const ir::TensorId logits = b.op(ir::OpKind::linear, "lm_head", {x, wte});  // tied to wte, no bias
   b.add_op(ir::OpKind::cross_entropy, "loss", {logits, labels});
   return std::move(b).finish();

@@ -11,6 +11,7 @@
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
 #include "zoo/family_builders.hpp"
+#include "zoo/layers.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::zoo {
@@ -63,14 +64,6 @@ ir::TensorId conv1x1_bias(ir::GraphBuilder& b, ir::TensorId x, const std::string
       b.add_weight(name + ".weight", {out_channels, channels(b, x), 1, 1}, ir::FuseAxis::dim0);
   const ir::TensorId bias = b.add_weight(name + ".bias", {out_channels}, ir::FuseAxis::dim0);
   return b.op(ir::OpKind::conv2d, name, {x, w, bias});
-}
-
-// nn.Linear with bias on the flattened features (stack layout at width k).
-ir::TensorId linear(ir::GraphBuilder& b, ir::TensorId x, const std::string& name, int64_t out_features) {
-  const ir::TensorId w =
-      b.add_weight(name + ".weight", {out_features, b.tensor(x).shape.back()}, ir::FuseAxis::stack);
-  const ir::TensorId bias = b.add_weight(name + ".bias", {out_features}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::linear, name, {x, w, bias});
 }
 
 struct Inputs {
@@ -153,8 +146,8 @@ ir::Graph build_mobilenet_v2(const std::string& name, const MobileNetV2Spec& spe
 
   x = b.op(ir::OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(ir::OpKind::flatten, "flatten", {x});
-  x = b.op(ir::OpKind::dropout, "classifier.0", {x}, {{"p", kDropoutP}});
-  const ir::TensorId logits = linear(b, x, "classifier.1", spec.num_classes);
+  x = dropout_layer(b, x, "classifier.0", kDropoutP);
+  const ir::TensorId logits = linear_layer(b, x, "classifier.1", spec.num_classes);
   b.add_op(ir::OpKind::cross_entropy, "loss", {logits, in.labels});
   return std::move(b).finish();
 }
@@ -233,10 +226,10 @@ ir::Graph build_mobilenet_v3(const std::string& name, const MobileNetV3Spec& spe
 
   x = b.op(ir::OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(ir::OpKind::flatten, "flatten", {x});
-  x = linear(b, x, "classifier.0", spec.last_channel);
+  x = linear_layer(b, x, "classifier.0", spec.last_channel);
   x = b.op(ir::OpKind::hardswish, "classifier.1", {x});
-  x = b.op(ir::OpKind::dropout, "classifier.2", {x}, {{"p", kDropoutP}});
-  const ir::TensorId logits = linear(b, x, "classifier.3", spec.num_classes);
+  x = dropout_layer(b, x, "classifier.2", kDropoutP);
+  const ir::TensorId logits = linear_layer(b, x, "classifier.3", spec.num_classes);
   b.add_op(ir::OpKind::cross_entropy, "loss", {logits, in.labels});
   return std::move(b).finish();
 }

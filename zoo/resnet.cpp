@@ -9,6 +9,7 @@
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
 #include "zoo/family_builders.hpp"
+#include "zoo/layers.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::zoo {
@@ -102,10 +103,7 @@ ir::Graph build_resnet(const std::string& name, const ResNetSpec& spec, const Mo
 
   x = b.op(ir::OpKind::adaptive_avg_pool2d, "avgpool", {x});
   x = b.op(ir::OpKind::flatten, "flatten", {x});
-  const int64_t features = b.tensor(x).shape.back();  // planes[3] * expansion
-  const ir::TensorId fc_w = b.add_weight("fc.weight", {spec.num_classes, features}, ir::FuseAxis::stack);
-  const ir::TensorId fc_b = b.add_weight("fc.bias", {spec.num_classes}, ir::FuseAxis::stack);
-  const ir::TensorId logits = b.op(ir::OpKind::linear, "fc", {x, fc_w, fc_b});
+  const ir::TensorId logits = linear_layer(b, x, "fc", spec.num_classes);
   b.add_op(ir::OpKind::cross_entropy, "loss", {logits, labels});
   return std::move(b).finish();
 }

@@ -13,6 +13,7 @@
 #include "ir/graph_builder.hpp"
 #include "support/error.hpp"
 #include "zoo/family_builders.hpp"
+#include "zoo/layers.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::zoo {
@@ -23,39 +24,27 @@ constexpr int64_t kNumClasses = 1000;
 constexpr double kLayerNormEps = 1e-6;  // torchvision: partial(nn.LayerNorm, eps=1e-6)
 constexpr int64_t kGeluErf = 0;         // nn.GELU()
 
-ir::TensorId dense(ir::GraphBuilder& b, ir::TensorId x, const std::string& module, int64_t in, int64_t out) {
-  const ir::TensorId w = b.add_weight(module + ".weight", {out, in}, ir::FuseAxis::stack);
-  const ir::TensorId bias = b.add_weight(module + ".bias", {out}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::linear, module, {x, w, bias});
-}
-
-ir::TensorId layer_norm(ir::GraphBuilder& b, ir::TensorId x, const std::string& module, int64_t hidden) {
-  const ir::TensorId gamma = b.add_weight(module + ".weight", {hidden}, ir::FuseAxis::stack);
-  const ir::TensorId beta = b.add_weight(module + ".bias", {hidden}, ir::FuseAxis::stack);
-  return b.op(ir::OpKind::layernorm, module, {x, gamma, beta}, {{"eps", kLayerNormEps}});
-}
-
 // EncoderBlock: x + self_attention(ln_1(x)), then + mlp(ln_2(.)).
 ir::TensorId encoder_block(ir::GraphBuilder& b, ir::TensorId x, const std::string& block,
                            const VitSpec& spec) {
   const int64_t h = spec.hidden;
-  const ir::TensorId a = layer_norm(b, x, block + ".ln_1", h);
+  const ir::TensorId a = layer_norm_layer(b, x, block + ".ln_1", kLayerNormEps);
   const std::string attn = block + ".self_attention";
-  const ir::TensorId q = dense(b, a, attn + ".in_proj.q", h, h);
-  const ir::TensorId k = dense(b, a, attn + ".in_proj.k", h, h);
-  const ir::TensorId v = dense(b, a, attn + ".in_proj.v", h, h);
+  const ir::TensorId q = linear_layer(b, a, attn + ".in_proj.q", h);
+  const ir::TensorId k = linear_layer(b, a, attn + ".in_proj.k", h);
+  const ir::TensorId v = linear_layer(b, a, attn + ".in_proj.v", h);
   const double scale = 1.0 / std::sqrt(static_cast<double>(h / spec.heads));
   ir::TensorId p = b.op(ir::OpKind::attn_scores, attn + ".scores", {q, k},
                         {{"heads", spec.heads}, {"causal", int64_t{0}}, {"scale", scale}});
   p = b.op(ir::OpKind::softmax, attn + ".softmax", {p});
   ir::TensorId y = b.op(ir::OpKind::attn_context, attn + ".context", {p, v});
-  y = dense(b, y, attn + ".out_proj", h, h);
+  y = linear_layer(b, y, attn + ".out_proj", h);
   const ir::TensorId mid = b.op(ir::OpKind::add, block + ".attn_residual", {y, x});
 
-  ir::TensorId m = layer_norm(b, mid, block + ".ln_2", h);
-  m = dense(b, m, block + ".mlp.0", h, spec.mlp);
+  ir::TensorId m = layer_norm_layer(b, mid, block + ".ln_2", kLayerNormEps);
+  m = linear_layer(b, m, block + ".mlp.0", spec.mlp);
   m = b.op(ir::OpKind::gelu, block + ".mlp.1", {m}, {{"approximate", kGeluErf}});
-  m = dense(b, m, block + ".mlp.3", spec.mlp, h);
+  m = linear_layer(b, m, block + ".mlp.3", h);
   return b.op(ir::OpKind::add, block + ".mlp_residual", {m, mid});
 }
 
@@ -98,9 +87,9 @@ ir::Graph build_vit(const std::string& name, const VitSpec& spec, const ModelCon
   for (int64_t i = 0; i < spec.layers; ++i) {
     x = encoder_block(b, x, fmt::format("encoder.layers.encoder_layer_{}", i), spec);
   }
-  x = layer_norm(b, x, "encoder.ln", h);
+  x = layer_norm_layer(b, x, "encoder.ln", kLayerNormEps);
   x = b.op(ir::OpKind::select_token, "class_token_select", {x}, {{"index", int64_t{0}}});
-  const ir::TensorId logits = dense(b, x, "heads.head", h, spec.num_classes);
+  const ir::TensorId logits = linear_layer(b, x, "heads.head", spec.num_classes);
   b.add_op(ir::OpKind::cross_entropy, "loss", {logits, labels});
   return std::move(b).finish();
 }
