@@ -27,7 +27,8 @@ bool uniform_hyper(const Op& op, std::string_view key) {
 }
 
 bool is_fused_update(const Op& op) {
-  if (op.kind != OpKind::adam_step && op.kind != OpKind::adamw_step) return false;
+  // Looked up before the message is built: the search prices every step many times.
+  if ((op.kind != OpKind::adam_step && op.kind != OpKind::adamw_step) || !op.attrs.contains("fused")) return false;
   const int64_t fused = attr_int_or(op.attrs, "fused", 0, "op '" + op.name + "'");
   if (fused != 0 && fused != 1) {
     throw GraphError(fmt::format("op '{}': attribute 'fused' = {}; expected 0 or 1", op.name, fused));
