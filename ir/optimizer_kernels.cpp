@@ -37,8 +37,8 @@ bool is_fused_update(const Op& op) {
 }
 
 OptimizerKernels optimizer_kernels(const Op& op) {
-  const bool decay = any_nonzero(op, "weight_decay");
   if (is_fused_update(op)) return {1, 7};
+  const bool decay = any_nonzero(op, "weight_decay");
   switch (op.kind) {
     case OpKind::adam_step:
       return decay ? OptimizerKernels{8, 21} : OptimizerKernels{7, 18};

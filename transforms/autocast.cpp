@@ -146,7 +146,7 @@ class Rewriter {
     return x.dtype;
   }
 
-  void insert_casts(const ir::Op& op, std::vector<ir::TensorId>& inputs, ir::Attributes& attrs) {
+  void insert_casts(const ir::Op& op, std::vector<ir::TensorId>& inputs, ir::Attributes& op_attrs) {
     std::vector<const ir::Tensor*> in;
     for (ir::TensorId id : inputs) in.push_back(&b_.tensor(id));
     std::vector<ir::DType> targets;
@@ -160,7 +160,7 @@ class Rewriter {
       const bool fused_upcast =
           op.kind == ir::OpKind::softmax || (op.kind == ir::OpKind::cross_entropy && i == 0);
       if (fused_upcast && x.dtype == ir::DType::f16 && targets[i] == ir::DType::f32) {
-        attrs.insert_or_assign("dtype", std::string(ir::dtype_name(ir::DType::f32)));
+        op_attrs.insert_or_assign("dtype", std::string(ir::dtype_name(ir::DType::f32)));
         continue;
       }
       const ir::Attributes attrs{{"dtype", std::string(ir::dtype_name(targets[i]))}};
