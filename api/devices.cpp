@@ -28,6 +28,7 @@ nlohmann::ordered_json device_json(const costmodel::DeviceSpec& d) {
   j["host"] = {{"forward_op_ns", d.host.forward_op_ns},
                {"backward_op_ns", d.host.backward_op_ns},
                {"launch_ns", d.host.launch_ns},
+               {"python_op_ns", d.host.python_op_ns},
                {"graph_kernel_ns", d.host.graph_kernel_ns},
                {"source", d.host.source}};
   return j;

@@ -21,6 +21,10 @@ namespace mutwo::costmodel {
 // - backward: the autograd thread's 664 top-level ops, median span 10.9 us + gap 3.2 us: 14.1 us;
 // - a swap's cudaMemcpyAsync: median 4.6 us over the trace's 1,600 calls;
 // - a kernel launch alone (cudaLaunchKernel): median 5.2 us over its 4,350 calls.
+// A tensor op issued from a Python loop: HTA's other V100-SXM2-32GB trace (tests/fixtures/kineto/
+// v100_nccl_training.json.gz), whose five Optimizer.step#SGD.step spans each issue 404 aten::add_
+// from torch.optim's per-parameter loop: median 27 us from one add_ to the next over the 2,015
+// intervals (span 21 us, cudaLaunchKernel 6 us: the launch queue never blocked them).
 // CUDA-graph replay: 0.5 us per kernel node (NVIDIA, "Getting Started with CUDA Graphs", 2019:
 // 3.4 us per 2.9 us kernel replayed from a graph). The launch queue: 1,024 pending launches (the
 // CUDA driver's default queue; a host that runs further ahead blocks in cudaLaunchKernel).
@@ -30,6 +34,7 @@ HostDispatch default_host_dispatch() {
   h.backward_op_ns = 14'100;
   h.copy_issue_ns = 4'600;
   h.launch_ns = 5'200;
+  h.python_op_ns = 27'000;
   h.graph_kernel_ns = 500;
   h.launch_queue_depth = 1024;
   h.source = "PyTorch eager, measured on HTA's V100 training trace (median per op)";
@@ -119,6 +124,7 @@ void validate_device(const DeviceSpec& d) {
   if (d.host.backward_op_ns < 0) fail("host.backward_op_ns", d.host.backward_op_ns, ">= 0");
   if (d.host.copy_issue_ns < 0) fail("host.copy_issue_ns", d.host.copy_issue_ns, ">= 0");
   if (d.host.launch_ns < 0) fail("host.launch_ns", d.host.launch_ns, ">= 0");
+  if (d.host.python_op_ns < 0) fail("host.python_op_ns", d.host.python_op_ns, ">= 0");
   if (d.host.graph_kernel_ns < 0) fail("host.graph_kernel_ns", d.host.graph_kernel_ns, ">= 0");
   if (d.host.launch_queue_depth < 0) fail("host.launch_queue_depth", d.host.launch_queue_depth, ">= 0");
   if (d.host_optimizer.per_op_ns < 0) fail("host_optimizer.per_op_ns", d.host_optimizer.per_op_ns, ">= 0");

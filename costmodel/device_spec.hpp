@@ -14,6 +14,7 @@ struct HostDispatch {
   int64_t backward_op_ns = 0;      // eager: one backward or optimizer op, issued from C++ (autograd)
   int64_t copy_issue_ns = 0;       // cudaMemcpyAsync of a swap
   int64_t launch_ns = 0;           // cudaLaunchKernel alone: an op issued inside another call
+  int64_t python_op_ns = 0;        // eager: one tensor op a Python loop issues (a per-parameter optimizer)
   int64_t graph_kernel_ns = 0;     // CUDA-graph replay: per kernel node
   int32_t launch_queue_depth = 0;  // launches the host may have outstanding (0: unbounded)
   std::string source;              // where the figures come from, for listings

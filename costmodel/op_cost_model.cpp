@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/optimizer_kernels.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::costmodel {
@@ -15,6 +16,8 @@ std::string OpCostModel::describe(const ir::Graph&) const {
 int64_t OpCostModel::op_host_ns(const ir::Graph&, const ir::Op& op, HostIssuer issuer) const {
   const HostDispatch& h = device().host;
   if (issuer == HostIssuer::cpp) return h.backward_op_ns;
+  // BertAdam's loop issues each of its kernels from a Python statement.
+  if (ir::is_bert_adam(op)) return ir::optimizer_kernels(op).kernels * h.python_op_ns;
   const bool nested =
       op.kind == ir::OpKind::cast || op.kind == ir::OpKind::cast_backward || op.phase == ir::Phase::optimizer;
   if (nested) return h.launch_ns;

@@ -33,7 +33,8 @@ class OpCostModel {
   // backward op an autograd-engine call from C++ (backward_op_ns); ops PyTorch issues inside another
   // call cost their kernel launch alone (launch_ns): autocast's casts and their backward (inside the
   // parent op's dispatch), the optimizer's per-weight updates and GradScaler's unscale (torch.optim's
-  // and GradScaler's foreach kernels, PyTorch's default on CUDA since 2.0, update many tensors per call).
+  // and GradScaler's foreach kernels, PyTorch's default on CUDA since 2.0, update many tensors per call);
+  // NVIDIA's BertAdam, a Python loop, issues each of its kernels as a statement (python_op_ns each).
   // Issued from C++ (HostIssuer::cpp, the executor's interpreter): every op is one C++ call that
   // dispatches its ATen ops and launches their kernels, priced at the C++ figure (backward_op_ns),
   // the only per-op dispatch cost measured from C++ (the catalog says where); casts and updates too,

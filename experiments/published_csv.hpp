@@ -19,7 +19,7 @@ struct PublishedThroughput {
   int64_t batch_size = 0;   // per GPU, per step
   int64_t seq_len = 0;      // 0: not a sequence model
   int64_t image_size = 0;   // 0: not a vision model
-  std::string optimizer;    // sgd, adam, adamw, adam-fused, adamw-fused: the optimizer closest to the run's
+  std::string optimizer;    // transforms/optimizer_kind.hpp name: the optimizer closest to the run's
   // Micro-batches of batch_size whose gradients the run accumulates before each optimizer step (1: a
   // step per batch): BERT pre-training updates LAMB once per 32-16,384 micro-batches.
   int64_t accumulation_steps = 1;

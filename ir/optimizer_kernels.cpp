@@ -28,7 +28,8 @@ bool uniform_hyper(const Op& op, std::string_view key) {
 
 bool is_fused_update(const Op& op) {
   // Looked up before the message is built: the search prices every step many times.
-  if ((op.kind != OpKind::adam_step && op.kind != OpKind::adamw_step) || !op.attrs.contains("fused")) return false;
+  if ((op.kind != OpKind::adam_step && op.kind != OpKind::adamw_step) || !op.attrs.contains("fused"))
+    return false;
   const int64_t fused = attr_int_or(op.attrs, "fused", 0, "op '" + op.name + "'");
   if (fused != 0 && fused != 1) {
     throw GraphError(fmt::format("op '{}': attribute 'fused' = {}; expected 0 or 1", op.name, fused));
@@ -36,9 +37,27 @@ bool is_fused_update(const Op& op) {
   return fused == 1;
 }
 
+bool is_bert_adam(const Op& op) {
+  if (!op.attrs.contains("bert_adam")) return false;  // looked up first: the search prices every step
+  const int64_t bert = attr_int_or(op.attrs, "bert_adam", 0, "op '" + op.name + "'");
+  if (bert != 0 && bert != 1) {
+    throw GraphError(fmt::format("op '{}': attribute 'bert_adam' = {}; expected 0 or 1", op.name, bert));
+  }
+  if (bert == 1 && op.kind != OpKind::adamw_step) {
+    throw GraphError(fmt::format("op '{}': attribute 'bert_adam' = 1 on a {} op; BertAdam is an adamw_step",
+                                 op.name, kind_name(op.kind)));
+  }
+  if (bert == 1 && is_fused_update(op)) {
+    throw GraphError(
+        fmt::format("op '{}': attributes 'bert_adam' = 1 and 'fused' = 1; BertAdam is not fused", op.name));
+  }
+  return bert == 1;
+}
+
 OptimizerKernels optimizer_kernels(const Op& op) {
   if (is_fused_update(op)) return {1, 7};
   const bool decay = any_nonzero(op, "weight_decay");
+  if (is_bert_adam(op)) return decay ? OptimizerKernels{12, 30} : OptimizerKernels{10, 25};
   switch (op.kind) {
     case OpKind::adam_step:
       return decay ? OptimizerKernels{8, 21} : OptimizerKernels{7, 18};
@@ -65,6 +84,7 @@ int64_t optimizer_temporaries(const Op& op) {
                            uniform_hyper(op, "beta2") && uniform_hyper(op, "eps") &&
                            uniform_hyper(op, "weight_decay");
       if (scalars && is_fused_update(op)) return 0;
+      if (is_bert_adam(op)) return 3;
       return (scalars ? 2 : 3) + (l2 ? 1 : 0);
     }
     case OpKind::sgd_step: {

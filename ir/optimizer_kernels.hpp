@@ -16,6 +16,13 @@
 // Fused Adam and AdamW (attr fused, transforms/optimizer_kind.hpp: torch.optim's fused=True, apex's
 // FusedAdam): one kernel reads param, grad and both states and writes param and both states, the
 // decay inside it: 1 kernel, 7 passes, whatever the decay.
+// NVIDIA's BertAdam (attr bert_adam on an AdamW step, transforms/optimizer_kind.hpp; the
+// DeepLearningExamples BERT optimization.py that run_squad.py uses outside fp16): AdamW without bias
+// correction, one Python statement per tensor op:
+//   mul_ m (2), add_ m (3), mul_ v (2), addcmul_ v (3), sqrt (2), + eps (2), m / (3),
+//   lr * update (2), neg (2), p.add_ (3) = 10 kernels, 24 passes; decay, update += wd * p:
+//   +2 kernels, +5 passes; the global gradient norm before the loop (multi_tensor_l2norm, a few
+//   launches for all weights) reads each gradient once: +1 pass.
 #include <cstdint>
 #include <string_view>
 
@@ -35,6 +42,11 @@ OptimizerKernels optimizer_kernels(const Op& op);
 // the op when the attribute is another value.
 bool is_fused_update(const Op& op);
 
+// Whether an AdamW step is NVIDIA's BertAdam (attr bert_adam = 1): issued from a Python loop, one
+// statement per kernel. Throws GraphError naming the op when the attribute is another value, sits
+// on another kind, or comes with fused = 1.
+bool is_bert_adam(const Op& op);
+
 // Whether every model of a fused optimizer op has the same value of hyper-parameter `key` (an op
 // without it: true). Such a value runs as a scalar, as torch.optim's; one that differs runs as a
 // per-model tensor (exec/kernels/optimizer.cpp), which holds more temporaries (below).
@@ -52,7 +64,9 @@ bool uniform_hyper(const Op& op, std::string_view key);
 // torch.cuda.max_memory_allocated: dlrm's 4-model step peaked 4,982 MiB above the accounting that
 // lacked them, 2 x its largest table (2,473 MiB) plus cuBLAS's 32 MiB workspace. A fused step with
 // uniform hyper-parameters holds none (its kernel keeps every intermediate in registers); with
-// per-model ones the executor runs the broadcast form above, and holds its temporaries.
+// per-model ones the executor runs the broadcast form above, and holds its temporaries. BertAdam
+// holds update, lr * update and its negation at once: 3 (Python keeps each name bound through the
+// parameter's iteration).
 int64_t optimizer_temporaries(const Op& op);
 
 }  // namespace mutwo::ir

@@ -2,7 +2,7 @@
 # The numerics suites compare exec/ with LibTorch autograd on the CPU in double precision: an
 # independent reference (high-level differentiable ATen ops, autograd, torch::optim) in a library
 # of its own, so its slow LibTorch headers compile once for both suites.
-add_library(mutwo_autograd_reference STATIC support/autograd_reference.cpp)
+add_library(mutwo_autograd_reference STATIC support/autograd_reference.cpp support/bert_adam_reference.cpp)
 target_link_libraries(mutwo_autograd_reference PUBLIC mutwo::exec_internal mutwo::policies ${TORCH_LIBRARIES}
                       PRIVATE fmt::fmt mutwo_warnings mutwo_glue_flags mutwo_suite_flags)
 mutwo_precompile_torch_tests(mutwo_autograd_reference)

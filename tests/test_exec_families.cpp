@@ -241,6 +241,14 @@ TEST_CASE("bert-mini with fused Adam and AdamW (fused=True): on the CPU the step
   check_against_autograd("bert-mini", fused);
 }
 
+TEST_CASE("bert-mini with NVIDIA's BertAdam: the steps equal its update rule (no bias correction)") {
+  OptimizerConfig bert = adamw();
+  bert.kind = OptimizerKind::bert_adam;
+  check_against_autograd("bert-mini", bert);
+  bert.weight_decay = {0.0};
+  check_against_autograd("bert-mini", bert);
+}
+
 TEST_CASE("gpt2-mini (causal attention, tied lm_head): SGD-momentum, Adam and AdamW steps equal autograd") {
   check_against_autograd("gpt2-mini", sgd_momentum());
   check_against_autograd("gpt2-mini", adam());

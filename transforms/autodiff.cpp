@@ -432,6 +432,7 @@ class TrainingStepBuilder {
     attrs.emplace("lr", h.lr);
     attrs.emplace("weight_decay", h.weight_decay);
     if (is_fused(config_.kind)) attrs.emplace("fused", int64_t{1});  // ir/optimizer_kernels.hpp
+    if (config_.kind == OptimizerKind::bert_adam) attrs.emplace("bert_adam", int64_t{1});
     if (update == OptimizerKind::sgd) {
       state_suffixes = {".momentum_buffer"};
       attrs.emplace("momentum", h.momentum);
@@ -447,6 +448,7 @@ class TrainingStepBuilder {
       flops_per_element = kAdamFlops + (decay ? decay_flops : 0);
     }
 
+    bool first_update = true;
     for (const ir::Tensor& w : fwd_.tensors) {
       if (w.role != ir::TensorRole::weight) continue;
       const GradState& s = grads_[static_cast<size_t>(w.id)];
@@ -463,6 +465,10 @@ class TrainingStepBuilder {
         op.inputs.push_back(new_tensor(w.name + std::string(suffix), w, ir::TensorRole::optimizer_state));
       }
       op.attrs = attrs;
+      // BertAdam's loop starts after `.item()` on the global gradient norm: the host waits for every
+      // gradient (sim/host_plan.hpp); the first update stands for that wait.
+      if (config_.kind == OptimizerKind::bert_adam && first_update) op.attrs.emplace("host_sync", int64_t{1});
+      first_update = false;
       op.flops = flops_per_element * (w.bytes / ir::dtype_size_bytes(w.dtype));
       set_bytes(op);
       op.bytes_written = op.bytes_read - g_.tensors[static_cast<size_t>(s.current)].bytes;  // param + states

@@ -9,8 +9,8 @@
 namespace mutwo::transforms {
 namespace {
 
-constexpr std::array<std::string_view, 5> kOptimizerNames{"sgd", "adam", "adamw", "adam-fused",
-                                                          "adamw-fused"};
+constexpr std::array<std::string_view, 6> kOptimizerNames{"sgd",        "adam",        "adamw",
+                                                          "adam-fused", "adamw-fused", "bert-adam"};
 
 }  // namespace
 
@@ -19,7 +19,7 @@ std::string_view optimizer_name(OptimizerKind kind) {
 }
 
 std::string_view optimizer_names() {
-  return "sgd, adam, adamw, adam-fused, adamw-fused";
+  return "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam";
 }
 
 OptimizerKind parse_optimizer(std::string_view name) {
@@ -38,6 +38,7 @@ OptimizerKind unfused(OptimizerKind kind) {
     case OptimizerKind::adam_fused:
       return OptimizerKind::adam;
     case OptimizerKind::adamw_fused:
+    case OptimizerKind::bert_adam:
       return OptimizerKind::adamw;
     default:
       return kind;

@@ -78,6 +78,37 @@ std::vector<at::Tensor> sgd_step(const KernelContext& c) {
   return {};
 }
 
+// NVIDIA's BertAdam (DeepLearningExamples BERT optimization.py), statement by statement as its loop
+// runs them (ir/optimizer_kernels.hpp): no bias correction, decay added to the update. The global
+// gradient norm it computes first clips nothing (it rebinds a local name), so it is not computed.
+std::vector<at::Tensor> bert_adam_step(const KernelContext& c, const Hyper& lr, const Hyper& beta1,
+                                       const Hyper& beta2, const Hyper& eps, const Hyper& decay,
+                                       bool uniform) {
+  at::Tensor p = c.inputs[0];
+  const at::Tensor grad = c.inputs[1];
+  at::Tensor m = c.inputs[2];
+  at::Tensor v = c.inputs[3];
+  if (uniform) {
+    m.mul_(beta1.scalar).add_(grad, 1.0 - beta1.scalar);
+    v.mul_(beta2.scalar).addcmul_(grad, grad, 1.0 - beta2.scalar);
+    at::Tensor update = m / (v.sqrt() + eps.scalar);
+    if (decay.scalar != 0.0) update += decay.scalar * p;
+    const at::Tensor update_with_lr = lr.scalar * update;
+    p.add_(-update_with_lr);
+    return {};
+  }
+  const auto as_tensor = [&p](const Hyper& h) {
+    return h.uniform() ? at::full({}, h.scalar, p.options()) : h.per_model;
+  };
+  const at::Tensor b1 = as_tensor(beta1), b2 = as_tensor(beta2);
+  m.mul_(b1).add_(grad * (1.0 - b1));
+  v.mul_(b2).add_(grad * grad * (1.0 - b2));
+  at::Tensor update = m / (v.sqrt() + as_tensor(eps));
+  if (decay.any_nonzero()) update = update + as_tensor(decay) * p;
+  p.sub_(as_tensor(lr) * update);
+  return {};
+}
+
 // inputs param, grad, exp_avg, exp_avg_sq. torch.optim.Adam / AdamW (not amsgrad).
 std::vector<at::Tensor> adam_like_step(const KernelContext& c, bool decoupled) {
   at::Tensor p = c.inputs[0];
@@ -88,6 +119,7 @@ std::vector<at::Tensor> adam_like_step(const KernelContext& c, bool decoupled) {
   const Hyper eps = hyper(c, "eps", 3), decay = hyper(c, "weight_decay", 4);
   const auto step = static_cast<double>(c.runtime.optimizer_step);
   const bool uniform = lr.uniform() && beta1.uniform() && beta2.uniform() && eps.uniform() && decay.uniform();
+  if (ir::is_bert_adam(c.op)) return bert_adam_step(c, lr, beta1, beta2, eps, decay, uniform);
   if (uniform && ir::is_fused_update(c.op) && p.is_cuda()) {
     // torch.optim's fused=True: ATen's multi-tensor kernel (CUDA only), L2 decay inside it; AdamW's
     // decoupled decay first, as an in-place scale. Its step count is a device tensor.

@@ -18,6 +18,7 @@
 #include "exec/torch_types.hpp"
 #include "policies/plain_schedule.hpp"
 #include "support/error.hpp"
+#include "tests/support/bert_adam_reference.hpp"
 
 namespace mutwo::test {
 namespace {
@@ -250,6 +251,13 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const transforms::Optimi
                                                         std::vector<at::Tensor> params) {
   const double lr = single(config.lr, "lr");
   const double decay = single(config.weight_decay, "weight_decay");
+  if (config.kind == transforms::OptimizerKind::bert_adam) {
+    return std::make_unique<BertAdamReference>(
+        std::move(params), torch::optim::AdamWOptions(lr)
+                               .betas({single(config.beta1, "beta1"), single(config.beta2, "beta2")})
+                               .eps(single(config.eps, "eps"))
+                               .weight_decay(decay));
+  }
   // A fused kind computes its unfused kind's update (libtorch's C++ optimizers have no fused form).
   switch (transforms::unfused(config.kind)) {
     case transforms::OptimizerKind::sgd:

@@ -1,0 +1,29 @@
+#pragma once
+// NVIDIA's BertAdam as a torch::optim optimizer, written from its update rule
+// (DeepLearningExamples, PyTorch/LanguageModeling/BERT/optimization.py): for each parameter,
+//   m = beta1 m + (1 - beta1) g,  v = beta2 v + (1 - beta2) g^2,
+//   p = p - lr (m / (sqrt(v) + eps) + weight_decay p)
+// with no bias correction. The reference the executor's bert-adam step is checked against.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <torch/optim/adamw.h>
+#include <torch/optim/optimizer.h>
+
+namespace mutwo::test {
+
+class BertAdamReference : public torch::optim::Optimizer {
+ public:
+  BertAdamReference(std::vector<at::Tensor> params, torch::optim::AdamWOptions options);
+  at::Tensor step(LossClosure closure = nullptr) override;
+
+ private:
+  struct Moments {
+    at::Tensor m, v;
+  };
+  torch::optim::AdamWOptions options_;
+  std::map<const void*, Moments> moments_;  // by the parameter's TensorImpl
+};
+
+}  // namespace mutwo::test
