@@ -94,9 +94,18 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
                                                 human_duration(traced.profiled_step_ns),
                                                 replay_error(p.step_time_ns, traced.profiled_step_ns))});
   }
+  // Busy, stall, swap and recompute figures cover every simulated step (sim/simulator.hpp): with
+  // several, they are said to be totals and their shares are of the time all of them took.
+  const bool several = p.iterations > 1 && !p.iteration_end_ns.empty();
+  const int64_t span_ns = several ? p.iteration_end_ns.back() : p.step_time_ns;
+  const std::string over = several ? fmt::format(" over the {} steps", p.iterations) : "";
+  const std::string of_span = several
+                                  ? fmt::format(" of the {} steps' {}", p.iterations, human_duration(span_ns))
+                                  : std::string(" of the step");
   if (host_mode != sim::HostMode::none) {
-    table.add_row({"host", fmt::format("{}: busy {}, GPU idle waiting on it {}", sim::host_mode_name(host_mode),
-                                       human_duration(p.host_busy_ns), human_duration(p.host_bound_idle_ns))});
+    table.add_row(
+        {"host", fmt::format("{}: busy {}, GPU idle waiting on it {}{}", sim::host_mode_name(host_mode),
+                             human_duration(p.host_busy_ns), human_duration(p.host_bound_idle_ns), over)});
   }
   if (p.host_optimizer_ns > 0) {
     table.add_row({"host optimizer", fmt::format("{} of updates on the host CPU ({})", human_duration(p.host_optimizer_ns),
@@ -109,17 +118,17 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
                    p.peak_instruction == kNoId ? std::string("t=0 (resident state)")
                                                : sim::describe_instruction(schedule, p.peak_instruction))});
   table.add_row({"resident", human_bytes(p.resident_bytes)});
-  table.add_row({"swapped", fmt::format("out {}, in {}", human_bytes(p.bytes_swapped_out),
-                                        human_bytes(p.bytes_swapped_in))});
-  table.add_row({"compute stall", fmt::format("{} ({} of the step)", human_duration(p.compute_stall_ns),
-                                              support::percent_of(p.compute_stall_ns, p.step_time_ns))});
-  table.add_row({"recompute", human_duration(p.recompute_ns)});
+  table.add_row({"swapped", fmt::format("out {}, in {}{}", human_bytes(p.bytes_swapped_out),
+                                        human_bytes(p.bytes_swapped_in), over)});
+  table.add_row({"compute stall", fmt::format("{} ({}{})", human_duration(p.compute_stall_ns),
+                                              support::percent_of(p.compute_stall_ns, span_ns), of_span)});
+  table.add_row({"recompute", human_duration(p.recompute_ns) + over});
   for (size_t s = 0; s < p.busy_ns.size(); ++s) {
     if (p.busy_ns[s] == 0 && p.stall_ns[s] == 0) continue;
-    table.add_row(
-        {sim::stream_track_name(static_cast<int32_t>(s), p.host_stream),
-         fmt::format("busy {} ({}), stalled {}", human_duration(p.busy_ns[s]),
-                     support::percent_of(p.busy_ns[s], p.step_time_ns), human_duration(p.stall_ns[s]))});
+    table.add_row({sim::stream_track_name(static_cast<int32_t>(s), p.host_stream),
+                   fmt::format("busy {} ({}{}), stalled {}", human_duration(p.busy_ns[s]),
+                               support::percent_of(p.busy_ns[s], span_ns), of_span,
+                               human_duration(p.stall_ns[s]))});
   }
   if (p.oom) table.add_row({"OOM", p.oom_message});
   std::cout << table.render();
