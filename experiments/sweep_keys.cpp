@@ -101,7 +101,7 @@ const std::vector<SweepKeyInfo>& sweep_key_table() {
        "none"},
       {"dtype", "fp32, fp16, bf16 (default fp32)", MUTWO_SWEEP_TEXT(dtype), {"dtype"}},
       {"optimizer",
-       "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam (default adam)",
+       "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam, bert-adam-hf (default adam)",
        MUTWO_SWEEP_TEXT(optimizer),
        {"optimizer"}},
       {"cost_source", "the op cost source (default waves)", MUTWO_SWEEP_TEXT(cost_source), {"cost_source"}},

@@ -1,6 +1,7 @@
 #include "ir/optimizer_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -37,27 +38,41 @@ bool is_fused_update(const Op& op) {
   return fused == 1;
 }
 
-bool is_bert_adam(const Op& op) {
-  if (!op.attrs.contains("bert_adam")) return false;  // looked up first: the search prices every step
+int64_t bert_adam_form(const Op& op) {
+  if (!op.attrs.contains("bert_adam")) return 0;  // looked up first: the search prices every step
   const int64_t bert = attr_int_or(op.attrs, "bert_adam", 0, "op '" + op.name + "'");
-  if (bert != 0 && bert != 1) {
-    throw GraphError(fmt::format("op '{}': attribute 'bert_adam' = {}; expected 0 or 1", op.name, bert));
+  if (bert < 0 || bert > 2) {
+    throw GraphError(fmt::format("op '{}': attribute 'bert_adam' = {}; expected 0, 1 or 2", op.name, bert));
   }
-  if (bert == 1 && op.kind != OpKind::adamw_step) {
-    throw GraphError(fmt::format("op '{}': attribute 'bert_adam' = 1 on a {} op; BertAdam is an adamw_step",
-                                 op.name, kind_name(op.kind)));
+  if (bert != 0 && op.kind != OpKind::adamw_step) {
+    throw GraphError(fmt::format("op '{}': attribute 'bert_adam' = {} on a {} op; BertAdam is an adamw_step",
+                                 op.name, bert, kind_name(op.kind)));
   }
-  if (bert == 1 && is_fused_update(op)) {
-    throw GraphError(
-        fmt::format("op '{}': attributes 'bert_adam' = 1 and 'fused' = 1; BertAdam is not fused", op.name));
+  if (bert != 0 && is_fused_update(op)) {
+    throw GraphError(fmt::format(
+        "op '{}': attributes 'bert_adam' = {} and 'fused' = 1; BertAdam is not fused", op.name, bert));
   }
-  return bert == 1;
+  if (bert == 2 && op.attrs.contains("max_grad_norm")) {
+    const double max_norm = attr_double(op.attrs, "max_grad_norm", "op '" + op.name + "'");
+    if (!(max_norm > 0.0) || !std::isfinite(max_norm)) {
+      throw GraphError(fmt::format("op '{}': attribute 'max_grad_norm' = {}; expected a finite value > 0",
+                                   op.name, max_norm));
+    }
+  }
+  return bert;
+}
+
+bool is_bert_adam(const Op& op) {
+  return bert_adam_form(op) != 0;
 }
 
 OptimizerKernels optimizer_kernels(const Op& op) {
   if (is_fused_update(op)) return {1, 7};
   const bool decay = any_nonzero(op, "weight_decay");
-  if (is_bert_adam(op)) return decay ? OptimizerKernels{12, 30} : OptimizerKernels{10, 25};
+  if (const int64_t form = bert_adam_form(op); form != 0) {
+    const int64_t clip_norms = form == 2 ? 1 : 0;  // its own norm per gradient, in place of the global one
+    return decay ? OptimizerKernels{12 + clip_norms, 30} : OptimizerKernels{10 + clip_norms, 25};
+  }
   switch (op.kind) {
     case OpKind::adam_step:
       return decay ? OptimizerKernels{8, 21} : OptimizerKernels{7, 18};

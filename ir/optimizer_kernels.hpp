@@ -22,7 +22,9 @@
 //   mul_ m (2), add_ m (3), mul_ v (2), addcmul_ v (3), sqrt (2), + eps (2), m / (3),
 //   lr * update (2), neg (2), p.add_ (3) = 10 kernels, 24 passes; decay, update += wd * p:
 //   +2 kernels, +5 passes; the global gradient norm before the loop (multi_tensor_l2norm, a few
-//   launches for all weights) reads each gradient once: +1 pass.
+//   launches for all weights) reads each gradient once: +1 pass. pytorch-pretrained-bert's BertAdam
+//   (bert_adam = 2) reads each gradient in its own clip_grad_norm_ instead: norm (1), +1 kernel;
+//   the mul_ that clips a gradient whose norm passes max_grad_norm is not counted.
 #include <cstdint>
 #include <string_view>
 
@@ -42,10 +44,13 @@ OptimizerKernels optimizer_kernels(const Op& op);
 // the op when the attribute is another value.
 bool is_fused_update(const Op& op);
 
-// Whether an AdamW step is NVIDIA's BertAdam (attr bert_adam = 1): issued from a Python loop, one
-// statement per kernel. Throws GraphError naming the op when the attribute is another value, sits
-// on another kind, or comes with fused = 1.
+// Whether an AdamW step is a BertAdam, issued from a Python loop, one statement per kernel: attr
+// bert_adam = 1 NVIDIA's, 2 pytorch-pretrained-bert's (each gradient clipped to attr max_grad_norm
+// by its own norm). Throws GraphError naming the op when the attribute is another value, sits on
+// another kind, or comes with fused = 1, and when max_grad_norm is not a finite value > 0.
 bool is_bert_adam(const Op& op);
+// The attribute's value: 0 (not a BertAdam), 1 or 2; the same checks.
+int64_t bert_adam_form(const Op& op);
 
 // Whether every model of a fused optimizer op has the same value of hyper-parameter `key` (an op
 // without it: true). Such a value runs as a scalar, as torch.optim's; one that differs runs as a

@@ -149,7 +149,7 @@ TEST_CASE("optimizer names parse and print; unknown names list the valid ones") 
   CHECK_FALSE(is_fused(OptimizerKind::adam));
   CHECK_THROWS_WITH_AS(
       parse_optimizer("lamb"),
-      "unknown optimizer 'lamb'; valid: sgd, adam, adamw, adam-fused, adamw-fused, bert-adam",
+      "unknown optimizer 'lamb'; valid: sgd, adam, adamw, adam-fused, adamw-fused, bert-adam, bert-adam-hf",
       mutwo::UnknownNameError);
 }
 

@@ -32,9 +32,9 @@ Op bert_step(double weight_decay) {
   return op;
 }
 
-Graph bert_mlp() {
+Graph bert_mlp(OptimizerKind kind = OptimizerKind::bert_adam) {
   OptimizerConfig c;
-  c.kind = OptimizerKind::bert_adam;
+  c.kind = kind;
   return transforms::build_training_step(mlp(1), c);
 }
 
@@ -58,9 +58,24 @@ TEST_CASE("BertAdam's kernels and passes, counted by hand; the attribute is refu
   CHECK_FALSE(is_bert_adam(not_bert));
   CHECK(optimizer_kernels(not_bert).kernels == 7);  // torch.optim's AdamW
 
+  // pytorch-pretrained-bert's: each gradient's own norm in place of the global one's read: +1 kernel.
+  Op hf = bert_step(0.0);
+  hf.attrs["bert_adam"] = int64_t{2};
+  CHECK(bert_adam_form(hf) == 2);
+  CHECK(optimizer_kernels(hf).kernels == 11);
+  CHECK(optimizer_kernels(hf).passes == 25);
+  hf.attrs["weight_decay"] = std::vector<double>{0.01};
+  CHECK(optimizer_kernels(hf).kernels == 13);
+  CHECK(optimizer_kernels(hf).passes == 30);
+
+  hf.attrs["max_grad_norm"] = -1.0;
+  CHECK_THROWS_WITH_AS(optimizer_kernels(hf),
+                       "op 'w.adamw_step': attribute 'max_grad_norm' = -1; expected a finite value > 0",
+                       GraphError);
+
   Op bad = bert_step(0.0);
-  bad.attrs["bert_adam"] = int64_t{2};
-  CHECK_THROWS_WITH_AS(is_bert_adam(bad), "op 'w.adamw_step': attribute 'bert_adam' = 2; expected 0 or 1",
+  bad.attrs["bert_adam"] = int64_t{3};
+  CHECK_THROWS_WITH_AS(is_bert_adam(bad), "op 'w.adamw_step': attribute 'bert_adam' = 3; expected 0, 1 or 2",
                        GraphError);
   Op on_adam = bert_step(0.0);
   on_adam.kind = OpKind::adam_step;
@@ -92,6 +107,18 @@ TEST_CASE("bert-adam: AdamW steps marked BertAdam, in weight order; the first wa
   }
   CHECK(updates == std::vector<std::string>{"fc1.weight.adamw_step", "fc1.bias.adamw_step",
                                             "fc2.weight.adamw_step", "fc2.bias.adamw_step"});
+  // pytorch-pretrained-bert's: every update waits (its clip_grad_norm_'s .item()), clipping to norm 1.
+  CHECK(transforms::parse_optimizer("bert-adam-hf") == OptimizerKind::bert_adam_hf);
+  CHECK(transforms::unfused(OptimizerKind::bert_adam_hf) == OptimizerKind::adamw);
+  const Graph hf = bert_mlp(OptimizerKind::bert_adam_hf);
+  int waits = 0;
+  for (const Op& op : hf.ops) {
+    if (op.phase != Phase::optimizer) continue;
+    CHECK(bert_adam_form(op) == 2);
+    CHECK(attr_double(op.attrs, "max_grad_norm", op.name) == 1.0);
+    waits += op.attrs.contains("host_sync") ? 1 : 0;
+  }
+  CHECK(waits == 4);
 }
 
 TEST_CASE("every BertAdam kernel is a Python statement on the host, measured at 27 us on a V100 server") {
@@ -142,4 +169,10 @@ TEST_CASE("the wait on the gradient norm exposes BertAdam's loop: the step, deri
   CHECK(q.step_time_ns == std::max(t + 3 * kUs, 4000 * kUs) + 1 * kUs);
   // With no host (the engine's default) it is the GPU's.
   CHECK(sim::simulate(s, cost).step_time_ns == t + 4 * kUs);
+  // pytorch-pretrained-bert's waits after every update, each now 11 statements (its own norm): the
+  // first is issued by 1100 us (< T) and runs T..T + 1 us; each later one is issued after the wait,
+  // 1100 us, and runs 1 us: step = T + 1 + 3 x (1100 + 1) us.
+  const Graph hf = bert_mlp(OptimizerKind::bert_adam_hf);
+  const sim::Prediction h = sim::simulate(policies::build_plain_schedule({hf}), cost, eager);
+  CHECK(h.step_time_ns == t + 1 * kUs + 3 * 1101 * kUs);
 }

@@ -241,11 +241,16 @@ TEST_CASE("bert-mini with fused Adam and AdamW (fused=True): on the CPU the step
   check_against_autograd("bert-mini", fused);
 }
 
-TEST_CASE("bert-mini with NVIDIA's BertAdam: the steps equal its update rule (no bias correction)") {
+TEST_CASE("bert-mini with the BertAdams: the steps equal their update rules (no bias correction; clipping)") {
   OptimizerConfig bert = adamw();
   bert.kind = OptimizerKind::bert_adam;
   check_against_autograd("bert-mini", bert);
   bert.weight_decay = {0.0};
+  check_against_autograd("bert-mini", bert);
+  // pytorch-pretrained-bert's: each gradient clipped in place to norm 1 by its own norm first.
+  bert.kind = OptimizerKind::bert_adam_hf;
+  check_against_autograd("bert-mini", bert);
+  bert.weight_decay = {0.01};
   check_against_autograd("bert-mini", bert);
 }
 
@@ -326,6 +331,14 @@ TEST_CASE("mobilenetv2-mini x3 fused (AdamW, per-model lr): each model as if tra
 
 TEST_CASE("mobilenetv3-mini x3 fused (Adam, per-model lr): each model as if trained alone") {
   check_fused("mobilenetv3-mini", adam());
+}
+
+TEST_CASE("bert-mini and resnet-mini x3 fused (BertAdam clipping each gradient): each model as if alone") {
+  // Each model's gradient is clipped by its own norm: stacked weights (bert) and dim-0 chunks (conv).
+  OptimizerConfig hf = adamw();
+  hf.kind = OptimizerKind::bert_adam_hf;
+  check_fused("bert-mini", hf);
+  check_fused("resnet-mini", hf);
 }
 
 TEST_CASE("dlrm-mini x3 fused (SGD-momentum, per-model lr): each model as if trained alone") {

@@ -431,8 +431,6 @@ class TrainingStepBuilder {
     ir::Attributes attrs;
     attrs.emplace("lr", h.lr);
     attrs.emplace("weight_decay", h.weight_decay);
-    if (is_fused(config_.kind)) attrs.emplace("fused", int64_t{1});  // ir/optimizer_kernels.hpp
-    if (config_.kind == OptimizerKind::bert_adam) attrs.emplace("bert_adam", int64_t{1});
     if (update == OptimizerKind::sgd) {
       state_suffixes = {".momentum_buffer"};
       attrs.emplace("momentum", h.momentum);
@@ -465,9 +463,7 @@ class TrainingStepBuilder {
         op.inputs.push_back(new_tensor(w.name + std::string(suffix), w, ir::TensorRole::optimizer_state));
       }
       op.attrs = attrs;
-      // BertAdam's loop starts after `.item()` on the global gradient norm: the host waits for every
-      // gradient (sim/host_plan.hpp); the first update stands for that wait.
-      if (config_.kind == OptimizerKind::bert_adam && first_update) op.attrs.emplace("host_sync", int64_t{1});
+      add_kind_attributes(config_.kind, first_update, op.attrs);  // fused, BertAdam's and its waits
       first_update = false;
       op.flops = flops_per_element * (w.bytes / ir::dtype_size_bytes(w.dtype));
       set_bytes(op);

@@ -9,8 +9,8 @@
 namespace mutwo::transforms {
 namespace {
 
-constexpr std::array<std::string_view, 6> kOptimizerNames{"sgd",        "adam",        "adamw",
-                                                          "adam-fused", "adamw-fused", "bert-adam"};
+constexpr std::array<std::string_view, 7> kOptimizerNames{
+    "sgd", "adam", "adamw", "adam-fused", "adamw-fused", "bert-adam", "bert-adam-hf"};
 
 }  // namespace
 
@@ -19,7 +19,7 @@ std::string_view optimizer_name(OptimizerKind kind) {
 }
 
 std::string_view optimizer_names() {
-  return "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam";
+  return "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam, bert-adam-hf";
 }
 
 OptimizerKind parse_optimizer(std::string_view name) {
@@ -27,6 +27,18 @@ OptimizerKind parse_optimizer(std::string_view name) {
     if (kOptimizerNames[i] == name) return static_cast<OptimizerKind>(i);
   }
   throw UnknownNameError(fmt::format("unknown optimizer '{}'; valid: {}", name, optimizer_names()));
+}
+
+void add_kind_attributes(OptimizerKind kind, bool first, ir::Attributes& attrs) {
+  if (is_fused(kind)) attrs.insert_or_assign("fused", int64_t{1});
+  if (kind == OptimizerKind::bert_adam) attrs.insert_or_assign("bert_adam", int64_t{1});
+  if (kind == OptimizerKind::bert_adam_hf) {
+    attrs.insert_or_assign("bert_adam", int64_t{2});
+    attrs.insert_or_assign("max_grad_norm", 1.0);
+  }
+  if ((kind == OptimizerKind::bert_adam && first) || kind == OptimizerKind::bert_adam_hf) {
+    attrs.insert_or_assign("host_sync", int64_t{1});
+  }
 }
 
 bool is_fused(OptimizerKind kind) {
@@ -39,6 +51,7 @@ OptimizerKind unfused(OptimizerKind kind) {
       return OptimizerKind::adam;
     case OptimizerKind::adamw_fused:
     case OptimizerKind::bert_adam:
+    case OptimizerKind::bert_adam_hf:
       return OptimizerKind::adamw;
     default:
       return kind;

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "exec/kernel.hpp"
+#include "ir/attributes.hpp"
 #include "ir/optimizer_kernels.hpp"
 
 namespace mutwo::exec {
@@ -26,14 +27,28 @@ struct Hyper {
 
 // Values of attribute `key` as a tensor shaped to broadcast over the weight along its model axis:
 // [k,1,...] stacked, [k*C,1,...] for dim-0 chunks.
-at::Tensor per_model_tensor(const KernelContext& c, const std::vector<double>& values) {
+at::Tensor along_models(const KernelContext& c, at::Tensor t) {
   const at::Tensor& w = c.inputs[0];
-  const int64_t k = static_cast<int64_t>(values.size());
-  at::Tensor t = at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(w.options());
   std::vector<int64_t> shape(static_cast<size_t>(w.dim()), 1);
-  if (c.axis(c.op.inputs[0]) == ModelAxis::dim0) t = t.repeat_interleave(w.size(0) / k);
+  if (c.axis(c.op.inputs[0]) == ModelAxis::dim0) t = t.repeat_interleave(w.size(0) / t.size(0));
   shape[0] = t.size(0);
   return t.reshape(shape);
+}
+
+at::Tensor per_model_tensor(const KernelContext& c, const std::vector<double>& values) {
+  return along_models(c,
+                      at::tensor(values, at::TensorOptions().dtype(at::kDouble)).to(c.inputs[0].options()));
+}
+
+// torch's clip_grad_norm_ over one parameter, as pytorch-pretrained-bert's BertAdam calls it: each
+// model's gradient scaled in place by max_norm / (its L2 norm + 1e-6) when that is below 1 (a
+// product by min(., 1), so no host read). A weight's models lie along dim 0 (stacked or chunked).
+void clip_each_gradient(const KernelContext& c, at::Tensor& grad) {
+  const double max_norm = ir::attr_double_or(c.op.attrs, "max_grad_norm", 1.0, c.op.name);
+  const bool single = c.axis(c.op.inputs[0]) == ModelAxis::single;
+  const at::Tensor norms = grad.reshape({single ? 1 : static_cast<int64_t>(c.op.width), -1}).norm(2, 1);
+  const at::Tensor coef = (max_norm / (norms + 1e-6)).clamp_max(1.0);
+  grad.mul_(single ? coef.reshape({}) : along_models(c, coef));
 }
 
 // Cached per op (runtime.cache), in the order the kernel asks for them.
@@ -81,13 +96,15 @@ std::vector<at::Tensor> sgd_step(const KernelContext& c) {
 // NVIDIA's BertAdam (DeepLearningExamples BERT optimization.py), statement by statement as its loop
 // runs them (ir/optimizer_kernels.hpp): no bias correction, decay added to the update. The global
 // gradient norm it computes first clips nothing (it rebinds a local name), so it is not computed.
+// pytorch-pretrained-bert's (bert_adam = 2) first clips each gradient in place by its own norm.
 std::vector<at::Tensor> bert_adam_step(const KernelContext& c, const Hyper& lr, const Hyper& beta1,
                                        const Hyper& beta2, const Hyper& eps, const Hyper& decay,
                                        bool uniform) {
   at::Tensor p = c.inputs[0];
-  const at::Tensor grad = c.inputs[1];
+  at::Tensor grad = c.inputs[1];
   at::Tensor m = c.inputs[2];
   at::Tensor v = c.inputs[3];
+  if (ir::bert_adam_form(c.op) == 2) clip_each_gradient(c, grad);
   if (uniform) {
     m.mul_(beta1.scalar).add_(grad, 1.0 - beta1.scalar);
     v.mul_(beta2.scalar).addcmul_(grad, grad, 1.0 - beta2.scalar);

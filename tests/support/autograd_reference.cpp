@@ -251,12 +251,16 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const transforms::Optimi
                                                         std::vector<at::Tensor> params) {
   const double lr = single(config.lr, "lr");
   const double decay = single(config.weight_decay, "weight_decay");
-  if (config.kind == transforms::OptimizerKind::bert_adam) {
+  if (config.kind == transforms::OptimizerKind::bert_adam ||
+      config.kind == transforms::OptimizerKind::bert_adam_hf) {
+    // pytorch-pretrained-bert's clips each gradient to its max_grad_norm default, 1.
     return std::make_unique<BertAdamReference>(
-        std::move(params), torch::optim::AdamWOptions(lr)
-                               .betas({single(config.beta1, "beta1"), single(config.beta2, "beta2")})
-                               .eps(single(config.eps, "eps"))
-                               .weight_decay(decay));
+        std::move(params),
+        torch::optim::AdamWOptions(lr)
+            .betas({single(config.beta1, "beta1"), single(config.beta2, "beta2")})
+            .eps(single(config.eps, "eps"))
+            .weight_decay(decay),
+        config.kind == transforms::OptimizerKind::bert_adam_hf ? 1.0 : 0.0);
   }
   // A fused kind computes its unfused kind's update (libtorch's C++ optimizers have no fused form).
   switch (transforms::unfused(config.kind)) {
@@ -339,12 +343,14 @@ ReferenceResult autograd_reference(const Graph& forward, const std::vector<at::T
     if (!loss.defined()) throw Error(fmt::format("autograd reference: graph '{}' has no loss", forward.name));
     result.losses.push_back(loss.item<double>());
     loss.backward();
+    opt->step();
+    // After the step, as the executor's are read: an optimizer that clips in place (BertAdam's
+    // pytorch-pretrained-bert form) leaves the clipped gradient; the others leave it as backward did.
     if (step == run.steps) {
       for (size_t i = 0; i < params.size(); ++i) {
         if (params[i].grad().defined()) result.gradients[param_ids[i]] = params[i].grad().detach().clone();
       }
     }
-    opt->step();
   }
   for (size_t i = 0; i < params.size(); ++i) result.parameters[param_ids[i]] = params[i].detach().clone();
   return result;

@@ -5,10 +5,12 @@
 
 namespace mutwo::test {
 
-BertAdamReference::BertAdamReference(std::vector<at::Tensor> params, torch::optim::AdamWOptions options)
+BertAdamReference::BertAdamReference(std::vector<at::Tensor> params, torch::optim::AdamWOptions options,
+                                     double clip_each)
     : torch::optim::Optimizer({torch::optim::OptimizerParamGroup(std::move(params))},
                               std::make_unique<torch::optim::AdamWOptions>(options)),
-      options_(options) {}
+      options_(options),
+      clip_each_(clip_each) {}
 
 at::Tensor BertAdamReference::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
@@ -16,7 +18,11 @@ at::Tensor BertAdamReference::step(LossClosure closure) {
   const auto [beta1, beta2] = options_.betas();
   for (const at::Tensor& p : param_groups().at(0).params()) {
     if (!p.grad().defined()) continue;
-    const at::Tensor g = p.grad();
+    at::Tensor g = p.grad();
+    if (clip_each_ > 0.0) {
+      const double coef = clip_each_ / (g.norm().item<double>() + 1e-6);
+      if (coef < 1.0) g.mul_(coef);
+    }
     Moments& s = moments_[p.unsafeGetTensorImpl()];
     if (!s.m.defined()) {
       s.m = at::zeros_like(p);
