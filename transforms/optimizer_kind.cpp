@@ -1,8 +1,10 @@
 #include "transforms/optimizer_kind.hpp"
 
 #include <array>
+#include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "support/error.hpp"
 
@@ -19,7 +21,8 @@ std::string_view optimizer_name(OptimizerKind kind) {
 }
 
 std::string_view optimizer_names() {
-  return "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam, bert-adam-hf";
+  static const std::string names = fmt::format("{}", fmt::join(kOptimizerNames, ", "));
+  return names;
 }
 
 OptimizerKind parse_optimizer(std::string_view name) {

@@ -23,7 +23,7 @@ enum class OptimizerKind : uint8_t { sgd, adam, adamw, adam_fused, adamw_fused, 
 // "sgd", "adam", "adamw", "adam-fused", "adamw-fused", "bert-adam", "bert-adam-hf"
 std::string_view optimizer_name(OptimizerKind kind);
 OptimizerKind parse_optimizer(std::string_view name);  // throws UnknownNameError naming the valid ones
-// "sgd, adam, adamw, adam-fused, adamw-fused, bert-adam, bert-adam-hf", for help texts.
+// The names above, ", "-separated, for help texts.
 std::string_view optimizer_names();
 bool is_fused(OptimizerKind kind);
 // The attributes a kind sets on each update op besides its hyper-parameters (ir/optimizer_kernels.hpp):

@@ -61,6 +61,11 @@ Hyper hyper(const KernelContext& c, std::string_view key, size_t slot) {
   return {0.0, cache[slot]};
 }
 
+// A hyper-parameter as a tensor on `like`'s device: a 0-d tensor when uniform, else its per-model one.
+at::Tensor as_tensor(const at::Tensor& like, const Hyper& h) {
+  return h.uniform() ? at::full({}, h.scalar, like.options()) : h.per_model;
+}
+
 // a * x for a hyper-parameter a.
 at::Tensor scaled(const Hyper& a, const at::Tensor& x) {
   return a.uniform() ? x * a.scalar : x * a.per_model;
@@ -114,15 +119,12 @@ std::vector<at::Tensor> bert_adam_step(const KernelContext& c, const Hyper& lr, 
     p.add_(-update_with_lr);
     return {};
   }
-  const auto as_tensor = [&p](const Hyper& h) {
-    return h.uniform() ? at::full({}, h.scalar, p.options()) : h.per_model;
-  };
-  const at::Tensor b1 = as_tensor(beta1), b2 = as_tensor(beta2);
+  const at::Tensor b1 = as_tensor(p, beta1), b2 = as_tensor(p, beta2);
   m.mul_(b1).add_(grad * (1.0 - b1));
   v.mul_(b2).add_(grad * grad * (1.0 - b2));
-  at::Tensor update = m / (v.sqrt() + as_tensor(eps));
-  if (decay.any_nonzero()) update = update + as_tensor(decay) * p;
-  p.sub_(as_tensor(lr) * update);
+  at::Tensor update = m / (v.sqrt() + as_tensor(p, eps));
+  if (decay.any_nonzero()) update = update + as_tensor(p, decay) * p;
+  p.sub_(as_tensor(p, lr) * update);
   return {};
 }
 
@@ -166,12 +168,10 @@ std::vector<at::Tensor> adam_like_step(const KernelContext& c, bool decoupled) {
     return {};
   }
   // Per-model hyper-parameters: the same update with broadcast tensors.
-  const auto as_tensor = [&p](const Hyper& h) {
-    return h.uniform() ? at::full({}, h.scalar, p.options()) : h.per_model;
-  };
-  const at::Tensor lr_t = as_tensor(lr), b1 = as_tensor(beta1), b2 = as_tensor(beta2), eps_t = as_tensor(eps);
+  const at::Tensor lr_t = as_tensor(p, lr), b1 = as_tensor(p, beta1), b2 = as_tensor(p, beta2),
+                   eps_t = as_tensor(p, eps);
   if (decay.any_nonzero()) {
-    const at::Tensor wd = as_tensor(decay);
+    const at::Tensor wd = as_tensor(p, decay);
     if (decoupled) {
       p.mul_(1.0 - lr_t * wd);
     } else {
