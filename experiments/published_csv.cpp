@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -79,10 +80,21 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
     r.image_size = integer(where, "image_size", f[8], 0);
     r.optimizer = f[9];
     r.accumulation_steps = integer(where, "accumulation_steps", f[10], 1);
-    r.samples_per_s = positive(where, "samples_per_s", f[11]);
-    r.framework = f[12];
-    r.source_url = f[13];
-    r.source_note = f[14];
+    r.length_histogram = f[11];
+    if (r.length_histogram.empty()) {
+      for (const auto& [field, value] :
+           {std::pair{"length_bin_tokens", f[12]}, std::pair{"length_align_tokens", f[13]}}) {
+        if (!value.empty()) field_error(where, field, value, "must be empty without a length_histogram");
+      }
+    } else {
+      if (r.seq_len == 0) field_error(where, "seq_len", f[7], "must be >= 1 with a length_histogram");
+      r.length_bin_tokens = integer(where, "length_bin_tokens", f[12], 1);
+      r.length_align_tokens = integer(where, "length_align_tokens", f[13], 1);
+    }
+    r.samples_per_s = positive(where, "samples_per_s", f[14]);
+    r.framework = f[15];
+    r.source_url = f[16];
+    r.source_note = f[17];
     if (r.source_url.empty()) field_error(where, "source_url", r.source_url, "must cite the measurement");
     rows.push_back(std::move(r));
   }

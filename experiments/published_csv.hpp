@@ -23,7 +23,14 @@ struct PublishedThroughput {
   // Micro-batches of batch_size whose gradients the run accumulates before each optimizer step (1: a
   // step per batch): BERT pre-training updates LAMB once per 32-16,384 micro-batches.
   int64_t accumulation_steps = 1;
-  double samples_per_s = 0;  // measured, per GPU
+  // A run whose loader pads each batch only to its longest sequence: the data set's sequence lengths
+  // (a length histogram CSV, its path relative to this CSV's folder; experiments/padded_lengths.hpp)
+  // and the loader's bins and alignment (LDDL's bin size and sequence_length_alignment). Empty: every
+  // sequence is padded to seq_len.
+  std::string length_histogram;
+  int64_t length_bin_tokens = 0;    // with length_histogram, >= 1
+  int64_t length_align_tokens = 0;  // with length_histogram, >= 1
+  double samples_per_s = 0;         // measured, per GPU
   std::string framework;
   std::string source_url;
   std::string source_note;  // where in the source the number stands, how batch and precision were read
@@ -32,12 +39,14 @@ struct PublishedThroughput {
 // The CSV's columns, in this order (a '#' line is a comment, blank lines are skipped).
 inline constexpr std::string_view kPublishedCsvHeader =
     "id,model,zoo_model,gpu,gpus_in_run,precision,batch_size,seq_len,image_size,optimizer,accumulation_steps,"
-    "samples_per_s,framework,source_url,source_note";
+    "length_histogram,length_bin_tokens,length_align_tokens,samples_per_s,framework,source_url,source_note";
 
 // Parses the CSV text; `file` names it in errors. Throws FormatError naming the file, the line and the
 // field on a wrong header, a wrong field count, a number that does not parse or is out of range
-// (batch_size, gpus_in_run, accumulation_steps >= 1; seq_len, image_size >= 0; samples_per_s > 0), an id that
-// is not [a-z0-9_-]+ or repeats. Names (zoo model, GPU, precision, optimizer) are checked by the kind.
+// (batch_size, gpus_in_run, accumulation_steps >= 1; seq_len, image_size >= 0; samples_per_s > 0; with a
+// length_histogram, length_bin_tokens and length_align_tokens >= 1 and a seq_len; without one, both empty),
+// an id that is not [a-z0-9_-]+ or repeats. Names (zoo model, GPU, precision, optimizer) are checked by the
+// kind.
 std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std::string_view file);
 std::vector<PublishedThroughput> read_published_csv(const std::string& path);
 

@@ -3,6 +3,7 @@
 // equal to a direct sim::simulate of the same configuration.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <string>
@@ -75,30 +76,47 @@ TEST_CASE("the published CSV is read with its citation; bad rows name the file, 
   CHECK(rows[1].seq_len == 128);
   CHECK(rows[0].accumulation_steps == 1);
   CHECK(rows[1].accumulation_steps == 4);
-  const std::string row = "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,10,f,https://x,n\n";
+  const std::string row = "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,,,,10,f,https://x,n\n";
   CHECK_THROWS_WITH_AS(parse_published_csv("id,model\n", "p.csv"), doctest::Contains("p.csv:1: header"),
                        FormatError);
   CHECK_THROWS_WITH_AS(parse_published_csv(kHeader + row + row, "p.csv"),
                        "p.csv:3: field 'id' = 'a' repeats an earlier row's id", FormatError);
   CHECK_THROWS_WITH_AS(
-      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,0,f,u,n\n", "p.csv"),
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,,,,0,f,u,n\n", "p.csv"),
       "p.csv:2: field 'samples_per_s' = '0' must be > 0", FormatError);
   CHECK_THROWS_WITH_AS(
-      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,0,0,224,sgd,1,5,f,u,n\n", "p.csv"),
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,0,0,224,sgd,1,,,,5,f,u,n\n", "p.csv"),
       "p.csv:2: field 'batch_size' = '0' must be >= 1", FormatError);
   CHECK_THROWS_WITH_AS(
-      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,0,5,f,u,n\n", "p.csv"),
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,0,,,,5,f,u,n\n", "p.csv"),
       "p.csv:2: field 'accumulation_steps' = '0' must be >= 1", FormatError);
   CHECK_THROWS_WITH_AS(
-      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,5,f,,n\n", "p.csv"),
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,,,,5,f,,n\n", "p.csv"),
       "p.csv:2: field 'source_url' = '' must cite the measurement", FormatError);
+  // A length histogram comes with the loader's bin and alignment, and a sequence length to bound it.
+  const std::vector<PublishedThroughput> binned = parse_published_csv(
+      kHeader + "a,M,bert-mini,a100-40gb,1,fp32,2,16,0,sgd,1,tiny_lengths.csv,8,4,5,f,u,n\n", "p.csv");
+  CHECK(binned[0].length_histogram == "tiny_lengths.csv");
+  CHECK(binned[0].length_bin_tokens == 8);
+  CHECK(binned[0].length_align_tokens == 4);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,bert-mini,a100-40gb,1,fp32,2,16,0,sgd,1,h.csv,,4,5,f,u,n\n",
+                          "p.csv"),
+      "p.csv:2: field 'length_bin_tokens' = '' is not an integer", FormatError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,bert-mini,a100-40gb,1,fp32,2,0,0,sgd,1,h.csv,8,4,5,f,u,n\n",
+                          "p.csv"),
+      "p.csv:2: field 'seq_len' = '0' must be >= 1 with a length_histogram", FormatError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,bert-mini,a100-40gb,1,fp32,2,16,0,sgd,1,,64,,5,f,u,n\n", "p.csv"),
+      "p.csv:2: field 'length_bin_tokens' = '64' must be empty without a length_histogram", FormatError);
 }
 
 TEST_CASE("a published row with an unknown zoo model or GPU is refused before anything runs") {
   test::TempDir dir("published");
   {
     std::ofstream(dir / "bad.csv") << kHeader
-                                   << "a,M,resnet5,v100-16gb,1,fp32,8,0,224,sgd,1,10,f,https://x,n\n";
+                                   << "a,M,resnet5,v100-16gb,1,fp32,8,0,224,sgd,1,,,,10,f,https://x,n\n";
   }
   const ExperimentSpec spec =
       parse_spec("name = \"b\"\ntitle = \"B\"\nkind = \"published\"\n[sweep]\npublished = \"bad.csv\"\n",
@@ -166,4 +184,50 @@ TEST_CASE(
   const std::string csv = csv_text(experiment_table(spec, db));
   CHECK(csv.find("published_id,model,batch_size,seq_len,image_size,precision,optimizer,gpu,gpus_in_run,"
                  "cost_source,host_mode,series,feasible") == 0);
+}
+
+TEST_CASE("a binned row is priced at each padded length, weighted by its share of batches") {
+  test::TempDir dir("published");
+  const std::string histogram = kDir + "tiny_lengths.csv";
+  {
+    std::ofstream(dir / "binned.csv") << kHeader << "b,M,bert-mini,a100-40gb,1,fp32,2,16,0,adam,4,"
+                                      << histogram << ",8,4,100,f,https://x,n\n";
+    std::ofstream(dir / "long.csv") << kHeader << "b,M,bert-mini,a100-40gb,1,fp32,2,12,0,adam,1," << histogram
+                                    << ",8,4,100,f,https://x,n\n";
+    std::ofstream(dir / "vision.csv") << kHeader << "b,M,resnet18,a100-40gb,1,fp32,2,16,224,sgd,1," << histogram
+                                      << ",8,4,100,f,https://x,n\n";
+  }
+  const auto spec_of = [&](const std::string& csv) {
+    return parse_spec("name = \"b\"\ntitle = \"B\"\nkind = \"published\"\n[sweep]\npublished = \"" + csv +
+                          "\"\ncost_sources = [\"analytic\"]\nhost_modes = [\"none\"]\n",
+                      "s.toml", dir.path());
+  };
+  // tiny_lengths.csv in bins of 8, aligned to 4, batches of 2 (tests/test_padded_lengths.cpp):
+  // 4 tokens for 1/16 of batches, 8 for 3/16, 12 for 1/12, 16 for 2/3.
+  const std::vector<std::pair<int64_t, double>> shares = {
+      {4, 1.0 / 16}, {8, 3.0 / 16}, {12, 1.0 / 12}, {16, 2.0 / 3}};
+  double micro_ns = 0, step_ns = 0;
+  for (const auto& [tokens, share] : shares) {
+    const Direct d = direct("bert-mini", 2, tokens, 0, "fp32", "adam", "a100-40gb", "analytic", "none");
+    // Each length's micro-batch pays its step less the optimizer, and a quarter of the optimizer.
+    micro_ns += share * (static_cast<double>(d.p.step_time_ns - d.optimizer_ns) + d.optimizer_ns / 4.0);
+    step_ns += share * static_cast<double>(d.p.step_time_ns);
+  }
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  const ExperimentSpec spec = spec_of("binned.csv");
+  run_experiment(spec, db, {});
+  const std::vector<StoredExperimentRow> rows = db.experiment_rows("b");
+  REQUIRE(rows.size() == 1);
+  const auto& r = rows.front().row;
+  CHECK(*r.metric("predicted_samples_per_s") == doctest::Approx(2 * 1e9 / micro_ns));
+  CHECK(*r.metric("step_time_ns") == doctest::Approx(step_ns));
+  CHECK(*r.metric("mean_seq_len") == doctest::Approx(4.0 / 16 + 8 * 3.0 / 16 + 12.0 / 12 + 16 * 2.0 / 3));
+  CHECK(r.metric("padded_lengths") == 4.0);
+  CHECK(rows.front().run.prediction->step_time_ns == std::llround(step_ns));
+  // The 16-token sequences do not fit a row of 12.
+  CHECK_THROWS_WITH_AS(plan_experiment(spec_of("long.csv"), nullptr, {}),
+                       doctest::Contains("holds sequences of 16 tokens, more than its seq_len = 12"), Error);
+  // A model without a sequence length has no lengths to pad.
+  CHECK_THROWS_WITH_AS(plan_experiment(spec_of("vision.csv"), nullptr, {}),
+                       doctest::Contains("zoo model 'resnet18' takes no sequence length"), Error);
 }

@@ -3,8 +3,11 @@
 // model, batch, sequence / image size, precision, optimizer, catalog GPU) is simulated as one plain
 // training step, per cost source and host mode, and the predicted samples/s is reported beside the
 // published one; a row that accumulates gradients over N micro-batches pays its optimizer-phase ops
-// once per N. Validation only: nothing is fitted to these numbers.
+// once per N; a row whose loader pads each batch to its longest sequence is priced at every length its
+// batches are padded to, each weighted by its share of batches (experiments/padded_lengths.hpp).
+// Validation only: nothing is fitted to these numbers.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -16,6 +19,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/op_cost_model.hpp"
 #include "experiments/kinds/array_point.hpp"
+#include "experiments/padded_lengths.hpp"
 #include "experiments/published_csv.hpp"
 #include "experiments/results_db.hpp"
 #include "ir/dtype.hpp"
@@ -54,6 +58,23 @@ bool source_covers(const std::string& source, const std::string& gpu) {
 // The zoo model's sequence / image size: the row's, else the model's default (0 where it has none).
 int64_t size_or_default(int64_t given, int64_t model_default) {
   return model_default == 0 ? 0 : (given > 0 ? given : model_default);
+}
+
+// A row's length histogram, its path relative to the published CSV's folder.
+std::filesystem::path histogram_path(const ExperimentSpec& spec, const std::string& file) {
+  const std::filesystem::path p(file);
+  return p.is_absolute() ? p : published_path(spec).parent_path() / p;
+}
+
+// The lengths the row's batches are padded to, with their shares: its seq_len alone without a histogram.
+std::vector<PaddedLength> row_lengths(const ExperimentSpec& spec, const nlohmann::json& config) {
+  const int64_t seq_len = config.at("seq_len").get<int64_t>();
+  if (!config.contains("length_histogram")) return {{seq_len, 1.0}};
+  const LengthHistogram h =
+      read_length_histogram(histogram_path(spec, config.at("length_histogram").get<std::string>()).string());
+  return padded_lengths(
+      h, {config.at("batch_size").get<int64_t>(), config.at("length_bin_tokens").get<int64_t>(),
+          config.at("length_align_tokens").get<int64_t>()});
 }
 
 class PublishedKind final : public ExperimentKind {
@@ -105,6 +126,17 @@ class PublishedKind final : public ExperimentKind {
       named(where + " gpu", r.gpu, [&] { costmodel::find_device(r.gpu); });
       named(where + " precision", r.precision, [&] { ir::parse_precision(r.precision); });
       named(where + " optimizer", r.optimizer, [&] { transforms::parse_optimizer(r.optimizer); });
+      if (r.length_histogram.empty()) continue;
+      if (zoo::find_model(r.zoo_model).default_seq_len == 0) {
+        throw Error(fmt::format("{}: length_histogram '{}': zoo model '{}' takes no sequence length", where,
+                                r.length_histogram, r.zoo_model));
+      }
+      const LengthHistogram h = read_length_histogram(histogram_path(spec, r.length_histogram).string());
+      if (h.longest_tokens() > r.seq_len) {
+        throw Error(
+            fmt::format("{}: length_histogram '{}' holds sequences of {} tokens, more than its seq_len = {}",
+                        where, r.length_histogram, h.longest_tokens(), r.seq_len));
+      }
     }
   }
 
@@ -133,6 +165,12 @@ class PublishedKind final : public ExperimentKind {
                                {"host_mode", host},
                                {"published_samples_per_s", r.samples_per_s},
                                {"gpus_in_run", r.gpus_in_run}});
+          if (!r.length_histogram.empty()) {
+            nlohmann::json& c = t.configs.back();
+            c["length_histogram"] = r.length_histogram;
+            c["length_bin_tokens"] = r.length_bin_tokens;
+            c["length_align_tokens"] = r.length_align_tokens;
+          }
         }
       }
       if (!t.configs.empty()) tasks.push_back(std::move(t));
@@ -150,8 +188,18 @@ class PublishedKind final : public ExperimentKind {
     array.config.dtype = ir::parse_dtype("fp32");
     array.config.precision = ir::parse_precision(first.at("precision").get<std::string>());
     array.optimizer.kind = transforms::parse_optimizer(first.at("optimizer").get<std::string>());
-    const ir::Schedule schedule = policies::build_plain_schedule(policies::sub_array_steps(array, {1}));
-    const int64_t samples = ir::samples_per_step(schedule);
+    // One schedule per length the row's batches are padded to (its seq_len alone without a histogram).
+    const std::vector<PaddedLength> lengths = row_lengths(spec, first);
+    std::vector<ir::Schedule> schedules;
+    schedules.reserve(lengths.size());
+    for (const PaddedLength& l : lengths) {
+      policies::ModelArray at = array;
+      if (at.config.seq_len > 0) at.config.seq_len = l.tokens;
+      schedules.push_back(policies::build_plain_schedule(policies::sub_array_steps(at, {1})));
+    }
+    const int64_t samples = ir::samples_per_step(schedules.front());
+    double mean_tokens = 0;
+    for (const PaddedLength& l : lengths) mean_tokens += l.batch_share * static_cast<double>(l.tokens);
 
     std::vector<ResultRow> rows;
     for (const nlohmann::json& c : task.configs) {
@@ -165,21 +213,38 @@ class PublishedKind final : public ExperimentKind {
       options.host_mode = sim::parse_host_mode(host);
       // The published run fitted its GPU: price the whole step, and report whether mutwo's peak fits.
       options.continue_past_limit = true;
-      const sim::Prediction p = sim::simulate(schedule, *cost, options);
       // A run that accumulates gradients over N micro-batches steps its optimizer once per N: a
       // micro-batch costs the step less its optimizer-phase ops (the update, AMP's unscale), which it
       // pays 1/N of (the add of each micro-batch's gradients into the accumulated ones is not priced).
+      // Over padded lengths each figure is the batches' mean; the prediction kept is the longest's.
       const int64_t accumulation = c.at("accumulation_steps").get<int64_t>();
-      int64_t optimizer_ns = 0;
-      if (accumulation > 1) {
-        const std::vector<int64_t> durations = costmodel::op_durations_ns(*cost, schedule.graph);
-        for (const ir::Op& op : schedule.graph.ops) {
-          if (op.phase == ir::Phase::optimizer) optimizer_ns += durations[static_cast<size_t>(op.id)];
+      sim::Prediction p;
+      double step_ns = 0, optimizer_ns = 0, micro_batch_ns = 0, gpu_busy_ns = 0, host_busy_ns = 0,
+             host_bound_idle_ns = 0;
+      bool oom = false;
+      for (size_t i = 0; i < lengths.size(); ++i) {
+        const ir::Schedule& schedule = schedules[i];
+        p = sim::simulate(schedule, *cost, options);
+        int64_t length_optimizer_ns = 0;
+        if (accumulation > 1) {
+          const std::vector<int64_t> durations = costmodel::op_durations_ns(*cost, schedule.graph);
+          for (const ir::Op& op : schedule.graph.ops) {
+            if (op.phase == ir::Phase::optimizer)
+              length_optimizer_ns += durations[static_cast<size_t>(op.id)];
+          }
+          length_optimizer_ns = std::min(length_optimizer_ns, p.step_time_ns);
         }
-        optimizer_ns = std::min(optimizer_ns, p.step_time_ns);
+        const double share = lengths[i].batch_share;
+        const auto as = [](int64_t v) { return static_cast<double>(v); };
+        step_ns += share * as(p.step_time_ns);
+        optimizer_ns += share * as(length_optimizer_ns);
+        micro_batch_ns += share * (as(p.step_time_ns - length_optimizer_ns) +
+                                   as(length_optimizer_ns) / static_cast<double>(accumulation));
+        gpu_busy_ns += share * as(p.busy_ns.empty() ? 0 : p.busy_ns.front());
+        host_busy_ns += share * as(p.host_busy_ns);
+        host_bound_idle_ns += share * as(p.host_bound_idle_ns);
+        oom = oom || p.oom;
       }
-      const double micro_batch_ns = static_cast<double>(p.step_time_ns - optimizer_ns) +
-                                    static_cast<double>(optimizer_ns) / static_cast<double>(accumulation);
 
       const double published = c.at("published_samples_per_s").get<double>();
       const double predicted = static_cast<double>(samples) * 1e9 / micro_batch_ns;
@@ -201,23 +266,33 @@ class PublishedKind final : public ExperimentKind {
           fmt::format("published {}: precision {}, host {}", c.at("published_id").get<std::string>(),
                       c.at("precision").get<std::string>(), host);
       out.prediction = prediction_record(p, samples);
+      if (lengths.size() > 1) {
+        out.run.notes += fmt::format(
+            "; {} padded lengths, mean {:.1f} tokens: step time their batches' mean, "
+            "peak the longest's",
+            lengths.size(), mean_tokens);
+        out.prediction->step_time_ns = std::llround(step_ns);
+        out.prediction->oom = oom;
+      }
       out.row.experiment = spec.name;
       out.row.series = fmt::format("{}, host {}", source, host);
-      out.row.feasible = !p.oom;  // mutwo's peak fits the GPU, as the published run did
+      out.row.feasible = !oom;  // mutwo's peak fits the GPU, as the published run did
       const auto as = [](int64_t v) { return static_cast<double>(v); };
       out.row.metrics = {{"published_samples_per_s", published},
                          {"predicted_samples_per_s", predicted},
                          {"error_pct", 100.0 * (predicted - published) / published},
-                         {"step_time_ns", as(p.step_time_ns)},
+                         {"step_time_ns", step_ns},
                          {"accumulation_steps", as(accumulation)},
-                         {"optimizer_ns", as(optimizer_ns)},
+                         {"optimizer_ns", optimizer_ns},
                          {"micro_batch_ns", micro_batch_ns},
-                         {"gpu_busy_ns", as(p.busy_ns.empty() ? 0 : p.busy_ns.front())},
-                         {"host_busy_ns", as(p.host_busy_ns)},
-                         {"host_bound_idle_ns", as(p.host_bound_idle_ns)},
+                         {"gpu_busy_ns", gpu_busy_ns},
+                         {"host_busy_ns", host_busy_ns},
+                         {"host_bound_idle_ns", host_bound_idle_ns},
                          {"peak_bytes", as(p.peak_bytes)},
                          {"memory_limit_bytes", as(p.memory_limit_bytes)},
-                         {"samples_per_step", as(samples)}};
+                         {"samples_per_step", as(samples)},
+                         {"mean_seq_len", mean_tokens},
+                         {"padded_lengths", as(static_cast<int64_t>(lengths.size()))}};
       rows.push_back(std::move(out));
     }
     return rows;
