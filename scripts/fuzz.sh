@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs=${1:-2000}
 build=build-fuzz
 targets=(fuzz_trace_json fuzz_schedule_json fuzz_kineto fuzz_execution_trace fuzz_dtr_log fuzz_spec_toml fuzz_results_db
-         fuzz_calibration_input fuzz_device_toml fuzz_wave_model)
+         fuzz_calibration_input fuzz_device_toml fuzz_wave_model fuzz_published_csv)
 if [ "$#" -gt 1 ]; then targets=("${@:2}"); fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DMUTWO_FUZZ=ON \
@@ -48,6 +48,7 @@ seed fuzz_results_db tests/fixtures/compare/not-a-database.txt
 seed fuzz_calibration_input tests/fixtures/calibration/*.csv tests/fixtures/calibration/neusight/ln/*.csv.gz
 seed fuzz_device_toml costmodel/devices/*.toml
 seed fuzz_wave_model costmodel/models/*.json
+seed fuzz_published_csv docs/published_throughput.csv docs/wikipedia_seq512_lengths.csv tests/fixtures/published/*.csv
 # A real database to mutate: a tiny sweep, by a mutwo already built (CI's build-ci, or build/).
 for m in build-ci/cli/mutwo build/cli/mutwo; do
   if [ -x "$m" ]; then
