@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -190,12 +191,15 @@ TEST_CASE("a binned row is priced at each padded length, weighted by its share o
   test::TempDir dir("published");
   const std::string histogram = kDir + "tiny_lengths.csv";
   {
-    std::ofstream(dir / "binned.csv") << kHeader << "b,M,bert-mini,a100-40gb,1,fp32,2,16,0,adam,4,"
-                                      << histogram << ",8,4,100,f,https://x,n\n";
+    // The binned row's CSV in a folder of its own, naming its histogram relative to that folder.
+    std::filesystem::create_directories(dir / "data");
+    std::filesystem::copy_file(histogram, dir / "data" / "lengths.csv");
+    std::ofstream(dir / "data" / "binned.csv") << kHeader << "b,M,bert-mini,a100-40gb,1,fp32,2,16,0,adam,4,"
+                                               << "lengths.csv,8,4,100,f,https://x,n\n";
     std::ofstream(dir / "long.csv") << kHeader << "b,M,bert-mini,a100-40gb,1,fp32,2,12,0,adam,1," << histogram
                                     << ",8,4,100,f,https://x,n\n";
-    std::ofstream(dir / "vision.csv") << kHeader << "b,M,resnet18,a100-40gb,1,fp32,2,16,224,sgd,1," << histogram
-                                      << ",8,4,100,f,https://x,n\n";
+    std::ofstream(dir / "vision.csv") << kHeader << "b,M,resnet18,a100-40gb,1,fp32,2,16,224,sgd,1,"
+                                      << histogram << ",8,4,100,f,https://x,n\n";
   }
   const auto spec_of = [&](const std::string& csv) {
     return parse_spec("name = \"b\"\ntitle = \"B\"\nkind = \"published\"\n[sweep]\npublished = \"" + csv +
@@ -214,7 +218,7 @@ TEST_CASE("a binned row is priced at each padded length, weighted by its share o
     step_ns += share * static_cast<double>(d.p.step_time_ns);
   }
   ResultsDb db = ResultsDb::open(dir / "r.db");
-  const ExperimentSpec spec = spec_of("binned.csv");
+  const ExperimentSpec spec = spec_of("data/binned.csv");
   run_experiment(spec, db, {});
   const std::vector<StoredExperimentRow> rows = db.experiment_rows("b");
   REQUIRE(rows.size() == 1);
