@@ -2,14 +2,62 @@
 
 #include <fmt/format.h>
 
+#include "experiments/padded_lengths.hpp"
 #include "sim/prediction_json.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
+#include "zoo/model_registry.hpp"
 
 namespace mutwo::api {
+namespace {
+
+// The plain step at every length a binned loader pads the array's batches to.
+SimulateResult simulate_padded(const SimulateRequest& request, const costmodel::OpCostModel& cost) {
+  if (!request.source.schedule_file.empty())
+    throw Error("--length-histogram pads a model array's batches (--model), not a --schedule file's");
+  if (!request.policy.empty() || request.state_offload)
+    throw Error(
+        "--length-histogram prices the plain step at each padded length; --policy and --state-offload "
+        "plan one length: leave them out");
+  const experiments::ArrayRequest& array = request.source.array;
+  const zoo::ModelInfo& info = zoo::find_model(array.model);
+  const int64_t default_seq_len = info.default_seq_len;
+  if (default_seq_len == 0)
+    throw Error(fmt::format("--length-histogram: model '{}' takes no sequence length", array.model));
+  const int64_t seq_len = array.seq_len > 0 ? array.seq_len : default_seq_len;
+  const experiments::LengthHistogram histogram = experiments::read_length_histogram(request.length_histogram);
+  if (histogram.longest_tokens() > seq_len) {
+    throw Error(fmt::format("--length-histogram '{}' holds sequences of {} tokens, more than --seq-len {}",
+                            request.length_histogram, histogram.longest_tokens(), seq_len));
+  }
+  // Every model of the array takes the same padded batch (one loader feeds them all, as HFTA's do).
+  const int64_t batch = array.batch_size > 0 ? array.batch_size : info.default_batch_size;
+  SimulateResult out;
+  for (const experiments::PaddedLength& l : experiments::padded_lengths(
+           histogram, {batch, request.length_bin_tokens, request.length_align_tokens})) {
+    experiments::ScheduleSource source = request.source;
+    source.array.seq_len = l.tokens;
+    SimulateResult r = simulate_schedule(experiments::plain_schedule(source), request, cost);
+    std::vector<PaddedStep> steps = std::move(out.padded_steps);
+    steps.push_back({l.tokens, l.batch_share, r.prediction.step_time_ns, r.prediction.oom});
+    out = std::move(r);
+    out.padded_steps = std::move(steps);
+  }
+  return out;
+}
+
+}  // namespace
+
+double mean_step_ns(const SimulateResult& result) {
+  if (result.padded_steps.empty()) return static_cast<double>(result.prediction.step_time_ns);
+  double ns = 0;
+  for (const PaddedStep& s : result.padded_steps) ns += s.batch_share * static_cast<double>(s.step_time_ns);
+  return ns;
+}
 
 SimulateResult simulate(const SimulateRequest& request, const costmodel::OpCostModel& cost,
                         const costmodel::DeviceSpec& device) {
+  if (!request.length_histogram.empty()) return simulate_padded(request, cost);
   ir::Schedule schedule;
   if (!request.policy.empty() || request.state_offload) {
     if (!request.source.schedule_file.empty())
@@ -47,6 +95,32 @@ SimulateResult simulate_schedule(ir::Schedule schedule, const SimulateRequest& r
   out.prediction = sim::simulate(out.schedule, cost, options);
   out.samples_per_step = ir::samples_per_step(out.schedule);
   return out;
+}
+
+nlohmann::json padded_lengths_json(const SimulateRequest& request, const SimulateResult& result) {
+  if (result.padded_steps.empty()) return nullptr;
+  nlohmann::json steps = nlohmann::json::array();
+  double mean_tokens = 0;
+  bool oom = false;
+  for (const PaddedStep& s : result.padded_steps) {
+    steps.push_back({{"tokens", s.tokens},
+                     {"batch_share", s.batch_share},
+                     {"step_time_ns", s.step_time_ns},
+                     {"oom", s.oom}});
+    mean_tokens += s.batch_share * static_cast<double>(s.tokens);
+    oom = oom || s.oom;
+  }
+  const double step_ns = mean_step_ns(result);
+  return {{"histogram", request.length_histogram},
+          {"bin_tokens", request.length_bin_tokens},
+          {"align_tokens", request.length_align_tokens},
+          {"mean_seq_len", mean_tokens},
+          {"mean_step_ns", step_ns},
+          {"throughput_samples_per_s",
+           oom || result.samples_per_step == 0
+               ? nlohmann::json(nullptr)
+               : nlohmann::json(static_cast<double>(result.samples_per_step) * 1e9 / step_ns)},
+          {"steps", std::move(steps)}};
 }
 
 nlohmann::json simulate_json(const ir::Schedule& schedule, const sim::Prediction& p, sim::HostMode host_mode,

@@ -3,6 +3,7 @@
 // log: its graph in its own order, at its measured durations) on a catalog GPU, without a GPU:
 // step time, throughput, peak memory against the limit, swap and stall figures; optionally a
 // Chrome-trace timeline.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -49,6 +50,10 @@ struct SimulateOptions {
   std::string order = "best";
   bool state_offload = false;
   std::string optimizer_on = "best";
+  // Batches padded to their longest sequence (api/simulate.hpp).
+  std::string length_histogram;
+  int64_t length_bin_tokens = 64;
+  int64_t length_align_tokens = 8;
 };
 
 using TraceStep = api::TracedStep;
@@ -134,6 +139,24 @@ void print_report(const Schedule& schedule, const costmodel::DeviceSpec& device,
   std::cout << table.render();
 }
 
+// The padded lengths' summary below the longest length's report.
+void print_padded(const api::SimulateRequest& request, const api::SimulateResult& result) {
+  const nlohmann::json j = api::padded_lengths_json(request, result);
+  Table table({{"field", Align::left}, {"value", Align::left}});
+  table.add_row({"padded lengths",
+                 fmt::format("{} lengths, mean {:.1f} tokens: {} in bins of {} tokens, aligned to {}",
+                             result.padded_steps.size(), j.at("mean_seq_len").get<double>(), request.length_histogram,
+                             request.length_bin_tokens, request.length_align_tokens)});
+  table.add_row({"mean step", fmt::format("{} over the padded lengths (the figures above are the longest batch's, "
+                                          "{} tokens)",
+                                          human_duration(std::llround(j.at("mean_step_ns").get<double>())),
+                                          result.padded_steps.back().tokens)});
+  const nlohmann::json& sps = j.at("throughput_samples_per_s");
+  table.add_row({"mean throughput", sps.is_null() ? std::string("- (a padded length runs out of memory)")
+                                                  : fmt::format("{:.1f} samples/s", sps.get<double>())});
+  std::cout << table.render();
+}
+
 void run_simulate(const SimulateOptions& opts) {
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
@@ -150,6 +173,11 @@ void run_simulate(const SimulateOptions& opts) {
   request.iterations = opts.iterations > 0 ? opts.iterations : (trace_mode ? 0 : 3);
   request.wrap = opts.wrap;
   request.record_timeline = !opts.timeline.empty();
+  request.length_histogram = opts.length_histogram;
+  request.length_bin_tokens = opts.length_bin_tokens;
+  request.length_align_tokens = opts.length_align_tokens;
+  if (trace_mode && !request.length_histogram.empty())
+    throw Error("--length-histogram pads a model array's batches (--model), not a replayed trace's");
   api::SimulateResult result;
   api::TracedStep traced;
   std::string cost_detail;
@@ -172,12 +200,13 @@ void run_simulate(const SimulateOptions& opts) {
 
   const int64_t samples = ir::samples_per_step(simulated);
   if (opts.json) {
-    std::cout << api::simulate_json(simulated, p, result.host_mode, device, opts.device.cost_source,
-                                    cost_detail, trace_mode ? &traced : nullptr)
-                     .dump(2)
-              << "\n";
+    nlohmann::json j = api::simulate_json(simulated, p, result.host_mode, device, opts.device.cost_source,
+                                          cost_detail, trace_mode ? &traced : nullptr);
+    if (!result.padded_steps.empty()) j["padded_lengths"] = api::padded_lengths_json(request, result);
+    std::cout << j.dump(2) << "\n";
   } else {
     print_report(simulated, device, cost_detail, p, samples, traced, result.host_mode);
+    if (!result.padded_steps.empty()) print_padded(request, result);
   }
   if (p.oom && opts.strict) throw Error(p.oom_message);
 }
@@ -223,6 +252,19 @@ void add_simulate_command(CLI::App& app) {
                 "Wrap the iteration boundaries as μ-TWO's steady state: the last sub-array's backward runs merged "
                 "with the first sub-array's next forward (needs a multiplexed schedule of two or more sub-arrays "
                 "and --iterations 2 or more)");
+  cmd->add_option("--length-histogram", opts->length_histogram,
+                  "Pad each batch only to its longest sequence, as a length-binned loader does (NVIDIA's LDDL): "
+                  "the data set's sequence lengths, a CSV 'length,sequences' (docs/wikipedia_seq512_lengths.csv: "
+                  "BERT's Wikipedia at 512). The plain step is simulated at every padded length and their mean "
+                  "reported beside the longest's");
+  cmd->add_option("--length-bin-tokens", opts->length_bin_tokens,
+                  "With --length-histogram: the loader's bin, in tokens (each batch drawn from one bin)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--length-align-tokens", opts->length_align_tokens,
+                  "With --length-histogram: a batch's length rounded up to a multiple of this")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
   cmd->add_option("--format", opts->device.trace_format,
                   "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log), et (PyTorch "
                   "execution trace, followed by the profiler trace of its step); default: detected from the content")

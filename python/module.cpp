@@ -82,7 +82,8 @@ py::object simulate(const std::string& model, int32_t models, const std::vector<
                     const std::string& cost_source, const std::vector<std::string>& traces,
                     const std::string& policy, const std::string& order, bool state_offload,
                     const std::string& optimizer_on, const std::string& host_mode, int32_t iterations,
-                    bool wrap, bool timeline) {
+                    bool wrap, bool timeline, const std::string& length_histogram, int64_t length_bin_tokens,
+                    int64_t length_align_tokens) {
   const CostChoice c = cost_choice(gpu, memory, cost_source, traces);
   api::SimulateRequest request;
   request.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
@@ -95,13 +96,18 @@ py::object simulate(const std::string& model, int32_t models, const std::vector<
   request.iterations = iterations;
   request.wrap = wrap;
   request.record_timeline = timeline;
+  request.length_histogram = length_histogram;
+  request.length_bin_tokens = length_bin_tokens;
+  request.length_align_tokens = length_align_tokens;
   api::SimulateResult r;
   {
     py::gil_scoped_release release;
     r = api::simulate(request, *c.cost, c.device);
   }
-  py::dict out = to_python(api::simulate_json(r.schedule, r.prediction, r.host_mode, c.device, c.source,
-                                              c.cost->describe(r.schedule.graph)));
+  nlohmann::json j = api::simulate_json(r.schedule, r.prediction, r.host_mode, c.device, c.source,
+                                        c.cost->describe(r.schedule.graph));
+  if (!r.padded_steps.empty()) j["padded_lengths"] = api::padded_lengths_json(request, r);
+  py::dict out = to_python(j);
   if (timeline) {
     out["timeline"] =
         to_python(nlohmann::json::parse(sim::chrome_trace_json(r.prediction, r.schedule.graph.name)));
@@ -423,7 +429,9 @@ PYBIND11_MODULE(_mutwo, m) {
         py::arg("memory") = py::none(), py::arg("cost_source") = "waves",
         py::arg("traces") = std::vector<std::string>{}, py::arg("policy") = "", py::arg("order") = "best",
         py::arg("state_offload") = false, py::arg("optimizer_on") = "best", py::arg("host_mode") = "eager",
-        py::arg("iterations") = 3, py::arg("wrap") = false, py::arg("timeline") = false);
+        py::arg("iterations") = 3, py::arg("wrap") = false, py::arg("timeline") = false,
+        py::arg("length_histogram") = "", py::arg("length_bin_tokens") = 64,
+        py::arg("length_align_tokens") = 8);
   m.def("simulate_trace", &simulate_trace, py::arg("traces"), py::arg("format") = "",
         py::arg("gpu") = std::nullopt, py::arg("memory") = py::none(), py::arg("cost_source") = "measured",
         py::arg("policy") = "", py::arg("host_mode") = "", py::arg("iterations") = 0, py::arg("wrap") = false,

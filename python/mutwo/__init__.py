@@ -92,7 +92,8 @@ def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", pr
 def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
              precision="fp32", optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source=None, policy=None,
              order="best", state_offload=False, optimizer_on="best", host_mode=None, iterations=None, wrap=False,
-             example_inputs=None, trace=None, trace_format="", traces=None):
+             example_inputs=None, trace=None, trace_format="", traces=None, length_histogram=None,
+             length_bin_tokens=64, length_align_tokens=8):
     """One training step of `models` copies of `model` (fused per `partition`, planned by `policy`
     at the memory limit when one is given) predicted on `gpu` (default the A100-40GB): a Prediction,
     the fields of `mutwo simulate --json` with the same settings. `model` may also be a Graph from
@@ -105,7 +106,13 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
     step as a pair), the step that trace recorded is replayed as it ran, as `mutwo simulate --trace`
     does: priced by its own measured durations (cost_source "measured", the default there) on the
     GPU it ran on unless `gpu` names another, one iteration, the trace's host side (or none where it
-    measured none); the Prediction also holds profiled_step_ns and replay_error."""
+    measured none); the Prediction also holds profiled_step_ns and replay_error.
+
+    With `length_histogram` (a CSV "length,sequences"), each batch is padded only to its longest
+    sequence, as a length-binned loader (NVIDIA's LDDL) pads it with bins of `length_bin_tokens` and
+    lengths rounded up to `length_align_tokens`: the plain step is simulated at every padded length,
+    the Prediction is the longest's and its "padded_lengths" holds each length's share and step and
+    their mean, as `mutwo simulate --length-histogram` prints."""
     if trace is not None:
         if model is not None:
             raise Error("simulate: give a model or a trace, not both")
@@ -130,7 +137,9 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
                   cost_source=cost_source or "waves", traces=[str(t) for t in traces or []], policy=policy or "",
                   order=order,
                   state_offload=state_offload, optimizer_on=optimizer_on, host_mode=host_mode or "eager",
-                  iterations=3 if iterations is None else iterations, wrap=wrap)
+                  iterations=3 if iterations is None else iterations, wrap=wrap,
+                  length_histogram=str(length_histogram or ""), length_bin_tokens=length_bin_tokens,
+                  length_align_tokens=length_align_tokens)
     fields = _mutwo.simulate(name, **kwargs)
     return Prediction(fields, lambda: _mutwo.simulate(name, timeline=True, **kwargs))
 

@@ -46,6 +46,28 @@ def test_simulate_a_plan_under_a_memory_limit_equals_the_command_line(cli_json):
     assert p.peak_bytes <= 4 * 2**20 and not p.oom
 
 
+def test_simulate_padded_lengths_equals_the_command_line(fixtures, cli_json):
+    lengths = str(fixtures / "published" / "tiny_lengths.csv")
+    p = mutwo.simulate("bert-mini", batch=2, seq_len=16, length_histogram=lengths, length_bin_tokens=8,
+                       length_align_tokens=4, cost_source="analytic", host_mode="none")
+    cli = cli_json("simulate", "--model", "bert-mini", "--batch", 2, "--seq-len", 16, "--length-histogram", lengths,
+                   "--length-bin-tokens", 8, "--length-align-tokens", 4, "--cost-source", "analytic", "--host-mode",
+                   "none")
+    assert dict(p) == cli
+    # tiny_lengths.csv in bins of 8, aligned to 4, batches of 2: 4, 8, 12 and 16 tokens (tests/test_padded_lengths.cpp)
+    steps = p["padded_lengths"]["steps"]
+    assert [s["tokens"] for s in steps] == [4, 8, 12, 16]
+    assert [s["batch_share"] for s in steps] == pytest.approx([1 / 16, 3 / 16, 1 / 12, 2 / 3])
+    # The report is the longest batch's step (the GPU alone: longer sequences, longer steps); the mean
+    # weighs each length's step by its share.
+    assert p.step_time_ns == steps[-1]["step_time_ns"] and steps[0]["step_time_ns"] < steps[-1]["step_time_ns"]
+    mean = sum(s["batch_share"] * s["step_time_ns"] for s in steps)
+    assert p["padded_lengths"]["mean_step_ns"] == pytest.approx(mean)
+    assert p["padded_lengths"]["throughput_samples_per_s"] == pytest.approx(2e9 / mean)
+    with pytest.raises(mutwo.Error, match="model 'resnet18' takes no sequence length"):
+        mutwo.simulate("resnet18", length_histogram=lengths)
+
+
 def test_simulate_a_trace_equals_the_command_line(fixtures, cli_json):
     unet = fixtures / "dtr" / "unet-6-8000000000.0-2020-10-1-10-57-18-default.log.gz"
     with pytest.warns(UserWarning, match="46 view outputs share their base's storage"):
