@@ -32,17 +32,20 @@ SimulateResult simulate_padded(const SimulateRequest& request, const costmodel::
   }
   // Every model of the array takes the same padded batch (one loader feeds them all, as HFTA's do).
   const int64_t batch = array.batch_size > 0 ? array.batch_size : info.default_batch_size;
+  const std::vector<experiments::PaddedLength> lengths =
+      experiments::padded_lengths(histogram, {batch, request.length_bin_tokens, request.length_align_tokens});
+  std::vector<PaddedStep> steps;
   SimulateResult out;
-  for (const experiments::PaddedLength& l : experiments::padded_lengths(
-           histogram, {batch, request.length_bin_tokens, request.length_align_tokens})) {
+  for (const experiments::PaddedLength& l : lengths) {
     experiments::ScheduleSource source = request.source;
     source.array.seq_len = l.tokens;
-    SimulateResult r = simulate_schedule(experiments::plain_schedule(source), request, cost);
-    std::vector<PaddedStep> steps = std::move(out.padded_steps);
-    steps.push_back({l.tokens, l.batch_share, r.prediction.step_time_ns, r.prediction.oom});
-    out = std::move(r);
-    out.padded_steps = std::move(steps);
+    // Only the longest length's result is kept: only it records a timeline.
+    SimulateRequest at = request;
+    at.record_timeline = request.record_timeline && &l == &lengths.back();
+    out = simulate_schedule(experiments::plain_schedule(source), at, cost);
+    steps.push_back({l.tokens, l.batch_share, out.prediction.step_time_ns, out.prediction.oom});
   }
+  out.padded_steps = std::move(steps);
   return out;
 }
 
