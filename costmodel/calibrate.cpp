@@ -82,6 +82,7 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   fit.inputs = options.inputs;
   for (const std::string& input : options.refine_only) fit.inputs.push_back("refine-only: " + input);
   fit.fitted_on = options.fitted_on;
+  fit.jobs = options.jobs;
   result.wave_model = fit_wave_model(*result.wave_rows, fit);
   if (!options.output.empty()) {
     write_wave_model(*result.wave_model, options.output);
@@ -94,7 +95,7 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
     result.wave_rows = prepare_wave_rows(std::move(shared));
   }
   if (options.leave_one_out) {
-    result.wave_held_out = leave_one_gpu_out(*result.wave_rows);
+    result.wave_held_out = leave_one_gpu_out(*result.wave_rows, options.jobs);
     if (!options.held_out_csv.empty()) {
       support::write_file_atomic(options.held_out_csv,
                                  wave_held_out_csv(*result.wave_rows, *result.wave_held_out), "held-out CSV");

@@ -14,6 +14,7 @@
 #include "costmodel/relative_nnls.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
+#include "support/parallel_for.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -193,16 +194,38 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
   return best;
 }
 
-// One group's fit at the devices' clock ratios: a gemm-like group's tile by grid.
-GroupResult fit_group(const WaveRows& w, const WaveGroupKey& key, const std::vector<size_t>& members,
-                      const std::vector<double>& clock_ratio) {
-  if (!is_gemm_like(key)) return fit_one_tile(w, key, members, TileShape{}, clock_ratio);
-  GroupResult best;
-  for (const TileShape& tile : kTileCandidates) {
-    GroupResult r = fit_one_tile(w, key, members, tile, clock_ratio);
-    if (r.objective < best.objective) best = std::move(r);
+// The fits of the groups that are gemm-like (or of those that are not) at the devices' clock ratios:
+// a gemm-like group's tile by grid (the first of kTileCandidates with the least objective), another
+// group as it is. Each (group, tile) is fitted alone, so they run in parallel (support::parallel_for)
+// and the result is the same on any number of threads.
+std::map<WaveGroupKey, GroupResult> fit_groups(const WaveRows& w,
+                                               const std::map<WaveGroupKey, std::vector<size_t>>& groups,
+                                               bool gemm_like, const std::vector<double>& clock_ratio,
+                                               int jobs) {
+  struct Piece {
+    const WaveGroupKey* key;
+    const std::vector<size_t>* members;
+    TileShape tile;
+  };
+  std::vector<Piece> pieces;
+  for (const auto& [key, members] : groups) {
+    if (is_gemm_like(key) != gemm_like) continue;
+    if (!gemm_like) {
+      pieces.push_back({&key, &members, TileShape{}});
+      continue;
+    }
+    for (const TileShape& tile : kTileCandidates) pieces.push_back({&key, &members, tile});
   }
-  return best;
+  std::vector<GroupResult> results(pieces.size());
+  support::parallel_for(pieces.size(), jobs, [&](size_t p) {
+    results[p] = fit_one_tile(w, *pieces[p].key, *pieces[p].members, pieces[p].tile, clock_ratio);
+  });
+  std::map<WaveGroupKey, GroupResult> out;
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    GroupResult& best = out[*pieces[p].key];
+    if (results[p].objective < best.objective) best = std::move(results[p]);
+  }
+  return out;
 }
 
 // Whether one of the rows sits in L2 on its device: a bandwidth-bound kernel whose bytes fit
@@ -299,7 +322,7 @@ WaveRows prepare_wave_rows(std::vector<CalibrationRow> rows, std::vector<char> r
 }
 
 WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use,
-                              std::optional<double> energy_pj_per_flop) {
+                              std::optional<double> energy_pj_per_flop, int jobs) {
   std::map<WaveGroupKey, std::vector<size_t>> groups;
   for (size_t i = 0; i < w.rows.size(); ++i) {
     if (use[i] && w.kernel_bound[i]) groups[w.kernels[i].group].push_back(i);
@@ -309,14 +332,9 @@ WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use,
   // energy whose summed objective is least wins (0, no limit, on a tie).
   std::map<WaveGroupKey, GroupResult> fitted;
   const auto fit_gemm_like = [&](double energy, std::map<WaveGroupKey, GroupResult>& out) {
-    const std::vector<double> ratios = clock_ratios(w, energy);
+    out = fit_groups(w, groups, true, clock_ratios(w, energy), jobs);
     double total = 0;
-    for (const auto& [key, members] : groups) {
-      if (!is_gemm_like(key)) continue;
-      GroupResult r = fit_group(w, key, members, ratios);
-      total += r.objective;
-      out[key] = std::move(r);
-    }
+    for (const auto& [key, r] : out) total += r.objective;
     return total;
   };
   double energy = energy_pj_per_flop.value_or(0.0);
@@ -343,8 +361,9 @@ WaveGroupsFit fit_wave_groups(const WaveRows& w, const std::vector<char>& use,
   const std::vector<double> ratios = clock_ratios(w, energy);
   WaveGroupsFit out;
   out.energy_pj_per_flop = energy;
+  std::map<WaveGroupKey, GroupResult> others = fit_groups(w, groups, false, ratios, jobs);
   for (const auto& [key, members] : groups) {
-    GroupResult best = is_gemm_like(key) ? std::move(fitted.at(key)) : fit_group(w, key, members, ratios);
+    GroupResult best = std::move(is_gemm_like(key) ? fitted.at(key) : others.at(key));
     best.fit.rows = static_cast<int64_t>(members.size());
     std::set<std::string> devices;
     std::vector<double> errors;
@@ -391,7 +410,7 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
   m.inputs = options.inputs;
   std::vector<char> shared(w.rows.size(), 1);
   for (size_t i = 0; i < w.rows.size(); ++i) shared[i] = w.refine_only[i] ? 0 : 1;
-  const WaveGroupsFit cross = fit_wave_groups(w, shared);
+  const WaveGroupsFit cross = fit_wave_groups(w, shared, std::nullopt, options.jobs);
   m.groups = cross.groups;
   m.energy_pj_per_flop = cross.energy_pj_per_flop;
   for (const auto& [key, h] : cross.harness_ns) {
@@ -411,7 +430,7 @@ WaveModel fit_wave_model(const WaveRows& w, const WaveFitOptions& options) {
         std::vector<char> use(w.rows.size(), 0);
         for (size_t i = 0; i < w.rows.size(); ++i)
           use[i] = w.device_of[i] == d && w.kernels[i].group == key ? 1 : 0;
-        WaveGroupsFit own = fit_wave_groups(w, use, m.energy_pj_per_flop);
+        WaveGroupsFit own = fit_wave_groups(w, use, m.energy_pj_per_flop, options.jobs);
         // A refine-only set's harness is its refinement's (header).
         for (const auto& [hkey, h] : own.harness_ns) {
           const size_t s = hkey.first;

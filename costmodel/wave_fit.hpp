@@ -20,11 +20,11 @@
 // harness terms (>= 0), by weighted non-negative least squares (nonnegative_least_squares_normal);
 // the harness terms as floor - u with u >= 0; the max of the two regimes by the alternating fit of Magnani &
 // Boyd (2009), seeded by the datasheet roofline (flops / peak >= bytes / bandwidth), at most kMaxFitRounds
-// rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective (in a group that
-// chooses a tile per kernel, chooses_tile, the largest, and each round gives every row the quickest tile up
-// to it under the coefficients just fitted, as it gives it a regime). A group
-// without kernel-timed rows fits no fixed cost (it cannot be told from the harness, nor from host-paced
-// rows, whose smallest kernels sit under the host's floor: kUnfittedFixedCostNs).
+// rounds, keeping the best; a gemm-like group's tile from kTileCandidates by the same objective (in a group
+// that chooses a tile per kernel, chooses_tile, the largest, and each round gives every row the quickest tile
+// up to it under the coefficients just fitted, as it gives it a regime). A group without kernel-timed rows
+// fits no fixed cost (it cannot be told from the harness, nor from host-paced rows, whose smallest kernels
+// sit under the host's floor: kUnfittedFixedCostNs).
 //
 // The power limit's energy per FLOP (wave_kernel.hpp, sustained_clock_ratio) is shared by every group:
 // the gemm-like groups are fitted at 0 (no limit) and at kEnergyGridFirstPj ... kEnergyGridLastPj in
@@ -94,9 +94,11 @@ struct WaveGroupsFit {
   double energy_pj_per_flop = 0;  // the power limit's energy, fitted or given
 };
 // Fits every group over the kernel-bound rows with use[i] set, at the given energy per FLOP or, without
-// one, with it fitted by the grid above. Throws Error when no row is used.
+// one, with it fitted by the grid above; each group, and each tile of a gemm-like group's grid, on its
+// own thread, up to support::worker_threads(jobs) at once (the same result on any number). Throws Error
+// when no row is used.
 WaveGroupsFit fit_wave_groups(const WaveRows& rows, const std::vector<char>& use,
-                              std::optional<double> energy_pj_per_flop = std::nullopt);
+                              std::optional<double> energy_pj_per_flop = std::nullopt, int jobs = 0);
 
 // The measured kernel time of row i: its time, less the harness of its set in its group when it is eager-op.
 double measured_kernel_ns(const WaveRows& rows, size_t i, const std::map<HarnessKey, double>& harness_ns);
@@ -105,6 +107,7 @@ struct WaveFitOptions {
   std::vector<std::string> inputs;  // recorded in the model
   std::string fitted_on;            // YYYY-MM-DD
   bool refinements = true;
+  int jobs = 0;  // threads for the fits (fit_wave_groups); 0: one per hardware thread
 };
 // The cross-GPU groups over every row, the refinements, and the harness of every eager-op set.
 WaveModel fit_wave_model(const WaveRows& rows, const WaveFitOptions& options);

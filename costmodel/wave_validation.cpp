@@ -111,7 +111,7 @@ std::string wave_dataset(const WaveRows& rows, size_t i) {
   return "DeepBench";
 }
 
-WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
+WaveHeldOut leave_one_gpu_out(const WaveRows& w, int jobs) {
   std::set<std::string> chips;
   for (const DeviceSpec& d : w.devices) chips.insert(held_out_unit(d));
   if (chips.size() < 2) throw Error("leave one GPU out: the rows hold fewer than two GPUs");
@@ -125,7 +125,7 @@ WaveHeldOut leave_one_gpu_out(const WaveRows& w) {
   for (const std::string& chip : chips) {
     std::vector<char> train(w.rows.size(), 0);
     for (size_t i = 0; i < w.rows.size(); ++i) train[i] = chip_of(i) != chip ? 1 : 0;
-    const WaveGroupsFit fit = fit_wave_groups(w, train);
+    const WaveGroupsFit fit = fit_wave_groups(w, train, std::nullopt, jobs);
     WaveModel model;
     model.groups = fit.groups;
     model.energy_pj_per_flop = fit.energy_pj_per_flop;

@@ -42,8 +42,9 @@ struct WaveHeldOut {
   std::map<std::string, WaveModel> fits;    // chip -> the groups fitted without it
   std::map<HarnessKey, double> harness_ns;  // every eager-op set's held-out harness, per group
 };
-// Throws Error when the rows hold fewer than two chips.
-WaveHeldOut leave_one_gpu_out(const WaveRows& rows);
+// Each fit on up to support::worker_threads(jobs) threads (fit_wave_groups). Throws Error when the rows
+// hold fewer than two chips.
+WaveHeldOut leave_one_gpu_out(const WaveRows& rows, int jobs = 0);
 
 // Every row priced by one given model (a GPU's refinement where the model carries one for it,
 // refinement_for), scored as leave_one_gpu_out scores a held-out GPU: kernel-bound rows, an eager-op set's

@@ -1,16 +1,13 @@
 // simrd's baseline (RuntimeV1) and the paper's pareto sweep over budgets and heuristics.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "sim/dtr_log_graph.hpp"
 #include "sim/dtr_replay.hpp"
 #include "support/error.hpp"
+#include "support/parallel_for.hpp"
 
 namespace mutwo::sim {
 
@@ -88,31 +85,8 @@ std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& bas
                        ? static_cast<double>(row.result.clock_ns) / static_cast<double>(baseline.compute_ns)
                        : 0.0;
   };
-  size_t threads = jobs > 0 ? static_cast<size_t>(jobs) : std::max(1U, std::thread::hardware_concurrency());
-  threads = std::min(threads, rows.size());
-  if (threads <= 1) {
-    for (size_t i = 0; i < rows.size(); ++i) run_one(i);
-    return rows;
-  }
-  // Runs longest first would balance better, but their lengths are unknown: hand them out in order.
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  std::vector<std::thread> pool;
-  for (size_t k = 0; k < threads; ++k) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < rows.size(); i = next++) {
-        try {
-          run_one(i);
-        } catch (...) {
-          const std::lock_guard lock(failure_mutex);
-          if (!failure) failure = std::current_exception();
-        }
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  // Runs longest first would balance better, but their lengths are unknown: handed out in order.
+  support::parallel_for(rows.size(), jobs, run_one);
   return rows;
 }
 

@@ -1,9 +1,11 @@
 // The wave model's validation (costmodel/wave_validation.hpp): fusion pairs of a batched GEMM and its
 // products in smaller kernels, the held-out error scored with each GPU's own harness, and a harness per
-// kernel group where one set of eager-op rows falls in two, and a fitted model scored on new kernels.
+// kernel group where one set of eager-op rows falls in two, a fitted model scored on new kernels, and the
+// same fits on any number of threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "costmodel/device_catalog.hpp"
@@ -265,4 +267,40 @@ TEST_CASE("scoring a fitted model: a GPU's refinement or its chip's, and the har
   const double single = predict_wave_ns(h100.groups[0], w.kernels[7], h200, 1.0);
   CHECK(pairs[0].predicted_speedup == doctest::Approx(4 * single / h.predicted[20]));
   CHECK(pairs[0].predicted_speedup == doctest::Approx(pairs[0].fitted_speedup));
+}
+
+TEST_CASE("the fits give the same model and held-out prices on one thread and on several") {
+  // Noisy kernels of single and batched products on three GPUs, some timed as eager ops: the tile
+  // grid, the energy grid, the regimes and the harness all have choices to make, on 1 thread and on 3.
+  const WaveGroupFit truth =
+      wave_group({"gemm", "", "cuda"}, {128, 64}, {3'000, 900, 1.1, 0.2}, {1'500, 1.3, 0});
+  std::vector<CalibrationRow> rows;
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> dim(32, 2048);
+  std::lognormal_distribution<double> noise(0.0, 0.15);
+  for (const char* gpu : {"a100-pcie-40gb", "v100-pcie-32gb", "t4"}) {
+    const DeviceSpec d = find_device(gpu);
+    for (int i = 0; i < 120; ++i) {
+      const KernelSample s = gemm_sample(i % 3 == 0 ? 1 + i % 16 : 1, dim(rng), dim(rng), dim(rng));
+      CalibrationRow r = gemm_row(gpu, s);
+      const bool eager = i % 4 == 0;
+      const double price =
+          predict_wave_ns(truth, wave_kernel("gemm", KindCategory::matmul, "", "fp32", s, d), d, 1.0);
+      r.time_ns = std::llround(price * noise(rng) + (eager ? 20'000.0 : 0.0));
+      r.timing = eager ? Timing::eager_op : Timing::kernel;
+      r.source = eager ? "neusight test" : "test";
+      rows.push_back(r);
+    }
+  }
+  const WaveRows w = prepare_wave_rows(rows);
+  const WaveModel one = fit_wave_model(w, {{"synthetic"}, "2026-11-30", true, 1});
+  const WaveModel three = fit_wave_model(w, {{"synthetic"}, "2026-11-30", true, 3});
+  CHECK(one.groups.size() >= 2);  // single and batched products
+  CHECK(!one.refinements.empty());
+  CHECK(wave_model_json(one) == wave_model_json(three));
+  const WaveHeldOut held_one = leave_one_gpu_out(w, 1);
+  const WaveHeldOut held_three = leave_one_gpu_out(w, 3);
+  CHECK(held_one.scored == held_three.scored);
+  CHECK(held_one.predicted == held_three.predicted);
+  CHECK(held_one.harness_ns == held_three.harness_ns);
 }
