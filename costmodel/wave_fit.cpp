@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -29,16 +30,12 @@ struct Columns {
   bool fixed_cost = true;
 };
 
-struct Prepared {
-  std::vector<size_t> members;  // rows of the group used
-  std::vector<WaveFeatures> features;
-};
-
-// The design row of member r in its regime: (column, value) pairs.
-void design_row(const Columns& c, size_t set, bool eager, const WaveFeatures& f, bool compute,
+// The design row of member r in its regime: (column, value) pairs; harness_column < 0 for a row
+// without a harness (not eager-op).
+void design_row(const Columns& c, Eigen::Index harness_column, const WaveFeatures& f, bool compute,
                 std::vector<std::pair<Eigen::Index, double>>& out) {
   out.clear();
-  if (eager) out.emplace_back(c.harness.at(set), -1.0);  // harness = floor - u, u >= 0
+  if (harness_column >= 0) out.emplace_back(harness_column, -1.0);  // harness = floor - u, u >= 0
   if (compute) {
     for (size_t j = c.fixed_cost ? 0 : 1; j < kWaveComputeTerms; ++j) {
       if (f.compute[j] != 0) out.emplace_back(c.compute_first + static_cast<Eigen::Index>(j), f.compute[j]);
@@ -77,6 +74,17 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
 
   std::map<size_t, double> set_rows;
   for (size_t i : members) set_rows[w.set_of[i]] += 1;
+  // What every round reads of a member, laid out once: its time, what of it is known (the floor of an
+  // eager-op row's set, a fixed cost the group does not fit) and its harness column.
+  std::vector<double> time_ns;
+  std::vector<double> known_ns;
+  std::vector<Eigen::Index> harness_column;
+  for (size_t i : members) {
+    time_ns.push_back(static_cast<double>(w.rows[i].time_ns));
+    known_ns.push_back((w.eager[i] ? w.set_floor_ns[w.set_of[i]] : 0.0) +
+                       (c.fixed_cost ? 0.0 : kUnfittedFixedCostNs));
+    harness_column.push_back(w.eager[i] ? c.harness.at(w.set_of[i]) : -1);
+  }
   std::vector<WaveFeatures> features;
   std::vector<double> weight;
   std::vector<char> compute_bound;
@@ -124,17 +132,15 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
     Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(c.count, c.count);
     Eigen::VectorXd rhs = Eigen::VectorXd::Zero(c.count);
     for (size_t r = 0; r < members.size(); ++r) {
-      const size_t i = members[r];
-      const double t = static_cast<double>(w.rows[i].time_ns);
+      const double t = time_ns[r];
       // An eager-op row is floor - u + price (the harness bounded by its set's floor); without a
       // fitted fixed cost the price carries kUnfittedFixedCostNs. Fit t less what is known.
-      design_row(c, w.set_of[i], w.eager[i], features[r], compute_bound[r], row);
-      const double known =
-          (w.eager[i] ? w.set_floor_ns[w.set_of[i]] : 0.0) + (c.fixed_cost ? 0.0 : kUnfittedFixedCostNs);
-      const double target = (t - known) / t;
+      design_row(c, harness_column[r], features[r], compute_bound[r], row);
+      const double target = (t - known_ns[r]) / t;
+      for (auto& entry : row) entry.second /= t;  // relative to the measured time
       for (const auto& [a, va] : row) {
-        rhs(a) += weight[r] * (va / t) * target;
-        for (const auto& [b, vb] : row) gram(a, b) += weight[r] * (va / t) * (vb / t);
+        rhs(a) += weight[r] * va * target;
+        for (const auto& [b, vb] : row) gram(a, b) += weight[r] * va * vb;
       }
     }
     const Eigen::VectorXd x = nonnegative_least_squares_normal(gram, rhs);
@@ -157,9 +163,9 @@ GroupResult fit_one_tile(const WaveRows& w, const WaveGroupKey& key, const std::
     double objective = 0;
     bool changed = false;
     for (size_t r = 0; r < members.size(); ++r) {
-      const size_t i = members[r];
-      const double t = static_cast<double>(w.rows[i].time_ns);
-      const double h = w.eager[i] ? result.harness_ns[w.set_of[i]] : 0;
+      const double t = time_ns[r];
+      const double h =
+          harness_column[r] >= 0 ? w.set_floor_ns[w.set_of[members[r]]] - x(harness_column[r]) : 0;
       double in_regime = wave_regime_ns(result.fit, features[r], compute_bound[r]);
       if (!options.empty()) {
         size_t best_tile = 0;
@@ -216,9 +222,15 @@ std::map<WaveGroupKey, GroupResult> fit_groups(const WaveRows& w,
     }
     for (const TileShape& tile : kTileCandidates) pieces.push_back({&key, &members, tile});
   }
+  // The largest groups first, so that no thread is left with one of them at the end.
+  std::vector<size_t> order(pieces.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return pieces[a].members->size() > pieces[b].members->size(); });
   std::vector<GroupResult> results(pieces.size());
-  support::parallel_for(pieces.size(), jobs, [&](size_t p) {
-    results[p] = fit_one_tile(w, *pieces[p].key, *pieces[p].members, pieces[p].tile, clock_ratio);
+  support::parallel_for(pieces.size(), jobs, [&](size_t k) {
+    const Piece& p = pieces[order[k]];
+    results[order[k]] = fit_one_tile(w, *p.key, *p.members, p.tile, clock_ratio);
   });
   std::map<WaveGroupKey, GroupResult> out;
   for (size_t p = 0; p < pieces.size(); ++p) {
