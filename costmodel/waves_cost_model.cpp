@@ -71,6 +71,10 @@ std::string WaveCostModel::describe(const ir::Graph& graph) const {
       }
     }
   }
+  // A GPU no kernel of which was measured (no refinement prices it, none of the cross-GPU groups' rows
+  // is its): its prices come from its datasheet alone, as the leave-one-out validates them.
+  const std::string& name = fallback_.device().name;
+  if (refined.empty() && gpus.count(name) == 0) refined = ", from its datasheet alone";
   const std::string limited = clock_ratio_ < 1
                                   ? fmt::format(", math at {:.2f} of the boost clock on a {:.0f} W board",
                                                 clock_ratio_, fallback_.device().board_power_w)

@@ -79,4 +79,4 @@ mutwo_cli_test(calibrate_empty_folder ARGS calibrate --waves ${MUTWO_TEST_FIXTUR
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: folder '.*device_configs' holds no [*].csv")
 # The default source names the wave model and covers every op of a zoo step.
 mutwo_cli_test(simulate_waves_default ARGS simulate --model resnet18 --batch 8 --gpu l4
-               DEFINES "STDOUT_REGEX=device +l4 [(]NVIDIA L4[)].*cost source +waves [(]kernel model fitted [0-9-]+ across 9 GPUs, math at 0.49 of the boost clock on a 72 W board: 202 of 202 ops[)]")
+               DEFINES "STDOUT_REGEX=device +l4 [(]NVIDIA L4[)].*cost source +waves [(]kernel model fitted [0-9-]+ across 9 GPUs, from its datasheet alone, math at 0.49 of the boost clock on a 72 W board: 202 of 202 ops[)]")

@@ -467,7 +467,13 @@ TEST_CASE(
   const auto refined = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
   CHECK(refined->op_duration_ns(step, forward) == 3'969'167);
   CHECK(refined->describe(step).find(", refined on a100-pcie-40gb's kernels: ") != std::string::npos);
-  CHECK(cost->describe(step).rfind("waves (kernel model fitted 2026-11-26 across 0 GPUs: ", 0) == 0);
+  CHECK(cost->describe(step).rfind(
+            "waves (kernel model fitted 2026-11-26 across 0 GPUs, from its datasheet alone: ", 0) == 0);
+  // A GPU whose kernels the cross-GPU groups were fitted on is not priced from its datasheet alone.
+  model->refinements.clear();
+  model->groups.front().devices = {"a100-40gb"};
+  const auto fitted = builtin_cost_sources().create("waves", find_device("a100-40gb"), inputs);
+  CHECK(fitted->describe(step).rfind("waves (kernel model fitted 2026-11-26 across 1 GPUs: ", 0) == 0);
 }
 
 TEST_CASE("the shipped wave model prices every op of the zoo's training steps") {
