@@ -235,8 +235,8 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--wave-model", opts->wave_model, "With --score: the wave model to score (JSON)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--jobs,-j", opts->jobs,
-                  "With --waves: threads for the fits (0: one per hardware thread); the model and every "
-                  "figure are the same on any number")
+                  "Threads for reading the inputs and, with --waves, for the fits (0: one per hardware "
+                  "thread); the model and every figure are the same on any number")
       ->check(CLI::Range(0, 4096));
   cmd->callback([opts, cmd] {
     if (opts->fitted_on.empty()) opts->fitted_on = today_utc();

@@ -11,6 +11,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/wave_held_out_csv.hpp"
 #include "support/error.hpp"
+#include "support/parallel_for.hpp"
 #include "support/text_file.hpp"
 
 namespace mutwo::costmodel {
@@ -136,20 +137,24 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
   }
   CalibrateResult result;
-  for (const std::string& input : expand_inputs(options.inputs)) {
-    std::string note;
-    std::vector<CalibrationRow> rows = read_calibration_input(input, options.device, &note);
-    if (!note.empty()) result.notes.push_back(std::move(note));
-    result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
-                       std::make_move_iterator(rows.end()));
-  }
-  const size_t shared_rows = result.rows.size();
-  if (!options.refine_only.empty()) {
-    for (const std::string& input : expand_inputs(options.refine_only)) {
-      std::vector<CalibrationRow> rows = read_calibration_input(input, options.device, nullptr);
-      result.rows.insert(result.rows.end(), std::make_move_iterator(rows.begin()),
-                         std::make_move_iterator(rows.end()));
-    }
+  // Every file read on its own thread, the rows kept in the inputs' order (a bad file's error is the
+  // first bad file's, as read one after another).
+  const std::vector<std::string> files = expand_inputs(options.inputs);
+  const std::vector<std::string> refine_files =
+      options.refine_only.empty() ? std::vector<std::string>{} : expand_inputs(options.refine_only);
+  std::vector<std::vector<CalibrationRow>> read(files.size() + refine_files.size());
+  std::vector<std::string> notes(files.size());
+  support::parallel_for(read.size(), options.jobs, [&](size_t f) {
+    read[f] = f < files.size()
+                  ? read_calibration_input(files[f], options.device, &notes[f])
+                  : read_calibration_input(refine_files[f - files.size()], options.device, nullptr);
+  });
+  size_t shared_rows = 0;
+  for (size_t f = 0; f < read.size(); ++f) {
+    if (f < notes.size() && !notes[f].empty()) result.notes.push_back(std::move(notes[f]));
+    if (f < files.size()) shared_rows += read[f].size();
+    result.rows.insert(result.rows.end(), std::make_move_iterator(read[f].begin()),
+                       std::make_move_iterator(read[f].end()));
   }
   result.refine_only_rows = result.rows.size() - shared_rows;
   if (options.waves) return run_wave_calibration(options, std::move(result));

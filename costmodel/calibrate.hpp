@@ -35,7 +35,8 @@ struct CalibrateOptions {
   // (score_wave_model, wave_validation.hpp); fits nothing.
   bool score = false;
   std::string wave_model;
-  int jobs = 0;  // --jobs: threads for the wave model's fits; 0: one per hardware thread
+  int jobs =
+      0;  // --jobs: threads for reading the inputs and the wave model's fits; 0: one per hardware thread
 };
 
 struct CalibrateResult {

@@ -27,6 +27,13 @@ mutwo_cli_test(calibrate_kineto_trace ARGS calibrate ${MUTWO_TEST_FIXTURES}/cali
 mutwo_cli_test(calibrate_kineto_trace_no_device
                ARGS calibrate ${MUTWO_TEST_FIXTURES}/kineto/sampled_training_rank0.json.gz
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*sampled_training_rank0.json.gz: the trace names no GPU")
+# Inputs are read on several threads; a bad one is reported as read in order: the first bad file (a
+# trace that names no GPU), though a later one (one bad row, read in no time) fails first.
+mutwo_cli_test(calibrate_first_bad_input
+               ARGS calibrate --jobs 4 ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv
+                    ${MUTWO_TEST_FIXTURES}/kineto/sampled_training_rank0.json.gz
+                    ${MUTWO_TEST_FIXTURES}/calibration/bad_time.csv
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: .*sampled_training_rank0.json.gz: the trace names no GPU")
 # The wave model (issue 32): fitted across every GPU of the inputs (a folder reads every CSV in it),
 # written, then priced with; held out a GPU at a time; refusals.
 mutwo_cli_test(calibrate_waves_ln
