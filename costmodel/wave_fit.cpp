@@ -234,8 +234,8 @@ std::map<WaveGroupKey, GroupResult> fit_groups(const WaveRows& w,
   });
   std::map<WaveGroupKey, GroupResult> out;
   for (size_t p = 0; p < pieces.size(); ++p) {
-    GroupResult& best = out[*pieces[p].key];
-    if (results[p].objective < best.objective) best = std::move(results[p]);
+    GroupResult& best = out[*pieces[p].key];  // another group has its one piece, kept as it is
+    if (!gemm_like || results[p].objective < best.objective) best = std::move(results[p]);
   }
   return out;
 }
