@@ -65,8 +65,9 @@ struct DtrSweepRow {
 inline constexpr double kDtrOverheadLimit = 2.0;
 const std::vector<double>& dtr_paper_ratios();  // 0.1, 0.2, ..., 1.0
 // Every heuristic at every ratio (rows heuristic-major, in the order given). The runs are
-// independent and spread over `jobs` threads (0: one per hardware thread); the rows do not depend
-// on it. Throws mutwo::Error on a ratio <= 0.
+// independent and spread over `jobs` threads (0: one per hardware thread; support/parallel_for.hpp);
+// the rows, and which run's error is thrown (the first in row order), do not depend on it. Throws
+// mutwo::Error on a ratio <= 0.
 std::vector<DtrSweepRow> sweep_dtr_log(const io::DtrLog& log, const DtrBaseline& baseline,
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs = 1,
