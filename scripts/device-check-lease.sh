@@ -88,6 +88,7 @@ lease() {
   local entry name model batch
   # PyTorch's side needs no build: measured first, so a build that fails still leaves them.
   budgeted kernel-sample 30 kernel_sample
+  budgeted conv-layout 30 conv_layout
   budgeted eager-fusion 30 eager_fusion
   if [ "$device" = cpu ] && [ -x "$build/cli/mutwo" ]; then
     echo "== configure, build: the cpu dry run uses the existing build $build"

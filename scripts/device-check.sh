@@ -18,7 +18,8 @@
 #           measured source beside the measurement in results.db, each schedule saved, runs.tsv
 #           listing them (re-predicted by the waves, analytic and calibrated sources afterwards, no GPU);
 #   speed   k fused models against k one after another (issue 36, item 5: fusion, eager-fusion) and
-#           NeuSight's kernel shapes timed here (kernel-sample, scripts/kernel-sample.py); then
+#           NeuSight's kernel shapes timed here (kernel-sample, scripts/kernel-sample.py), ResNet-50's
+#           fp16 convolutions in both layouts (conv-layout, scripts/conv-layout-sample.py); then
 #           the executor against PyTorch eager (item 2): one model per family at its default batch,
 #           fp32, amp-bf16, a CUDA graph and fused Adam; fused arrays of 2, 4, 8 models; scripts/eager-baseline.py
 #           trains the same with the device's torch (eager-*.csv);
@@ -114,6 +115,7 @@ if [ "$scale" = mini ]; then
   eager_fusion_args=(--models resnet18 --batch 2 --image-size 32 --iters 2 --warmup 1 --copies 1,2)
   kernel_sample_args=(--per-op 3 --max-gflop 0.05)
   fused_conv_args=(--quick --counts 1,2)
+  conv_layout_args=(--quick)
 else
   arrays=("resnet18 resnet18 32" "bert-base bert-base 16" "gpt2 gpt2 2" "vit-b16 vit-b16 16"
     "mobilenet-v2 mobilenet-v2 32" "dlrm dlrm 128")
@@ -130,6 +132,7 @@ else
   eager_fusion_args=(--models resnet18,bert-base --batch resnet18=32,bert-base=16 --copies 1,2,4,8)
   kernel_sample_args=(--per-op 60)
   fused_conv_args=(--batch 32 --counts 1,2,4,8)
+  conv_layout_args=(--batch 64 --precision fp16)
   if [ "$lease_mode" = 1 ]; then  # what fits one call beside the matrix
     speed_models=(resnet18 bert-base gpt2)
     iters=(--iters 6 --warmup 2)
@@ -386,6 +389,13 @@ kernel_sample() {
   "$python" scripts/fused-conv-sample.py "${fused_conv_args[@]}" --device "$device" -o "$work/fused-conv.csv"
 }
 
+# Issue 32: ResNet-50's convolutions in fp16, NCHW and channels-last, cuDNN's autotuner off and on
+# (scripts/conv-layout-sample.py): the published mixed-precision runs trained channels-last with the
+# autotuner, which no kernel the wave model was fitted on did. Needs no build.
+conv_layout() {
+  "$python" scripts/conv-layout-sample.py "${conv_layout_args[@]}" --device "$device" -o "$work/conv-layout"
+}
+
 # Item 2, PyTorch's side: the same models trained by PyTorch eager with the device's torch.
 eager_baseline() {
   local precisions=fp32
@@ -464,7 +474,7 @@ for s in "${stages[@]}"; do
     build) step configure configure && step build build_all ;;
     test) step exec-tests exec_tests ;;
     matrix | matrix=*) matrix ;;
-    speed) step fusion fusion_runs; step eager-fusion eager_fusion; step kernel-sample kernel_sample
+    speed) step fusion fusion_runs; step eager-fusion eager_fusion; step kernel-sample kernel_sample; step conv-layout conv_layout
       step speed speed_runs; step eager eager_baseline ;;
     bench) step bench-ops bench_ops ;;
     compare) step compare compare && cat "$work/logs/compare.log" ;;

@@ -25,14 +25,14 @@ check() {
     MUTWO_CHECK_PYTHON=/usr/bin/python3 OUT="$scratch/out" "$@" bash "$root/scripts/device-check.sh" lease
 }
 
-# Call 1: a 24 s budget less the pack's 20 s reserve leaves 4 s for fourteen steps.
+# Call 1: a 24 s budget less the pack's 20 s reserve leaves 4 s for fifteen steps.
 check env MUTWO_CHECK_BUDGET_S=24 MUTWO_CHECK_FLOOR_S=1 >"$scratch/call1.log" 2>&1 || {
   cat "$scratch/call1.log"
   fail "the short call exited non-zero"
 }
 grep -q "lease incomplete, skipped or ended for time" "$scratch/call1.log" || fail "call 1 does not say it is incomplete"
 [ "$(cut -f1 "$work/lease.tsv" | sort -u)" = 1 ] || fail "lease.tsv of call 1 names another call"
-[ "$(cut -f2 "$work/lease.tsv" | tr '\n' ' ')" = "kernel-sample eager-fusion fusion bench-host matrix-resnet matrix-bert matrix-gpt2 speed eager \
+[ "$(cut -f2 "$work/lease.tsv" | tr '\n' ' ')" = "kernel-sample conv-layout eager-fusion fusion bench-host matrix-resnet matrix-bert matrix-gpt2 speed eager \
 matrix-vit matrix-mobilenet matrix-dlrm bench-ops compare " ] || fail "call 1's steps, in order: $(cut -f2 "$work/lease.tsv")"
 grep -q $'\tskipped\t' "$work/lease.tsv" || fail "call 1 skipped nothing"
 if cut -f3 "$work/lease.tsv" | grep -vqxE 'ok|skipped|timed out'; then fail "call 1: an outcome other than ok, skipped, timed out"; fi
@@ -60,7 +60,8 @@ done
 # The fusion step profiles each of its arrays: the measured source's gain needs every k's trace.
 for k in 1 2; do [ -s "$work/traces/resnet-mini-x$k.json" ] || fail "no fusion trace for k = $k"; done
 for f in results.db compare.json ops.csv host-link.json eager-x1.csv eager-fused.csv eager-fusion.csv \
-  kernels/linear/cpu.csv kernels/softmax/cpu.csv kernels/bmm/cpu.csv kernels/ln/cpu.csv fused-conv.csv; do
+  kernels/linear/cpu.csv kernels/softmax/cpu.csv kernels/bmm/cpu.csv kernels/ln/cpu.csv fused-conv.csv \
+  conv-layout/nchw-default.csv conv-layout/nhwc-benchmark.csv; do
   [ -s "$work/$f" ] || fail "no $f"
 done
 # ops.csv: the three kernel groups' CSVs joined under one header.
