@@ -30,7 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_section import write_section  # noqa: E402
 from validation_fusion import fused_conv_lines, fused_conv_sample_lines, fusion_lines  # noqa: E402
-from validation_kernels import kernel_sample_lines, op_kind_gap_lines, op_prices  # noqa: E402
+from validation_kernels import conv_layout_lines, kernel_sample_lines, op_kind_gap_lines, op_prices  # noqa: E402
 from validation_oom import oom_lines  # noqa: E402
 
 MANIFEST_FIELDS = ["label", "run_id", "group", "schedule", "traces", "gpu", "memory_limit_bytes", "host_mode", "device"]
@@ -305,6 +305,7 @@ def main():
     lines += fused_conv_sample_lines(work)
     if not ran_on_cpu and not args.no_kernel_level:
         lines += kernel_sample_lines(args.mutwo, work)
+        lines += conv_layout_lines(args.mutwo, work)
 
     # Item 2: the executor against PyTorch eager.
     eager = eager_rows(work)

@@ -4,6 +4,9 @@
   NeuSight's harness (scripts/kernel-sample.py), priced by the wave model fitted on every other GPU
   (`mutwo calibrate --waves --leave-one-out`: the device's chip is held out, so the figures are the
   cross-GPU model on a GPU it never saw), and the same shapes' A100 times beside them;
+- ResNet-50's convolutions by layout: timed NCHW and channels-last, cuDNN's autotuner off and on
+  (scripts/conv-layout-sample.py), each setting's rows priced by the shipped wave model
+  (`mutwo calibrate --waves --score`);
 - where the step time goes: per op kind, the kernel times the executor's profiler measured in the
   matrix's plain runs (their traces) against what the waves and calibrated sources price for the
   same ops (`mutwo simulate --timeline`).
@@ -59,6 +62,49 @@ def kernel_sample_lines(mutwo, work):
     for op, ratios in sorted(by_op.items()):
         lines.append(f"| {op} | {len(ratios)} | {statistics.median(ratios):.2f}x | {min(ratios):.2f}x | "
                      f"{max(ratios):.2f}x |")
+    return lines + [""]
+
+
+CONV_LAYOUTS = [("nchw-default", "NCHW, autotuner off"), ("nchw-benchmark", "NCHW, autotuner on"),
+                ("nhwc-default", "channels-last, autotuner off"), ("nhwc-benchmark", "channels-last, autotuner on")]
+
+
+def conv_layout_lines(mutwo, work):
+    """ResNet-50's convolutions per layout and autotuner setting: the measured time of each pass summed
+    over the shapes, the shipped wave model's price of the same, and its signed median error."""
+    folder = os.path.join(work, "conv-layout")
+    settings = [(name, label, os.path.join(folder, name + ".csv")) for name, label in CONV_LAYOUTS]
+    settings = [s for s in settings if os.path.isfile(s[2])]
+    if not settings:
+        return []
+    lines = ["## ResNet-50's convolutions by layout and cuDNN's autotuner", "",
+             "`scripts/conv-layout-sample.py`: each distinct convolution of ResNet-50, each pass alone, timed "
+             "on the device (CUDA events around back-to-back calls), priced by the shipped wave model "
+             "(`mutwo calibrate --waves --score conv-layout/<setting>.csv`). The published mixed-precision "
+             "ResNet-50 runs trained channels-last with the autotuner on (docs/FIDELITY.md).", "",
+             "| setting | pass | shapes | measured, summed | priced, summed | signed median error |",
+             "|---|---|---:|---:|---:|---:|"]
+    for name, label, path in settings:
+        with tempfile.TemporaryDirectory() as tmp:
+            scored = os.path.join(tmp, "scored.csv")
+            out = subprocess.run([mutwo, "calibrate", "--waves", "--score", path, "--held-out-csv", scored],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                return lines[:2] + [f"`mutwo calibrate --waves --score` refused {name}.csv: {out.stderr.strip()}", ""]
+            with open(scored) as f:
+                rows = list(csv.DictReader(f))
+        by_pass = collections.defaultdict(list)
+        for r in rows:
+            by_pass[r["kernel"]].append(r)
+        for kernel in ("conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter"):
+            rs = by_pass.get(kernel, [])
+            if not rs:
+                continue
+            measured = sum(float(r["kernel_ns"]) for r in rs)
+            priced = sum(float(r["predicted_ns"]) for r in rs)
+            signed = statistics.median(float(r["error"]) for r in rs)
+            lines.append(f"| {label} | {kernel.removeprefix('conv2d_')} | {len(rs)} | {measured / 1e6:.3f} ms | "
+                         f"{priced / 1e6:.3f} ms | {100 * signed:+.1f} % |")
     return lines + [""]
 
 

@@ -87,3 +87,9 @@ mutwo_cli_test(calibrate_empty_folder ARGS calibrate --waves ${MUTWO_TEST_FIXTUR
 # The default source names the wave model and covers every op of a zoo step.
 mutwo_cli_test(simulate_waves_default ARGS simulate --model resnet18 --batch 8 --gpu l4
                DEFINES "STDOUT_REGEX=device +l4 [(]NVIDIA L4[)].*cost source +waves [(]kernel model fitted [0-9-]+ across 9 GPUs, from its datasheet alone, math at 0.49 of the boost clock on a 72 W board: 202 of 202 ops[)]")
+# The validation report's layout section (scripts/validation_kernels.py) on hand-made rows of
+# scripts/conv-layout-sample.py's format: the measured sums, the shipped model's price, a refused setting.
+if(EXISTS /usr/bin/python3)
+  add_test(NAME conv_layout_report COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/conv_layout_report.py
+                                           $<TARGET_FILE:mutwo>)
+endif()
