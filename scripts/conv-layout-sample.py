@@ -23,11 +23,12 @@ read off the device's name. Works with PyTorch 1.13 (Debian, on the CPU: wall-cl
 import argparse
 import csv
 import os
-import statistics
 import sys
-import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from device_timing import time_call  # noqa: E402
 
 # torchvision's ResNet-50 (v1.5: the stride in the 3x3 convolution) at 224x224, each distinct
 # convolution once: (name, C, K, R, stride, padding, input side).
@@ -67,30 +68,6 @@ def work(n, c, k, r, stride, padding, side, element_bytes):
     nbytes = (n * c * side * side + k * c * r * r + n * k * p * p) * element_bytes
     return p, {"conv2d_forward": (n * p * p, k, c * r * r), "conv2d_backward_data": (n * side * side, c, k * r * r),
                "conv2d_backward_filter": (k, c * r * r, n * p * p)}, flops, nbytes
-
-
-def timed(fn, dev, repeat, trials):
-    """Median seconds per call over `trials` timings of `repeat` back-to-back calls, after warm-up."""
-    for _ in range(2):
-        fn()
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-    samples = []
-    for _ in range(trials):
-        if dev.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(repeat):
-                fn()
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end) / 1e3 / repeat)
-        else:
-            t0 = time.perf_counter()
-            for _ in range(repeat):
-                fn()
-            samples.append((time.perf_counter() - t0) / repeat)
-    return statistics.median(samples)
 
 
 def passes(x, w, dy, stride, padding):
@@ -150,7 +127,7 @@ def main():
                     shape = (f"N={batch} C={c} H={side} W={side} K={k} R={r} S={r} pad={padding}x{padding} "
                              f"stride={stride}x{stride}")
                     for kernel, fn in passes(x, w, dy, stride, padding).items():
-                        seconds = timed(fn, dev, repeat, trials)
+                        seconds = time_call(fn, dev.type == "cuda", repeat, trials, warmup=2) / 1e6
                         m, n, kk = gemm[kernel]
                         rows.writerow([gpu, precision, kernel, variant(r, stride), "conv", 1, m, n, kk, flops,
                                        nbytes, max(1, round(seconds * 1e9)), "kernel",

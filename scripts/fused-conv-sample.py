@@ -24,12 +24,14 @@ Works with PyTorch 1.13 (Debian, on the CPU: wall-clock, a dry run with --quick)
 """
 import argparse
 import csv
-import statistics
+import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from device_timing import time_call  # noqa: E402
 
 # resnet18's convolutions at 224x224: (name, C, K, R, stride, padding, input side).
 SHAPES = [("conv1", 3, 64, 7, 2, 3, 224), ("layer1", 64, 64, 3, 1, 1, 56), ("layer2.0.conv1", 64, 128, 3, 2, 1, 56),
@@ -76,28 +78,6 @@ def gemm_passes(x, w, dy, k, stride):
         torch.matmul(dy4, x4.transpose(-1, -2)).sum(0)       # dW
 
     return {"forward (batched GEMM)": forward, "forward+backward (batched GEMM)": backward}
-
-
-def time_call(call, cuda, repeat, trials, warmup):
-    for _ in range(warmup):
-        call()
-    samples = []
-    for _ in range(trials):
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            start.record()
-            for _ in range(repeat):
-                call()
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end) * 1e3 / repeat)
-        else:
-            t0 = time.perf_counter()
-            for _ in range(repeat):
-                call()
-            samples.append((time.perf_counter() - t0) * 1e6 / repeat)
-    return statistics.median(samples)
 
 
 def main():
