@@ -77,6 +77,7 @@ policies::SearchConfig search_config(const SearchRequest& request, const costmod
                             request.image_size, fmt::join(names, ", ")));
   }
   config.optimizer.kind = transforms::parse_optimizer(request.optimizer);
+  config.prune = request.partitions;
   config.cost = &cost;
   config.memory_limit_bytes = memory_limit_bytes;
   config.policies = request.policies;

@@ -1,4 +1,5 @@
 #include "cli/array_flags.hpp"
+#include "cli/positive_number.hpp"
 
 #include "api/values.hpp"
 #include "cli/exec_flags.hpp"
@@ -52,12 +53,12 @@ void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedu
           ->delimiter(',');
   CLI::Option* batch =
       cmd->add_option("--batch", flags.batch_size, "Batch size per model (default: the model's)")
-          ->check(CLI::PositiveNumber);
-  CLI::Option* seq = cmd->add_option("--seq-len", flags.seq_len, "Sequence length (transformers)")
-                         ->check(CLI::PositiveNumber);
+          ->check(kPositiveNumber);
+  CLI::Option* seq =
+      cmd->add_option("--seq-len", flags.seq_len, "Sequence length (transformers)")->check(kPositiveNumber);
   CLI::Option* image =
       cmd->add_option("--image-size", flags.image_size, "Image side in pixels (vision models)")
-          ->check(CLI::PositiveNumber);
+          ->check(kPositiveNumber);
   CLI::Option* dtype =
       cmd->add_option("--dtype", flags.dtype, "Element type: fp32, bf16, fp16, fp64")->capture_default_str();
   CLI::Option* precision =

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_fit.hpp"
@@ -139,7 +140,7 @@ void add_bench_host_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--iters", flags->iters, "Timed copies per size and way, the median kept")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveNumber)
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Write the measurements and the fit as JSON");
   cmd->callback([flags] { run_bench_host(*flags); });

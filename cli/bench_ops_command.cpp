@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/table.hpp"
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibration_csv.hpp"
@@ -205,7 +206,7 @@ void add_bench_ops_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--iters", flags->iters,
                   "Timed launches per shape, the median kept (default 10; 3 with --quick)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   cmd->add_option("-o,--output", flags->output, "Calibration CSV to write")->required();
   cmd->callback([flags] { run_bench_ops(*flags); });
 }

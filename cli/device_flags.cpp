@@ -1,4 +1,5 @@
 #include "cli/device_flags.hpp"
+#include "cli/positive_number.hpp"
 
 #include <iostream>
 #include <optional>
@@ -58,15 +59,15 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--memory", flags.memory, "Memory limit, e.g. 16GiB, 40GB (default: the device's memory)");
   cmd->add_option("--h2d-gbps", flags.h2d_gbps,
                   "Host-to-device bandwidth in GB/s (default: the device's link)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   cmd->add_option("--d2h-gbps", flags.d2h_gbps,
                   "Device-to-host bandwidth in GB/s (default: the device's link)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   cmd->add_flag("--half-duplex", flags.half_duplex, "One copy engine: the two directions serialise");
   cmd->add_option("--host-optimizer-gbps", flags.host_optimizer_gbps,
                   "Host optimizer update rate in GB/s of bytes read and written (default: the catalog's, "
                   "measured on the development host)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   cmd->add_option("--cost-source", flags.cost_source,
                   "Op cost source: " + joined(costmodel::builtin_cost_sources().names()))
       ->capture_default_str()

@@ -8,6 +8,7 @@
 
 #include "api/models.hpp"
 #include "cli/commands.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/table.hpp"
 #include "support/error.hpp"
 #include "zoo/model_registry.hpp"
@@ -52,7 +53,7 @@ void add_models_command(CLI::App& app) {
   cmd->add_flag("--mini", opts->request.mini,
                 "List the test-scale variants of each family (bert-mini, ...) instead of the published zoo");
   cmd->add_option("--batch", opts->request.batch_size, "Batch size per model (default: each model's own)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   cmd->add_option("--dtype", opts->request.dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   cmd->callback([opts] {
     const std::vector<api::ModelRow> rows = api::list_models(opts->request);

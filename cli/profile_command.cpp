@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/table.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/profile_pipeline.hpp"
@@ -101,7 +102,7 @@ void add_profile_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--iters", opts->iterations, "Measured steps; each op's time is its median over them")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveNumber)
       ->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "Measured trace to write (mutwo-trace JSON)")->required();
   cmd->add_option("--db", opts->db, "Also store the op times in this results database");

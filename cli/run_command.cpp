@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/table.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/run_pipeline.hpp"
@@ -198,7 +199,7 @@ void add_run_command(CLI::App& app) {
   add_device_flags(cmd, opts->device);
   add_exec_flags(cmd, opts->exec);
   cmd->add_option("--iters", opts->iterations, "Timed steps (after warm-up)")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveNumber)
       ->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "Untimed steps first")
       ->check(CLI::NonNegativeNumber)

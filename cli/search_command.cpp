@@ -17,6 +17,7 @@
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/server_search_output.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
@@ -48,6 +49,7 @@ struct SearchOptions {
   int32_t trace_models = 0;  // -k/--models: copies of a --trace model file (0: not given)
   std::vector<std::string> policies;
   int32_t top = 10;
+  policies::PartitionOptions partitions;
   int64_t batch_size = 0;
   int64_t seq_len = 0;
   int64_t image_size = 0;
@@ -166,6 +168,7 @@ void run_search_command(SearchOptions opts) {
   request.host_mode = opts.host_mode;
   request.optimizer = opts.optimizer;
   request.policies = opts.policies;
+  request.partitions = opts.partitions;
   request.top = opts.top;
   const policies::SearchConfig config = api::search_config(request, *cost, device.memory_bytes);
 
@@ -241,14 +244,23 @@ void add_search_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--top", opts->top,
                   "Rows of the mutwo strategy to print (the baselines are always printed)")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--max-sub-arrays", opts->partitions.max_sub_arrays,
+                  "Partitions with at most this many sub-arrays over all architectures (default: any)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--min-width", opts->partitions.min_width,
+                  "Partitions whose sub-arrays fuse at least this many models (a count below it stays whole)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--max-width", opts->partitions.max_width,
+                  "Partitions whose sub-arrays fuse at most this many models (default: any)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--batch", opts->batch_size,
                   "Batch size per model (default: the model's; 128 for the default array)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
+  cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")->check(kPositiveNumber);
   cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveNumber);
   cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   cmd->add_option("--precision", opts->precision, precision_help())->capture_default_str();
   cmd->add_option("--lean-ops", opts->lean_ops,

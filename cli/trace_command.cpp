@@ -12,6 +12,7 @@
 #include "api/trace.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
+#include "cli/positive_number.hpp"
 #include "cli/table.hpp"
 #include "io/trace_file.hpp"
 #include "support/error.hpp"
@@ -120,15 +121,17 @@ void add_trace_command(CLI::App& app) {
   model->excludes(check);
   CLI::Option* batch =
       cmd->add_option("--batch", opts->batch_size, "Batch size per model (default: the model's)")
-          ->check(CLI::PositiveNumber);
-  CLI::Option* seq = cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")
-                         ->check(CLI::PositiveNumber);
+          ->check(kPositiveNumber);
+  CLI::Option* seq =
+      cmd->add_option("--seq-len", opts->seq_len, "Sequence length (transformers)")->check(kPositiveNumber);
   CLI::Option* image =
       cmd->add_option("--image-size", opts->image_size, "Image side in pixels (vision models)")
-          ->check(CLI::PositiveNumber);
-  CLI::Option* width = cmd->add_option("--models,-k", opts->models, "Models fused horizontally (HFTA width)")
-                           ->check(CLI::PositiveNumber)
-                           ->capture_default_str();
+          ->check(kPositiveNumber);
+  // 1 to 1024 as simulate's and search's: a million-wide trace is gigabytes before any check.
+  CLI::Option* width =
+      cmd->add_option("--models,-k", opts->models, "Models fused horizontally (HFTA width, 1 to 1024)")
+          ->check(CLI::Range(1, 1024))
+          ->capture_default_str();
   CLI::Option* dtype =
       cmd->add_option("--dtype", opts->dtype, "Element type: fp32, bf16, fp16")->capture_default_str();
   CLI::Option* precision =

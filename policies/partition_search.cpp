@@ -1,6 +1,7 @@
 #include "policies/partition_search.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -48,6 +49,22 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
     throw Error(fmt::format("search: memory limit {} B must be >= 0", config.memory_limit_bytes));
   }
   for (const std::string& p : config.policies) registry.find(p);
+  // The partitions are enumerated into memory and each is planned: p(64) = 1.7 million takes 40 s and
+  // 1.5 GB, p(128) = 4.4e9 cannot be held. Refuse before anything is built.
+  const int64_t partitions = array_partition_count(config.architectures, config.prune);
+  if (partitions > kMaxSearchPartitions) {
+    std::vector<std::string> array;
+    for (const ArchitectureCount& a : config.architectures)
+      array.push_back(fmt::format("{}:{}", a.model, a.count));
+    throw Error(fmt::format(
+        "search: the array {} has {} sub-array partitions under the partition options, more than the {} a "
+        "search plans; narrow them (max_sub_arrays, min_width, max_width: mutwo search --max-sub-arrays, "
+        "--min-width, --max-width)",
+        fmt::join(array, ", "),
+        partitions == std::numeric_limits<int64_t>::max() ? std::string("over 9.2e18")
+                                                          : std::to_string(partitions),
+        kMaxSearchPartitions));
+  }
 }
 
 // Feasible by step time (samples per step are the same for all), then infeasible by peak.

@@ -60,6 +60,10 @@
 
 namespace mutwo::policies {
 
+// The most array partitions a search plans (partition.hpp's options narrow them): p(44) = 75,175
+// partitions of one architecture's 44 models fit; the shipped experiments need at most p(32) = 8,349.
+inline constexpr int64_t kMaxSearchPartitions = 100000;
+
 struct SearchConfig {
   std::vector<ArchitectureCount> architectures;  // the model array; per-model config in each
   transforms::OptimizerConfig optimizer;

@@ -73,6 +73,13 @@ ir::Graph build_model(std::string_view name, ModelConfig config) {
     throw Error(fmt::format("model '{}' takes no image size (image_size = {}): it is not a vision model",
                             name, config.image_size));
   }
+  // Integer and bool dtypes are tensors' (indices, masks), not a model's parameters and activations.
+  if (!ir::is_floating(config.dtype)) {
+    throw Error(
+        fmt::format("model '{}': dtype {} is not a floating-point type a model trains in (fp32, bf16, "
+                    "fp16, fp64)",
+                    name, ir::dtype_name(config.dtype)));
+  }
   if (config.batch_size == 0) config.batch_size = info.default_batch_size;
   if (config.seq_len == 0) config.seq_len = info.default_seq_len;
   if (config.image_size == 0) config.image_size = info.default_image_size;

@@ -1,0 +1,28 @@
+# Input a researcher can type that the commands must refuse with the field and value, before any
+# work or output: each case was found by an audit of the CLI on 2026-11-30.
+
+# A search enumerates its partitions into memory: p(128) = 4.4e9 cannot be held, so it is refused
+# before any graph is built; the partition flags narrow it (8 into at most 2 parts: 8, 7+1, 6+2,
+# 5+3, 4+4; parts of 3 to 5: 5+3, 4+4).
+mutwo_cli_test(search_too_many_partitions ARGS search --model bert-mini:128 --policies none
+               DEFINES EXPECT_RC=1
+               "STDERR_REGEX=^error: search: the array bert-mini:128 has 4351078600 sub-array partitions under the partition options, more than the 100000")
+mutwo_cli_test(search_max_sub_arrays ARGS search --model bert-mini:8 --policies none --max-sub-arrays 2
+               DEFINES "STDOUT_REGEX=searched 5 partitions x 1 policies")
+mutwo_cli_test(search_min_max_width ARGS search --model bert-mini:8 --policies none --min-width 3 --max-width 5
+               DEFINES "STDOUT_REGEX=searched 2 partitions x 1 policies")
+
+# CLI11's PositiveNumber let NaN through (NaN <= 0 is false): a NaN bandwidth read as "not given".
+mutwo_cli_test(simulate_nan_bandwidth ARGS simulate --model bert-mini --h2d-gbps nan
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--h2d-gbps: must be a positive finite number, got 'nan'")
+mutwo_cli_test(simulate_batch_zero_message ARGS simulate --model bert-mini --batch 0
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--batch: must be a positive finite number, got '0'")
+# A model trains in a floating-point type; bool and the integer types are tensors' (masks, indices).
+mutwo_cli_test(simulate_bool_dtype ARGS simulate --model bert-mini --dtype bool
+               DEFINES EXPECT_RC=1
+               "STDERR_REGEX=^error: model 'bert-mini': dtype bool is not a floating-point type a model trains in")
+mutwo_cli_test(search_int32_dtype ARGS search --model bert-mini:2 --dtype int32 --policies none
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=dtype int32 is not a floating-point type")
+# trace's width as simulate's and search's: 1 to 1024 (a million models wrote 2.8 GB first).
+mutwo_cli_test(trace_width_over_1024 ARGS trace --model bert-mini --models 1025 -o wide.json
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--models: Value 1025 not in range 1 to 1024")
