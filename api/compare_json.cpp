@@ -22,9 +22,24 @@ nlohmann::ordered_json summary_json(const experiments::ErrorSummary& s) {
   return j;
 }
 
+// What the schema allows but a comparison cannot stand on: a measurement that ran (no OOM) took
+// some time; a step time of 0 would read as status ok with no error.
+void check_comparable(const experiments::StoredRun& run, const std::string& db_path) {
+  const auto& m = run.measurement;
+  if (m && !m->oom && m->step_time_ns <= 0) {
+    throw experiments::ResultsDbError(
+        fmt::format("results database '{}': table measurements, run {}, column step_time_ns = {}: a "
+                    "measurement without OOM must have a positive step time",
+                    db_path, run.run.id, m->step_time_ns));
+  }
+}
+
 }  // namespace
 
 experiments::CompareReport compare_database(const std::string& db_path, const std::vector<int64_t>& run_ids) {
+  for (int64_t id : run_ids) {
+    if (id <= 0) throw Error(fmt::format("run id {} is not a positive run id", id));
+  }
   // existing: a mistyped path is an error, never a new empty database.
   const experiments::ResultsDb db =
       experiments::ResultsDb::open(db_path, experiments::ResultsDb::OpenMode::existing);
@@ -33,13 +48,14 @@ experiments::CompareReport compare_database(const std::string& db_path, const st
     for (experiments::StoredRun& run : db.runs()) {
       if (run.run.kind != "profile") runs.push_back(std::move(run));
     }
-    return experiments::compare_runs(runs);
+  } else {
+    for (int64_t id : run_ids) {
+      std::optional<experiments::StoredRun> run = db.run(id);
+      if (!run) throw Error(fmt::format("no run {} in results database '{}'", id, db_path));
+      runs.push_back(std::move(*run));
+    }
   }
-  for (int64_t id : run_ids) {
-    std::optional<experiments::StoredRun> run = db.run(id);
-    if (!run) throw Error(fmt::format("no run {} in results database '{}'", id, db_path));
-    runs.push_back(std::move(*run));
-  }
+  for (const experiments::StoredRun& run : runs) check_comparable(run, db_path);
   return experiments::compare_runs(runs);
 }
 

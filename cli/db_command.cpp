@@ -34,8 +34,8 @@ std::string describe(const MergeCounts& c) {
 }
 
 void run_merge(const MergeOptions& opts) {
-  // Every input is opened and read through before OUT is touched: a missing, foreign or damaged
-  // input stops the merge with OUT as it was.
+  // Every input, and OUT when it exists, is opened and read through (every page, every cell) before
+  // OUT is written: a missing, foreign, damaged or badly typed file stops the merge with OUT as it was.
   std::vector<ResultsDb> inputs;
   for (const std::string& path : opts.inputs) {
     if (experiments::same_file(opts.out, path)) {
@@ -43,8 +43,11 @@ void run_merge(const MergeOptions& opts) {
           fmt::format("cannot merge results database '{}' into itself (it is OUT, '{}')", path, opts.out));
     }
     inputs.push_back(ResultsDb::open(path, ResultsDb::OpenMode::existing));
-    experiments::check_readable(inputs.back());
+    experiments::check_sound(inputs.back());
   }
+  // Read-only checks first: create mode would switch the file to WAL before a page is read.
+  if (experiments::holds_tables(opts.out))
+    experiments::check_sound(ResultsDb::open(opts.out, ResultsDb::OpenMode::existing));
   ResultsDb out = ResultsDb::open(opts.out, ResultsDb::OpenMode::create);
   MergeCounts total;
   for (size_t i = 0; i < inputs.size(); ++i) {

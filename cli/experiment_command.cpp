@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "experiments/csv_file.hpp"
+#include "experiments/db_merge.hpp"
 #include "experiments/experiment_kind.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/spec.hpp"
@@ -117,7 +119,22 @@ void run_dry(const experiments::ExperimentSpec& spec, const ExperimentOptions& o
 void run_experiment_command(const ExperimentOptions& opts) {
   const experiments::ExperimentSpec spec = experiments::read_spec(opts.spec);
   const experiments::Shard shard = experiments::parse_shard(opts.shard);
+  // Everything that can be checked is, before a file is created or a configuration run: the spec's
+  // values and its size, then where the CSV goes, then the database (every page, table, column and
+  // cell of an existing one), so a refused run leaves no file behind and no rows half way.
+  experiments::validate_experiment(spec);
   if (opts.dry_run) return run_dry(spec, opts, shard);
+  const std::string csv_path = (std::filesystem::path(opts.out) / (spec.name + ".csv")).string();
+  try {
+    experiments::check_csv_destination(csv_path);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--out '{}': {}", opts.out, e.what()));
+  }
+  // Read-only first: create mode would switch the file to WAL before a page is read.
+  if (experiments::holds_tables(opts.db)) {
+    experiments::check_sound(
+        experiments::ResultsDb::open(opts.db, experiments::ResultsDb::OpenMode::existing));
+  }
 
   experiments::ResultsDb db = experiments::ResultsDb::open(opts.db);
   g_stop = false;
@@ -153,7 +170,7 @@ void run_experiment_command(const ExperimentOptions& opts) {
 
   std::string csv;
   if (!report.interrupted) {
-    csv = (std::filesystem::path(opts.out) / (spec.name + ".csv")).string();
+    csv = csv_path;
     experiments::write_csv(experiments::experiment_table(spec, db), csv);
   }
   if (opts.json) {

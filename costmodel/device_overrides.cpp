@@ -142,6 +142,8 @@ int64_t parse_memory_size(std::string_view text) {
       size_error(text,
                  fmt::format("unknown unit '{}' (valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", unit_text));
     }
+    // Rounding "1.5B" to 2 would hide a typo; a fraction of a larger unit rounds to the nearest byte.
+    if (has_point && unit_bytes == 1) size_error(text, "a size in bytes (B) is a whole number of bytes");
   } else if (has_point) {
     size_error(text, "a size without a unit is a whole number of bytes");
   }

@@ -30,7 +30,8 @@ DeviceSpec apply_overrides(DeviceSpec device, const DeviceOverrides& overrides);
 // Parses a memory size: a non-negative number and an optional unit, case-insensitive, spaces
 // allowed between them: B, KB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB (powers of 1024).
 // "16GiB" = 17179869184, "40GB" = 40000000000, "1.5GiB" = 1610612736, "123456" = 123456 bytes.
-// A fractional size is rounded to the nearest byte; a size without a unit must be a whole number.
+// A fractional size is rounded to the nearest byte; a size without a unit or in B must be a whole
+// number.
 // Throws Error "invalid memory size '16XB': ..." naming the value and what is wrong.
 int64_t parse_memory_size(std::string_view text);
 

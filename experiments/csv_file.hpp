@@ -14,4 +14,11 @@ std::string csv_text(const CsvTable& table);
 // Writes csv_text(table) to path (creating its folder). Throws mutwo::Error naming the path.
 void write_csv(const CsvTable& table, const std::filesystem::path& path);
 
+// Checks, before a sweep runs, that write_csv(table, path) could write there: path is not a folder,
+// and its folder is one that takes a new file, or can be created (its nearest existing ancestor is a
+// folder that takes a new folder). Probes with a temporary file or folder, removed at once; creates
+// nothing that stays. Throws mutwo::Error naming the path and what is wrong ("'afile' is a file, not
+// a folder", "cannot create folder '/proc/rz': ...").
+void check_csv_destination(const std::filesystem::path& path);
+
 }  // namespace mutwo::experiments

@@ -10,6 +10,9 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/results_cells.hpp"
+#include "experiments/results_schema.hpp"
+
 namespace mutwo::experiments {
 namespace {
 
@@ -54,7 +57,10 @@ std::vector<RunKey> run_keys(const ResultsDb& db) {
   sqlite::Statement s = db.connection().prepare("SELECT id, config_hash, mutwo_version FROM runs ORDER BY id",
                                                 "cannot read runs");
   std::vector<RunKey> keys;
-  while (s.step()) keys.push_back({s.int64(0), s.text(1), s.text(2)});
+  while (s.step()) {
+    const CellReader cell(db.connection(), s, "runs", fmt::format("run {}", s.int64(0)));
+    keys.push_back({s.int64(0), cell.text(1), cell.text(2)});
+  }
   return keys;
 }
 
@@ -160,6 +166,18 @@ void check_readable(const ResultsDb& db) {
     throw ResultsDbError(fmt::format("results database '{}' is corrupt (quick_check: {})", db.path().string(),
                                      fmt::join(problems, "; ")));
   }
+}
+
+void check_sound(const ResultsDb& db) {
+  check_readable(db);
+  db.check_values();
+}
+
+bool holds_tables(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) == 0 || ec) return false;
+  const sqlite::Connection c = sqlite::Connection::open(path, sqlite::Connection::Mode::read_only);
+  return !table_names(c).empty();
 }
 
 MergeCounts merge_results(ResultsDb& out, const ResultsDb& in) {

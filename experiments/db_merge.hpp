@@ -31,7 +31,8 @@ struct MergeCounts {
 // input's updated_at is later (ISO-8601 UTC text compares in time order).
 // While it runs, out's commits skip their own fsync (WAL, synchronous=NORMAL; restored after): a killed
 // merge keeps all it committed, a power loss at most its last whole runs.
-// Throws ResultsDbError when in and out are the same file, or when reading or writing fails.
+// Throws ResultsDbError when in and out are the same file, or when reading or writing fails. Callers
+// run check_sound on both first (a bad cell found half way stops the merge after the runs before it).
 MergeCounts merge_results(ResultsDb& out, const ResultsDb& in);
 
 // Whether two paths name the same file (one file reached through links or another spelling counts);
@@ -42,5 +43,16 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 // a database reads only its table list; this reads every page, so a merge checks its inputs first and
 // never stops half way through one because of a damaged page.
 void check_readable(const ResultsDb& db);
+
+// check_readable, then every cell's type and range (ResultsDb::check_values): what `mutwo db merge`
+// runs on each input and on an existing OUT before it writes anything, so a merge neither stops half
+// way nor copies a bad cell in as a clean one, and never writes into a damaged file.
+void check_sound(const ResultsDb& db);
+
+// Whether path names a file that holds tables: the existing files a writer (merge's OUT, an
+// experiment's database) runs check_sound on, opened read-only, before it opens them to write. An
+// absent or empty file, or one a parallel writer has begun to create, is left to ResultsDb::open's
+// create mode. Throws ResultsDbError for a file that is not a SQLite database.
+bool holds_tables(const std::filesystem::path& path);
 
 }  // namespace mutwo::experiments

@@ -2,6 +2,7 @@
 // The experiment kind interface: what one configuration of a spec's sweep runs, and how its rows
 // read as a table. One implementation per file under experiments/kinds/, one registration line in
 // register_builtin_experiment_kinds (experiments/README.md lists the kinds, config keys and metrics).
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -35,6 +36,15 @@ struct ResultRow {
   ExperimentRowRecord row;  // row.config_json is filled by the runner from the task's config
 };
 
+// One factor of a sweep's size: what it counts (a sweep key, or what stands for several) and how
+// many values it takes.
+struct SweepFactor {
+  std::string name;  // "model_counts", "model/batch pairs"
+  int64_t values = 0;
+
+  bool operator==(const SweepFactor&) const = default;
+};
+
 // A table for CSV export: header and cells (already formatted).
 struct CsvTable {
   std::vector<std::string> header;
@@ -54,6 +64,10 @@ class ExperimentKind {
   // The sweep's tasks in a fixed order (shards take every n-th). Each config is the row's whole
   // configuration; its canonical JSON is hashed to skip rows already stored.
   virtual std::vector<Task> expand(const ExperimentSpec& spec) const = 0;
+  // The sweep's size before expand() materialises it: factors whose product is the number of
+  // configurations expand() makes (an upper bound where it leaves some combinations out). Reads the
+  // spec and at most the files validate() reads; builds nothing. Empty: the kind runs no sweep.
+  virtual std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const = 0;
   // Computes a task's rows, one per config in order. Called from several threads at once: reads
   // only its arguments. Throws mutwo::Error on failure.
   virtual std::vector<ResultRow> run(const ExperimentSpec& spec, const Task& task) const = 0;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/results_cells.hpp"
 #include "experiments/results_schema.hpp"
 
 namespace mutwo::experiments {
@@ -106,6 +107,10 @@ INSERT INTO op_times (run_id, op_id, op_name, kind, phase, width, measured_ns, p
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 )sql";
 
+// Column order is the order read_op_time() reads them in.
+constexpr std::string_view kSelectOpTimes =
+    "SELECT run_id, op_id, op_name, kind, phase, width, measured_ns, predicted_ns FROM op_times";
+
 // Column order is the order read_stored_run() reads them in.
 constexpr std::string_view kSelectRuns = R"sql(
 SELECT r.id, r.kind, r.created_at, r.model, r.models, r.partition, r.policy, r.batch_size, r.seq_len,
@@ -120,66 +125,92 @@ LEFT JOIN predictions AS p ON p.run_id = r.id
 LEFT JOIN measurements AS m ON m.run_id = r.id
 )sql";
 
+// Each cell is checked against its column's type and the schema's CHECK (results_cells.hpp), so a
+// file written by another program with other values reads as an error naming the cell, never as a
+// wrong number.
 StoredRun read_stored_run(const Connection& connection, const Statement& s) {
   StoredRun out;
   int c = 0;
   RunRecord& r = out.run;
-  r.id = s.int64(c++);
-  r.kind = s.text(c++);
-  r.created_at = s.text(c++);
-  r.model = s.text(c++);
-  r.models = static_cast<int32_t>(s.int64(c++));
-  r.partition = s.text(c++);
-  r.policy = s.text(c++);
-  r.batch_size = s.int64(c++);
-  r.seq_len = s.int64(c++);
-  r.image_size = s.int64(c++);
-  r.dtype = s.text(c++);
-  r.optimizer = s.text(c++);
-  r.device = s.text(c++);
-  r.gpu = s.text(c++);
-  r.memory_limit_bytes = s.int64(c++);
-  r.memory_cap_fraction = s.real(c++);
-  r.cost_source = s.text(c++);
-  r.mutwo_version = s.text(c++);
-  r.git_revision = s.text(c++);
-  r.config_hash = s.text(c++);
-  r.schedule_hash = s.text(c++);
-  r.notes = s.text(c++);
+  r.id = s.int64(c++);  // INTEGER PRIMARY KEY: SQLite keeps nothing else there
+  const std::string row = fmt::format("run {}", r.id);
+  const CellReader run(connection, s, "runs", row);
+  r.kind = run.one_of(c++, {"run", "simulate", "profile"});
+  r.created_at = run.text(c++);
+  r.model = run.text(c++);
+  r.models = run.int32(c++, 0);
+  r.partition = run.text(c++);
+  r.policy = run.text(c++);
+  r.batch_size = run.integer(c++, 0);
+  r.seq_len = run.integer(c++, 0);
+  r.image_size = run.integer(c++, 0);
+  r.dtype = run.text(c++);
+  r.optimizer = run.text(c++);
+  r.device = run.text(c++);
+  r.gpu = run.text(c++);
+  r.memory_limit_bytes = run.integer(c++, 0);
+  r.memory_cap_fraction = run.real(c++, 0.0, 1.0);
+  r.cost_source = run.text(c++);
+  r.mutwo_version = run.text(c++);
+  r.git_revision = run.text(c++);
+  r.config_hash = run.text(c++);
+  r.schedule_hash = run.text(c++);
+  r.notes = run.text(c++);
 
   if (!s.is_null(c++)) {
+    const CellReader cell(connection, s, "predictions", row);
     PredictionRecord& p = out.prediction.emplace();
-    p.step_time_ns = s.int64(c++);
-    p.peak_bytes = s.int64(c++);
-    p.resident_bytes = s.int64(c++);
-    p.compute_stall_ns = s.int64(c++);
-    p.recompute_ns = s.int64(c++);
-    p.bytes_swapped_out = s.int64(c++);
-    p.bytes_swapped_in = s.int64(c++);
-    p.memory_limit_bytes = s.int64(c++);
-    p.samples_per_step = s.int64(c++);
-    p.oom = s.int64(c++) != 0;
-    p.oom_message = s.text(c++);
+    p.step_time_ns = cell.integer(c++, 0);
+    p.peak_bytes = cell.integer(c++, 0);
+    p.resident_bytes = cell.integer(c++, 0);
+    p.compute_stall_ns = cell.integer(c++, 0);
+    p.recompute_ns = cell.integer(c++, 0);
+    p.bytes_swapped_out = cell.integer(c++, 0);
+    p.bytes_swapped_in = cell.integer(c++, 0);
+    p.memory_limit_bytes = cell.integer(c++, 0);
+    p.samples_per_step = cell.integer(c++, 0);
+    p.oom = cell.flag(c++);
+    p.oom_message = cell.text(c++);
   } else {
     c += 11;
   }
 
   if (!s.is_null(c++)) {
+    const CellReader cell(connection, s, "measurements", row);
     MeasurementRecord& m = out.measurement.emplace();
-    m.step_time_ns = s.int64(c++);
-    m.step_time_min_ns = s.int64(c++);
-    m.step_time_max_ns = s.int64(c++);
-    m.iterations = static_cast<int32_t>(s.int64(c++));
-    m.warmup_iterations = static_cast<int32_t>(s.int64(c++));
-    m.step_times_ns = int_array(connection, r.id, s.text(c++));
-    m.peak_bytes = s.int64(c++);
-    m.peak_source = s.text(c++);
-    m.oom = s.int64(c++) != 0;
-    m.oom_message = s.text(c++);
-    m.losses = loss_array(connection, r.id, s.text(c++));
-    m.samples_per_step = s.int64(c++);
+    m.step_time_ns = cell.integer(c++, 0);
+    m.step_time_min_ns = cell.integer(c++, 0);
+    m.step_time_max_ns = cell.integer(c++, 0);
+    m.iterations = cell.int32(c++, 0);
+    m.warmup_iterations = cell.int32(c++, 0);
+    m.step_times_ns = int_array(connection, r.id, cell.text(c++));
+    m.peak_bytes = cell.integer(c++, 0);
+    m.peak_source = cell.text(c++);
+    m.oom = cell.flag(c++);
+    m.oom_message = cell.text(c++);
+    m.losses = loss_array(connection, r.id, cell.text(c++));
+    m.samples_per_step = cell.integer(c++, 0);
   }
   return out;
+}
+
+OpTimeRecord read_op_time(const Connection& connection, const Statement& s) {
+  // run_id, op_id, op_name, kind, phase, width, measured_ns, predicted_ns
+  OpTimeRecord o;
+  const int64_t run_id = s.int64(0);
+  const CellReader cell(
+      connection, s, "op_times",
+      fmt::format("run {}, op {}", run_id,
+                  s.type(1) == Statement::Type::integer ? std::to_string(s.int64(1)) : s.text(1)));
+  cell.integer(0, 0);  // run_id: an integer (the foreign key to runs.id)
+  o.op_id = cell.int32(1, 0);
+  o.op_name = cell.text(2);
+  o.kind = cell.text(3);
+  o.phase = cell.text(4);
+  o.width = cell.int32(5, 1);
+  o.measured_ns = cell.integer(6, 0);
+  o.predicted_ns = cell.integer(7, -1);
+  return o;
 }
 
 }  // namespace
@@ -296,23 +327,20 @@ std::optional<StoredRun> ResultsDb::run(int64_t id) const {
 }
 
 std::vector<OpTimeRecord> ResultsDb::op_times(int64_t run_id) const {
-  Statement s = connection_.prepare(
-      "SELECT op_id, op_name, kind, phase, width, measured_ns, predicted_ns FROM op_times WHERE run_id = ?1 "
-      "ORDER BY op_id",
-      "cannot read op_times");
+  Statement s = connection_.prepare(fmt::format("{} WHERE run_id = ?1 ORDER BY op_id", kSelectOpTimes),
+                                    "cannot read op_times");
   s.bind(1, run_id);
   std::vector<OpTimeRecord> out;
-  while (s.step()) {
-    OpTimeRecord& o = out.emplace_back();
-    o.op_id = static_cast<int32_t>(s.int64(0));
-    o.op_name = s.text(1);
-    o.kind = s.text(2);
-    o.phase = s.text(3);
-    o.width = static_cast<int32_t>(s.int64(4));
-    o.measured_ns = s.int64(5);
-    o.predicted_ns = s.int64(6);
-  }
+  while (s.step()) out.push_back(read_op_time(connection_, s));
   return out;
+}
+
+void ResultsDb::check_values() const {
+  Statement runs = connection_.prepare(fmt::format("{} ORDER BY r.id", kSelectRuns), "cannot read runs");
+  while (runs.step()) read_stored_run(connection_, runs);
+  Statement ops = connection_.prepare(kSelectOpTimes, "cannot read op_times");
+  while (ops.step()) read_op_time(connection_, ops);
+  check_experiment_values();
 }
 
 bool ResultsDb::has_config(std::string_view config_hash, std::string_view mutwo_version) const {

@@ -33,8 +33,8 @@ class ResultsDb {
   // experiment_metrics), upgrades a version-1 file in place, and keeps the file in WAL mode.
   // Either mode sets foreign_keys=ON and the busy timeout, then checks the file: a SQLite database
   // holding schema version kResultsSchemaVersion (existing mode also reads version 1, as a file
-  // with no experiments) and every table. A file that is not a database, is corrupt, holds another
-  // version or lacks a table is refused and left untouched.
+  // with no experiments) and every table with its columns. A file that is not a database, is
+  // corrupt, holds another version or lacks a table or a column is refused and left untouched.
   static ResultsDb open(const std::filesystem::path& path, OpenMode mode = OpenMode::create);
 
   ResultsDb(ResultsDb&&) noexcept;
@@ -71,6 +71,13 @@ class ResultsDb {
   // that version counts.
   bool has_config(std::string_view config_hash, std::string_view mutwo_version = {}) const;
 
+  // Reads every row of every table through the same checked readers as runs(), op_times() and the
+  // experiment readers, keeping nothing: throws ResultsDbError "results database 'D': table T, run R,
+  // column C = V: ..." at the first cell whose type or range the schema does not allow (a REAL or
+  // TEXT in an INTEGER column, a negative time, oom = 2, an unknown kind). A merge runs it on every
+  // file before writing, so it never stops half way through a run or copies a bad cell.
+  void check_values() const;
+
   const std::filesystem::path& path() const { return connection_.path(); }
   int schema_version() const { return schema_version_; }
   // The open connection, for queries this class does not offer (plots, tests). Do not change the
@@ -84,6 +91,8 @@ class ResultsDb {
                                      std::optional<std::string_view> text = std::nullopt) const;
   // Inside insert's transaction (results_db_experiments.cpp).
   void insert_experiment_row(int64_t run_id, const ExperimentRowRecord& row);
+  // check_values() of the experiment tables (results_db_experiments.cpp).
+  void check_experiment_values() const;
 
   sqlite::Connection connection_;
   int schema_version_ = kResultsSchemaVersion;

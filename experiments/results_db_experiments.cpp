@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/results_cells.hpp"
 #include "experiments/results_db.hpp"
 
 namespace mutwo::experiments {
@@ -35,15 +36,40 @@ std::vector<std::string> figures_from_json(const sqlite::Connection& c, const st
 
 ExperimentRecord read_experiment(const sqlite::Connection& c, const Statement& s) {
   ExperimentRecord e;
-  e.name = s.text(0);
-  e.kind = s.text(1);
-  e.title = s.text(2);
-  e.figures = figures_from_json(c, e.name, s.text(3));
-  e.spec_hash = s.text(4);
-  e.spec_toml = s.text(5);
-  e.updated_at = s.text(6);
+  e.name = CellReader(c, s, "experiments", "a row").text(0);
+  const CellReader cell(c, s, "experiments", fmt::format("experiment '{}'", e.name));
+  e.kind = cell.text(1);
+  e.title = cell.text(2);
+  e.figures = figures_from_json(c, e.name, cell.text(3));
+  e.spec_hash = cell.text(4);
+  e.spec_toml = cell.text(5);
+  e.updated_at = cell.text(6);
   return e;
 }
+
+// experiment_rows: run_id, experiment, series, feasible, config.
+ExperimentRowRecord read_experiment_row(const sqlite::Connection& c, const Statement& s) {
+  const CellReader cell(c, s, "experiment_rows", fmt::format("run {}", s.int64(0)));
+  ExperimentRowRecord row;
+  row.experiment = cell.text(1);
+  row.series = cell.text(2);
+  row.feasible = cell.flag(3);
+  row.config_json = cell.text(4);
+  return row;
+}
+
+// experiment_metrics: run_id, name, value.
+Metric read_metric(const sqlite::Connection& c, const Statement& s) {
+  Metric m;
+  m.name = CellReader(c, s, "experiment_metrics", fmt::format("run {}", s.int64(0))).text(1);
+  m.value =
+      CellReader(c, s, "experiment_metrics", fmt::format("run {}, metric '{}'", s.int64(0), m.name)).real(2);
+  return m;
+}
+
+constexpr std::string_view kSelectExperimentRows =
+    "SELECT run_id, experiment, series, feasible, config FROM experiment_rows";
+constexpr std::string_view kSelectMetrics = "SELECT run_id, name, value FROM experiment_metrics";
 
 constexpr std::string_view kSelectExperiments =
     "SELECT name, kind, title, figures, spec_hash, spec_toml, updated_at FROM experiments";
@@ -113,22 +139,25 @@ std::optional<ExperimentRecord> ResultsDb::experiment(std::string_view name) con
 
 std::optional<ExperimentRowRecord> ResultsDb::experiment_row(int64_t run_id) const {
   if (schema_version_ < 2) return std::nullopt;
-  Statement s = connection_.prepare(
-      "SELECT experiment, series, feasible, config FROM experiment_rows WHERE run_id = ?1",
-      "cannot read experiment_rows");
+  Statement s = connection_.prepare(fmt::format("{} WHERE run_id = ?1", kSelectExperimentRows),
+                                    "cannot read experiment_rows");
   s.bind(1, run_id);
   if (!s.step()) return std::nullopt;
-  ExperimentRowRecord row;
-  row.experiment = s.text(0);
-  row.series = s.text(1);
-  row.feasible = s.int64(2) != 0;
-  row.config_json = s.text(3);
-  Statement m =
-      connection_.prepare("SELECT name, value FROM experiment_metrics WHERE run_id = ?1 ORDER BY name",
-                          "cannot read experiment_metrics");
+  ExperimentRowRecord row = read_experiment_row(connection_, s);
+  Statement m = connection_.prepare(fmt::format("{} WHERE run_id = ?1 ORDER BY name", kSelectMetrics),
+                                    "cannot read experiment_metrics");
   m.bind(1, run_id);
-  while (m.step()) row.metrics.push_back({m.text(0), m.real(1)});
+  while (m.step()) row.metrics.push_back(read_metric(connection_, m));
   return row;
+}
+
+void ResultsDb::check_experiment_values() const {
+  if (schema_version_ < 2) return;
+  experiments();
+  Statement rows = connection_.prepare(kSelectExperimentRows, "cannot read experiment_rows");
+  while (rows.step()) read_experiment_row(connection_, rows);
+  Statement metrics = connection_.prepare(kSelectMetrics, "cannot read experiment_metrics");
+  while (metrics.step()) read_metric(connection_, metrics);
 }
 
 std::vector<StoredExperimentRow> ResultsDb::experiment_rows(std::string_view experiment) const {

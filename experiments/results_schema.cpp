@@ -1,6 +1,8 @@
 #include "experiments/results_schema.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -118,6 +120,32 @@ std::string quoted(const sqlite::Connection& connection) {
   return fmt::format("'{}'", connection.path().string());
 }
 
+// The column names of a table, in order (PRAGMA table_info).
+std::vector<std::string> column_names(const sqlite::Connection& connection, std::string_view table) {
+  sqlite::Statement s = connection.prepare(fmt::format("SELECT name FROM pragma_table_info('{}')", table),
+                                           "cannot list the columns");
+  std::vector<std::string> names;
+  while (s.step()) names.push_back(s.text(0));
+  return names;
+}
+
+// The columns of each table of a schema version, as SQLite reads them from this file's own CREATE
+// statements (an in-memory database made once per version), so the list is never written twice.
+const std::map<std::string, std::vector<std::string>, std::less<>>& expected_columns(int version) {
+  auto make = [](int v) {
+    const sqlite::Connection memory =
+        sqlite::Connection::open(":memory:", sqlite::Connection::Mode::read_write_create);
+    memory.exec(v == 1 ? std::string(kSchemaV1Sql) : results_schema_sql(), "cannot create the schema");
+    std::map<std::string, std::vector<std::string>, std::less<>> columns;
+    for (std::string_view table : results_tables(v))
+      columns[std::string(table)] = column_names(memory, table);
+    return columns;
+  };
+  static const auto v1 = make(1);
+  static const auto current = make(kResultsSchemaVersion);
+  return version == 1 ? v1 : current;
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& results_tables(int version) {
@@ -177,7 +205,13 @@ int check_results_schema(const sqlite::Connection& connection) {
   std::vector<int64_t> versions;
   sqlite::Statement s =
       connection.prepare("SELECT version FROM schema_version", "cannot read schema_version");
-  while (s.step()) versions.push_back(s.int64(0));
+  while (s.step()) {
+    if (s.type(0) != sqlite::Statement::Type::integer) {
+      throw ResultsDbError(fmt::format("results database {} has schema version '{}', not an integer",
+                                       quoted(connection), s.text(0)));
+    }
+    versions.push_back(s.int64(0));
+  }
   if (versions.size() != 1) {
     throw ResultsDbError(fmt::format("results database {} has {} rows in schema_version, expected 1",
                                      quoted(connection), versions.size()));
@@ -193,6 +227,26 @@ int check_results_schema(const sqlite::Connection& connection) {
       throw ResultsDbError(fmt::format("results database {} has no table '{}' (schema version {} has {})",
                                        quoted(connection), table, version,
                                        fmt::join(results_tables(version), ", ")));
+    }
+  }
+  // Every column each statement names must be there before anything is run or written: a renamed
+  // or dropped column would otherwise surface only at the first read or insert that names it.
+  for (const auto& [table, expected] : expected_columns(version)) {
+    const std::vector<std::string> found = column_names(connection, table);
+    for (const std::string& column : expected) {
+      if (std::find(found.begin(), found.end(), column) == found.end()) {
+        throw ResultsDbError(fmt::format(
+            "results database {} has no column '{}' in table {} (schema version {}: {}; the file's: {})",
+            quoted(connection), column, table, version, fmt::join(expected, ", "), fmt::join(found, ", ")));
+      }
+    }
+    for (const std::string& column : found) {
+      if (std::find(expected.begin(), expected.end(), column) == expected.end()) {
+        throw ResultsDbError(
+            fmt::format("results database {} has a column '{}' in table {} that schema version {} does not "
+                        "have ({})",
+                        quoted(connection), column, table, version, fmt::join(expected, ", ")));
+      }
     }
   }
   return version;

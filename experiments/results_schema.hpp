@@ -21,9 +21,9 @@ std::string results_schema_sql();
 // so first (the check is repeated under the write lock, so concurrent creators agree).
 void create_results_schema(const sqlite::Connection& connection);
 
-// Throws ResultsDbError unless the database holds exactly one schema_version row, equal to
-// kResultsSchemaVersion or kOldestReadableSchemaVersion, and every table of that version. Returns
-// the version.
+// Throws ResultsDbError unless the database holds exactly one schema_version row, an integer equal
+// to kResultsSchemaVersion or kOldestReadableSchemaVersion, and every table of that version with
+// exactly its columns (a renamed, dropped or added column is named). Returns the version.
 int check_results_schema(const sqlite::Connection& connection);
 
 // Brings a version-1 database to the current version in one write transaction (adds the

@@ -5,12 +5,14 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
@@ -31,9 +33,43 @@ bool PlannedTask::all_stored() const {
   return std::all_of(stored.begin(), stored.end(), [](bool b) { return b; });
 }
 
+std::optional<int64_t> sweep_size(const ExperimentSpec& spec) {
+  const std::vector<SweepFactor> factors = builtin_experiment_kinds().find(spec.kind).sweep_factors(spec);
+  if (factors.empty()) return 0;  // the kind runs no sweep
+  int64_t size = 1;
+  for (const SweepFactor& f : factors) {
+    if (__builtin_mul_overflow(size, f.values, &size)) return std::nullopt;
+  }
+  return size;
+}
+
+namespace {
+
+// Throws the error validate_experiment describes when the sweep is over the limit.
+void check_sweep_size(const ExperimentSpec& spec) {
+  const std::optional<int64_t> size = sweep_size(spec);
+  if (size && *size <= kMaxSweepConfigurations) return;
+  std::vector<std::string> factors;
+  for (const SweepFactor& f : builtin_experiment_kinds().find(spec.kind).sweep_factors(spec)) {
+    if (f.values != 1) factors.push_back(fmt::format("{} {}", f.values, f.name));
+  }
+  throw Error(fmt::format(
+      "{}: sweep has {} configurations ({}), more than the limit {}; split it into several specs",
+      spec.source,
+      size ? std::to_string(*size) : fmt::format("more than {}", std::numeric_limits<int64_t>::max()),
+      fmt::join(factors, " x "), kMaxSweepConfigurations));
+}
+
+}  // namespace
+
+void validate_experiment(const ExperimentSpec& spec) {
+  builtin_experiment_kinds().find(spec.kind).validate(spec);
+  check_sweep_size(spec);
+}
+
 ExperimentPlan plan_experiment(const ExperimentSpec& spec, const ResultsDb* db, Shard shard) {
   const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
-  kind.validate(spec);
+  validate_experiment(spec);
   ExperimentPlan plan;
   plan.tasks = kind.expand(spec);
   const std::string version(mutwo_version());
@@ -55,6 +91,7 @@ ExperimentPlan plan_experiment(const ExperimentSpec& spec, const ResultsDb* db, 
 
 CsvTable experiment_table(const ExperimentSpec& spec, const ResultsDb& db) {
   const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
+  check_sweep_size(spec);  // before expand() holds every configuration
   std::map<std::string, StoredExperimentRow> by_config;
   for (StoredExperimentRow& r : db.experiment_rows(spec.name)) by_config[r.row.config_json] = std::move(r);
   std::vector<StoredExperimentRow> rows;

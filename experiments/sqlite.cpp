@@ -146,6 +146,26 @@ void Statement::reset() {
   sqlite3_clear_bindings(stmt_.get());
 }
 
+Statement::Type Statement::type(int column) const {
+  switch (sqlite3_column_type(stmt_.get(), column)) {
+    case SQLITE_INTEGER:
+      return Type::integer;
+    case SQLITE_FLOAT:
+      return Type::real;
+    case SQLITE_TEXT:
+      return Type::text;
+    case SQLITE_BLOB:
+      return Type::blob;
+    default:
+      return Type::null;
+  }
+}
+
+std::string Statement::column_name(int column) const {
+  const char* name = sqlite3_column_name(stmt_.get(), column);
+  return name == nullptr ? std::string() : std::string(name);
+}
+
 bool Statement::is_null(int column) const {
   return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
 }

@@ -95,6 +95,14 @@ class Statement {
   // Makes the statement runnable again with new bindings.
   void reset();
 
+  // The storage class of a column's value in the current row. SQLite keeps any value in any column
+  // (a REAL or TEXT in an INTEGER column), so readers that trust a type check it first
+  // (results_cells.hpp).
+  enum class Type { integer, real, text, blob, null };
+  Type type(int column) const;
+  // The column's name in the result ("step_time_ns" for "m.step_time_ns").
+  std::string column_name(int column) const;
+
   bool is_null(int column) const;
   int64_t int64(int column) const;
   double real(int column) const;

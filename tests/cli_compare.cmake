@@ -48,3 +48,47 @@ mutwo_cli_test(compare_default_db_missing ARGS compare
 mutwo_cli_test(compare_not_a_database ARGS compare --db compare/not-a-database.txt
                DEFINES WORKDIR=${MUTWO_TEST_FIXTURES} EXPECT_RC=1
                        "STDERR_REGEX=^error: results database 'compare/not-a-database.txt' is not a SQLite database [(]file is not a database[)]\n$")
+
+# Cells the schema does not allow, as another program could have written them (make_results_fixture
+# runs the SQL with CHECK constraints off): each is an error naming the database, the table, the run,
+# the column and the value, never a number read from it (1.5 read as 1, 'abc' as 0).
+set(compare_bad_cells
+    "measreal|UPDATE measurements SET step_time_ns = 1.5 WHERE run_id = 1|table measurements, run 1, column step_time_ns = 1\\.5: not an integer [(]a REAL value[)]"
+    "meastext|UPDATE measurements SET step_time_ns = 'abc' WHERE run_id = 1|table measurements, run 1, column step_time_ns = 'abc': not an integer [(]a TEXT value[)]"
+    "measneg|UPDATE measurements SET step_time_ns = -100 WHERE run_id = 1|table measurements, run 1, column step_time_ns = -100: must be >= 0"
+    "meas0|UPDATE measurements SET step_time_ns = 0 WHERE run_id = 1|table measurements, run 1, column step_time_ns = 0: a measurement without OOM must have a positive step time"
+    "oom2|UPDATE measurements SET oom = 2 WHERE run_id = 1|table measurements, run 1, column oom = 2: must be 0 or 1"
+    "badkind|UPDATE runs SET kind = 'zzz' WHERE id = 1|table runs, run 1, column kind = 'zzz': must be one of run, simulate, profile")
+foreach(case IN LISTS compare_bad_cells)
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 sql)
+  list(GET parts 2 message)
+  add_test(NAME cli_compare_fixture_${name}
+           COMMAND make_results_fixture runs ${MUTWO_CLI_OUT}/compare-${name}.db "${sql}")
+  set_tests_properties(cli_compare_fixture_${name} PROPERTIES FIXTURES_SETUP cli_compare_${name}_db)
+  mutwo_cli_test(compare_${name} ARGS compare --db compare-${name}.db
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'compare-${name}\\.db': ${message}\n$"
+                 PROPERTIES FIXTURES_REQUIRED cli_compare_${name}_db)
+endforeach()
+# A renamed column is found when the file is opened, not at the first query that names it.
+add_test(NAME cli_compare_fixture_renamecol
+         COMMAND make_results_fixture runs ${MUTWO_CLI_OUT}/compare-renamecol.db
+                 "ALTER TABLE measurements RENAME COLUMN peak_bytes TO peakb")
+set_tests_properties(cli_compare_fixture_renamecol PROPERTIES FIXTURES_SETUP cli_compare_renamecol_db)
+mutwo_cli_test(compare_renamed_column ARGS compare --db compare-renamecol.db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'compare-renamecol\\.db' has no column 'peak_bytes' in table measurements [(]schema version 2: run_id, step_time_ns, .*the file's: .*peakb"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_renamecol_db)
+# --run takes positive run ids that fit in int64: a usage error, not a 300-digit range or a clamped id.
+mutwo_cli_test(compare_run_zero ARGS compare --db compare-runs.db --run 0
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=^--run: must be a positive run id [(]1, 2, ...[)], not '0'\n"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
+mutwo_cli_test(compare_run_negative ARGS compare --db compare-runs.db --run=-3
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=^--run: must be a positive run id [(]1, 2, ...[)], not '-3'\n"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
+mutwo_cli_test(compare_run_huge ARGS compare --db compare-runs.db --run 99999999999999999999
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=^--run: 99999999999999999999 is out of range: run ids go up to 9223372036854775807\n"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
+mutwo_cli_test(compare_run_largest ARGS compare --db compare-runs.db --run 9223372036854775807
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: no run 9223372036854775807 in results database 'compare-runs\\.db'\n$"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)

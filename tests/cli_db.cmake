@@ -9,7 +9,8 @@ add_test(NAME cli_db_fixture_b COMMAND make_results_fixture shard ${MUTWO_CLI_OU
 # Outputs of earlier test runs go, so every run merges into a new file.
 add_test(NAME cli_db_fixture_clean
          COMMAND ${CMAKE_COMMAND} -E rm -f ${db_merge_out} ${db_merge_out}-wal ${db_merge_out}-shm
-                 ${MUTWO_CLI_OUT}/db-merge-bad-out.db ${MUTWO_CLI_OUT}/db-merge-self-out.db)
+                 ${MUTWO_CLI_OUT}/db-merge-bad-out.db ${MUTWO_CLI_OUT}/db-merge-self-out.db
+                 ${MUTWO_CLI_OUT}/db-merge-cell-out.db)
 set_tests_properties(cli_db_fixture_a cli_db_fixture_b cli_db_fixture_clean PROPERTIES FIXTURES_SETUP cli_db_inputs)
 
 mutwo_cli_test(db_help ARGS db --help DEFINES "STDOUT_REGEX=merge")
@@ -46,3 +47,41 @@ mutwo_cli_test(db_merge_not_a_database
 mutwo_cli_test(db_merge_into_itself ARGS db merge db-merge-a.db db-merge-b.db ./db-merge-a.db
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot merge results database '\\./db-merge-a\\.db' into itself [(]it is OUT, 'db-merge-a\\.db'[)]\n$"
                PROPERTIES FIXTURES_REQUIRED cli_db_inputs)
+
+# Every cell of every input is read through before OUT is touched: a bad one is named (the table, the
+# run, the column and the value), never copied in as a clean number, and OUT is not created.
+mutwo_cli_test(db_merge_bad_cell ARGS db merge db-merge-cell-out.db db-merge-a.db compare-meastext.db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'compare-meastext\\.db': table measurements, run 1, column step_time_ns = 'abc': not an integer [(]a TEXT value[)]\n$"
+               PROPERTIES FIXTURES_REQUIRED "cli_db_inputs;cli_compare_meastext_db")
+mutwo_cli_test(db_merge_bad_cell_no_out ARGS compare --db db-merge-cell-out.db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'db-merge-cell-out\\.db' does not exist\n$"
+               PROPERTIES DEPENDS cli_db_merge_bad_cell)
+
+# An OUT that exists gets the same checks as the inputs, before anything is written to it: one with
+# damaged pages (it opens; reading every page does not) or a bad cell is refused and left byte for byte.
+set(db_damaged ${MUTWO_CLI_OUT}/db-merge-damaged.db)
+set(db_bad_out ${MUTWO_CLI_OUT}/db-merge-bad-cell-out.db)
+add_test(NAME cli_db_fixture_damaged COMMAND make_results_fixture pages ${db_damaged})
+add_test(NAME cli_db_fixture_bad_out COMMAND make_results_fixture runs ${db_bad_out}
+                                             "UPDATE predictions SET peak_bytes = 1.5 WHERE run_id = 2")
+set_tests_properties(cli_db_fixture_damaged cli_db_fixture_bad_out PROPERTIES FIXTURES_SETUP cli_db_bad_outs)
+add_test(NAME cli_db_fixture_damaged_copy COMMAND ${CMAKE_COMMAND} -E copy ${db_damaged} ${db_damaged}.orig)
+add_test(NAME cli_db_fixture_bad_out_copy COMMAND ${CMAKE_COMMAND} -E copy ${db_bad_out} ${db_bad_out}.orig)
+set_tests_properties(cli_db_fixture_damaged_copy PROPERTIES FIXTURES_SETUP cli_db_bad_outs
+                     DEPENDS cli_db_fixture_damaged)
+set_tests_properties(cli_db_fixture_bad_out_copy PROPERTIES FIXTURES_SETUP cli_db_bad_outs
+                     DEPENDS cli_db_fixture_bad_out)
+mutwo_cli_test(db_merge_into_damaged ARGS db merge db-merge-damaged.db db-merge-a.db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'db-merge-damaged\\.db' is corrupt [(]"
+               PROPERTIES FIXTURES_REQUIRED "cli_db_inputs;cli_db_bad_outs")
+mutwo_cli_test(db_merge_into_bad_cell ARGS db merge db-merge-bad-cell-out.db db-merge-a.db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'db-merge-bad-cell-out\\.db': table predictions, run 2, column peak_bytes = 1\\.5: not an integer [(]a REAL value[)]\n$"
+               PROPERTIES FIXTURES_REQUIRED "cli_db_inputs;cli_db_bad_outs")
+add_test(NAME cli_db_merge_damaged_unchanged
+         COMMAND ${CMAKE_COMMAND} -E compare_files ${db_damaged} ${db_damaged}.orig)
+add_test(NAME cli_db_merge_bad_cell_unchanged
+         COMMAND ${CMAKE_COMMAND} -E compare_files ${db_bad_out} ${db_bad_out}.orig)
+set_tests_properties(cli_db_merge_damaged_unchanged PROPERTIES DEPENDS cli_db_merge_into_damaged
+                     FIXTURES_REQUIRED cli_db_bad_outs)
+set_tests_properties(cli_db_merge_bad_cell_unchanged PROPERTIES DEPENDS cli_db_merge_into_bad_cell
+                     FIXTURES_REQUIRED cli_db_bad_outs)

@@ -22,3 +22,40 @@ mutwo_cli_test(experiment_bad_spec ARGS experiment ${MUTWO_TEST_FIXTURES}/experi
 mutwo_cli_test(experiment_bad_shard ARGS experiment mutwo_throughput --shard 4/4 --dry-run
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --shard '4/4' must be i/n with whole numbers 0 <= i < n")
 mutwo_cli_test(experiment_no_spec ARGS experiment DEFINES EXPECT_RC=2 "STDERR_REGEX=spec is required")
+
+# Everything is checked before a file is created or a configuration run: the spec's values, the
+# sweep's size (counted, not listed), where the CSV goes and the database's schema. Each refusal
+# leaves no database behind (the `compare` after it finds none).
+add_test(NAME cli_experiment_refused_clean
+         COMMAND ${CMAKE_COMMAND} -E rm -f ${MUTWO_CLI_OUT}/experiment-huge.db ${MUTWO_CLI_OUT}/experiment-zero.db
+                 ${MUTWO_CLI_OUT}/experiment-fraction.db ${MUTWO_CLI_OUT}/experiment-out-file.db
+                 ${MUTWO_CLI_OUT}/experiment-out-proc.db)
+set_tests_properties(cli_experiment_refused_clean PROPERTIES FIXTURES_SETUP cli_experiment_refused)
+function(experiment_refused name db)
+  mutwo_cli_test(${name} ${ARGN} PROPERTIES FIXTURES_REQUIRED cli_experiment_refused)
+  mutwo_cli_test(${name}_no_db ARGS compare --db ${MUTWO_CLI_OUT}/${db}
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database '[^']*${db}' does not exist\n$"
+                 PROPERTIES DEPENDS cli_${name} FIXTURES_REQUIRED cli_experiment_refused)
+endfunction()
+experiment_refused(experiment_huge_sweep experiment-huge.db
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/huge_sweep.toml --dry-run --db experiment-huge.db
+                   DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^\n]*huge_sweep\\.toml: sweep has 1075200 configurations [(]20 model/batch pairs x 64 model_counts x 21 gpus x 10 memory_limits x 4 strategies[)], more than the limit 100000. split it into several specs\n$")
+experiment_refused(experiment_zero_limit experiment-zero.db
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/zero_limit.toml --db experiment-zero.db
+                   DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^\n]*zero_limit\\.toml: 'sweep\\.memory_limits' = '0' is 0 bytes: a memory limit must be at least 1 byte")
+experiment_refused(experiment_fraction_limit experiment-fraction.db
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/fraction_limit.toml --db experiment-fraction.db
+                   DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^\n]*fraction_limit\\.toml: 'sweep\\.memory_limits' = '1\\.5B': invalid memory size '1\\.5B': a size in bytes [(]B[)] is a whole number of bytes")
+experiment_refused(experiment_out_is_file experiment-out-file.db
+                   ARGS experiment experiments/tiny_strategies.toml --db ${MUTWO_CLI_OUT}/experiment-out-file.db
+                        --out compare/not-a-database.txt
+                   DEFINES WORKDIR=${MUTWO_TEST_FIXTURES} EXPECT_RC=1 "STDERR_REGEX=^error: --out 'compare/not-a-database\\.txt': cannot write 'compare/not-a-database\\.txt/tiny_strategies\\.csv': 'compare/not-a-database\\.txt' is a file, not a folder\n$")
+experiment_refused(experiment_out_cannot_create experiment-out-proc.db
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_strategies.toml --db experiment-out-proc.db
+                        --out /proc/mutwo-results
+                   DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --out '/proc/mutwo-results': cannot write '/proc/mutwo-results/tiny_strategies\\.csv': cannot create folder '/proc/mutwo-results' in '/proc': ")
+# A database with a renamed column is refused before a run is inserted (not after 16, at the table).
+mutwo_cli_test(experiment_renamed_column ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_strategies.toml
+                   --db compare-renamecol.db --out experiment-renamecol
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database 'compare-renamecol\\.db' has no column 'peak_bytes' in table measurements"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_renamecol_db)

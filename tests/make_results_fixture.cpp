@@ -4,13 +4,22 @@
 //   make_results_fixture runs <path>   six runs with hand-picked figures (below)
 //   make_results_fixture empty <path>  the schema and no runs
 //   make_results_fixture shard <path>  three runs, one of them run 1 of `runs`, and an experiment
+//   make_results_fixture runs <path> SQL...  `runs`, then each SQL statement run on the file with its
+//                                      CHECK constraints off: the cells another program could have
+//                                      written ("UPDATE measurements SET step_time_ns = 1.5 WHERE ...")
+//   make_results_fixture pages <path>  `runs` with the pages of its run tables overwritten by noise
+//                                      (opens; SQLite's quick_check finds it corrupt)
 // Any existing file at path (and its -wal/-shm) is replaced.
 #include <cstdint>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "experiments/results_db.hpp"
 #include "tests/support/result_records.hpp"
@@ -93,20 +102,61 @@ void write_shard(ResultsDb& db) {
   db.put_experiment(e);
 }
 
+// Overwrites the pages of the run tables (runs, predictions, measurements, op_times; each fits its
+// root page here) with noise, leaving the table list and schema_version: the file opens, and reading
+// every page does not.
+void damage_pages(const std::filesystem::path& path) {
+  std::vector<int64_t> pages;
+  int64_t page_size = 0;
+  {
+    const sqlite::Connection c = sqlite::Connection::open(path, sqlite::Connection::Mode::read_write);
+    c.exec("PRAGMA journal_mode = DELETE", "cannot leave WAL mode");
+    page_size = std::stoll(c.query_text("PRAGMA page_size", "cannot read the page size"));
+    sqlite::Statement s = c.prepare(
+        "SELECT rootpage FROM sqlite_master WHERE name IN ('runs', 'predictions', 'measurements', "
+        "'op_times')",
+        "cannot list the root pages");
+    while (s.step()) pages.push_back(s.int64(0));
+  }
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (const int64_t page : pages) {
+    const size_t begin = static_cast<size_t>((page - 1) * page_size);
+    if (begin + static_cast<size_t>(page_size) > bytes.size()) throw std::runtime_error("no such page");
+    for (size_t i = begin; i < begin + static_cast<size_t>(page_size); ++i)
+      bytes[i] = static_cast<char>((i * 31 + 7) % 256);
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "runs" && mode != "empty" && mode != "shard") {
-    std::cerr << "usage: make_results_fixture runs|empty|shard <path>\n";
+  const std::string mode = argc >= 3 ? argv[1] : "";
+  const bool sql = mode == "runs" && argc > 3;
+  if ((mode != "runs" && mode != "empty" && mode != "shard" && mode != "pages") || (argc > 3 && !sql)) {
+    std::cerr << "usage: make_results_fixture runs|empty|shard|pages <path>, or runs <path> SQL...\n";
     return 2;
   }
   const std::filesystem::path path = argv[2];
   try {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
-    ResultsDb db = ResultsDb::open(path);
-    if (mode == "runs") write_runs(db);
-    if (mode == "shard") write_shard(db);
+    {
+      ResultsDb db = ResultsDb::open(path);
+      if (mode == "runs" || mode == "pages") write_runs(db);
+      if (mode == "shard") write_shard(db);
+    }
+    // Closing the last connection wrote the WAL into the file; what follows changes the file itself.
+    if (sql) {
+      const sqlite::Connection c = sqlite::Connection::open(path, sqlite::Connection::Mode::read_write);
+      c.exec("PRAGMA ignore_check_constraints = ON", "cannot turn the checks off");
+      for (int i = 3; i < argc; ++i) c.exec(argv[i], argv[i]);
+    }
+    if (mode == "pages") damage_pages(path);
   } catch (const std::exception& e) {
     std::cerr << "make_results_fixture: " << e.what() << "\n";
     return 1;

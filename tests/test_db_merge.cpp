@@ -405,3 +405,27 @@ TEST_CASE("check_readable passes a sound file and refuses one with damaged pages
   CHECK_THROWS_WITH_AS(check_readable(damaged),
                        contains("results database '" + path.string() + "' is corrupt"), ResultsDbError);
 }
+
+TEST_CASE(
+    "check_sound refuses a file with a cell of the wrong type or range, naming it; a sound file passes") {
+  Shards shards;
+  {
+    const ResultsDb a = ResultsDb::open(shards.a_path, ResultsDb::OpenMode::existing);
+    check_sound(a);
+  }
+  {
+    const sqlite::Connection c =
+        sqlite::Connection::open(shards.a_path, sqlite::Connection::Mode::read_write);
+    c.exec("UPDATE measurements SET step_time_ns = 'abc' WHERE run_id = 2", "damage");
+  }
+  const ResultsDb a = ResultsDb::open(shards.a_path, ResultsDb::OpenMode::existing);
+  CHECK_THROWS_WITH_AS(
+      check_sound(a),
+      contains("results database '" + shards.a_path.string() +
+               "': table measurements, run 2, column step_time_ns = 'abc': not an integer (a "
+               "TEXT value)"),
+      ResultsDbError);
+  // A merge that went ahead would stop at run 2, with run 1 already copied: the caller checks first.
+  ResultsDb out = ResultsDb::open(shards.dir / "out.db");
+  CHECK_THROWS_AS(merge_results(out, a), ResultsDbError);
+}

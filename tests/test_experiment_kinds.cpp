@@ -163,3 +163,33 @@ TEST_CASE(
   // replicated: plain data parallelism is out, per-GPU swapping and Harmony's schemes are not.
   CHECK_FALSE(row_where(rows, {{"model", "gpt2-xl"}, {"gpus", 4}, {"micro_batches", 1}}, "dp").row.feasible);
 }
+
+TEST_CASE("every kind counts its sweep without expanding it: the count is the rows it expands to") {
+  for (const char* name :
+       {"tiny_strategies", "tiny_policies", "tiny_dtr", "tiny_max_models", "tiny_measured"}) {
+    CAPTURE(name);
+    const ExperimentSpec spec = read_spec(kFixtures + name + ".toml");
+    const int64_t rows = plan_experiment(spec, nullptr, {}).rows;
+    CHECK(rows > 0);
+    CHECK(sweep_size(spec) == rows);
+  }
+  // A measured spec without a sweep runs nothing and counts nothing.
+  CHECK(sweep_size(read_spec("predicted_vs_measured")) == 0);
+  // server_schemes: 1024 packs x every scheme x 1024 micro-batches is over the limit.
+  std::string counts;
+  for (int i = 1; i <= 1024; ++i) counts += (i == 1 ? "" : ", ") + std::to_string(i);
+  const ExperimentSpec wide = parse_spec(
+      "name = \"wide\"\ntitle = \"T\"\nkind = \"server_schemes\"\n[sweep]\nmodels = [{ name = \"bert-mini\" "
+      "}]\n"
+      "servers = [\"dgx-a100\"]\ngpu_counts = [1]\nmicro_batches = [" +
+          counts + "]\npacks = [" + counts + "]\n",
+      "wide.toml", ".");
+  const std::optional<int64_t> size = sweep_size(wide);
+  REQUIRE(size);
+  CHECK(*size > kMaxSweepConfigurations);
+  CHECK_THROWS_WITH_AS(
+      validate_experiment(wide),
+      doctest::Contains(
+          ("wide.toml: sweep has " + std::to_string(*size) + " configurations (1024 packs x ").c_str()),
+      Error);
+}

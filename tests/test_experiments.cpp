@@ -4,6 +4,13 @@
 // uninterrupted one, shards that cover the sweep once. More kinds: tests/test_experiment_kinds.cpp.
 #include "tests/support/test_experiments_fixtures.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
 TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is 96 arrays x 4 strategies") {
   REQUIRE(shipped_specs().size() == 10);
   for (const ShippedSpec& s : shipped_specs()) {
@@ -350,4 +357,108 @@ TEST_CASE("policies rows: limits are fractions of the plain peak; 'none' fits on
   CHECK(full.row.metric("throughput_over_unoptimised") == 1.0);
   CHECK(full.row.metric("peak_bytes") == full.row.metric("unoptimised_peak_bytes"));
   CHECK_FALSE(row_where(rows, {{"memory_fraction", 0.75}}, "none").row.feasible);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// doctest's matcher for a message built at run time (it keeps its own copy of the text).
+doctest::Contains contains_text(const std::string& text) {
+  return doctest::Contains(text.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("a sweep is counted before it is expanded; one over the limit is refused naming its factors") {
+  // Every shipped spec is far below the limit, and its count is the rows it expands to (fidelity's
+  // is an upper bound: a calibrated source prices only the GPUs a profile covers).
+  for (const ShippedSpec& s : shipped_specs()) {
+    CAPTURE(s.name);
+    const ExperimentSpec spec = read_spec(std::string(s.name));
+    const std::optional<int64_t> size = sweep_size(spec);
+    REQUIRE(size);
+    CHECK(*size <= kMaxSweepConfigurations / 100);
+    const int64_t rows = plan_experiment(spec, nullptr, {}).rows;
+    if (spec.kind == "published") {
+      CHECK(*size >= rows);
+    } else {
+      CHECK(*size == rows);
+    }
+  }
+  CHECK(sweep_size(read_spec("mutwo_throughput")) == 384);
+  // 1024 counts x 21 GPUs x 200 batch sizes x 100 limits x 4 strategies: refused in milliseconds,
+  // before a configuration is made (listing 1M of them took 34 s and 9.3 GB).
+  std::string counts;
+  for (int i = 1; i <= 1024; ++i) counts += fmt::format("{}{}", i == 1 ? "" : ", ", i);
+  std::string batches;
+  for (int i = 1; i <= 200; ++i) batches += fmt::format("{}{}", i == 1 ? "" : ", ", i);
+  const std::string gpus =
+      "\"a10\", \"a100-40gb\", \"a100-80gb\", \"a100-pcie-40gb\", \"a100-pcie-80gb\", \"b200\", "
+      "\"gtx1080ti\", "
+      "\"h100-pcie\", \"h100-sxm-80gb\", \"h200\", \"l4\", \"l40s\", \"p100-pcie-16gb\", \"p4\", "
+      "\"rtx3090\", "
+      "\"rtx4090\", \"t4\", \"titan-xp\", \"v100-16gb\", \"v100-32gb\", \"v100-pcie-32gb\"";
+  std::string limits;
+  for (int i = 1; i <= 100; ++i) limits += fmt::format("{}\"{}MiB\"", i == 1 ? "" : ", ", i);
+  const ExperimentSpec huge = spec_text(
+      "name = \"huge\"\ntitle = \"T\"\nkind = \"strategies\"\n[sweep]\nmodels = [{ name = \"bert-mini\", "
+      "batch_sizes = [" +
+      batches + "] }]\nmodel_counts = [" + counts + "]\ngpus = [" + gpus + "]\nmemory_limits = [" + limits +
+      "]\nstrategies = [\"mutwo\", \"sequential\", \"hfta\", \"hfta+capuchin\"]\n");
+  CHECK(sweep_size(huge) == int64_t{200} * 1024 * 21 * 100 * 4);
+  const std::string message =
+      "spec.toml: sweep has 1720320000 configurations (200 model/batch pairs x 1024 model_counts x 21 gpus x "
+      "100 memory_limits x 4 strategies), more than the limit 100000";
+  CHECK_THROWS_WITH_AS(validate_experiment(huge), contains_text(message), Error);
+  CHECK_THROWS_WITH_AS(plan_experiment(huge, nullptr, {}), contains_text(message), Error);
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  CHECK_THROWS_WITH_AS(run_experiment(huge, db, jobs(1)), contains_text(message), Error);
+  CHECK(db.experiments().empty());  // refused before the spec was registered
+  CHECK_THROWS_WITH_AS(experiment_table(huge, db), contains_text(message), Error);
+}
+
+TEST_CASE("a memory limit of zero bytes or a fraction of a byte is refused naming the key and value") {
+  const auto plan = [](const std::string& limit) {
+    return plan_experiment(spec_text(strategies_spec("memory_limits = [\"" + limit + "\"]\n")), nullptr, {});
+  };
+  // The simulator reads 0 as "no limit": every row would be feasible.
+  for (const char* zero : {"0", "0B", "0GiB", "0.0000001KiB"}) {
+    CAPTURE(zero);
+    CHECK_THROWS_WITH_AS(
+        plan(zero),
+        contains_text(fmt::format("spec.toml: 'sweep.memory_limits' = '{}' is 0 bytes: a memory "
+                                  "limit must be at least 1 byte",
+                                  zero)),
+        Error);
+  }
+  CHECK_THROWS_WITH_AS(
+      plan("1.5B"),
+      doctest::Contains("'sweep.memory_limits' = '1.5B': invalid memory size '1.5B': a size in "
+                        "bytes (B) is a whole number of bytes"),
+      Error);
+  CHECK(plan("1B").rows == 1);
+  CHECK(plan("1.6MiB").tasks.front().configs.front()["memory_limit_bytes"] == 1677722);  // rounded
+}
+
+TEST_CASE("the CSV's destination is checked before a sweep runs, and nothing is left behind") {
+  TempDir dir("experiments");
+  const fs::path file = dir / "afile";
+  std::ofstream(file) << "x";
+  CHECK_NOTHROW(check_csv_destination(dir / "t.csv"));
+  CHECK_NOTHROW(check_csv_destination(dir / "new" / "deeper" / "t.csv"));
+  CHECK_FALSE(fs::exists(dir / "new"));  // probed, not created
+  CHECK_THROWS_WITH_AS(check_csv_destination(file / "t.csv"),
+                       contains_text("'" + file.string() + "' is a file, not a folder"), Error);
+  CHECK_THROWS_WITH_AS(check_csv_destination(file / "sub" / "t.csv"),
+                       contains_text("'" + file.string() + "' is a file, not a folder"), Error);
+  fs::create_directory(dir / "t.csv");
+  CHECK_THROWS_WITH_AS(check_csv_destination(dir / "t.csv"), doctest::Contains("it is a folder"), Error);
+  CHECK_THROWS_WITH_AS(check_csv_destination("/proc/mutwo-no-such/t.csv"),
+                       doctest::Contains("cannot create folder '/proc/mutwo-no-such' in '/proc'"), Error);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path())) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"afile", "t.csv"});
 }

@@ -240,3 +240,115 @@ TEST_CASE("a database with overwritten table pages is refused as corrupt") {
       },
       doctest::Contains("is corrupt"), ResultsDbError);
 }
+
+TEST_CASE("a renamed, dropped or added column is refused at open, naming it, with the file left as it was") {
+  TempDir dir;
+  const fs::path path = dir / "results.db";
+  {
+    ResultsDb db = ResultsDb::open(path);
+    db.insert(full_run(), full_prediction(), full_measurement(), some_op_times());
+  }
+  raw(path).exec("ALTER TABLE measurements RENAME COLUMN peak_bytes TO peakb", "rename");
+  const std::string renamed = read_bytes(path);
+  for (ResultsDb::OpenMode mode : {ResultsDb::OpenMode::create, ResultsDb::OpenMode::existing}) {
+    // Found before anything is written, not at the first statement that names the column.
+    CHECK_THROWS_WITH_AS(ResultsDb::open(path, mode),
+                         contains("results database '" + path.string() +
+                                  "' has no column 'peak_bytes' in table measurements (schema version 2: "
+                                  "run_id, step_time_ns, "),
+                         ResultsDbError);
+  }
+  CHECK(read_bytes(path) == renamed);
+  raw(path).exec("ALTER TABLE measurements RENAME COLUMN peakb TO peak_bytes", "rename back");
+  raw(path).exec("ALTER TABLE runs DROP COLUMN notes", "drop");
+  CHECK_THROWS_WITH_AS(ResultsDb::open(path), doctest::Contains("has no column 'notes' in table runs"),
+                       ResultsDbError);
+  raw(path).exec("ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''", "add back");
+  CHECK(ResultsDb::open(path).runs().size() == 1);
+  raw(path).exec("ALTER TABLE op_times ADD COLUMN extra INTEGER NOT NULL DEFAULT 0", "add");
+  CHECK_THROWS_WITH_AS(
+      ResultsDb::open(path),
+      doctest::Contains("has a column 'extra' in table op_times that schema version 2 does not have"),
+      ResultsDbError);
+}
+
+TEST_CASE("a cell of the wrong type or outside its column's range is an error naming it, never a number") {
+  TempDir dir;
+  const fs::path path = dir / "results.db";
+  const std::string db_name = "results database '" + path.string() + "': ";
+  {
+    ResultsDb db = ResultsDb::open(path);
+    db.insert(full_run(), full_prediction(), full_measurement(), some_op_times(),
+              experiment_row_of("sweep", "mutwo", {{"step_time_ns", 1.0}}));
+  }
+  // Each damage as another program could write it (CHECK constraints off), the message it gives, and
+  // the SQL that mends it again.
+  struct Damage {
+    std::string set, message, undo;
+  };
+  const std::vector<Damage> damages = {
+      {"UPDATE measurements SET step_time_ns = 1.5",
+       "table measurements, run 1, column step_time_ns = 1.5: not an integer (a REAL value)",
+       "UPDATE measurements SET step_time_ns = 130000000"},
+      {"UPDATE measurements SET step_time_ns = 'abc'",
+       "table measurements, run 1, column step_time_ns = 'abc': not an integer (a TEXT value)",
+       "UPDATE measurements SET step_time_ns = 130000000"},
+      {"UPDATE measurements SET step_time_ns = -100",
+       "table measurements, run 1, column step_time_ns = -100: "
+       "must be >= 0",
+       "UPDATE measurements SET step_time_ns = 130000000"},
+      {"UPDATE measurements SET oom = 2", "table measurements, run 1, column oom = 2: must be 0 or 1",
+       "UPDATE measurements SET oom = 0"},
+      {"UPDATE measurements SET iterations = 4294967296",
+       "table measurements, run 1, column iterations = 4294967296: must be between 0 and 2147483647",
+       "UPDATE measurements SET iterations = 3"},
+      {"UPDATE predictions SET samples_per_step = 2.5",
+       "table predictions, run 1, column samples_per_step = 2.5: not an integer (a REAL value)",
+       "UPDATE predictions SET samples_per_step = 64"},
+      {"UPDATE runs SET kind = 'zzz'",
+       "table runs, run 1, column kind = 'zzz': must be one of run, simulate, profile",
+       "UPDATE runs SET kind = 'run'"},
+      {"UPDATE runs SET model = x'00ff'", "table runs, run 1, column model = a BLOB of 2 bytes: not text",
+       "UPDATE runs SET model = 'bert-base'"},
+      {"UPDATE runs SET memory_cap_fraction = 2.5",
+       "table runs, run 1, column memory_cap_fraction = 2.5: must be between 0 and 1",
+       "UPDATE runs SET memory_cap_fraction = 0.5"},
+      {"UPDATE op_times SET width = 0 WHERE op_id = 7",
+       "table op_times, run 1, op 7, column width = 0: must be "
+       "between 1 and 2147483647",
+       "UPDATE op_times SET width = 2 WHERE op_id = 7"},
+      {"UPDATE experiment_rows SET feasible = 7",
+       "table experiment_rows, run 1, column feasible = 7: must be 0 "
+       "or 1",
+       "UPDATE experiment_rows SET feasible = 1"},
+      {"UPDATE experiment_metrics SET value = 'fast'",
+       "table experiment_metrics, run 1, metric 'step_time_ns', "
+       "column value = 'fast': not a number (a TEXT value)",
+       "UPDATE experiment_metrics SET value = 1.0"},
+  };
+  const sqlite::Connection c = raw(path);
+  c.exec("PRAGMA ignore_check_constraints = ON", "checks off");
+  for (const Damage& d : damages) {
+    CAPTURE(d.set);
+    c.exec(d.set, "damage");
+    const ResultsDb db = ResultsDb::open(path, ResultsDb::OpenMode::existing);  // opening reads no row
+    CHECK_THROWS_WITH_AS(db.check_values(), contains(db_name + d.message), ResultsDbError);
+    // Every reader of that row reads it the same way.
+    if (d.set.find("op_times") != std::string::npos) {
+      CHECK_THROWS_WITH_AS(db.op_times(1), contains(d.message), ResultsDbError);
+    } else if (d.set.find("experiment") != std::string::npos) {
+      CHECK_THROWS_WITH_AS(db.experiment_row(1), contains(d.message), ResultsDbError);
+      CHECK_THROWS_WITH_AS(db.experiment_rows("sweep"), contains(d.message), ResultsDbError);
+    } else {
+      CHECK_THROWS_WITH_AS(db.runs(), contains(d.message), ResultsDbError);
+      CHECK_THROWS_WITH_AS(db.run(1), contains(d.message), ResultsDbError);
+    }
+    c.exec(d.undo, "mend");
+    CHECK_NOTHROW(db.check_values());
+  }
+  const ResultsDb db = ResultsDb::open(path, ResultsDb::OpenMode::existing);
+  CHECK(*db.run(1)->measurement == full_measurement());
+  c.exec("UPDATE schema_version SET version = 2.0001", "version");
+  CHECK_THROWS_WITH_AS(ResultsDb::open(path),
+                       doctest::Contains("has schema version '2.0001', not an integer"), ResultsDbError);
+}

@@ -85,6 +85,21 @@ std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_vie
   return out;
 }
 
+int64_t values_or_one(size_t size) {
+  return size == 0 ? 1 : static_cast<int64_t>(size);
+}
+
+std::vector<SweepFactor> array_factors(const ExperimentSpec& spec) {
+  const Sweep& s = spec.sweep;
+  int64_t pairs = 0;  // a model without batch sizes runs at its default one
+  for (const SweepModel& m : s.models) pairs += values_or_one(m.batch_sizes.size());
+  return {{"model/batch pairs", pairs},
+          {"model_counts", static_cast<int64_t>(s.model_counts.size())},
+          {"gpus", static_cast<int64_t>(s.gpus.size())},
+          {"host_link_gbps", values_or_one(s.host_link_gbps.size())},
+          {"lean_ops", values_or_one(s.lean_ops.size())}};
+}
+
 nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
   nlohmann::json c = {{"experiment", spec.name},
           {"kind", spec.kind},
@@ -194,11 +209,19 @@ int64_t memory_limit_bytes(const std::string& text, const std::string& gpu) {
 void validate_memory_limits(const ExperimentSpec& spec) {
   for (const std::string& limit : spec.sweep.memory_limits) {
     if (limit == "device") continue;
+    int64_t bytes = 0;
     try {
-      costmodel::parse_memory_size(limit);
+      bytes = costmodel::parse_memory_size(limit);
     } catch (const Error& e) {
       throw Error(fmt::format("{}: 'sweep.memory_limits' = '{}': {} (or \"device\": the GPU's memory)",
                               spec.source, limit, e.what()));
+    }
+    // The simulator reads a limit of 0 as "no limit": a row would be feasible whatever it needs.
+    if (bytes <= 0) {
+      throw Error(
+          fmt::format("{}: 'sweep.memory_limits' = '{}' is {} bytes: a memory limit must be at least "
+                      "1 byte (or \"device\": the GPU's memory)",
+                      spec.source, limit, bytes));
     }
   }
 }

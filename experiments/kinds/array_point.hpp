@@ -48,6 +48,12 @@ struct ArrayPoint {
 // kinds, libtorch where the executor issues the steps).
 std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_view default_host_mode = "eager");
 
+// The factors of array_points' size: (model, batch) pairs, model_counts, gpus, host_link_gbps and
+// lean_ops (those two 1 when not swept).
+std::vector<SweepFactor> array_factors(const ExperimentSpec& spec);
+// The size of a list a sweep key gives, or 1 when it is empty and the kind uses one default value.
+int64_t values_or_one(size_t size);
+
 // The keys of the configuration every row of this array shares.
 nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& point);
 // The array a configuration made by array_config names.
@@ -80,7 +86,8 @@ void validate_array_sweep(const ExperimentSpec& spec);
 std::vector<std::string> sweep_memory_limits(const ExperimentSpec& spec);
 // "device": the GPU's memory; otherwise the size ("30GiB").
 int64_t memory_limit_bytes(const std::string& text, const std::string& gpu);
-// Checks each of 'sweep.memory_limits' is "device" or a size; throws naming the spec and the value.
+// Checks each of 'sweep.memory_limits' is "device" or a size of at least one byte (a zero limit
+// would read as "no limit"); throws naming the spec, the key and the value.
 void validate_memory_limits(const ExperimentSpec& spec);
 
 // Runs `check` (a registry lookup of `value`); its UnknownNameError is rethrown naming the spec, the

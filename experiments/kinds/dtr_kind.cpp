@@ -72,6 +72,14 @@ class DtrKind final : public ExperimentKind {
     }
   }
 
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    const size_t ratios =
+        spec.sweep.budget_ratios.empty() ? sim::dtr_paper_ratios().size() : spec.sweep.budget_ratios.size();
+    return {{"logs", static_cast<int64_t>(spec.sweep.logs.size())},
+            {"heuristics", static_cast<int64_t>(heuristic_names(spec).size())},
+            {"budget_ratios", static_cast<int64_t>(ratios)}};
+  }
+
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     const std::vector<double> ratios =
         spec.sweep.budget_ratios.empty() ? sim::dtr_paper_ratios() : spec.sweep.budget_ratios;

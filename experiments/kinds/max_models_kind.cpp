@@ -73,6 +73,13 @@ class MaxModelsKind final : public ExperimentKind {
     validate_memory_limits(spec);
   }
 
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    std::vector<SweepFactor> f = array_factors(spec);
+    f.push_back({"memory_limits", static_cast<int64_t>(sweep_memory_limits(spec).size())});
+    f.push_back({"series", static_cast<int64_t>(compared_series().size())});
+    return f;
+  }
+
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;
     for (const ArrayPoint& p : array_points(spec)) {

@@ -66,6 +66,13 @@ class MeasuredKind final : public ExperimentKind {
     if (runs_sweep(spec)) validate_array_sweep(spec);
   }
 
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    if (!runs_sweep(spec)) return {};
+    std::vector<SweepFactor> f = array_factors(spec);
+    f.push_back({"policies", static_cast<int64_t>(sweep_policies(spec).size())});
+    return f;
+  }
+
   // One task per array and policy, one row each.
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;

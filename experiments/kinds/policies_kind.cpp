@@ -43,6 +43,13 @@ class PoliciesKind final : public ExperimentKind {
     require_sweep_keys(spec, {"memory_fractions", "policies"});
   }
 
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    std::vector<SweepFactor> f = array_factors(spec);
+    f.push_back({"policies", static_cast<int64_t>(spec.sweep.policies.size())});
+    f.push_back({"memory_fractions", static_cast<int64_t>(spec.sweep.memory_fractions.size())});
+    return f;
+  }
+
   // One task per array and policy: the policies of one array run side by side.
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;

@@ -140,6 +140,14 @@ class PublishedKind final : public ExperimentKind {
     }
   }
 
+  // Rows whose GPU a cost source does not cover are left out: an upper bound.
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    const size_t rows = read_published_csv(published_path(spec).string()).size();
+    return {{"published rows", static_cast<int64_t>(rows)},
+            {"cost_sources", static_cast<int64_t>(cost_sources(spec).size())},
+            {"host_modes", static_cast<int64_t>(host_modes(spec).size())}};
+  }
+
   // One task per published row: its schedule is built once for every cost source and host mode.
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     std::vector<Task> tasks;

@@ -72,6 +72,21 @@ class ServerSchemesKind final : public ExperimentKind {
     }
   }
 
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    const Sweep& s = spec.sweep;
+    int64_t pairs = 0;  // a model without batch sizes runs at its default one
+    for (const SweepModel& m : s.models)
+      pairs += m.batch_sizes.empty() ? 1 : static_cast<int64_t>(m.batch_sizes.size());
+    const size_t schemes =
+        s.schemes.empty() ? policies::builtin_server_schemes().names().size() : s.schemes.size();
+    return {{"model/batch pairs", pairs},
+            {"servers", static_cast<int64_t>(s.servers.size())},
+            {"packs", s.packs.empty() ? 1 : static_cast<int64_t>(s.packs.size())},
+            {"schemes", static_cast<int64_t>(schemes)},
+            {"gpu_counts", static_cast<int64_t>(s.gpu_counts.size())},
+            {"micro_batches", static_cast<int64_t>(s.micro_batches.size())}};
+  }
+
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     const Sweep& s = spec.sweep;
     std::vector<std::string> schemes = s.schemes;

@@ -64,6 +64,13 @@ class StrategiesKind final : public ExperimentKind {
     validate_memory_limits(spec);
   }
 
+  std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
+    std::vector<SweepFactor> f = array_factors(spec);
+    f.push_back({"memory_limits", static_cast<int64_t>(sweep_memory_limits(spec).size())});
+    f.push_back({"strategies", static_cast<int64_t>(spec.sweep.strategies.size())});
+    return f;
+  }
+
   std::vector<Task> expand(const ExperimentSpec& spec) const override {
     const std::vector<std::string> limits = sweep_memory_limits(spec);
     std::vector<Task> tasks;
