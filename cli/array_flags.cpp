@@ -1,5 +1,5 @@
 #include "cli/array_flags.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 
 #include "api/values.hpp"
 #include "cli/exec_flags.hpp"

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_fit.hpp"

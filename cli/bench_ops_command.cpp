@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibration_csv.hpp"

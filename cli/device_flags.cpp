@@ -1,5 +1,5 @@
 #include "cli/device_flags.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 
 #include <iostream>
 #include <optional>

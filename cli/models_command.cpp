@@ -8,7 +8,7 @@
 
 #include "api/models.hpp"
 #include "cli/commands.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "support/error.hpp"
 #include "zoo/model_registry.hpp"

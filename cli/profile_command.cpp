@@ -15,7 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/profile_pipeline.hpp"

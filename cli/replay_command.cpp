@@ -2,6 +2,7 @@
 // simrd's semantics (sim/dtr_replay): the baseline (peak memory and compute with no budget), then
 // for each heuristic and budget ratio (0.1 ... 1.0 of the baseline peak by default) whether the
 // iteration fits, and at what compute overhead.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "io/dtr_log.hpp"
 #include "io/trace_import.hpp"
@@ -68,8 +70,9 @@ void run_replay(const ReplayOptions& opts) {
     heuristics.push_back(owned.back().get());
   }
   const std::vector<double>& ratios = opts.ratios.empty() ? sim::dtr_paper_ratios() : opts.ratios;
+  // Refuses, before any run, a log with no compute or no memory and a budget past int64.
   const std::vector<sim::DtrSweepRow> rows =
-      sim::sweep_dtr_log(log, baseline, ratios, heuristics, opts.jobs, opts.overhead_limit);
+      sim::sweep_dtr_log(log, baseline, ratios, heuristics, opts.jobs, opts.overhead_limit, source);
 
   if (opts.json) {  // JSON Lines: one record per heuristic and ratio
     for (const sim::DtrSweepRow& row : rows) {
@@ -138,15 +141,23 @@ void add_replay_command(CLI::App& app) {
                   "Budget as a fraction of the baseline peak (repeatable; default "
                   "0.1, 0.2, ..., 1.0)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, true));
   cmd->add_option(
          "--overhead-limit", opts->overhead_limit,
          "Stop a run once remat time exceeds (limit - 1) x baseline compute (simrd's thrashing limit)")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e9));
+      ->check(finite_number(1, false, 1e9));
   cmd->add_flag("--no-start", opts->no_start, "Replay from line 1 instead of after the first ANNOTATE START");
   cmd->add_option("--jobs", opts->jobs, "Runs in parallel (0: one per hardware thread)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            int value = 0;
+            return CLI::detail::lexical_cast(text, value) && value >= 0
+                       ? std::string()
+                       : fmt::format("'{}' must be a whole number >= 0 (0: one per hardware thread)", text);
+          },
+          "INT >= 0"));
   cmd->add_flag("--json", opts->json, "Print one JSON record per heuristic and ratio (JSON Lines)");
   cmd->callback([opts] { run_replay(*opts); });
 }

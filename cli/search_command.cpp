@@ -17,7 +17,7 @@
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/server_search_output.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"

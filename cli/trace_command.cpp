@@ -12,7 +12,7 @@
 #include "api/trace.hpp"
 #include "cli/array_flags.hpp"
 #include "cli/commands.hpp"
-#include "cli/positive_number.hpp"
+#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "io/trace_file.hpp"
 #include "support/error.hpp"

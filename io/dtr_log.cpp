@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 
@@ -121,15 +122,25 @@ class Parser {
   int64_t integer_field(const Line& line, const char* key, int64_t min_value,
                         int64_t max_value = std::numeric_limits<int64_t>::max()) const {
     const Json& j = field(line, key);
+    auto out_of_range = [&] {
+      fail(line, fmt::format("field '{}' = {} is out of range (must be {} ... {})", key, j.dump(), min_value,
+                             max_value));
+    };
     int64_t value = 0;
-    if (j.is_number_integer()) {
+    if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      out_of_range();
+    } else if (j.is_number_integer()) {
       value = j.get<int64_t>();
+    } else if (j.is_number_float() && std::isfinite(j.get<double>()) &&
+               j.get<double>() == std::trunc(j.get<double>()) && std::fabs(j.get<double>()) >= 0x1p63) {
+      out_of_range();  // a JSON integer past 64 bits, which the JSON parser held as a double
     } else if (j.is_string()) {
       const std::string& s = j.get_ref<const std::string&>();
       const char* first = s.data();
       const char* last = s.data() + s.size();
       if (first != last && *first == '+') ++first;
       const auto [end, ec] = std::from_chars(first, last, value);
+      if (ec == std::errc::result_out_of_range && end == last) out_of_range();
       if (ec != std::errc() || end != last || s.empty()) {
         fail(line, fmt::format("field '{}' = {} is not an integer", key, j.dump()));
       }

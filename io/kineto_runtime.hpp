@@ -24,9 +24,13 @@
 // - A kernel's launch geometry: its thread blocks (the product of args "grid") and, from args "block",
 //   "registers per thread", "shared memory" and the GPU's deviceProperties, the blocks one SM holds at
 //   once (its occupancy; runtime_events.cpp has the rule); 0 when the trace does not say.
-// Errors: a document that is not a trace, or a field of wrong type in an event used, throw
-// FormatError naming the source, the event's index, the field and its value; a step that is not
-// in the trace throws Error listing those that are.
+// Errors: a document that is not a trace, or a field of wrong type in an event used (a
+// correlation or a device stream that is not an integer >= 0), throw FormatError naming the source,
+// the event's index, the field and its value; so do a trace that breaks a rule of consistency
+// (io/kineto/runtime_checks.hpp: work before its launch, two kernels of one kernel launch, a sync
+// that returned before the work it waited for ended, two calls sharing a correlation) and a window
+// of no length (a ProfilerStep whose dur is 0); a step that is not in the trace throws Error
+// listing those that are.
 #include <optional>
 #include <string>
 #include <vector>

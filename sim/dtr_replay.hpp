@@ -67,10 +67,19 @@ const std::vector<double>& dtr_paper_ratios();  // 0.1, 0.2, ..., 1.0
 // Every heuristic at every ratio (rows heuristic-major, in the order given). The runs are
 // independent and spread over `jobs` threads (0: one per hardware thread; support/parallel_for.hpp);
 // the rows, and which run's error is thrown (the first in row order), do not depend on it. Throws
-// mutwo::Error on a ratio <= 0.
+// mutwo::Error before any run, naming `log_name` where the log is at fault, on a ratio that is not a
+// finite number > 0, a budget (ratio x peak) past int64, an overhead limit that is not a finite
+// number >= 1, and a log check_dtr_sweep refuses.
 std::vector<DtrSweepRow> sweep_dtr_log(const io::DtrLog& log, const DtrBaseline& baseline,
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs = 1,
-                                       double overhead_limit = kDtrOverheadLimit);
+                                       double overhead_limit = kDtrOverheadLimit,
+                                       std::string_view log_name = "(unnamed)");
+
+// Throws mutwo::Error "log <log_name>: ..." when the whole log (after START) gives a sweep nothing to
+// measure: no op, no compute (every CALL's and MUTATE's TIME is 0: each overhead is a ratio over it),
+// or a baseline peak of 0 bytes (every budget would be 0 B). Single ops of TIME 0 or MEMORY 0 are
+// ordinary (DTR's logs have views and cheap ops).
+void check_dtr_sweep(const io::DtrLog& log, const DtrBaseline& baseline, std::string_view log_name);
 
 }  // namespace mutwo::sim

@@ -1,6 +1,8 @@
 // simrd's baseline (RuntimeV1) and the paper's pareto sweep over budgets and heuristics.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -63,12 +65,46 @@ const std::vector<double>& dtr_paper_ratios() {
   return ratios;
 }
 
+void check_dtr_sweep(const DtrLog& log, const DtrBaseline& baseline, std::string_view log_name) {
+  const std::string where =
+      log.start_line > 0 ? fmt::format("after START (line {})", log.start_line) : std::string("in the log");
+  if (log.ops.empty())
+    throw Error(fmt::format("log {}: no CALL, MUTATE or CONSTANT {}: nothing to replay", log_name, where));
+  if (baseline.compute_ns <= 0) {
+    throw Error(fmt::format(
+        "log {}: no compute {}: {}, and each overhead is a ratio over the baseline compute", log_name, where,
+        log.counts.calls + log.counts.mutates == 0
+            ? fmt::format("no CALL or MUTATE ({} CONSTANT)", log.counts.constants)
+            : fmt::format("every CALL's and MUTATE's TIME is 0 ({} CALL, {} MUTATE)", log.counts.calls,
+                          log.counts.mutates)));
+  }
+  if (baseline.peak_bytes <= 0) {
+    throw Error(
+        fmt::format("log {}: baseline peak memory is 0 bytes (every MEMORY {} is 0), and every budget "
+                    "would be 0 B",
+                    log_name, where));
+  }
+}
+
 std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& baseline,
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs,
-                                       double overhead_limit) {
+                                       double overhead_limit, std::string_view log_name) {
+  if (!(overhead_limit >= 1) || !std::isfinite(overhead_limit))
+    throw Error(fmt::format("overhead limit {} must be a finite number >= 1", overhead_limit));
   for (double ratio : ratios) {
-    if (!(ratio > 0) || !std::isfinite(ratio)) throw Error(fmt::format("budget ratio {} must be > 0", ratio));
+    if (!(ratio > 0) || !std::isfinite(ratio))
+      throw Error(fmt::format("budget ratio {} must be a finite number > 0", ratio));
+  }
+  check_dtr_sweep(log, baseline, log_name);
+  for (double ratio : ratios) {  // int(peak * ratio) must be an int64 byte count
+    if (!(static_cast<double>(baseline.peak_bytes) * ratio < 0x1p63)) {
+      throw Error(fmt::format(
+          "budget ratio {:g} x the baseline peak {} B of log {} = {:.4g} B, past the {} B a budget may be "
+          "(a ratio up to {:.4g} fits)",
+          ratio, baseline.peak_bytes, log_name, static_cast<double>(baseline.peak_bytes) * ratio, INT64_MAX,
+          0x1p63 / static_cast<double>(baseline.peak_bytes) * (1 - 1e-15)));
+    }
   }
   const DtrLogGraph graph(log);
   const double remat_limit = static_cast<double>(baseline.compute_ns) * (overhead_limit - 1);
@@ -81,9 +117,7 @@ std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& bas
     const auto budget =
         static_cast<int64_t>(static_cast<double>(baseline.peak_bytes) * row.ratio);  // int(x * r)
     row.result = replay_dtr_log(log, graph, budget, remat_limit, heuristic);
-    row.overhead = baseline.compute_ns > 0
-                       ? static_cast<double>(row.result.clock_ns) / static_cast<double>(baseline.compute_ns)
-                       : 0.0;
+    row.overhead = static_cast<double>(row.result.clock_ns) / static_cast<double>(baseline.compute_ns);
   };
   // Runs longest first would balance better, but their lengths are unknown: handed out in order.
   support::parallel_for(rows.size(), jobs, run_one);

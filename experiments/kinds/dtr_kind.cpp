@@ -119,7 +119,7 @@ class DtrKind final : public ExperimentKind {
     std::vector<double> ratios;
     for (const nlohmann::json& c : task.configs) ratios.push_back(c["budget_ratio"]);
     const std::vector<sim::DtrSweepRow> sweep =
-        sim::sweep_dtr_log(log, baseline, ratios, {heuristic.get()}, 1, spec.sweep.overhead_limit);
+        sim::sweep_dtr_log(log, baseline, ratios, {heuristic.get()}, 1, spec.sweep.overhead_limit, path);
 
     std::vector<ResultRow> rows;
     for (const sim::DtrSweepRow& s : sweep) {

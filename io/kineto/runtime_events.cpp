@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/kineto/events.hpp"
+#include "io/kineto/runtime_checks.hpp"
 #include "io/kineto_runtime.hpp"
 #include "support/error.hpp"
 
@@ -130,8 +131,19 @@ class Reader {
       r.args = &e["args"];
     }
     if ((call || device || sync) && !int_arg(r, "correlation")) {
+      if (r.args != nullptr && r.args->contains("correlation"))
+        fail(i, e,
+             fmt::format("field 'args.correlation' = {}, expected an integer",
+                         (*r.args)["correlation"].dump()));
       if (device) fail(i, e, "field 'args.correlation' is missing (it links device work to its launch)");
       return;  // a runtime call or sync record without a correlation links to nothing we can see
+    }
+    // A stream id is CUPTI's (or HIP's) unsigned id; a missing one leaves the stream unknown (-1).
+    if (device && r.args != nullptr && r.args->contains("stream")) {
+      const Json& v = (*r.args)["stream"];
+      if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0) ||
+          (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+        fail(i, e, fmt::format("field 'args.stream' = {}, expected a stream id (an integer >= 0)", v.dump()));
     }
     (step ? steps : call ? calls : device ? gpu : syncs).push_back(std::move(r));
   }
@@ -248,8 +260,13 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
       if (s.thread == main_thread && s.end_ns <= t1) t0 = std::min(t0, s.start_ns);
     }
     for (const Raw& s : reader.steps) {
-      if (s.thread == main_thread && s.start_ns >= t0 && s.end_ns <= t1)
-        out.steps.push_back({s.name, s.start_ns - t0, s.end_ns - t0});
+      if (s.thread != main_thread || s.start_ns < t0 || s.end_ns > t1) continue;
+      if (s.end_ns == s.start_ns)  // each step's error is relative to its length
+        throw FormatError(
+            fmt::format("{}: event {} ('{}'): field 'dur' = 0 us: a ProfilerStep of no length "
+                        "cannot be replayed",
+                        source, s.index, s.name));
+      out.steps.push_back({s.name, s.start_ns - t0, s.end_ns - t0});
     }
     out.window = chosen->name;
     out.window_ns = chosen->end_ns - chosen->start_ns;
@@ -278,6 +295,11 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
         main_thread = thread;
       }
     }
+    if (t1 == t0)
+      throw FormatError(
+          fmt::format("{}: the trace's runtime calls and device work span 0 ns (no ProfilerStep): "
+                      "nothing to replay",
+                      source));
     out.window_ns = t1 - t0;
     out.steps.push_back({out.window, 0, t1 - t0});
   }
@@ -300,8 +322,23 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
     return ta != tb ? ta < tb : a->start_ns < b->start_ns;
   });
   std::map<int64_t, int32_t> call_of_correlation;
+  std::vector<kineto::CallOrigin> origins;
   for (size_t k = 0; k < calls.size(); ++k) {
     const Raw& c = *calls[k];
+    const int64_t corr = *reader.int_arg(c, "correlation");
+    // Each runtime call has its own correlation; one nested in another of the same thread (a driver
+    // call inside its runtime call) may share it.
+    if (const auto seen = call_of_correlation.find(corr); seen != call_of_correlation.end()) {
+      const Raw& o = *calls[static_cast<size_t>(seen->second)];
+      const bool nested = (c.start_ns >= o.start_ns && c.end_ns <= o.end_ns) ||
+                          (o.start_ns >= c.start_ns && o.end_ns <= c.end_ns);
+      if (o.thread != c.thread || !nested)
+        throw FormatError(
+            fmt::format("{}: event {} ('{}'): field 'args.correlation' = {} is also event {}'s "
+                        "('{}'): each runtime call has its own",
+                        source, c.index, c.name, corr, o.index, o.name));
+    }
+    origins.push_back({c.index, corr});
     ir::RuntimeCall rc;
     rc.name = c.name;
     rc.kind = kind_of(c.name);
@@ -309,7 +346,7 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
     rc.start_ns = c.start_ns - t0;
     rc.duration_ns = c.end_ns - c.start_ns;
     rc.blocking = c.name == "cudaMemcpy" || c.name == "hipMemcpy";
-    call_of_correlation[*reader.int_arg(c, "correlation")] = static_cast<int32_t>(k);
+    call_of_correlation[corr] = static_cast<int32_t>(k);
     out.calls.push_back(std::move(rc));
   }
   // Device work launched in the window, or launched before it and still running in it.
@@ -416,6 +453,7 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
         rec.stream = stream_index(on);
     }
   }
+  kineto::check_runtime_window(out, origins, t0, per_device.size() == 1);
   return out;
 }
 
