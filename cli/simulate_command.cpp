@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
+#include "cli/output_paths.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "io/schedule_json.hpp"
@@ -158,6 +159,7 @@ void print_padded(const api::SimulateRequest& request, const api::SimulateResult
 }
 
 void run_simulate(const SimulateOptions& opts) {
+  check_output_paths({{"--save-schedule", opts.schedule_out}, {"--timeline", opts.timeline}});
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
@@ -195,8 +197,10 @@ void run_simulate(const SimulateOptions& opts) {
   }
   const Schedule& simulated = result.schedule;
   const sim::Prediction& p = result.prediction;
-  if (!opts.schedule_out.empty()) write_schedule(simulated, opts.schedule_out);
-  if (!opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, simulated.graph.name);
+  // --strict makes running out of memory a failure: its outputs are not written.
+  const bool failed = p.oom && opts.strict;
+  if (!failed && !opts.schedule_out.empty()) write_schedule(simulated, opts.schedule_out);
+  if (!failed && !opts.timeline.empty()) sim::write_chrome_trace(p, opts.timeline, simulated.graph.name);
 
   const int64_t samples = ir::samples_per_step(simulated);
   if (opts.json) {

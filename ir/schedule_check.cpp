@@ -122,6 +122,11 @@ class ScheduleChecker {
       if (sa.width < 1)
         throw ScheduleError(
             fmt::format("sub_array {} '{}': field 'width' = {} must be >= 1", i, sa.name, sa.width));
+      if (sa.end_op == sa.first_op) {
+        throw ScheduleError(fmt::format("sub_array {} '{}': op range [{}, {}) holds no ops", i, sa.name,
+                                        sa.first_op, sa.end_op));
+      }
+      check_sub_array_ops(i, sa);
       if (sa.batch_size < 0) {
         throw ScheduleError(
             fmt::format("sub_array {} '{}': field 'batch_size' = {} is negative", i, sa.name, sa.batch_size));
@@ -130,6 +135,30 @@ class ScheduleChecker {
       end = sa.end_op;
     }
     if (s_.sub_arrays.empty()) check_batch("graph", g_.batch_size, 0, static_cast<OpId>(g_.ops.size()));
+  }
+
+  // The models a sub-array trains are its ops' (samples per step count them), and it trains them
+  // alone: no op of it reads what another sub-array's op made (a range cut through one model, its
+  // backward apart from its forward, would count that model's samples twice).
+  void check_sub_array_ops(size_t index, const SubArray& sa) const {
+    int32_t widest = 1;
+    for (OpId o = sa.first_op; o < sa.end_op; ++o) {
+      const Op& op = g_.op(o);
+      widest = std::max(widest, op.width);
+      for (TensorId id : op.inputs) {
+        const OpId producer = g_.tensor(id).producer;
+        if (producer != kNoId && (producer < sa.first_op || producer >= sa.end_op)) {
+          throw ScheduleError(fmt::format(
+              "sub_array {} '{}': op {} '{}' reads tensor {} '{}', made by op {} outside its range [{}, {}): "
+              "sub-arrays are independent models",
+              index, sa.name, o, op.name, id, g_.tensor(id).name, producer, sa.first_op, sa.end_op));
+        }
+      }
+    }
+    if (widest != sa.width) {
+      throw ScheduleError(fmt::format("sub_array {} '{}': field 'width' = {}, but its ops train {} model{}",
+                                      index, sa.name, sa.width, widest, widest == 1 ? "" : "s"));
+    }
   }
 
   // Samples per model, what samples per second counts: every input and label the ops [first, end) read

@@ -37,7 +37,8 @@ namespace mutwo::ir {
 // "A happens before B": A is earlier on B's stream, or B waits (transitively) on an instruction
 // that A happens before or is. Whether a freed tensor is needed again is a policy concern and is
 // not checked here (a later read of it fails as "not resident").
-// Sub-array op ranges, when listed, must be in order, disjoint and within the graph.
+// Sub-array op ranges, when listed, must be in order, disjoint, within the graph and not empty; each
+// sub-array's width is its widest op's, and no op of it reads a tensor another sub-array's op made.
 // Throws ScheduleError (ids, references, streams and residency rules).
 void validate_schedule(const Schedule& schedule);
 

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -65,6 +64,17 @@ std::string gunzip(const std::string& bytes, const std::filesystem::path& path, 
 std::string read_file_bytes(const std::filesystem::path& path, std::string_view what, int64_t max_bytes) {
   const std::string label =
       what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
+  // A device never ends (/dev/zero, /dev/urandom): refused before it is opened. A pipe (a FIFO, the
+  // shell's <(zcat ...)) is read in pieces up to max_bytes, since it has no size to check first.
+  std::error_code status_ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, status_ec);
+  if (!status_ec && (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ||
+                     std::filesystem::is_socket(status))) {
+    throw Error(fmt::format("cannot read {}: it is a device or socket, not a file", label));
+  }
+  if (!status_ec && std::filesystem::is_directory(status)) {
+    throw Error(fmt::format("cannot read {}: it is a directory, not a file", label));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot open {} for reading: {}", label, std::strerror(errno)));
   std::error_code ec;
@@ -72,10 +82,16 @@ std::string read_file_bytes(const std::filesystem::path& path, std::string_view 
   if (!ec && size > static_cast<uintmax_t>(max_bytes)) {
     throw Error(fmt::format("{} is {} bytes, more than the {} mutwo reads", label, size, max_bytes));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  std::string bytes;
+  char piece[1 << 16];
+  while (in.read(piece, sizeof piece) || in.gcount() > 0) {
+    bytes.append(piece, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(bytes.size()) > max_bytes) {
+      throw Error(fmt::format("{} holds more than the {} bytes mutwo reads", label, max_bytes));
+    }
+  }
   if (in.bad()) throw Error(fmt::format("cannot read {}", label));
-  return std::move(buffer).str();
+  return bytes;
 }
 
 std::string text_of_bytes(std::string bytes, const std::filesystem::path& source, int64_t max_bytes) {
@@ -86,9 +102,40 @@ std::string read_text_file(const std::filesystem::path& path, std::string_view w
   return text_of_bytes(read_file_bytes(path, what, max_bytes), path, max_bytes);
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::string_view text, std::string_view what) {
+std::filesystem::path writable_target(const std::filesystem::path& path, std::string_view what) {
   const std::string label =
       what.empty() ? fmt::format("'{}'", path.string()) : fmt::format("{} '{}'", what, path.string());
+  std::error_code ec;
+  std::filesystem::path target = path;
+  // A link is written through (the rename would replace the link itself with a file), to its
+  // target even when that does not exist yet; a chain is followed as the kernel does (40 links).
+  for (int links = 0; std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec)); ++links) {
+    if (links == 40) throw Error(fmt::format("cannot write {}: too many levels of links", label));
+    const std::filesystem::path next = std::filesystem::read_symlink(target, ec);
+    if (ec) throw Error(fmt::format("cannot write {}: cannot follow the link: {}", label, ec.message()));
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  const std::filesystem::file_status status = std::filesystem::status(target, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error(fmt::format("cannot write {}: {} is a {}, not a regular file", label, target.string(),
+                            std::filesystem::is_directory(status) ? "directory" : "device, pipe or socket"));
+  }
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw Error(fmt::format("cannot write {}: no directory '{}'", label, dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw Error(
+        fmt::format("cannot write {}: directory '{}': {}", label, dir.string(), std::strerror(errno)));
+  }
+  return target;
+}
+
+void write_file_atomic(const std::filesystem::path& requested, std::string_view text, std::string_view what) {
+  const std::filesystem::path path = writable_target(requested, what);
+  const std::string label = what.empty() ? fmt::format("'{}'", requested.string())
+                                         : fmt::format("{} '{}'", what, requested.string());
   std::filesystem::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   // Same directory as the target, so the rename is atomic on one file system; the pid keeps two

@@ -19,7 +19,8 @@ inline constexpr int64_t kMaxInputBytes = int64_t{1} << 31;
 // The file's bytes, as they are. `what` names the file in errors ("trace file", "schedule file";
 // empty: just the path): Error "cannot open <what> '<path>' for reading: <reason>" when it cannot
 // be opened, Error "cannot read ..." when reading fails.
-// Error "<what> '<path>' is N bytes, more than the M mutwo reads" past max_bytes.
+// Error "<what> '<path>' is N bytes, more than the M mutwo reads" past max_bytes (a pipe, which has
+// no size, is read up to max_bytes); a device (/dev/zero), socket or directory is refused unread.
 std::string read_file_bytes(const std::filesystem::path& path, std::string_view what = {},
                             int64_t max_bytes = kMaxInputBytes);
 
@@ -38,7 +39,15 @@ std::string text_of_bytes(std::string bytes, const std::filesystem::path& source
 // Writes `text` to a temporary file beside `path` (same file system, name unique to this process),
 // then renames it over `path`: readers see the old file or the new one, never half of one. Throws
 // Error "cannot write <what> '<path>': <reason>" (the temporary file removed).
+// A link is written through to its target. Refused before anything is written: a target that
+// exists and is not a regular file (a directory, /dev/null, a pipe), a directory that is missing or
+// not writable (writable_target).
 void write_file_atomic(const std::filesystem::path& path, std::string_view text, std::string_view what = {});
+
+// The file write_file_atomic(path) would replace (a link's target), or Error naming `what`, the path
+// and the reason it cannot be written. Commands call it on every output before they work or write,
+// so that one bad output path loses none of the others.
+std::filesystem::path writable_target(const std::filesystem::path& path, std::string_view what = {});
 
 // The lines of a text with their 1-based numbers (views into `text`), a trailing '\r' dropped; a
 // final newline adds no empty line. What the line-oriented readers (CSVs) walk.

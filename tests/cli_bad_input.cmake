@@ -26,3 +26,23 @@ mutwo_cli_test(search_int32_dtype ARGS search --model bert-mini:2 --dtype int32 
 # trace's width as simulate's and search's: 1 to 1024 (a million models wrote 2.8 GB first).
 mutwo_cli_test(trace_width_over_1024 ARGS trace --model bert-mini --models 1025 -o wide.json
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--models: Value 1025 not in range 1 to 1024")
+
+# Every output is checked before the work: a --timeline into a missing folder used to fail after
+# the schedule was saved, the same file for both kept only the second, and --strict's out-of-memory
+# failure overwrote the schedule.
+mutwo_cli_test(simulate_output_missing_dir
+               ARGS simulate --model bert-mini --save-schedule early.json --timeline no-such-dir/t.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=early.json
+               "STDERR_REGEX=^error: cannot write --timeline 'no-such-dir/t.json': no directory 'no-such-dir'")
+mutwo_cli_test(simulate_outputs_same_file ARGS simulate --model bert-mini --save-schedule same.json --timeline ./same.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=same.json
+               "STDERR_REGEX=^error: --save-schedule and --timeline are the same file './same.json'")
+mutwo_cli_test(simulate_strict_oom_writes_nothing
+               ARGS simulate --model bert-mini --memory 100KiB --strict --save-schedule oom.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=oom.json "STDOUT_REGEX=OOM +out of memory at t=0")
+mutwo_cli_test(search_output_is_device ARGS search --model bert-mini:2 --policies none -o /dev/null
+               DEFINES EXPECT_RC=1
+               "STDERR_REGEX=^error: cannot write --output '/dev/null': /dev/null is a device, pipe or socket, not a regular file")
+# A device never ends: refused unread (trace --check /dev/zero read until memory ran out).
+mutwo_cli_test(trace_check_device ARGS trace --check /dev/zero
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot read trace file '/dev/zero': it is a device or socket, not a file")

@@ -2,9 +2,12 @@
 # exit status and output. Run as a CMake script:
 #   cmake -DMUTWO=<binary> -DARGS="trace|--check|file.json" [-DWORKDIR=dir] [-DEXPECT_RC=0|1|2]
 #         [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re] [-DSTDOUT_FILE=golden.out]
-#         [-DJSON_LENGTH=n] [-DJSON_CHECKS="0|name=bert-base;0|parameters=110106428"] -P test_cli.cmake
+#         [-DJSON_LENGTH=n] [-DJSON_CHECKS="0|name=bert-base;0|parameters=110106428"]
+#         [-DABSENT_FILE=name] -P test_cli.cmake
 # ARGS separates arguments with '|' (a ';' would be split by add_test). JSON_CHECKS entries are
 # "<path>=<value>" with the path's keys/indices separated by '|'; they read stdout as JSON.
+# ABSENT_FILE (in WORKDIR) is removed before the command and must not exist after it: an output a
+# failing command must not leave.
 cmake_minimum_required(VERSION 3.25)
 
 if(NOT MUTWO)
@@ -17,6 +20,9 @@ if(NOT WORKDIR)
   set(WORKDIR ${CMAKE_CURRENT_BINARY_DIR})
 endif()
 string(REPLACE "|" ";" args "${ARGS}")
+if(DEFINED ABSENT_FILE)
+  file(REMOVE ${WORKDIR}/${ABSENT_FILE})
+endif()
 
 execute_process(COMMAND ${MUTWO} ${args}
                 WORKING_DIRECTORY ${WORKDIR}
@@ -27,6 +33,9 @@ set(report "command: mutwo ${args}\nexit status: ${rc}\n--- stdout ---\n${out}--
 
 if(NOT rc STREQUAL EXPECT_RC)
   message(FATAL_ERROR "expected exit status ${EXPECT_RC}\n${report}")
+endif()
+if(DEFINED ABSENT_FILE AND EXISTS ${WORKDIR}/${ABSENT_FILE})
+  message(FATAL_ERROR "${ABSENT_FILE} was written\n${report}")
 endif()
 if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
   message(FATAL_ERROR "stdout does not match '${STDOUT_REGEX}'\n${report}")

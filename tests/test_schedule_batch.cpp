@@ -65,3 +65,31 @@ TEST_CASE("samples per step that overflow 64 bits are an error, not a wrapped co
   s.sub_arrays = {SubArray{"a", 2, 0, 0, 16}, SubArray{"b", 3, 0, 0, 64}};
   CHECK(samples_per_step(s) == 2 * 16 + 3 * 64);
 }
+
+TEST_CASE("a sub-array's width is its ops' and its range holds one whole model array") {
+  // Each case once made samples per step a number the schedule does not train: a width of
+  // 2147483647 printed 4294967294 samples per step, a model cut in two counted twice.
+  GraphBuilder b("pair", DType::f32, 1, 2);
+  const TensorId x = b.add_input("x", {2, 8}, TensorRole::input, FuseAxis::stack);
+  const TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
+  const TensorId labels = b.add_input("labels", {2}, TensorRole::label, FuseAxis::stack, DType::i64);
+  b.add_op(OpKind::cross_entropy, "ce", {b.op(OpKind::linear, "fc", {x, w}), labels});
+  const Schedule s = build_plain_schedule({mutwo::test::tiny_forward(), std::move(b).finish()});
+  const std::string text = schedule_to_json(s);
+  const auto with_second = [&](const char* range) {
+    std::string t = text;
+    const std::string second = R"("name":"pair","width":1,"first_op":3,"end_op":5,"batch_size":2})";
+    t.replace(t.find(second), second.size(), range);
+    return t;
+  };
+  CHECK_THROWS_WITH_AS(
+      schedule_from_json(
+          with_second(R"("name":"pair","width":2147483647,"first_op":3,"end_op":5,"batch_size":2})")),
+      "sub_array 1 'pair': field 'width' = 2147483647, but its ops train 1 model", mutwo::ir::ScheduleError);
+  CHECK_THROWS_WITH_AS(
+      schedule_from_json(with_second(R"("name":"pair","width":1,"first_op":4,"end_op":5,"batch_size":2})")),
+      doctest::Contains("sub_array 1 'pair': op 4 's1/ce' reads tensor"), mutwo::ir::ScheduleError);
+  CHECK_THROWS_WITH_AS(
+      schedule_from_json(with_second(R"("name":"pair","width":1,"first_op":5,"end_op":5,"batch_size":2})")),
+      "sub_array 1 'pair': op range [5, 5) holds no ops", mutwo::ir::ScheduleError);
+}
