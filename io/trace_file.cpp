@@ -29,8 +29,10 @@ void read_host_side(const support::JsonReader& r, ir::Trace& trace) {
                                     trace.op_host_ns.size(), ops));
     }
     for (size_t i = 0; i < ops; ++i) {
-      if (trace.op_host_ns[i] < 0)
-        throw FormatError(fmt::format("op {}: field 'op_host_ns' = {} is negative", i, trace.op_host_ns[i]));
+      if (trace.op_host_ns[i] < 0 || trace.op_host_ns[i] > ir::kMaxOpNs) {
+        throw FormatError(fmt::format("op {}: field 'op_host_ns' = {} is outside [0, {}] ns", i,
+                                      trace.op_host_ns[i], ir::kMaxOpNs));
+      }
     }
   }
   if (r.has("op_streams")) {
@@ -50,9 +52,11 @@ void read_host_side(const support::JsonReader& r, ir::Trace& trace) {
         const support::JsonReader w(list[i][p], fmt::format("op {}: field 'op_streams'[{}]", i, p));
         w.expect_only({"stream", "duration_ns", "host_ns"});
         parts.push_back({w.integer("stream"), w.integer("duration_ns"), w.integer("host_ns")});
-        if (parts.back().duration_ns < 0 || parts.back().host_ns < 0) {
-          throw FormatError(fmt::format("{}: 'duration_ns' = {} and 'host_ns' = {} must be >= 0", w.where(),
-                                        parts.back().duration_ns, parts.back().host_ns));
+        if (parts.back().duration_ns < 0 || parts.back().host_ns < 0 ||
+            parts.back().duration_ns > ir::kMaxOpNs || parts.back().host_ns > ir::kMaxOpNs) {
+          throw FormatError(fmt::format("{}: 'duration_ns' = {} and 'host_ns' = {} must be in [0, {}]",
+                                        w.where(), parts.back().duration_ns, parts.back().host_ns,
+                                        ir::kMaxOpNs));
         }
         gpu += parts.back().duration_ns;
         host += parts.back().host_ns;
@@ -145,11 +149,20 @@ ir::Trace trace_from_json(const Json& root) {
       throw FormatError(fmt::format("trace: field 'op_duration_ns' has {} durations, the graph has {} ops",
                                     trace.op_duration_ns.size(), trace.graph.ops.size()));
     }
+    // Each op at most ir::kMaxOpNs (1000 s), as simulate prices them: a step's sum cannot wrap (2^62
+    // per op summed to 0 ns and passed), and a trace measured at 0 ns throughout is no measurement.
+    bool any_time = false;
     for (size_t i = 0; i < trace.op_duration_ns.size(); ++i) {
-      if (trace.op_duration_ns[i] < 0) {
-        throw FormatError(
-            fmt::format("op {}: field 'op_duration_ns' = {} is negative", i, trace.op_duration_ns[i]));
+      if (trace.op_duration_ns[i] < 0 || trace.op_duration_ns[i] > ir::kMaxOpNs) {
+        throw FormatError(fmt::format("op {}: field 'op_duration_ns' = {} is outside [0, {}] ns", i,
+                                      trace.op_duration_ns[i], ir::kMaxOpNs));
       }
+      any_time = any_time || trace.op_duration_ns[i] > 0;
+    }
+    if (!any_time && !trace.op_duration_ns.empty()) {
+      throw FormatError(
+          fmt::format("trace: field 'op_duration_ns' is 0 ns for all {} ops: nothing was measured",
+                      trace.op_duration_ns.size()));
     }
   }
   read_host_side(r, trace);

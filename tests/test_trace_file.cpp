@@ -258,7 +258,13 @@ TEST_CASE("malformed traces throw the right error naming the op or tensor and th
       {"unknown_field.json", Expect::format, "op 0: unknown field 'flop'"},
       {"durations_mismatch.json", Expect::format,
        "trace: field 'op_duration_ns' has 2 durations, the graph has 1 ops"},
-      {"negative_duration.json", Expect::format, "op 0: field 'op_duration_ns' = -5 is negative"},
+      {"negative_duration.json", Expect::format,
+       "op 0: field 'op_duration_ns' = -5 is outside [0, 1000000000000] ns"},
+      // 2^62 ns an op: 152 of them summed to 0 ns per step and passed --check.
+      {"huge_duration.json", Expect::format,
+       "op 0: field 'op_duration_ns' = 4611686018427387904 is outside [0, 1000000000000] ns"},
+      {"zero_durations.json", Expect::format,
+       "trace: field 'op_duration_ns' is 0 ns for all 1 ops: nothing was measured"},
       {"unknown_dtype.json", Expect::format, "tensor 0: field 'dtype': unknown dtype 'fp8'; valid: fp32"},
       {"unknown_role.json", Expect::format, "tensor 1: field 'role': unknown tensor role 'scratch'"},
       {"wrong_phase_for_kind.json", Expect::graph, "op 0 'relu': field 'phase' = backward but kind 'relu'"},
@@ -267,7 +273,8 @@ TEST_CASE("malformed traces throw the right error naming the op or tensor and th
        "array of numbers, got boolean"},
       // Sizes from input are checked (tests/test_checked_sizes.cpp).
       {"overflow_shape.json", Expect::graph,
-       "tensor 0 'x': field 'shape' [1099511627776,1099511627776] of fp32: its size overflows 64-bit integers"},
+       "tensor 0 'x': field 'shape' [1099511627776,1099511627776] of fp32: its size overflows 64-bit "
+       "integers"},
       {"huge_tensor.json", Expect::graph, "tensor 0 'x': field 'bytes' = 4503599627370496 exceeds"},
       {"overflow_flops.json", Expect::graph, "op 'fc': FLOPs: 2 x 16777216 x 4194304 x 4194304 overflows"},
   };
