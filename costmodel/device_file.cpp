@@ -72,6 +72,50 @@ class DeviceReader : public support::TomlReader {
   }
 };
 
+// A figure no GPU has is a typo (a TFLOPS in FLOPS), and the model prices it into nonsense: 1e4
+// FP32 TFLOPS on an A100's 108 SMs gave a step 500 x slower through the power limit, 1e17 wrapped the
+// clock. Peaks and bandwidth are bounded per SM per clock at twice the most a GPU reaches (the B200:
+// 128 FP32 lanes x 2 per SM per clock, its 2,250 dense FP16 tensor TFLOPS at 148 SMs x 1.98 GHz =
+// 7,678; NVIDIA Blackwell datasheet, costmodel/devices/b200.toml), and from below at a fraction of
+// the least (the P4's FP16 at 1/64 of FP32: 4 per SM per clock; its 192 GB/s: 9 bytes).
+void check_plausible(const DeviceReader& r, const toml::table& root, const DeviceSpec& d) {
+  const double sm_clocks_per_ns = static_cast<double>(d.sm_count) * d.boost_clock_mhz / 1000.0;
+  const auto per_sm_clock = [&](std::string_view key, double per_ns, double low, double high,
+                                std::string_view unit) {
+    if (per_ns == 0) return;  // tf32_tflops = 0: no TF32
+    const double v = per_ns / sm_clocks_per_ns;
+    if (v < low || v > high) {
+      r.fail(
+          root.get(key), key,
+          fmt::format("= {:g} is {:.3g} {} per SM per clock (sm_count {} at boost_clock_mhz {}), outside the "
+                      "[{:g}, {:g}] a GPU can have",
+                      root.get(key)->value<double>().value_or(0), v, unit, d.sm_count, d.boost_clock_mhz, low,
+                      high));
+    }
+  };
+  per_sm_clock("fp32_tflops", d.fp32_flops_per_ns, 16, 512, "FLOP");
+  per_sm_clock("tf32_tflops", d.tf32_flops_per_ns, 1, 16384, "FLOP");
+  per_sm_clock("half_tflops", d.half_flops_per_ns, 1, 16384, "FLOP");
+  per_sm_clock("fp64_tflops", d.fp64_flops_per_ns, 0.25, 16384, "FLOP");
+  per_sm_clock("memory_gbps", d.hbm_bytes_per_ns, 0.5, 256, "bytes");
+  // The host side: PCIe 5.0 x16 moves 64 GB/s a way and NVLink-C2C 450 (Grace Hopper); a copy starts
+  // and a kernel launches in microseconds (2-10, docs/FIDELITY.md's measurements).
+  const auto at_most = [&](std::string_view key, double value, double high, std::string_view unit) {
+    if (root.get(key) != nullptr && value > high) {
+      r.fail(root.get(key), key, fmt::format("= {:g} is over the {:g} {} a GPU can have", value, high, unit));
+    }
+  };
+  at_most("h2d_gbps", d.h2d_bytes_per_ns, 1000, "GB/s");
+  at_most("d2h_gbps", d.d2h_bytes_per_ns, 1000, "GB/s");
+  at_most("copy_latency_us", d.h2d_latency_ns / 1000.0, 1000, "us");
+  at_most("launch_overhead_us", d.launch_overhead_ns / 1000.0, 1000, "us");
+  // Boards draw 50 W (the P4's low setting) to 1,000 W (the B200): 5 to 5,000 W is a board.
+  if (d.board_power_w != 0 && (d.board_power_w < 5 || d.board_power_w > 5000)) {
+    r.fail(root.get("board_power_w"), "board_power_w",
+           fmt::format("= {:g} W is outside the [5, 5000] W a GPU board draws", d.board_power_w));
+  }
+}
+
 }  // namespace
 
 bool is_device_path(std::string_view gpu) {
@@ -140,6 +184,7 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
     if (b == nullptr) r.fail(h, "half_duplex", fmt::format("must be a boolean, not {}", r.type_name(*h)));
     d.full_duplex = !b->get();
   }
+  check_plausible(r, root, d);
   d.host = default_host_dispatch();
   d.host_optimizer = default_host_optimizer();
   try {

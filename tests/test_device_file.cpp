@@ -158,3 +158,29 @@ TEST_CASE("a bad device file is refused with the file, the line, the key and the
   CHECK(measured.d2h_bytes_per_ns == doctest::Approx(25.0));
   CHECK(measured.launch_overhead_ns == 1'500);
 }
+
+TEST_CASE("a figure no GPU has is refused, per SM and clock, before the model prices it into nonsense") {
+  // 1e4 FP32 TFLOPS on the A100's 108 SMs at 1,410 MHz gave a step 500 x slower through the power
+  // limit; 1e17 wrapped the event clock. Twice the B200's per-SM rates still passes.
+  CHECK(
+      refusal(a100_with("fp32_tflops", "fp32_tflops = 1e4")) ==
+      "gpu.toml:14: 'fp32_tflops' = 10000 is 6.57e+04 FLOP per SM per clock (sm_count 108 at boost_clock_mhz "
+      "1410), outside the [16, 512] a GPU can have");
+  CHECK(refusal(a100_with("fp32_tflops", "fp32_tflops = 77")) == "accepted");  // 506 per SM per clock
+  CHECK(refusal(a100_with("fp32_tflops", "fp32_tflops = 1e-300")).find("outside the [16, 512]") !=
+        std::string::npos);
+  CHECK(refusal(a100_with("half_tflops", "half_tflops = 1e300")).find("'half_tflops' = 1e+300 is") !=
+        std::string::npos);
+  CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 1e300")).find("bytes per SM per clock") !=
+        std::string::npos);
+  CHECK(refusal(a100_with("board_power_w", "board_power_w = 1e-9")) ==
+        "gpu.toml:8: 'board_power_w' = 1e-09 W is outside the [5, 5000] W a GPU board draws");
+  CHECK(refusal(a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\ncopy_latency_us = 1e15")) ==
+        "gpu.toml:20: 'copy_latency_us' = 1e+15 is over the 1000 us a GPU can have");
+  CHECK(refusal(a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\nh2d_gbps = 1e300")) ==
+        "gpu.toml:20: 'h2d_gbps' = 1e+300 is over the 1000 GB/s a GPU can have");
+  for (const auto& [stem, text] : shipped_device_texts()) {
+    INFO(stem);
+    CHECK_NOTHROW(parse_device_toml(text, stem));
+  }
+}
