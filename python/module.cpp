@@ -32,6 +32,7 @@
 #include "api/values.hpp"
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "experiments/db_merge.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/results_db.hpp"
 #include "experiments/results_db_error.hpp"
@@ -270,6 +271,13 @@ py::object profile(const std::string& model, int32_t models, const std::vector<i
 py::object experiment(const std::string& spec_path, const std::string& db_path, int jobs,
                       const py::object& progress) {
   const experiments::ExperimentSpec spec = experiments::read_spec(spec_path);
+  // As `mutwo experiment`: the spec and an existing database checked before the file is opened to
+  // write, so a refused spec creates no database and a damaged one is not written to.
+  experiments::validate_experiment(spec);
+  if (experiments::holds_tables(db_path)) {
+    experiments::check_sound(
+        experiments::ResultsDb::open(db_path, experiments::ResultsDb::OpenMode::existing));
+  }
   experiments::ResultsDb db = experiments::ResultsDb::open(db_path);
   std::atomic<bool> stop{false};
   std::optional<py::error_already_set> raised;

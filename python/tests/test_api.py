@@ -246,6 +246,13 @@ def test_an_experiment_runs_into_a_database_resumes_and_gives_its_table(fixtures
         {k: first[k] for k in ("tasks", "tasks_run", "rows_written")}
 
 
+def test_a_refused_spec_creates_no_database(fixtures, tmp_path):
+    # As `mutwo experiment`: the spec is checked before the database file is created.
+    with pytest.raises(mutwo.Error, match="'sweep.memory_limits' = '0' is 0 bytes"):
+        mutwo.experiment(fixtures / "experiments" / "zero_limit.toml", db=tmp_path / "z.db")
+    assert not (tmp_path / "z.db").exists()
+
+
 def test_a_progress_callback_that_raises_stops_the_experiment(fixtures, tmp_path):
     def stop(progress):
         if progress["tasks_done"] >= 1:
