@@ -221,14 +221,17 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(sim::host_mode_names()));
   cmd->add_option("--db", opts->db, "Results database to store the run in")->capture_default_str();
   cmd->add_flag("--no-db", opts->no_db, "Do not store the run");
-  cmd->add_flag("--state-offload", opts->state_offload,
-                "Keep every model's weights, gradients and optimizer state in pinned host memory between uses "
-                "(swapped in before its sub-array's forward, out after its optimizer step)");
-  cmd->add_option("--optimizer-on", opts->optimizer_on,
-                  "With --state-offload, where the optimizer step runs: device (its state swapped in and out), "
-                  "host (gradients out, CPU Adam, weights in; ZeRO-Offload) or best (the faster plan)")
+  CLI::Option* offload = cmd->add_flag(
+      "--state-offload", opts->state_offload,
+      "Keep every model's weights, gradients and optimizer state in pinned host memory between uses "
+      "(swapped in before its sub-array's forward, out after its optimizer step)");
+  cmd->add_option(
+         "--optimizer-on", opts->optimizer_on,
+         "With --state-offload, where the optimizer step runs: device (its state swapped in and out), "
+         "host (gradients out, CPU Adam, weights in; ZeRO-Offload) or best (the faster plan)")
       ->check(CLI::IsMember({"best", "device", "host"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(offload);
   cmd->add_flag("--allow-oom", opts->allow_oom,
                 "Run the policy's best plan even when it does not fit the limit");
   cmd->add_option("--save-schedule", opts->save_schedule, "Write the executed schedule to this file");

@@ -281,24 +281,29 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline,
                   "Write the winner's Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the rows as JSON");
-  cmd->add_option("--server", opts->server,
-                  "Search placement, partition and policy over a multi-GPU server: " +
-                      joined(costmodel::builtin_servers().names()) +
-                      " (one model: the schemes below over GPU and micro-batch counts; an array: spread over the GPUs)");
+  CLI::Option* server = cmd->add_option(
+      "--server", opts->server,
+      "Search placement, partition and policy over a multi-GPU server: " +
+          joined(costmodel::builtin_servers().names()) +
+          " (one model: the schemes below over GPU and micro-batch counts; an array: spread over the GPUs)");
   cmd->add_option("--schemes", opts->schemes,
                   "With --server and one model, schemes to try, comma-separated (default all): " +
                       joined(policies::builtin_server_schemes().names()))
-      ->delimiter(',');
+      ->delimiter(',')
+      ->needs(server);
   cmd->add_option("--micro-batches", opts->micro_batches,
                   "With --server and one model, micro-batch counts M to try, comma-separated")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(server);
   cmd->add_option("--packs", opts->packs,
-                  "With --server and one model, layer pack counts to try (Harmony's unit of scheduling), comma-separated")
+                  "With --server and one model, layer pack counts to try (Harmony's unit of scheduling), "
+                  "comma-separated")
       ->delimiter(',')
       ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(server);
   cmd->add_option("--parts", opts->parts_dir,
                   "With --server and a model array: write each GPU's part of the winner (its single-GPU schedule) "
                   "to DIR/gpuN.json, to run alone with `mutwo run --schedule`");

@@ -239,19 +239,23 @@ void add_simulate_command(CLI::App& app) {
                   "next iteration's swap-ins and batch upload overlap this one's end) beside the first; busy, "
                   "swap and stall figures cover all of them. Default: 3, except 1 when replaying a trace")
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--policy", opts->policy,
-                  "Plan the array (or the replayed --trace) with this swap/recompute policy at the device's "
-                  "memory, as `mutwo run` does: " +
-                      joined(policies::builtin_policies().names()) + " (default: the plain schedule, no plan)");
+  CLI::Option* policy = cmd->add_option(
+      "--policy", opts->policy,
+      "Plan the array (or the replayed --trace) with this swap/recompute policy at the device's "
+      "memory, as `mutwo run` does: " +
+          joined(policies::builtin_policies().names()) + " (default: the plain schedule, no plan)");
   cmd->add_option("--order", opts->order,
                   "With --policy: sub-arrays multiplexed, back-to-back, or best (plan both, keep the faster)")
-      ->capture_default_str();
-  cmd->add_flag("--state-offload", opts->state_offload,
-                "Plan with every model's weights, gradients and optimizer state in pinned host memory between uses");
+      ->capture_default_str()
+      ->needs(policy);  // a flag that would change nothing is refused, not ignored
+  CLI::Option* offload = cmd->add_flag(
+      "--state-offload", opts->state_offload,
+      "Plan with every model's weights, gradients and optimizer state in pinned host memory between uses");
   cmd->add_option("--optimizer-on", opts->optimizer_on,
                   "With --state-offload, where the optimizer step runs: device, host or best")
       ->check(CLI::IsMember({"best", "device", "host"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(offload);
   cmd->add_flag("--wrap", opts->wrap,
                 "Wrap the iteration boundaries as μ-TWO's steady state: the last sub-array's backward runs merged "
                 "with the first sub-array's next forward (needs a multiplexed schedule of two or more sub-arrays "
@@ -269,10 +273,12 @@ void add_simulate_command(CLI::App& app) {
                   "With --length-histogram: a batch's length rounded up to a multiple of this")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
-  cmd->add_option("--format", opts->device.trace_format,
-                  "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log), et (PyTorch "
-                  "execution trace, followed by the profiler trace of its step); default: detected from the content")
-      ->check(CLI::IsMember(io::trace_formats().names()));
+  cmd->add_option(
+         "--format", opts->device.trace_format,
+         "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log), et (PyTorch "
+         "execution trace, followed by the profiler trace of its step); default: detected from the content")
+      ->check(CLI::IsMember(io::trace_formats().names()))
+      ->needs(cmd->get_option("--trace"));
   cmd->callback([opts] {
     if (opts->array.model_option->count() == 0 && opts->array.schedule_option->count() == 0) {
       // Without --model or --schedule, one --trace is simulated itself, at its measured durations.

@@ -46,3 +46,11 @@ mutwo_cli_test(search_output_is_device ARGS search --model bert-mini:2 --policie
 # A device never ends: refused unread (trace --check /dev/zero read until memory ran out).
 mutwo_cli_test(trace_check_device ARGS trace --check /dev/zero
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot read trace file '/dev/zero': it is a device or socket, not a file")
+
+# A flag that would change nothing without its companion is refused rather than ignored.
+mutwo_cli_test(simulate_order_needs_policy ARGS simulate --model bert-mini --order back-to-back
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--order requires --policy")
+mutwo_cli_test(simulate_optimizer_on_needs_offload ARGS simulate --model bert-mini --optimizer-on host
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--optimizer-on requires --state-offload")
+mutwo_cli_test(search_schemes_need_server ARGS search --model bert-mini:2 --schemes dp
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--schemes requires --server")
