@@ -3,11 +3,28 @@
 // a usage error CLI11's message and exit 2.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "support/error.hpp"
+
+namespace {
+
+// An empty value is never what a flag means: `--gpu ""` or `-o ""` used to fall back to the default
+// silently, since "" is also "not given". Every flag that takes a value refuses one, in every command.
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_items_expected_max() == 0) continue;  // a switch
+    option->check(CLI::Validator(
+        [](std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mutwo: simulate and schedule training many models at once on one GPU under a memory limit"};
@@ -28,6 +45,7 @@ int main(int argc, char** argv) {
   mutwo::cli::add_calibrate_command(app);
   mutwo::cli::add_bench_ops_command(app);
   mutwo::cli::add_bench_host_command(app);
+  refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

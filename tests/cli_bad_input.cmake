@@ -54,3 +54,6 @@ mutwo_cli_test(simulate_optimizer_on_needs_offload ARGS simulate --model bert-mi
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--optimizer-on requires --state-offload")
 mutwo_cli_test(search_schemes_need_server ARGS search --model bert-mini:2 --schemes dp
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--schemes requires --server")
+
+# An empty flag value ("" fell back to the default) is refused: python/tests/test_api.py, which can
+# pass an empty argument (this file's ARGS cannot).

@@ -1,6 +1,8 @@
 """`import mutwo` against the `mutwo` program: each function returns what the matching command's
 --json prints for the same inputs, and mutwo's errors arrive as mutwo.Error subclasses with
 mutwo's message."""
+import pathlib
+
 import pytest
 
 import mutwo
@@ -292,3 +294,16 @@ def test_a_search_releases_the_gil():
         thread.join()
     assert seconds > 0.05  # long enough to tell a 5 ms slice from the whole search
     assert during > 0.25 * rate * seconds
+
+
+@pytest.mark.parametrize("args", [["simulate", "--model", "bert-mini", "--gpu", ""],
+                                  ["simulate", "--model", "bert-mini", "--memory", ""],
+                                  ["trace", "--model", "bert-mini", "-o", ""]])
+def test_the_cli_refuses_an_empty_flag_value(args):
+    # "" is also "not given": each of these used to run on the default device, memory or file name.
+    import os
+    import subprocess
+    cli = os.environ.get("MUTWO_CLI", str(pathlib.Path(__file__).resolve().parents[2] / "build" / "cli" / "mutwo"))
+    done = subprocess.run([cli, *args], capture_output=True, text=True)
+    assert done.returncode == 2 and "must not be empty" in done.stderr
+
