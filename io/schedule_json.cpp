@@ -182,7 +182,7 @@ void write_schedule(const ir::Schedule& schedule, const std::string& path) {
 ir::Schedule read_schedule(const std::string& path) {
   std::string text;
   try {
-    text = support::read_file_bytes(path, "schedule file");
+    text = support::read_text_file(path, "schedule file");
   } catch (const FormatError&) {
     throw;
   } catch (const Error& e) {

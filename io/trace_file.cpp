@@ -174,7 +174,7 @@ void write_trace(const ir::Trace& trace, const std::filesystem::path& path) {
 }
 
 ir::Trace read_trace(const std::filesystem::path& path) {
-  const std::string text = support::read_file_bytes(path, "trace file");
+  const std::string text = support::read_text_file(path, "trace file");
   try {
     return trace_from_json(text);
   } catch (const FormatError& e) {

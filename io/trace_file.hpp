@@ -21,6 +21,6 @@ ir::Trace trace_from_json(const std::string& text);
 ir::Trace trace_from_json(const nlohmann::json& root);
 
 void write_trace(const ir::Trace& trace, const std::filesystem::path& path);  // atomic: temp file + rename
-ir::Trace read_trace(const std::filesystem::path& path);
+ir::Trace read_trace(const std::filesystem::path& path);  // plain or gzip-compressed, as --trace reads
 
 }  // namespace mutwo::io

@@ -57,3 +57,8 @@ mutwo_cli_test(search_schemes_need_server ARGS search --model bert-mini:2 --sche
 
 # An empty flag value ("" fell back to the default) is refused: python/tests/test_api.py, which can
 # pass an empty argument (this file's ARGS cannot).
+
+# trace --check reads gzip as simulate --trace does (tiny_relu_measured.json.gz: `gzip -n` of
+# tiny_relu_measured.json); it used to fail with a JSON error at byte 1.
+mutwo_cli_test(trace_check_gzip ARGS trace --check ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json.gz
+               DEFINES "STDOUT_REGEX=valid")
