@@ -198,7 +198,8 @@ DeviceSpec parse_device_toml(std::string_view text, std::string_view source) {
 DeviceSpec read_device_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw Error(fmt::format("cannot read device file '{}': no such file", path));
+    throw Error(fmt::format("cannot read device file '{}': {}", path,
+                            std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   }
   return parse_device_toml(support::read_file_bytes(path, "device file"), path);
 }

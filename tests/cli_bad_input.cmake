@@ -62,3 +62,5 @@ mutwo_cli_test(search_schemes_need_server ARGS search --model bert-mini:2 --sche
 # tiny_relu_measured.json); it used to fail with a JSON error at byte 1.
 mutwo_cli_test(trace_check_gzip ARGS trace --check ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json.gz
                DEFINES "STDOUT_REGEX=valid")
+mutwo_cli_test(simulate_gpu_is_device ARGS simulate --model bert-mini --gpu /dev/null
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot read device file '/dev/null': not a regular file")
