@@ -57,6 +57,12 @@ void print_wave_errors(const std::string& title, const std::vector<costmodel::Wa
 // The fusion pairs by device and batch: held out (the fold's price beside the model fitted on every GPU's)
 // or scored (the scored model's price alone).
 void print_fusion(const std::vector<costmodel::FusionPair>& pairs, bool held_out) {
+  if (pairs.empty()) {
+    std::cout
+        << "fusion: no matched pairs (no batched GEMM of the inputs has a smaller one on its GPU within "
+           "10 % in m, n and k): no median error\n";
+    return;
+  }
   std::cout << "fusion: one batched GEMM vs its products in smaller kernels (" << pairs.size()
             << " matched pairs):\n";
   std::vector<Table::Column> columns = {{"device", Align::left},
@@ -84,9 +90,9 @@ void print_fusion(const std::vector<costmodel::FusionPair>& pairs, bool held_out
     t.add_row(row);
   }
   std::cout << t.render();
-  std::cout << "fusion speed-up, median error: " << percent(costmodel::fusion_median_error(pairs));
+  std::cout << "fusion speed-up, median error: " << percent(*costmodel::fusion_median_error(pairs));
   if (held_out)
-    std::cout << " held out, " << percent(costmodel::fusion_median_error(pairs, true))
+    std::cout << " held out, " << percent(*costmodel::fusion_median_error(pairs, true))
               << " fitted on every GPU";
   std::cout << "\n";
 }
@@ -211,7 +217,8 @@ void add_calibrate_command(CLI::App& app) {
                   "Write the fitted profile (JSON) here (one device), or with --waves the wave model");
   cmd->add_option("--out-dir", opts->output_dir, "Write one profile per device, <dir>/<device>.json");
   cmd->add_option("--device", opts->device, "Fit only this catalog device");
-  cmd->add_option("--date", opts->fitted_on, "Date recorded in the profiles (default: today, UTC)");
+  cmd->add_option("--date", opts->fitted_on,
+                  "Date recorded in the profiles, YYYY-MM-DD (default: today, UTC)");
   cmd->add_option("--kfold", opts->kfold, "Also report K-fold held-out and cross-GPU errors")
       ->check(CLI::Range(2, 1000));
   cmd->add_option("--fidelity", opts->fidelity,
@@ -239,7 +246,8 @@ void add_calibrate_command(CLI::App& app) {
                   "thread); the model and every figure are the same on any number")
       ->check(CLI::Range(0, 4096));
   cmd->callback([opts, cmd] {
-    if (opts->fitted_on.empty()) opts->fitted_on = today_utc();
+    // An empty --date is refused (run_calibration), not replaced by today.
+    if (cmd->count("--date") == 0) opts->fitted_on = today_utc();
     std::string command = opts->waves ? "mutwo calibrate --waves --leave-one-out" : "mutwo calibrate";
     for (const std::string& input : opts->inputs) command += " " + input;
     if (!opts->refine_only.empty()) command += " --refine-only";
@@ -248,7 +256,6 @@ void add_calibrate_command(CLI::App& app) {
     if (!opts->device.empty()) command += " --device " + opts->device;
     command += " --fidelity " + opts->fidelity;
     opts->command = command;
-    (void)cmd;
     run(*opts);
   });
 }

@@ -1,6 +1,10 @@
 #include "costmodel/calibrate.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -45,7 +49,86 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
   return out;
 }
 
-CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateResult result) {
+// "YYYY-MM-DD", a day of the calendar: the date written into profiles and models.
+void check_date(const std::string& date) {
+  const auto digits = [&](size_t from, size_t n) {
+    int value = 0;
+    for (size_t i = from; i < from + n; ++i) {
+      if (date[i] < '0' || date[i] > '9') return -1;
+      value = value * 10 + (date[i] - '0');
+    }
+    return value;
+  };
+  bool ok = date.size() == 10 && date[4] == '-' && date[7] == '-';
+  if (ok) {
+    const int year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
+    const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    ok = year >= 1 && month >= 1 && month <= 12 && day >= 1 &&
+         day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+  }
+  if (!ok) throw Error(fmt::format("calibrate: --date '{}' is not a date YYYY-MM-DD (2026-11-29)", date));
+}
+
+// {flag, path} pairs (an empty path: not asked for): each writable (support::writable_target), no two
+// the same file.
+void check_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
+  std::vector<std::pair<std::string_view, std::filesystem::path>> seen;
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    const std::filesystem::path target =
+        std::filesystem::absolute(support::writable_target(path, flag)).lexically_normal();
+    for (const auto& [other_flag, other] : seen) {
+      if (other == target)
+        throw Error(fmt::format("calibrate: {} and {} are the same file '{}': give each its own", other_flag,
+                                flag, path));
+    }
+    seen.emplace_back(flag, target);
+  }
+}
+
+// --out-dir: a writable folder, or one its nearest existing parent, a writable folder, can hold.
+void check_output_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::path existing = std::filesystem::absolute(dir, ec);
+  while (!std::filesystem::exists(existing, ec) && existing.has_relative_path())
+    existing = existing.parent_path();
+  if (!std::filesystem::is_directory(existing, ec)) {
+    throw Error(fmt::format("calibrate: cannot write --out-dir '{}': '{}' is not a folder", dir.string(),
+                            existing.string()));
+  }
+  if (::access(existing.c_str(), W_OK) != 0) {
+    throw Error(fmt::format("calibrate: cannot write --out-dir '{}': folder '{}': {}", dir.string(),
+                            existing.string(), std::strerror(errno)));
+  }
+}
+
+void make_output_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw Error(
+        fmt::format("calibrate: cannot create --out-dir folder '{}': {}", dir.string(), ec.message()));
+  }
+}
+
+// --score: a model that prices none of the inputs' kernels scores nothing (a model with no groups, or
+// none for these kernels' GPUs and categories): an error, not empty tables.
+void check_some_priced(const WaveRows& rows, const WaveHeldOut& scored, const WaveModel& model,
+                       const CalibrateOptions& options) {
+  if (std::find(scored.scored.begin(), scored.scored.end(), 1) != scored.scored.end()) return;
+  std::set<std::string> devices;
+  for (const CalibrationRow& r : rows.rows) devices.insert(r.device);
+  throw Error(fmt::format(
+      "calibrate --waves --score: no kernel of the inputs is priced by the model: {} ({} groups, {} "
+      "refinements) prices none of the {} rows of {} (GPUs: {})",
+      options.wave_model.empty() ? std::string("the shipped wave model") : "'" + options.wave_model + "'",
+      model.groups.size(), model.refinements.size(), rows.rows.size(), fmt::join(options.inputs, ", "),
+      fmt::join(devices, ", ")));
+}
+
+// The --waves options that go together, checked before anything is read.
+void check_wave_options(const CalibrateOptions& options) {
   if (!options.output_dir.empty() || options.kfold > 0 || !options.device.empty()) {
     throw Error(
         "calibrate --waves fits one model across every GPU of the inputs: it takes -o, --leave-one-out and "
@@ -57,17 +140,23 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   if (!options.held_out_csv.empty() && !options.leave_one_out && !options.score) {
     throw Error("calibrate --waves: --held-out-csv needs --leave-one-out or --score");
   }
+  if (options.score && (options.leave_one_out || !options.output.empty() || !options.fidelity.empty() ||
+                        !options.refine_only.empty())) {
+    throw Error(
+        "calibrate --waves --score prices the inputs by a fitted model: it takes --wave-model and "
+        "--held-out-csv, not -o, --leave-one-out, --fidelity or --refine-only");
+  }
+  if (!options.score && !options.wave_model.empty())
+    throw Error("calibrate --waves: --wave-model needs --score");
+}
+
+CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateResult result) {
   if (options.score) {
-    if (options.leave_one_out || !options.output.empty() || !options.fidelity.empty() ||
-        result.refine_only_rows > 0) {
-      throw Error(
-          "calibrate --waves --score prices the inputs by a fitted model: it takes --wave-model and "
-          "--held-out-csv, not -o, --leave-one-out, --fidelity or --refine-only");
-    }
     result.wave_rows = prepare_wave_rows(result.rows);
     result.wave_model =
         options.wave_model.empty() ? shipped_wave_model() : read_wave_model(options.wave_model);
     result.wave_held_out = score_wave_model(*result.wave_rows, *result.wave_model);
+    check_some_priced(*result.wave_rows, *result.wave_held_out, *result.wave_model, options);
     if (!options.held_out_csv.empty()) {
       support::write_file_atomic(options.held_out_csv,
                                  wave_held_out_csv(*result.wave_rows, *result.wave_held_out), "held-out CSV");
@@ -75,7 +164,6 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
     }
     return result;
   }
-  if (!options.wave_model.empty()) throw Error("calibrate --waves: --wave-model needs --score");
   std::vector<char> refine_only(result.rows.size(), 0);
   std::fill(refine_only.end() - static_cast<std::ptrdiff_t>(result.refine_only_rows), refine_only.end(), 1);
   result.wave_rows = prepare_wave_rows(result.rows, std::move(refine_only));
@@ -85,34 +173,38 @@ CalibrateResult run_wave_calibration(const CalibrateOptions& options, CalibrateR
   fit.fitted_on = options.fitted_on;
   fit.jobs = options.jobs;
   result.wave_model = fit_wave_model(*result.wave_rows, fit);
-  if (!options.output.empty()) {
-    write_wave_model(*result.wave_model, options.output);
-    result.written.push_back(options.output);
-  }
   if (options.leave_one_out && result.refine_only_rows > 0) {
     // The leave-one-out validates the cross-GPU groups, which the refine-only rows are not in.
     std::vector<CalibrationRow> shared(
         result.rows.begin(), result.rows.end() - static_cast<std::ptrdiff_t>(result.refine_only_rows));
     result.wave_rows = prepare_wave_rows(std::move(shared));
   }
+  // Every figure computed before the first file is written: a failure leaves no output half done.
+  std::string held_out_csv, fidelity;
   if (options.leave_one_out) {
     result.wave_held_out = leave_one_gpu_out(*result.wave_rows, options.jobs);
-    if (!options.held_out_csv.empty()) {
-      support::write_file_atomic(options.held_out_csv,
-                                 wave_held_out_csv(*result.wave_rows, *result.wave_held_out), "held-out CSV");
-      result.written.push_back(options.held_out_csv);
-    }
+    if (!options.held_out_csv.empty())
+      held_out_csv = wave_held_out_csv(*result.wave_rows, *result.wave_held_out);
     if (!options.fidelity.empty()) {
       std::string existing;
       if (std::filesystem::exists(options.fidelity))
         existing = support::read_text_file(options.fidelity, "report");
       const std::string sections = wave_fidelity_markdown(*result.wave_rows, *result.wave_model,
                                                           *result.wave_held_out, options.command);
-      support::write_file_atomic(
-          options.fidelity, replace_marked_sections(existing, sections, kWaveFidelityBegin, kWaveFidelityEnd),
-          "report");
-      result.written.push_back(options.fidelity);
+      fidelity = replace_marked_sections(existing, sections, kWaveFidelityBegin, kWaveFidelityEnd);
     }
+  }
+  if (!options.output.empty()) {
+    write_wave_model(*result.wave_model, options.output);
+    result.written.push_back(options.output);
+  }
+  if (!options.held_out_csv.empty()) {
+    support::write_file_atomic(options.held_out_csv, held_out_csv, "held-out CSV");
+    result.written.push_back(options.held_out_csv);
+  }
+  if (!options.fidelity.empty()) {
+    support::write_file_atomic(options.fidelity, fidelity, "report");
+    result.written.push_back(options.fidelity);
   }
   return result;
 }
@@ -136,6 +228,12 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   if (!options.waves && !options.fidelity.empty() && options.kfold < 2) {
     throw Error("calibrate: --fidelity needs --kfold K (K >= 2)");
   }
+  if (options.waves) check_wave_options(options);
+  check_date(options.fitted_on);
+  // Every output checked before anything is read, fitted or written.
+  check_outputs(
+      {{"-o", options.output}, {"--fidelity", options.fidelity}, {"--held-out-csv", options.held_out_csv}});
+  if (!options.output_dir.empty()) check_output_dir(options.output_dir);
   CalibrateResult result;
   // Every file read on its own thread, the rows kept in the inputs' order (a bad file's error is the
   // first bad file's, as read one after another).
@@ -157,6 +255,13 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
                        std::make_move_iterator(read[f].end()));
   }
   result.refine_only_rows = result.rows.size() - shared_rows;
+  if (shared_rows == 0) {
+    throw Error(fmt::format("calibrate: no rows in the inputs ({}): nothing to fit", fmt::join(files, ", ")));
+  }
+  if (!refine_files.empty() && result.refine_only_rows == 0) {
+    throw Error(fmt::format("calibrate: no rows in the --refine-only inputs ({}): nothing to refine",
+                            fmt::join(refine_files, ", ")));
+  }
   if (options.waves) return run_wave_calibration(options, std::move(result));
   std::set<std::string> devices;
   for (const CalibrationRow& r : result.rows) devices.insert(r.device);
@@ -179,29 +284,33 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
                     "with --device or use --out-dir",
                     devices.size(), fmt::join(devices, ", ")));
   }
+  std::vector<CalibrationRow> selected;  // the rows of the devices fitted, for --kfold
+  if (options.kfold >= 2) {
+    for (const CalibrationRow& r : result.rows) {
+      if (devices.count(r.device)) selected.push_back(r);
+    }
+    check_kfold_groups(selected, options.kfold);
+  }
+  // --out-dir's files, known now that the devices are: checked before the fit, as the others were.
+  std::vector<std::string> dir_paths;
+  if (!options.output_dir.empty()) {
+    std::vector<std::pair<std::string_view, std::string>> outputs = {{"-o", options.output},
+                                                                     {"--fidelity", options.fidelity}};
+    for (const std::string& device : devices) {
+      dir_paths.push_back((std::filesystem::path(options.output_dir) / (device + ".json")).string());
+      outputs.emplace_back("--out-dir", dir_paths.back());
+    }
+    if (std::filesystem::is_directory(options.output_dir)) check_outputs(outputs);
+  }
   if (!options.output.empty() || !options.output_dir.empty() || options.kfold < 2) {
     for (const std::string& device : devices) {
       result.profiles.push_back(
           fit_calibration_profile(result.rows, find_device(device), options.inputs, options.fitted_on));
     }
   }
-  if (!options.output.empty()) {
-    write_calibration_profile(result.profiles.front(), options.output);
-    result.written.push_back(options.output);
-  }
-  if (!options.output_dir.empty()) {
-    std::filesystem::create_directories(options.output_dir);
-    for (const CalibrationProfile& p : result.profiles) {
-      const std::string path = (std::filesystem::path(options.output_dir) / (p.device + ".json")).string();
-      write_calibration_profile(p, path);
-      result.written.push_back(path);
-    }
-  }
+  // Every figure computed before the first file is written: a failure leaves no output half done.
+  std::string fidelity;
   if (options.kfold >= 2) {
-    std::vector<CalibrationRow> selected;
-    for (const CalibrationRow& r : result.rows) {
-      if (devices.count(r.device)) selected.push_back(r);
-    }
     const std::vector<double> predictions = kfold_predictions(selected, options.kfold);
     result.kfold_by_category = kfold_errors_by_category(selected, predictions);
     result.kfold_by_kernel = kfold_errors_by_kernel(selected, predictions);
@@ -211,9 +320,21 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
       if (std::filesystem::exists(options.fidelity))
         existing = support::read_text_file(options.fidelity, "report");
       const std::string sections = calibration_fidelity_markdown(selected, options.kfold, options.command);
-      support::write_file_atomic(options.fidelity, replace_fidelity_sections(existing, sections), "report");
-      result.written.push_back(options.fidelity);
+      fidelity = replace_fidelity_sections(existing, sections);
     }
+  }
+  if (!options.output_dir.empty()) make_output_dir(options.output_dir);
+  if (!options.output.empty()) {
+    write_calibration_profile(result.profiles.front(), options.output);
+    result.written.push_back(options.output);
+  }
+  for (size_t i = 0; i < dir_paths.size(); ++i) {
+    write_calibration_profile(result.profiles[i], dir_paths[i]);
+    result.written.push_back(dir_paths[i]);
+  }
+  if (!options.fidelity.empty()) {
+    support::write_file_atomic(options.fidelity, fidelity, "report");
+    result.written.push_back(options.fidelity);
   }
   return result;
 }

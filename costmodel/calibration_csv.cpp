@@ -29,6 +29,26 @@ using ir::KindCategory;
 constexpr std::array<std::string_view, 4> kConvKernels{"conv2d_forward", "conv2d_backward_data",
                                                        "conv2d_backward_filter", ""};
 
+// A calibration CSV row's shape in 64-bit integers, as DeepBench's reader computes it (gemm_work,
+// conv_work: an overflow is a FormatError naming the row), and a gemm's flops the format's
+// 2*batch*m*n*k. Other kernels' flops are not the shape's (a conv pass's direct count, an op's own).
+void check_row_shape(const CalibrationRow& r) {
+  if (is_gemm_kernel(r.kernel)) {
+    const KernelWork work =
+        row_work(r.origin, [&] { return gemm_work(r.m, r.n, r.k, r.precision, r.batch); });
+    if (work.flops != r.flops) {
+      field_error(r.origin, "flops", std::to_string(r.flops),
+                  fmt::format("a gemm's flops are 2*batch*m*n*k = {}", work.flops));
+    }
+    return;
+  }
+  (void)row_work(r.origin, [&] {
+    (void)support::checked_product({2, r.batch, r.m, r.n, r.k},
+                                   fmt::format("{} {}x{}x{}", r.kernel, r.m, r.n, r.k));
+    return KernelWork{};
+  });
+}
+
 }  // namespace
 
 int64_t precision_element_bytes(std::string_view precision) {
@@ -270,6 +290,35 @@ KindCategory kernel_category(std::string_view kernel) {
   }
 }
 
+double max_measured_flops_per_ns() {
+  static const double bound = [] {
+    double fastest = 0;
+    for (const DeviceSpec& d : builtin_devices().devices()) {
+      fastest = std::max(
+          {fastest, d.fp32_flops_per_ns, d.tf32_flops_per_ns, d.half_flops_per_ns, d.fp64_flops_per_ns});
+    }
+    return 10 * fastest;
+  }();
+  return bound;
+}
+
+void check_measured_time(const CalibrationRow& row, std::string_view field, std::string_view value) {
+  const std::string& where = row.origin.empty() ? std::string("calibration row") : row.origin;
+  const std::string text = value.empty() ? std::to_string(row.time_ns) : std::string(value);
+  if (row.time_ns > ir::kMaxOpNs) {
+    field_error(
+        where, field, text,
+        fmt::format("must be at most {} ns ({:g} ms): no kernel runs that long", ir::kMaxOpNs, kMaxKernelMs));
+  }
+  const double rate = static_cast<double>(row.flops) / static_cast<double>(row.time_ns);
+  if (row.time_ns > 0 && rate > max_measured_flops_per_ns()) {
+    field_error(where, field, text,
+                fmt::format("{} FLOPs in {} ns is {:.3g} FLOP/ns, more than {:.3g} (10 x the fastest catalog "
+                            "GPU's peak): not a measured time",
+                            row.flops, row.time_ns, rate, max_measured_flops_per_ns()));
+  }
+}
+
 void validate_calibration_row(const CalibrationRow& row) {
   const std::string& where = row.origin.empty() ? std::string("calibration row") : row.origin;
   if (row.device != kHostCpuDevice && !builtin_devices().contains(row.device)) {
@@ -352,6 +401,8 @@ std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::st
     r.source = f[i++];
     r.shape = f[i++];
     validate_calibration_row(r);
+    check_measured_time(r);
+    check_row_shape(r);
     r.winograd_tiles = row_winograd_tiles(r);
     rows.push_back(std::move(r));
   });

@@ -170,9 +170,23 @@ std::string conv_shape_text(const ConvGeometry& conv);
 // every kernel but gemm,
 // flops/bytes >= 0, time_ns > 0): throws FormatError "<origin>: field '<name>' = '<value>' ...".
 void validate_calibration_row(const CalibrationRow& row);
+// The plausibility of a measured time, checked by the CSV readers (the calibration format's,
+// DeepBench's, NeuSight's) after validate_calibration_row: time_ns at most ir::kMaxOpNs (the DeepBench
+// reader's kMaxKernelMs), and flops / time_ns at most max_measured_flops_per_ns(); else FormatError
+// "<origin>: field 'time_ns' = '<v>': ...". A time whose rate no GPU reaches (a 137-GFLOP GEMM in 1 ns) is a
+// typo or a unit slip, not a measurement: fitted, it drove every coefficient to 0. `field` and `value` name
+// the column the time was read from ("time_ms", "0.0000001"; default: time_ns).
+void check_measured_time(const CalibrationRow& row, std::string_view field = "time_ns",
+                         std::string_view value = {});
+// 10 x the largest peak (FP32, TF32, FP16/BF16 or FP64) of any catalog GPU, FLOP/ns: B200's dense
+// FP16 2,250 TFLOPS gives 2.25e7, far beyond any real kernel (sparsity and FP8/FP4 rates are at most
+// 4x the dense FP16 one).
+double max_measured_flops_per_ns();
 
 // Parses calibration CSV text; `file` names it in errors: FormatError "<file>:<line>: field
-// '<name>' = '<value>': <why>" for a bad field, "<file>:<line>: expected 13 fields, got 9" for a
+// '<name>' = '<value>': <why>" for a bad field (validate_calibration_row; a gemm's flops other than
+// 2*batch*m*n*k), "<file>:<line>: gemm 1 x 2^62x... overflows 64-bit integers" for a shape whose
+// work does not fit in int64 (as DeepBench's reader), "<file>:<line>: expected 13 fields, got 9" for a
 // short row, "<file>:1: header ..." for a wrong header.
 std::vector<CalibrationRow> parse_calibration_csv(std::string_view text, std::string_view file);
 // The rows as CSV text, header first, one row a line, in the given order.

@@ -49,14 +49,20 @@ std::vector<GroupError> summarize(const std::vector<CalibrationRow>& rows,
 
 }  // namespace
 
-std::vector<double> kfold_predictions(const std::vector<CalibrationRow>& rows, int folds) {
+void check_kfold_groups(const std::vector<CalibrationRow>& rows, int folds) {
   if (folds < 2) throw Error(fmt::format("k-fold: folds = {} must be >= 2", folds));
-  std::vector<double> predictions(rows.size(), 0.0);
   for (const auto& [key, members] : calibration_groups(rows)) {
     if (members.size() < static_cast<size_t>(folds)) {
       throw Error(fmt::format("k-fold: {} has {} rows, fewer than {} folds", calibration_group_text(key),
                               members.size(), folds));
     }
+  }
+}
+
+std::vector<double> kfold_predictions(const std::vector<CalibrationRow>& rows, int folds) {
+  check_kfold_groups(rows, folds);
+  std::vector<double> predictions(rows.size(), 0.0);
+  for (const auto& [key, members] : calibration_groups(rows)) {
     const DeviceSpec device = find_device(key.device);
     for (int fold = 0; fold < folds; ++fold) {
       std::vector<size_t> train, test;

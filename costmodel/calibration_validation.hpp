@@ -28,6 +28,9 @@ namespace mutwo::costmodel {
 // predictions[i] is row i's held-out prediction (ns). Throws Error for folds < 2, a row on a device
 // the catalog lacks, or a group with fewer rows than folds.
 std::vector<double> kfold_predictions(const std::vector<CalibrationRow>& rows, int folds);
+// What kfold_predictions checks before it fits: Error "k-fold: folds = K must be >= 2", or
+// "k-fold: device 't4', kernel 'gemm', precision 'fp16' has 160 rows, fewer than 1000 folds".
+void check_kfold_groups(const std::vector<CalibrationRow>& rows, int folds);
 
 struct GroupError {
   std::string device;

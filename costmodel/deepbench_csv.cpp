@@ -50,6 +50,7 @@ std::vector<CalibrationRow> convert_deepbench_gemm(std::string_view text, std::s
                     }
                     set_row_work(r, row_work(where, [&] { return gemm_work(r.m, r.n, r.k, r.precision); }));
                     r.time_ns = ms_to_ns(where, "time_ms", f[8]);
+                    check_measured_time(r, "time_ms", f[8]);
                     r.source = f[2];
                     r.shape = fmt::format("M={} N={} K={} {}{}", r.m, r.n, r.k, f[6], f[7]);
                     rows.push_back(std::move(r));
@@ -95,6 +96,7 @@ std::vector<CalibrationRow> convert_deepbench_conv(std::string_view text, std::s
           row.variant = std::string(conv_variant(r, s, stride_h, stride_w));
           row.category = KindCategory::conv;
           row.time_ns = ms_to_ns(where, fields[pass], time);
+          check_measured_time(row, fields[pass], time);
           row.source = f[2];
           row.shape = pass == 0 && !f[17].empty() ? shape + " algo=" + f[17] : shape;
           rows.push_back(std::move(row));

@@ -142,6 +142,7 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
       r.shape = fmt::format("B={} H={}", b, h);
     }
     validate_calibration_row(r);
+    check_measured_time(r, "Latency", get("Latency"));
     rows.push_back(std::move(r));
   }
   if (header.empty()) throw FormatError(fmt::format("{}: empty file: no header", file));

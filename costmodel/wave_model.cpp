@@ -35,6 +35,50 @@ constexpr std::string_view kMethod =
     "per (device, source, group) of eager-op measurements "
     "(costmodel/wave_fit.hpp), energy_pj_per_flop by grid";
 
+// The bounds of wave_model.hpp on a coefficient read from a file: its name, its largest value, and why.
+struct CoefficientBound {
+  std::string_view name;
+  double max;
+  std::string_view unit;
+};
+constexpr std::string_view kHourNs = "ns (an hour)";
+constexpr std::string_view kHourCycles = "cycles (an hour at 1 GHz)";
+constexpr std::string_view kMillionth = "(a millionth of the datasheet rate)";
+constexpr std::array<CoefficientBound, kWaveComputeTerms> kComputeBounds = {
+    {{"c0", kMaxWaveNs, kHourNs},
+     {"cw", kMaxWaveCycles, kHourCycles},
+     {"cf", kMaxWaveInverseRate, kMillionth},
+     {"cq", kMaxWaveInverseRate, kMillionth},
+     {"cb", kMaxWaveInverseRate, kMillionth}}};
+constexpr std::array<CoefficientBound, kWaveMemoryTerms> kMemoryBounds = {
+    {{"d0", kMaxWaveNs, kHourNs},
+     {"dh", kMaxWaveInverseRate, kMillionth},
+     {"dl", kMaxWaveCycles, kHourCycles}}};
+
+// `key`'s array of out.size() coefficients, each finite, >= 0 and within its bound; an error names the
+// group (`where` holds it), the field, the term and the value.
+void read_coefficients(const support::JsonReader& g, std::string_view key, std::span<double> out,
+                       std::span<const CoefficientBound> bounds) {
+  g.non_negative_numbers(key, out);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] > bounds[i].max) {
+      throw FormatError(fmt::format("{}: field '{}'[{}] ({}) = {:g} is more than {:g} {}: not a fitted model",
+                                    g.where(), key, i, bounds[i].name, out[i], bounds[i].max,
+                                    bounds[i].unit));
+    }
+  }
+}
+
+// A harness figure: finite, `positive` (> 0) or >= 0, and at most an hour.
+double harness_ns(const support::JsonReader& o, std::string_view key, bool positive) {
+  const double v = o.number(key);
+  if (v < 0 || (positive && v == 0) || v > kMaxWaveNs) {
+    throw FormatError(fmt::format("{}: field '{}' = {:g} must be {} and at most {:g} ns (an hour)", o.where(),
+                                  key, v, positive ? "> 0" : ">= 0", kMaxWaveNs));
+  }
+  return v;
+}
+
 const WaveGroupFit* find_group(const std::vector<WaveGroupFit>& groups, const WaveGroupKey& key) {
   for (const WaveGroupFit& g : groups) {
     if (g.key == key) return &g;
@@ -119,12 +163,15 @@ std::vector<WaveGroupFit> parse_groups(const support::JsonReader& r, std::string
       }
     }
     // Before version 6 the compute regime had no traffic term: read as 0, priced as fitted.
-    g.non_negative_numbers(
-        "compute",
-        std::span<double>(fit.compute).first(version >= 6 ? kWaveComputeTerms : kWaveComputeTerms - 1));
-    g.non_negative_numbers("memory", fit.memory);
+    const support::JsonReader named(groups[i], fmt::format("{} ({})", g.where(), wave_group_text(fit.key)));
+    const size_t compute_terms = version >= 6 ? kWaveComputeTerms : kWaveComputeTerms - 1;
+    read_coefficients(named, "compute", std::span<double>(fit.compute).first(compute_terms),
+                      std::span<const CoefficientBound>(kComputeBounds).first(compute_terms));
+    read_coefficients(named, "memory", fit.memory, kMemoryBounds);
     fit.fixed_cost_fitted = g.boolean("fixed_cost_fitted");
     fit.rows = g.integer("rows");
+    if (fit.rows < 0)
+      throw FormatError(fmt::format("{}: field 'rows' = {} must be >= 0", named.where(), fit.rows));
     for (const nlohmann::json& d : g.array("devices")) {
       if (!d.is_string()) g.wrong_type("devices", "array of strings", d);
       fit.devices.push_back(d.get<std::string>());
@@ -275,6 +322,11 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
   WaveModel m;
   if (version >= 2) {
     m.energy_pj_per_flop = r.non_negative("energy_pj_per_flop");
+    if (m.energy_pj_per_flop > kMaxWaveEnergyPj) {
+      throw FormatError(fmt::format(
+          "{}: field 'energy_pj_per_flop' = {:g} is more than {:g} pJ per FLOP: not a fitted model", where,
+          m.energy_pj_per_flop, kMaxWaveEnergyPj));
+    }
   } else if (j.contains("energy_pj_per_flop")) {
     throw FormatError(fmt::format("{}: field 'energy_pj_per_flop' needs version 2", where));
   }
@@ -297,13 +349,19 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
   const nlohmann::json& harness = r.array("harness");
   for (size_t i = 0; i < harness.size(); ++i) {
     const support::JsonReader o(harness[i], fmt::format("{}: harness {}", where, i));
-    HarnessFit h{o.string("device"), o.string("source"), o.number("floor_ns"), o.number("harness_ns"), {}};
+    HarnessFit h{o.string("device"), o.string("source"), 0, 0, {}};
     if (version >= 3) {
       o.expect_only({"device", "source", "family", "variant", "math", "floor_ns", "harness_ns"});
       h.group = {o.string("family"), o.string("variant"), o.string("math")};
     } else {
       o.expect_only({"device", "source", "floor_ns", "harness_ns"});
     }
+    // The floor divides (the harness rule, wave_validation.hpp): > 0.
+    const support::JsonReader named(
+        harness[i], fmt::format("{} ({}, '{}'{})", o.where(), h.device, h.source,
+                                h.group.family.empty() ? "" : ", " + wave_group_text(h.group)));
+    h.floor_ns = harness_ns(named, "floor_ns", true);
+    h.harness_ns = harness_ns(named, "harness_ns", false);
     m.harness.push_back(std::move(h));
   }
   return m;

@@ -63,6 +63,17 @@
 
 namespace mutwo::costmodel {
 
+// The largest coefficients a model file may hold (parse_wave_model refuses more, naming the group, the
+// field and the term): far beyond any fit (the shipped model's largest are c0 86 us, d0 131 us, cw 66k
+// cycles, an inverse efficiency of 8.4, dl 1.4 cycles per byte, 17.4 pJ per FLOP), so only a corrupt or
+// hand-made file meets them: a fixed cost, harness or floor of an hour; a wave or an L2 byte costing
+// an hour of cycles at 1 GHz; cf, cq, cb and dh a millionth of the datasheet's peak or bandwidth; a
+// microjoule per FLOP.
+inline constexpr double kMaxWaveNs = 3.6e12;
+inline constexpr double kMaxWaveCycles = 3.6e12;
+inline constexpr double kMaxWaveInverseRate = 1e6;
+inline constexpr double kMaxWaveEnergyPj = 1e6;
+
 // A kernel's fixed cost on the GPU where the measurements cannot say it: the shortest elementwise
 // kernels of HTA's V100 training trace run 1.70 us (5th percentile of 1,765 kernels named
 // *elementwise*, tests/fixtures/kineto/v100_training_rank0.pt.trace.json.gz, checked by
@@ -152,7 +163,9 @@ double predict_wave_ns(const WaveGroupFit& group, const WaveKernel& kernel, cons
                        double clock_ratio);
 
 std::string wave_model_json(const WaveModel& model);  // 2-space indented, '\n' at the end
-// Throws FormatError naming `file` and the field at fault.
+// Throws FormatError naming `file` and the field at fault (a group's or harness entry's coefficient:
+// the group too), for a coefficient that is not finite, negative or past the bounds above, and a
+// harness floor of 0.
 WaveModel parse_wave_model(std::string_view text, std::string_view file);
 WaveModel read_wave_model(const std::string& path);
 void write_wave_model(const WaveModel& model, const std::string& path);

@@ -334,7 +334,8 @@ std::vector<FusionSummary> summarize_fusion(const std::vector<FusionPair>& pairs
   return out;
 }
 
-double fusion_median_error(const std::vector<FusionPair>& pairs, bool fitted) {
+std::optional<double> fusion_median_error(const std::vector<FusionPair>& pairs, bool fitted) {
+  if (pairs.empty()) return std::nullopt;
   std::vector<double> errors;
   for (const FusionPair& p : pairs) {
     const double predicted = fitted ? p.fitted_speedup : p.predicted_speedup;
@@ -456,11 +457,17 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
                        f.measured, f.predicted, support::percent(f.error), f.fitted,
                        support::percent(f.fitted_error));
   }
-  out += fmt::format(
-      "\nOver all {} pairs: median error of the predicted speed-up {} with the GPU held out (target: <= 10 "
-      "%), {} by the model fitted on every GPU.\n",
-      pairs.size(), support::percent(fusion_median_error(pairs)),
-      support::percent(fusion_median_error(pairs, true)));
+  if (pairs.empty()) {
+    out +=
+        "\nNo matched pairs: no batched GEMM of these rows has a smaller one on its GPU within 10 % in m, n "
+        "and k, so there is no median error.\n";
+  } else {
+    out += fmt::format(
+        "\nOver all {} pairs: median error of the predicted speed-up {} with the GPU held out (target: <= 10 "
+        "%), {} by the model fitted on every GPU.\n",
+        pairs.size(), support::percent(*fusion_median_error(pairs)),
+        support::percent(*fusion_median_error(pairs, true)));
+  }
   // A fused linear against one model's (B' = 1: the single-product group) or two batched kernels.
   std::vector<FusionPair> single;
   std::vector<FusionPair> batched;
@@ -469,9 +476,10 @@ std::string wave_fidelity_markdown(const WaveRows& w, const WaveModel& model, co
     out += fmt::format(
         "Of them, {} pair the batched row with a single product (B' = 1, priced by the single-product "
         "group): held out {}, fitted {}; {} pair two batched kernels: held out {}, fitted {}.\n",
-        single.size(), support::percent(fusion_median_error(single)),
-        support::percent(fusion_median_error(single, true)), batched.size(),
-        support::percent(fusion_median_error(batched)), support::percent(fusion_median_error(batched, true)));
+        single.size(), support::percent(*fusion_median_error(single)),
+        support::percent(*fusion_median_error(single, true)), batched.size(),
+        support::percent(*fusion_median_error(batched)),
+        support::percent(*fusion_median_error(batched, true)));
   }
   out += wave_groups_markdown(w, model, h);
   return out;

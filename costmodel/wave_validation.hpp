@@ -27,6 +27,7 @@
 // in the batch of B than in the batch of B'); predicted = the same ratio of the two prices, by the
 // fit that held the device out.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,8 +107,9 @@ struct FusionSummary {
   double fitted_error = 0;
 };
 std::vector<FusionSummary> summarize_fusion(const std::vector<FusionPair>& pairs);
-// The median error of the predicted (held-out) or fitted speed-up over every pair.
-double fusion_median_error(const std::vector<FusionPair>& pairs, bool fitted = false);
+// The median error of the predicted (held-out) or fitted speed-up over every pair; nullopt for no
+// pairs (a median of none is no 0 %).
+std::optional<double> fusion_median_error(const std::vector<FusionPair>& pairs, bool fitted = false);
 
 // The markdown of the wave model's sections, with the command that regenerates them.
 std::string wave_fidelity_markdown(const WaveRows& rows, const WaveModel& model, const WaveHeldOut& held_out,

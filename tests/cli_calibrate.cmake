@@ -93,3 +93,84 @@ if(EXISTS /usr/bin/python3)
   add_test(NAME conv_layout_report COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/conv_layout_report.py
                                            $<TARGET_FILE:mutwo>)
 endif()
+# Bad input (the audit of calibrate): every option and output checked before anything is fitted or
+# written, so a refusal leaves no file behind.
+mutwo_cli_test(calibrate_kfold_past_rows
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --device t4 -o kf.json --kfold 1000
+               DEFINES EXPECT_RC=1 ABSENT_FILE=kf.json
+                       "STDERR_REGEX=^error: k-fold: device 't4', kernel 'gemm', precision 'fp16' has 160 rows, fewer than 1000 folds")
+mutwo_cli_test(calibrate_kfold_past_rows_out_dir
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --out-dir kfold-dir --kfold 1000
+               DEFINES EXPECT_RC=1 ABSENT_FILE=kfold-dir
+                       "STDERR_REGEX=^error: k-fold: device '[a-z0-9-]+', kernel 'gemm', precision 'fp[0-9]+' has 160 rows, fewer than 1000 folds")
+mutwo_cli_test(calibrate_fidelity_missing_folder
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --device t4 -o kf-fid.json --kfold 2
+                    --fidelity /nonexist/x.md
+               DEFINES EXPECT_RC=1 ABSENT_FILE=kf-fid.json
+                       "STDERR_REGEX=^error: cannot write --fidelity '/nonexist/x.md': no directory '/nonexist'")
+mutwo_cli_test(calibrate_same_output_twice
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --device t4 -o twice.md --kfold 2
+                    --fidelity twice.md
+               DEFINES EXPECT_RC=1 ABSENT_FILE=twice.md
+                       "STDERR_REGEX=^error: calibrate: -o and --fidelity are the same file 'twice.md'")
+mutwo_cli_test(calibrate_waves_held_out_csv_missing_folder
+               ARGS calibrate --waves --leave-one-out ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_P4.csv.gz
+                    ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_T4.csv.gz -o wl.json --held-out-csv /nonexist/h.csv
+               DEFINES EXPECT_RC=1 ABSENT_FILE=wl.json
+                       "STDERR_REGEX=^error: cannot write --held-out-csv '/nonexist/h.csv': no directory '/nonexist'")
+mutwo_cli_test(calibrate_out_dir_not_a_folder
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --out-dir /dev/null
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: cannot write --out-dir '/dev/null': '/dev/null' is not a folder")
+# /proc takes no folder: named with the reason (root passes the up-front check and fails creating it).
+mutwo_cli_test(calibrate_out_dir_uncreatable
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --device t4 --out-dir /proc/x
+               DEFINES EXPECT_RC=1
+                       "STDERR_REGEX=^error: calibrate: cannot (create --out-dir folder '/proc/x': |write --out-dir '/proc/x': folder '/proc': )[A-Za-z]")
+mutwo_cli_test(calibrate_header_only
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/header_only.csv --out-dir header-only-dir
+               DEFINES EXPECT_RC=1 ABSENT_FILE=header-only-dir
+                       "STDERR_REGEX=^error: calibrate: no rows in the inputs [(][^)]*header_only.csv[)]: nothing to fit")
+mutwo_cli_test(calibrate_header_only_o
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/header_only.csv -o header-only.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=header-only.json
+                       "STDERR_REGEX=^error: calibrate: no rows in the inputs [(][^)]*header_only.csv[)]: nothing to fit")
+# Two GPUs' layer norms hold no batched GEMM: no pair, so no median (it printed a made-up 0.0 %).
+mutwo_cli_test(calibrate_waves_no_fusion_pairs
+               ARGS calibrate --waves --leave-one-out ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_P4.csv.gz
+                    ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_T4.csv.gz
+               DEFINES "STDOUT_REGEX=\nfusion: no matched pairs [(][^\n]*[)]: no median error\n$")
+mutwo_cli_test(calibrate_score_huge_model
+               ARGS calibrate --waves --score ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_T4.csv.gz
+                    --wave-model ${MUTWO_TEST_FIXTURES}/calibration/wave_model_huge.json
+               DEFINES EXPECT_RC=1
+                       "STDERR_REGEX=^error: wave model '[^']*wave_model_huge.json': groups 0 [(]norm[)]: field 'compute'.0. [(]c0[)] = 1e[+]308 is more than 3.6e[+]12 ns")
+mutwo_cli_test(calibrate_score_negative_harness
+               ARGS calibrate --waves --score ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_T4.csv.gz
+                    --wave-model ${MUTWO_TEST_FIXTURES}/calibration/wave_model_negative_harness.json
+               DEFINES EXPECT_RC=1
+                       "STDERR_REGEX=^error: wave model '[^']*': harness 0 [(][a-z0-9-]+, 'neusight ln', norm[)]: field 'floor_ns' = -1 must be > 0")
+mutwo_cli_test(calibrate_score_prices_nothing
+               ARGS calibrate --waves --score ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_T4.csv.gz
+                    --wave-model ${MUTWO_TEST_FIXTURES}/calibration/wave_model_bare.json --held-out-csv scored-nothing.csv
+               DEFINES EXPECT_RC=1 ABSENT_FILE=scored-nothing.csv
+                       "STDERR_REGEX=^error: calibrate --waves --score: no kernel of the inputs is priced by the model: '[^']*wave_model_bare.json' [(]0 groups, 0 refinements[)]")
+mutwo_cli_test(calibrate_too_fast
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/too_fast.csv -o too-fast.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=too-fast.json
+                       "STDERR_REGEX=^error: [^\n]*too_fast.csv:4: field 'time_ns' = '1': 137438953472 FLOPs in 1 ns is 1.37e[+]11 FLOP/ns, more than 2.25e[+]07")
+mutwo_cli_test(calibrate_deepbench_too_fast
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_too_fast.csv -o db-too-fast.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=db-too-fast.json
+                       "STDERR_REGEX=^error: [^\n]*deepbench_too_fast.csv:4: field 'time_ms' = '0.0000001': 99123200 FLOPs in 1 ns")
+mutwo_cli_test(calibrate_shape_overflow
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/shape_overflow.csv
+               DEFINES EXPECT_RC=1
+                       "STDERR_REGEX=^error: [^\n]*shape_overflow.csv:3: gemm 4611686018427387904 x [^\n]* overflows 64-bit integers")
+mutwo_cli_test(calibrate_bad_date
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --device t4 -o bad-date.json --date notadate
+               DEFINES EXPECT_RC=1 ABSENT_FILE=bad-date.json
+                       "STDERR_REGEX=^error: calibrate: --date 'notadate' is not a date YYYY-MM-DD")
+mutwo_cli_test(calibrate_no_such_day
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/deepbench_gemm.csv --device t4 -o no-such-day.json --date 2026-02-29
+               DEFINES EXPECT_RC=1 ABSENT_FILE=no-such-day.json
+                       "STDERR_REGEX=^error: calibrate: --date '2026-02-29' is not a date YYYY-MM-DD")

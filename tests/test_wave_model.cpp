@@ -412,8 +412,9 @@ TEST_CASE("a wave model file round-trips, and a bad one is refused naming the fi
             .rfind("wave model 'w.json': groups 0: field 'family' = 'fft'; valid: gemm", 0) == 0);
   CHECK(bad("\"math\": \"tensor\"", "\"math\": \"\"") ==
         "wave model 'w.json': groups 0: field 'math' = '' must be tensor or cuda");
-  CHECK(bad("1.0,", "-1.0,") ==
-        "wave model 'w.json': groups 0: field 'compute'[0] = -1 must be a finite number >= 0");
+  CHECK(
+      bad("1.0,", "-1.0,") ==
+      "wave model 'w.json': groups 0 (gemm (tensor)): field 'compute'[0] = -1 must be a finite number >= 0");
   CHECK(bad("\"rows\"", "\"row\"").find("row") != std::string::npos);
   CHECK(bad("\"variant\": \"\"", "\"variant\": \"3x3s1\"") ==
         "wave model 'w.json': groups 0: field 'variant' = '3x3s1' must be empty or, for gemm, batched, for a "

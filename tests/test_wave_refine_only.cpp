@@ -150,3 +150,15 @@ TEST_CASE("calibrate --leave-one-out with --refine-only validates the public row
   CHECK(error_of([&] { run_calibration(options); }) ==
         "calibrate: --refine-only needs --waves (it refines the wave model's groups)");
 }
+
+TEST_CASE("calibrate refuses a date that is not YYYY-MM-DD before it reads anything") {
+  CalibrateOptions options;
+  options.inputs = {"/nonexistent.csv"};  // never read: the date is checked first
+  for (const std::string date : {"", "notadate", "2026-13-01", "2026-11-31", "26-11-29"}) {
+    options.fitted_on = date;
+    CHECK(error_of([&] { run_calibration(options); }) ==
+          "calibrate: --date '" + date + "' is not a date YYYY-MM-DD (2026-11-29)");
+  }
+  options.fitted_on = "2024-02-29";  // a leap day
+  CHECK(error_of([&] { run_calibration(options); }).find("--date") == std::string::npos);
+}

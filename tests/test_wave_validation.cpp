@@ -304,3 +304,62 @@ TEST_CASE("the fits give the same model and held-out prices on one thread and on
   CHECK(held_one.predicted == held_three.predicted);
   CHECK(held_one.harness_ns == held_three.harness_ns);
 }
+
+TEST_CASE("a wave model file with a coefficient no fit gives is refused naming the group and the term") {
+  WaveModel m;
+  m.fitted_on = "2026-11-29";
+  m.groups = {wave_group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
+  m.harness = {{"t4", "neusight add", 25'000, 14'000, {"elementwise", "", ""}}};
+  m.energy_pj_per_flop = 17.5;
+  const auto refusal = [](const WaveModel& bad) {
+    try {
+      parse_wave_model(wave_model_json(bad), "w.json");
+      return std::string("read");
+    } catch (const mutwo::FormatError& e) {
+      return std::string(e.what());
+    }
+  };
+  CHECK(refusal(m) == "read");
+  WaveModel huge = m;
+  huge.groups[0].compute[2] = 1e308;  // priced every kernel at inf
+  CHECK(refusal(huge) ==
+        "wave model 'w.json': groups 0 (gemm (tensor)): field 'compute'[2] (cf) = 1e+308 is more than 1e+06 "
+        "(a millionth of the datasheet rate): not a fitted model");
+  huge = m;
+  huge.groups[0].memory[0] = 4e12;
+  CHECK(
+      refusal(huge) ==
+      "wave model 'w.json': groups 0 (gemm (tensor)): field 'memory'[0] (d0) = 4e+12 is more than 3.6e+12 ns "
+      "(an hour): not a fitted model");
+  huge = m;
+  huge.energy_pj_per_flop = 1e7;
+  CHECK(
+      refusal(huge) ==
+      "wave model 'w.json': field 'energy_pj_per_flop' = 1e+07 is more than 1e+06 pJ per FLOP: not a fitted "
+      "model");
+  WaveModel negative = m;
+  negative.harness[0].harness_ns = -1000;  // scored nothing, silently
+  CHECK(refusal(negative) ==
+        "wave model 'w.json': harness 0 (t4, 'neusight add', elementwise): field 'harness_ns' = -1000 must "
+        "be >= 0 "
+        "and at most 3.6e+12 ns (an hour)");
+  negative = m;
+  negative.harness[0].floor_ns = 0;
+  CHECK(refusal(negative) ==
+        "wave model 'w.json': harness 0 (t4, 'neusight add', elementwise): field 'floor_ns' = 0 must be > 0 "
+        "and "
+        "at most 3.6e+12 ns (an hour)");
+  // The shipped model is within every bound, by orders of magnitude.
+  CHECK_FALSE(shipped_wave_model().groups.empty());
+}
+
+TEST_CASE("no fusion pairs: no median error, not 0 %") {
+  CHECK_FALSE(fusion_median_error({}).has_value());
+  CHECK_FALSE(fusion_median_error({}, true).has_value());
+  FusionPair p;
+  p.measured_speedup = 2;
+  p.predicted_speedup = 1.5;
+  p.fitted_speedup = 2;
+  CHECK(*fusion_median_error({p}) == 0.25);
+  CHECK(*fusion_median_error({p}, true) == 0);
+}
