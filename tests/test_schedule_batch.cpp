@@ -15,15 +15,24 @@ using namespace mutwo::ir;
 using namespace mutwo::io;
 using mutwo::policies::build_plain_schedule;
 
-TEST_CASE("samples per step add each sub-array's width x batch; a batch its inputs do not hold is refused") {
-  // tiny (batch 4: x [4,8]) beside a part of batch 2 (x [2,8]): 4 + 2 samples a step, where the first
-  // part's batch for every model said 8.
+namespace {
+
+// tiny (batch 4: x [4,8], ops [0, 3)) beside a part of batch 2 (x [2,8], ops [3, 5)).
+Schedule tiny_beside_pair() {
   GraphBuilder b("pair", DType::f32, 1, 2);
   const TensorId x = b.add_input("x", {2, 8}, TensorRole::input, FuseAxis::stack);
   const TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
   const TensorId labels = b.add_input("labels", {2}, TensorRole::label, FuseAxis::stack, DType::i64);
   b.add_op(OpKind::cross_entropy, "ce", {b.op(OpKind::linear, "fc", {x, w}), labels});
-  const Schedule s = build_plain_schedule({mutwo::test::tiny_forward(), std::move(b).finish()});
+  return build_plain_schedule({mutwo::test::tiny_forward(), std::move(b).finish()});
+}
+
+}  // namespace
+
+TEST_CASE("samples per step add each sub-array's width x batch; a batch its inputs do not hold is refused") {
+  // tiny (batch 4: x [4,8]) beside a part of batch 2 (x [2,8]): 4 + 2 samples a step, where the first
+  // part's batch for every model said 8.
+  const Schedule s = tiny_beside_pair();
   REQUIRE(s.sub_arrays.size() == 2);
   CHECK(s.sub_arrays[0].batch_size == 4);
   CHECK(s.sub_arrays[1].batch_size == 2);
@@ -69,12 +78,7 @@ TEST_CASE("samples per step that overflow 64 bits are an error, not a wrapped co
 TEST_CASE("a sub-array's width is its ops' and its range holds one whole model array") {
   // Each case once made samples per step a number the schedule does not train: a width of
   // 2147483647 printed 4294967294 samples per step, a model cut in two counted twice.
-  GraphBuilder b("pair", DType::f32, 1, 2);
-  const TensorId x = b.add_input("x", {2, 8}, TensorRole::input, FuseAxis::stack);
-  const TensorId w = b.add_weight("fc.weight", {16, 8}, FuseAxis::stack);
-  const TensorId labels = b.add_input("labels", {2}, TensorRole::label, FuseAxis::stack, DType::i64);
-  b.add_op(OpKind::cross_entropy, "ce", {b.op(OpKind::linear, "fc", {x, w}), labels});
-  const Schedule s = build_plain_schedule({mutwo::test::tiny_forward(), std::move(b).finish()});
+  const Schedule s = tiny_beside_pair();
   const std::string text = schedule_to_json(s);
   const auto with_second = [&](const char* range) {
     std::string t = text;
