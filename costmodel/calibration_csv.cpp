@@ -57,10 +57,13 @@ int64_t precision_element_bytes(std::string_view precision) {
 
 KernelWork gemm_work(int64_t m, int64_t n, int64_t k, std::string_view precision, int64_t batch) {
   const std::string what = fmt::format("gemm {} x {}x{}x{}", batch, m, n, k);
+  // One after another: as arguments of one call their order is the compiler's, and so would be which
+  // overflow the error names (gcc and clang differed).
+  const int64_t a_elements = support::checked_product({m, k}, what);
+  const int64_t b_elements = support::checked_product({k, n}, what);
+  const int64_t c_elements = support::checked_product({m, n}, what);
   const int64_t elements =
-      support::checked_sum(support::checked_sum(support::checked_product({m, k}, what),
-                                                support::checked_product({k, n}, what), what),
-                           support::checked_product({m, n}, what), what);
+      support::checked_sum(support::checked_sum(a_elements, b_elements, what), c_elements, what);
   return {batch,
           m,
           n,
