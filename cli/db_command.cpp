@@ -45,9 +45,7 @@ void run_merge(const MergeOptions& opts) {
     inputs.push_back(ResultsDb::open(path, ResultsDb::OpenMode::existing));
     experiments::check_sound(inputs.back());
   }
-  // Read-only checks first: create mode would switch the file to WAL before a page is read.
-  if (experiments::holds_tables(opts.out))
-    experiments::check_sound(ResultsDb::open(opts.out, ResultsDb::OpenMode::existing));
+  experiments::check_results_destination(opts.out, "OUT");
   ResultsDb out = ResultsDb::open(opts.out, ResultsDb::OpenMode::create);
   MergeCounts total;
   for (size_t i = 0; i < inputs.size(); ++i) {

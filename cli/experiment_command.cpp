@@ -130,11 +130,7 @@ void run_experiment_command(const ExperimentOptions& opts) {
   } catch (const Error& e) {
     throw Error(fmt::format("--out '{}': {}", opts.out, e.what()));
   }
-  // Read-only first: create mode would switch the file to WAL before a page is read.
-  if (experiments::holds_tables(opts.db)) {
-    experiments::check_sound(
-        experiments::ResultsDb::open(opts.db, experiments::ResultsDb::OpenMode::existing));
-  }
+  experiments::check_results_destination(opts.db, "--db");
 
   experiments::ResultsDb db = experiments::ResultsDb::open(opts.db);
   g_stop = false;

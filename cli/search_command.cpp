@@ -18,7 +18,6 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/number_flags.hpp"
-#include "cli/output_paths.hpp"
 #include "cli/server_search_output.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
@@ -36,6 +35,7 @@
 #include "sim/simulator.hpp"
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
+#include "support/text_file.hpp"
 #include "zoo/exported_model.hpp"
 
 namespace mutwo::cli {
@@ -146,7 +146,7 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
 }
 
 void run_search_command(SearchOptions opts) {
-  check_output_paths({{"--output", opts.schedule_out}, {"--timeline", opts.timeline}});
+  support::check_output_paths({{"--output", opts.schedule_out}, {"--timeline", opts.timeline}});
   if (!opts.parts_dir.empty() && opts.server.empty()) {
     throw Error("--parts writes each GPU's part of a --server search; give --server NAME");
   }

@@ -17,7 +17,6 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
-#include "cli/output_paths.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "io/schedule_json.hpp"
@@ -29,6 +28,7 @@
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
 #include "support/percent.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -159,7 +159,7 @@ void print_padded(const api::SimulateRequest& request, const api::SimulateResult
 }
 
 void run_simulate(const SimulateOptions& opts) {
-  check_output_paths({{"--save-schedule", opts.schedule_out}, {"--timeline", opts.timeline}});
+  support::check_output_paths({{"--save-schedule", opts.schedule_out}, {"--timeline", opts.timeline}});
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 

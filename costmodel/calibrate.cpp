@@ -70,23 +70,6 @@ void check_date(const std::string& date) {
   if (!ok) throw Error(fmt::format("calibrate: --date '{}' is not a date YYYY-MM-DD (2026-11-29)", date));
 }
 
-// {flag, path} pairs (an empty path: not asked for): each writable (support::writable_target), no two
-// the same file.
-void check_outputs(const std::vector<std::pair<std::string_view, std::string>>& outputs) {
-  std::vector<std::pair<std::string_view, std::filesystem::path>> seen;
-  for (const auto& [flag, path] : outputs) {
-    if (path.empty()) continue;
-    const std::filesystem::path target =
-        std::filesystem::absolute(support::writable_target(path, flag)).lexically_normal();
-    for (const auto& [other_flag, other] : seen) {
-      if (other == target)
-        throw Error(fmt::format("calibrate: {} and {} are the same file '{}': give each its own", other_flag,
-                                flag, path));
-    }
-    seen.emplace_back(flag, target);
-  }
-}
-
 // --out-dir: a writable folder, or one its nearest existing parent, a writable folder, can hold.
 void check_output_dir(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -231,8 +214,9 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   if (options.waves) check_wave_options(options);
   check_date(options.fitted_on);
   // Every output checked before anything is read, fitted or written.
-  check_outputs(
-      {{"-o", options.output}, {"--fidelity", options.fidelity}, {"--held-out-csv", options.held_out_csv}});
+  support::check_output_paths(
+      {{"-o", options.output}, {"--fidelity", options.fidelity}, {"--held-out-csv", options.held_out_csv}},
+      "calibrate: ");
   if (!options.output_dir.empty()) check_output_dir(options.output_dir);
   CalibrateResult result;
   // Every file read on its own thread, the rows kept in the inputs' order (a bad file's error is the
@@ -300,7 +284,8 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
       dir_paths.push_back((std::filesystem::path(options.output_dir) / (device + ".json")).string());
       outputs.emplace_back("--out-dir", dir_paths.back());
     }
-    if (std::filesystem::is_directory(options.output_dir)) check_outputs(outputs);
+    if (std::filesystem::is_directory(options.output_dir))
+      support::check_output_paths(outputs, "calibrate: ");
   }
   if (!options.output.empty() || !options.output_dir.empty() || options.kfold < 2) {
     for (const std::string& device : devices) {

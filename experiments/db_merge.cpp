@@ -12,6 +12,7 @@
 
 #include "experiments/results_cells.hpp"
 #include "experiments/results_schema.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -178,6 +179,15 @@ bool holds_tables(const fs::path& path) {
   if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) == 0 || ec) return false;
   const sqlite::Connection c = sqlite::Connection::open(path, sqlite::Connection::Mode::read_only);
   return !table_names(c).empty();
+}
+
+void check_results_destination(const fs::path& path, std::string_view what) {
+  // Read-only first: create mode would switch the file to WAL before a page is read.
+  if (holds_tables(path)) {
+    check_sound(ResultsDb::open(path, ResultsDb::OpenMode::existing));
+  } else {
+    support::writable_target(path, what);
+  }
 }
 
 MergeCounts merge_results(ResultsDb& out, const ResultsDb& in) {

@@ -3,6 +3,7 @@
 // several files) become one file, with nothing duplicated and nothing lost (`mutwo db merge`).
 #include <cstdint>
 #include <filesystem>
+#include <string_view>
 
 #include "experiments/results_db.hpp"
 
@@ -54,5 +55,11 @@ void check_sound(const ResultsDb& db);
 // absent or empty file, or one a parallel writer has begun to create, is left to ResultsDb::open's
 // create mode. Throws ResultsDbError for a file that is not a SQLite database.
 bool holds_tables(const std::filesystem::path& path);
+
+// What every writer of runs (run, profile, experiment, their Python calls) runs on its database before
+// it works: an existing one must pass check_sound, a new one must be writable (support::writable_target,
+// naming `what`, the flag). So a damaged or unwritable database is refused before a measurement is
+// taken, not after, and never written to.
+void check_results_destination(const std::filesystem::path& path, std::string_view what);
 
 }  // namespace mutwo::experiments

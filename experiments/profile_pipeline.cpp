@@ -1,20 +1,35 @@
 #include "experiments/profile_pipeline.hpp"
 
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "costmodel/cost_setup.hpp"
 #include "experiments/content_hash.hpp"
+#include "experiments/db_merge.hpp"
 #include "experiments/results_db.hpp"
 #include "ir/op_kind.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 
 ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor) {
+  // Every output and the stored predictions' GPU checked before the step is profiled: a bad --db or
+  // --gpu used to fail after the trace was measured and written.
+  support::check_output_paths({{"--output", request.output}, {"--db", request.db}});
+  if (!request.db.empty()) check_results_destination(request.db, "--db");
   ProfileOutcome out;
   out.target = resolve_exec_target(executor, request.device, "");
   const ir::Schedule schedule = plain_schedule(request.source);
+  // The stored op predictions come from the one cost setup (analytic on the catalog GPU).
+  std::unique_ptr<costmodel::OpCostModel> analytic;
+  if (!request.db.empty()) {
+    costmodel::CostSetup cost_setup;
+    cost_setup.gpu = request.gpu;
+    cost_setup.default_gpu = out.target.catalog_gpu.value_or(costmodel::kDefaultGpu);
+    analytic = costmodel::make_cost_model(cost_setup);
+  }
 
   ir::ProfileOptions options;
   options.device = out.target.device;
@@ -26,11 +41,6 @@ ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& exe
   io::write_trace(out.trace, request.output);
   if (request.db.empty()) return out;
 
-  // The stored op predictions come from the one cost setup (analytic on the catalog GPU).
-  costmodel::CostSetup cost_setup;
-  cost_setup.gpu = request.gpu;
-  cost_setup.default_gpu = out.target.catalog_gpu.value_or(costmodel::kDefaultGpu);
-  const auto analytic = costmodel::make_cost_model(cost_setup);
   const costmodel::DeviceSpec& gpu = analytic->device();
   const ir::Graph& g = out.trace.graph;
   std::vector<OpTimeRecord> op_times;

@@ -8,6 +8,7 @@
 
 #include "experiments/build_info.hpp"
 #include "experiments/content_hash.hpp"
+#include "experiments/db_merge.hpp"
 #include "experiments/results_db.hpp"
 #include "io/schedule_json.hpp"
 #include "ir/dtype.hpp"
@@ -19,6 +20,7 @@
 #include "policies/wrapped_plan.hpp"
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {}  // namespace
@@ -188,6 +190,9 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
 
 RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   if (!request.cost) throw Error("run pipeline: no cost setup given");
+  // Every output checked before the step is planned or measured: a bad --db used to cost the run.
+  support::check_output_paths({{"--save-schedule", request.save_schedule}, {"--db", request.db}});
+  if (!request.db.empty()) check_results_destination(request.db, "--db");
   RunOutcome out;
   out.target = resolve_exec_target(executor, request.device, request.memory_cap);
   out.cost = request.cost(out.target.catalog_gpu);

@@ -274,10 +274,7 @@ py::object experiment(const std::string& spec_path, const std::string& db_path, 
   // As `mutwo experiment`: the spec and an existing database checked before the file is opened to
   // write, so a refused spec creates no database and a damaged one is not written to.
   experiments::validate_experiment(spec);
-  if (experiments::holds_tables(db_path)) {
-    experiments::check_sound(
-        experiments::ResultsDb::open(db_path, experiments::ResultsDb::OpenMode::existing));
-  }
+  experiments::check_results_destination(db_path, "db");
   experiments::ResultsDb db = experiments::ResultsDb::open(db_path);
   std::atomic<bool> stop{false};
   std::optional<py::error_already_set> raised;

@@ -132,6 +132,23 @@ std::filesystem::path writable_target(const std::filesystem::path& path, std::st
   return target;
 }
 
+void check_output_paths(const std::vector<std::pair<std::string_view, std::string>>& outputs,
+                        std::string_view context) {
+  std::vector<std::pair<std::string_view, std::filesystem::path>> seen;
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    const std::filesystem::path target =
+        std::filesystem::absolute(writable_target(path, flag)).lexically_normal();
+    for (const auto& [other_flag, other] : seen) {
+      if (other == target) {
+        throw Error(fmt::format("{}{} and {} are the same file '{}': give each its own", context, other_flag,
+                                flag, path));
+      }
+    }
+    seen.emplace_back(flag, target);
+  }
+}
+
 void write_file_atomic(const std::filesystem::path& requested, std::string_view text, std::string_view what) {
   const std::filesystem::path path = writable_target(requested, what);
   const std::string label = what.empty() ? fmt::format("'{}'", requested.string())

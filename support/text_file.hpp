@@ -49,6 +49,13 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text,
 // so that one bad output path loses none of the others.
 std::filesystem::path writable_target(const std::filesystem::path& path, std::string_view what = {});
 
+// A command's outputs as {flag, path} pairs (an empty path: not asked for), checked before it works
+// or writes any of them: each writable_target, and no two the same file (after links), so that one
+// bad path neither costs the work nor leaves the other outputs written. Errors start with `context`
+// ("calibrate: "), then "<flag> and <flag> are the same file '<path>'".
+void check_output_paths(const std::vector<std::pair<std::string_view, std::string>>& outputs,
+                        std::string_view context = {});
+
 // The lines of a text with their 1-based numbers (views into `text`), a trailing '\r' dropped; a
 // final newline adds no empty line. What the line-oriented readers (CSVs) walk.
 std::vector<std::pair<int, std::string_view>> numbered_lines(std::string_view text);

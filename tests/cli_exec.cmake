@@ -113,6 +113,27 @@ mutwo_cli_test(run_needs_model_or_schedule ARGS run --device cpu DEFINES EXPECT_
 mutwo_cli_test(run_corrupt_db ARGS run --model resnet-mini --device cpu --iters 1 --warmup 0
                                    --db ${MUTWO_TEST_FIXTURES}/compare/not-a-database.txt
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: results database '[^']*not-a-database.txt' is not a SQLite database")
+# Every output is checked before the step is planned or measured: a database that cannot be written
+# used to fail after the measurement, with the schedule saved and the profiled trace written.
+mutwo_cli_test(run_db_missing_dir_saves_nothing
+               ARGS run --model resnet-mini --device cpu --iters 1 --warmup 0 --db no-such-dir/x.db
+                    --save-schedule exec-db-refused.schedule.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=exec-db-refused.schedule.json
+                       "STDERR_REGEX=^error: cannot write --db 'no-such-dir/x.db': no directory 'no-such-dir'\n$")
+mutwo_cli_test(run_db_is_schedule ARGS run --model resnet-mini --device cpu --iters 1 --warmup 0
+                                       --db exec-twice.json --save-schedule exec-twice.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=exec-twice.json
+                       "STDERR_REGEX=^error: --save-schedule and --db are the same file 'exec-twice.json'")
+mutwo_cli_test(profile_corrupt_db_writes_no_trace
+               ARGS profile --model bert-mini --device cpu --iters 1 -o exec-refused.measured.json
+                    --db ${MUTWO_TEST_FIXTURES}/compare/not-a-database.txt
+               DEFINES EXPECT_RC=1 ABSENT_FILE=exec-refused.measured.json
+                       "STDERR_REGEX=^error: results database '[^']*not-a-database.txt' is not a SQLite database")
+mutwo_cli_test(profile_unknown_gpu_writes_no_trace
+               ARGS profile --model bert-mini --device cpu --iters 1 -o exec-refused-gpu.measured.json
+                    --db exec-refused-gpu.db --gpu h300
+               DEFINES EXPECT_RC=1 ABSENT_FILE=exec-refused-gpu.measured.json
+                       "STDERR_REGEX=^error: unknown device 'h300'")
 # `mutwo profile` writes a measured trace that `trace --check` validates and the measured cost source
 # replays with every op measured.
 mutwo_cli_test(profile_bert_mini
