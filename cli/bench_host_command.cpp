@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/link_fit.hpp"
@@ -46,6 +45,7 @@ nlohmann::json way_json(const costmodel::LinkWayFit& f) {
 }
 
 void run_bench_host(const BenchHostFlags& flags) {
+  support::check_output_paths({{"--output", flags.output}});  // before the link is timed
   const std::unique_ptr<ir::Executor> executor = experiments::load_executor("'mutwo bench-host'");
   const std::string device_name = flags.device.empty() ? executor->default_device() : flags.device;
   const ir::ExecDevice device = executor->open_device(device_name);
@@ -137,10 +137,10 @@ void add_bench_host_command(CLI::App& app) {
   cmd->add_option("--sizes", flags->sizes, "Copy sizes in bytes, comma-separated (default: 4 KiB to 256 MiB, x4)")
       ->delimiter(',');
   cmd->add_option("--warmup", flags->warmup, "Untimed copies per size and way")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, ir::kMaxBenchCopies))
       ->capture_default_str();
   cmd->add_option("--iters", flags->iters, "Timed copies per size and way, the median kept")
-      ->check(kPositiveNumber)
+      ->check(CLI::Range(1, ir::kMaxBenchCopies))
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Write the measurements and the fit as JSON");
   cmd->callback([flags] { run_bench_host(*flags); });

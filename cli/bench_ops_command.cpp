@@ -14,7 +14,6 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/bench_rows.hpp"
 #include "costmodel/calibration_csv.hpp"
@@ -67,13 +66,18 @@ std::vector<std::string> selected_kernels(const std::vector<std::string>& asked)
   return out;
 }
 
-void check_precisions(const std::vector<std::string>& precisions) {
+// The precisions the flag asks for, each once in the order given: --precision fp32,fp32 timed every
+// shape twice and wrote each row twice.
+std::vector<std::string> selected_precisions(const std::vector<std::string>& asked) {
   const std::vector<std::string>& valid = costmodel::calibration_precisions();
-  for (const std::string& p : precisions) {
+  std::vector<std::string> out;
+  for (const std::string& p : asked) {
     if (std::find(valid.begin(), valid.end(), p) == valid.end()) {
       throw UnknownNameError(fmt::format("unknown precision '{}'; valid: {}", p, joined(valid)));
     }
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   }
+  return out;
 }
 
 // The rows' device: "cpu" on the host, else the catalog entry of the CUDA device.
@@ -139,7 +143,9 @@ void print_summary(const std::vector<costmodel::CalibrationRow>& rows) {
 
 void run_bench_ops(const BenchOpsFlags& flags) {
   const std::vector<std::string> kernels = selected_kernels(flags.kernels);
-  check_precisions(flags.precisions);
+  const std::vector<std::string> precisions = selected_precisions(flags.precisions);
+  // The output is checked before any kernel is timed: a bad path used to cost the whole grid.
+  support::check_output_paths({{"--output", flags.output}});
   const std::unique_ptr<ir::Executor> executor = experiments::load_executor("'mutwo bench-ops'");
   const std::string device_name = flags.device.empty() ? executor->default_device() : flags.device;
   const ir::ExecDevice device = executor->open_device(device_name);
@@ -154,7 +160,7 @@ void run_bench_ops(const BenchOpsFlags& flags) {
 
   ir::BenchOpsOptions options;
   options.device = device_name;
-  options.precisions = flags.precisions;
+  options.precisions = precisions;
   options.warmup_iterations = flags.warmup >= 0 ? flags.warmup : (flags.quick ? 1 : 3);
   options.timed_iterations = flags.iters >= 1 ? flags.iters : (flags.quick ? 3 : 10);
   std::cout << fmt::format("timing {} on {} ({}), {} warm-up + {} timed launches each, the median kept\n",
@@ -203,10 +209,10 @@ void add_bench_ops_command(CLI::App& app) {
                   "Catalog device the rows are for (default: matched from the CUDA device's name)");
   cmd->add_flag("--quick", flags->quick, "A handful of tiny shapes per kernel, 1 warm-up + 3 timed launches");
   cmd->add_option("--warmup", flags->warmup, "Untimed launches per shape (default 3; 1 with --quick)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, ir::kMaxBenchLaunches));
   cmd->add_option("--iters", flags->iters,
                   "Timed launches per shape, the median kept (default 10; 3 with --quick)")
-      ->check(kPositiveNumber);
+      ->check(CLI::Range(1, ir::kMaxBenchLaunches));
   cmd->add_option("-o,--output", flags->output, "Calibration CSV to write")->required();
   cmd->callback([flags] { run_bench_ops(*flags); });
 }

@@ -19,6 +19,7 @@
 #include "cli/table.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/profile_pipeline.hpp"
+#include "ir/executor.hpp"
 #include "ir/op_kind.hpp"
 #include "support/error.hpp"
 #include "support/percent.hpp"
@@ -99,18 +100,21 @@ void add_profile_command(CLI::App& app) {
   add_array_flags(cmd, opts->array, "Profile the ops of this schedule file instead of a model array");
   add_exec_flags(cmd, opts->exec);
   cmd->add_option("--warmup", opts->warmup, "Untimed steps first")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, ir::kMaxProfileSteps))
       ->capture_default_str();
   cmd->add_option("--iters", opts->iterations, "Measured steps; each op's time is its median over them")
-      ->check(kPositiveNumber)
+      ->check(CLI::Range(1, ir::kMaxProfileSteps))
       ->capture_default_str();
   cmd->add_option("-o,--output", opts->output, "Measured trace to write (mutwo-trace JSON)")->required();
-  cmd->add_option("--db", opts->db, "Also store the op times in this results database");
+  CLI::Option* db = cmd->add_option("--db", opts->db, "Also store the op times in this results database");
+  // Without --db no prediction is stored: --gpu would change nothing (an unknown name passed unread).
   cmd->add_option("--gpu", opts->device.gpu,
                   "Catalog GPU of the analytic op predictions stored with --db (default: the CUDA device's, "
                   "else a100-40gb)")
-      ->each([opts](const std::string&) { opts->device.gpu_given = true; });
-  cmd->add_option("--top", opts->top, "Slowest ops to list")->capture_default_str();
+      ->each([opts](const std::string&) { opts->device.gpu_given = true; })
+      ->needs(db);
+  // 0 or a negative count listed no op and exited 0.
+  cmd->add_option("--top", opts->top, "Slowest ops to list")->check(kPositiveNumber)->capture_default_str();
   cmd->add_flag("--json", opts->json, "Print the summary as JSON");
   cmd->add_flag("--host-times", opts->host_times,
                 "Record each op's host issue time on the cpu too (on a GPU always: the trace's op_host_ns, "

@@ -16,10 +16,10 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/exec_flags.hpp"
-#include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/run_pipeline.hpp"
+#include "ir/executor.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/host_mode.hpp"
 #include "support/error.hpp"
@@ -123,9 +123,11 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
   t.add_row({"peak memory", prediction.oom ? "OOM" : human_bytes(prediction.peak_bytes),
              m.oom ? "OOM" : human_bytes(m.peak_bytes),
              both ? relative_error(prediction.peak_bytes, m.peak_bytes) : "-"});
+  // A schedule of batch 0 (unknown, as imported traces have) has no samples to count: "-", not 0.0/s.
   const auto per_s = [samples](int64_t ns) {
-    return ns > 0 ? fmt::format("{:.1f}/s", static_cast<double>(samples) * 1e9 / static_cast<double>(ns))
-                  : "-";
+    return ns > 0 && samples > 0
+               ? fmt::format("{:.1f}/s", static_cast<double>(samples) * 1e9 / static_cast<double>(ns))
+               : "-";
   };
   t.add_row({"samples", prediction.oom ? "-" : per_s(prediction.step_time_ns),
              m.oom ? "-" : per_s(m.step_time_ns), ""});
@@ -199,10 +201,10 @@ void add_run_command(CLI::App& app) {
   add_device_flags(cmd, opts->device);
   add_exec_flags(cmd, opts->exec);
   cmd->add_option("--iters", opts->iterations, "Timed steps (after warm-up)")
-      ->check(kPositiveNumber)
+      ->check(CLI::Range(1, ir::kMaxRunSteps))
       ->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "Untimed steps first")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, ir::kMaxRunSteps))
       ->capture_default_str();
   cmd->add_flag("--sync-each-step", opts->sync_each_step,
                 "Time each step alone, the device idle before it (default: steps back to back, the steady state, "

@@ -197,6 +197,10 @@ std::vector<ir::KernelTiming> bench_ops(const ir::BenchOpsOptions& options) {
   if (options.timed_iterations < 1) {
     throw Error(fmt::format("bench-ops: timed iterations {} must be >= 1", options.timed_iterations));
   }
+  if (std::max(options.warmup_iterations, options.timed_iterations) > ir::kMaxBenchLaunches) {
+    throw Error(fmt::format("bench-ops: {} warm-up and {} timed iterations: each must be at most {}",
+                            options.warmup_iterations, options.timed_iterations, ir::kMaxBenchLaunches));
+  }
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   const std::vector<std::string> runs = device_precisions(*backend);
   std::vector<std::string> precisions = options.precisions.empty() ? runs : options.precisions;

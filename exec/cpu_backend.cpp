@@ -1,5 +1,7 @@
 // The CPU backend: the Schedule's streams run in issue order on the calling thread, so waits are
 // already met; swaps copy into host buffers; timing is wall clock (steady_clock).
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <vector>
 
@@ -89,12 +91,14 @@ std::unique_ptr<DeviceBackend> make_backend(std::string_view device) {
   if (device == "cpu") return make_cpu_backend();
   if (device == "cuda" || device.starts_with("cuda:")) {
     int index = 0;
-    if (device.size() > 5) {
-      const std::string digits(device.substr(5));
-      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+    if (device != "cuda") {
+      // "cuda:" names no index, and std::stoi threw an uncaught out_of_range past 2^31.
+      const std::string_view digits = device.substr(5);
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0])) || error != std::errc() ||
+          end != digits.data() + digits.size()) {
         throw Error(fmt::format("device '{}': expected cuda:N with N a device index", device));
       }
-      index = std::stoi(digits);
     }
 #ifdef MUTWO_WITH_CUDA
     return make_cuda_backend(index);

@@ -40,11 +40,20 @@ ExecTarget resolve_exec_target(ir::Executor& executor, const std::string& device
       target.cap_fraction = fraction;
       target.cap_bytes = static_cast<int64_t>(fraction * static_cast<double>(target.total_memory_bytes));
     } else {
-      target.cap_bytes = costmodel::parse_memory_size(memory_cap);
+      try {
+        target.cap_bytes = costmodel::parse_memory_size(memory_cap);
+      } catch (const Error& e) {
+        throw Error(fmt::format("--memory-cap: {}", e.what()));
+      }
       if (target.is_cuda) {
         target.cap_fraction = std::min(
             1.0, static_cast<double>(target.cap_bytes) / static_cast<double>(target.total_memory_bytes));
       }
+    }
+    // A cap of 0 bytes (0GiB, 0.0001KiB, 1e-300 of a device) would read as no cap at all.
+    if (target.cap_bytes < 1) {
+      throw Error(
+          fmt::format("--memory-cap {}: caps the device at 0 bytes; give at least 1 byte", memory_cap));
     }
   }
   return target;

@@ -1,5 +1,7 @@
 #include "ir/bench_host.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "support/error.hpp"
@@ -31,11 +33,27 @@ void validate_bench_host(const BenchHostOptions& o) {
       throw Error(fmt::format("bench-host: size {} B must be in 1 .. {} B (16 GiB)", b, kMaxBytes));
     }
   }
+  // Checked before the timing: the fit refused them only after every copy was timed.
+  if (!o.sizes_bytes.empty()) {
+    std::vector<int64_t> sorted = o.sizes_bytes;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end()) {
+      throw Error(fmt::format("bench-host: size {} B is given twice", *twice));
+    }
+    if (sorted.size() < 2) {
+      throw Error(fmt::format("bench-host: one size ({} B) fits no latency and bandwidth; give two or more",
+                              sorted[0]));
+    }
+  }
   if (o.warmup_iterations < 0) {
     throw Error(fmt::format("bench-host: warm-up iterations {} must be >= 0", o.warmup_iterations));
   }
   if (o.timed_iterations < 1) {
     throw Error(fmt::format("bench-host: timed iterations {} must be >= 1", o.timed_iterations));
+  }
+  if (std::max(o.warmup_iterations, o.timed_iterations) > kMaxBenchCopies) {
+    throw Error(fmt::format("bench-host: {} warm-up and {} timed iterations: each must be at most {}",
+                            o.warmup_iterations, o.timed_iterations, kMaxBenchCopies));
   }
   if (o.dispatch_calls < 1 || o.dispatch_calls > 1000) {
     throw Error(fmt::format("bench-host: dispatch calls {} must be in 1 .. 1000 (below the launch queue)",

@@ -17,6 +17,9 @@ namespace mutwo::ir {
 enum class CopyWay : uint8_t { h2d, d2h, both };
 std::string_view copy_way_name(CopyWay way);  // "h2d", "d2h", "both"
 
+// The most warm-up or timed copies per size and way: past it a typo would time one size for hours.
+inline constexpr int32_t kMaxBenchCopies = 1000;
+
 struct BenchHostOptions {
   std::string device = "cpu";        // "cpu", "cuda", "cuda:N"
   std::vector<int64_t> sizes_bytes;  // each copied every way; empty: default_link_sizes()
@@ -49,8 +52,10 @@ struct HostBench {
 
 // 4 KiB to 256 MiB in powers of 4: latency-bound to bandwidth-bound copies.
 std::vector<int64_t> default_link_sizes();
-// Throws Error naming the field and value: a size < 1 or > 16 GiB, iterations < 1 (warm-up < 0),
-// dispatch calls < 1 or > 1,000 (past the launch queue the host would block and time the GPU).
+// Throws Error naming the field and value: a size < 1 or > 16 GiB, fewer than two distinct sizes (a
+// latency and a bandwidth are fitted to them) or one given twice, iterations < 1 (warm-up < 0) or
+// > kMaxBenchCopies, dispatch calls < 1 or > 1,000 (past the launch queue the host would block and
+// time the GPU).
 void validate_bench_host(const BenchHostOptions& options);
 
 }  // namespace mutwo::ir

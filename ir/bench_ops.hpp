@@ -32,6 +32,9 @@ struct BenchShape {
   std::string source;  // where the shape comes from ("pow2", "DeepBench", "resnet50 res3"); may be empty
 };
 
+// The most warm-up or timed launches per shape: past it a typo would time one shape for hours.
+inline constexpr int32_t kMaxBenchLaunches = 1000;
+
 struct BenchOpsOptions {
   std::string device = "cpu";           // "cpu", "cuda", "cuda:N"
   std::vector<BenchShape> shapes;       // each run at every precision below that applies to it

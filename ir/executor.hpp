@@ -27,6 +27,11 @@ struct ExecDevice {
   int64_t total_memory_bytes = 0;  // the CUDA device's; 0 on the cpu
 };
 
+// The most warm-up or timed steps of a run, and of a profile (which holds every op's time of every
+// measured step): a typo such as --iters 1000000000 is refused rather than run for days.
+inline constexpr int32_t kMaxRunSteps = 10000;
+inline constexpr int32_t kMaxProfileSteps = 1000;
+
 struct RunOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
   int32_t warmup_iterations = 3;

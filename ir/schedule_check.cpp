@@ -134,7 +134,22 @@ class ScheduleChecker {
       check_batch(fmt::format("sub_array {} '{}'", i, sa.name), sa.batch_size, sa.first_op, sa.end_op);
       end = sa.end_op;
     }
-    if (s_.sub_arrays.empty()) check_batch("graph", g_.batch_size, 0, static_cast<OpId>(g_.ops.size()));
+    if (s_.sub_arrays.empty()) {
+      check_graph_width();
+      check_batch("graph", g_.batch_size, 0, static_cast<OpId>(g_.ops.size()));
+    }
+  }
+
+  // Without sub-arrays the graph's width is the step's model count (samples per step, the executor's
+  // losses): a file whose width its ops do not train reported a model that never trained (loss 0)
+  // or ran out of range, and a width of 10^9 held a loss per model.
+  void check_graph_width() const {
+    int32_t widest = 1;
+    for (const Op& op : g_.ops) widest = std::max(widest, op.width);
+    if (g_.width != widest) {
+      throw ScheduleError(fmt::format("graph '{}': field 'width' = {}, but its ops train {} model{}", g_.name,
+                                      g_.width, widest, widest == 1 ? "" : "s"));
+    }
   }
 
   // The models a sub-array trains are its ops' (samples per step count them), and it trains them

@@ -64,3 +64,70 @@ mutwo_cli_test(trace_check_gzip ARGS trace --check ${MUTWO_TEST_FIXTURES}/traces
                DEFINES "STDOUT_REGEX=valid")
 mutwo_cli_test(simulate_gpu_is_device ARGS simulate --model bert-mini --gpu /dev/null
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot read device file '/dev/null': not a regular file")
+
+# The executor commands (`run`, `profile`, `bench-ops`, `bench-host`), audited on 2026-11-30. Flags
+# refused as they are parsed: steps and launches are bounded (--iters 1000000000 ran for days),
+# --seed is a whole number of 64 bits (-1 wrapped to 2^64 - 1, 2^64 saturated to it: both silently
+# seed 18446744073709551615), --top lists at least one op (0 and -1 listed none and exited 0), and
+# --gpu without --db, which stores the predictions it names, changed nothing.
+mutwo_cli_test(run_iters_bounded ARGS run --model resnet-mini --iters 1000000000
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--iters: Value 1000000000 not in range 1 to 10000")
+mutwo_cli_test(profile_warmup_bounded ARGS profile --model resnet-mini --warmup 1001 -o bad-warmup.measured.json
+               DEFINES EXPECT_RC=2 ABSENT_FILE=bad-warmup.measured.json
+               "STDERR_REGEX=--warmup: Value 1001 not in range 0 to 1000")
+mutwo_cli_test(bench_ops_iters_bounded ARGS bench-ops --quick --iters 1001 -o bad-iters.csv
+               DEFINES EXPECT_RC=2 ABSENT_FILE=bad-iters.csv "STDERR_REGEX=--iters: Value 1001 not in range 1 to 1000")
+mutwo_cli_test(bench_host_warmup_bounded ARGS bench-host --warmup 1000000000
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--warmup: Value 1000000000 not in range 0 to 1000")
+mutwo_cli_test(run_seed_negative ARGS run --model resnet-mini --seed -1
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--seed: '-1' must be a whole number from 0 to 18446744073709551615")
+mutwo_cli_test(profile_seed_past_64_bits ARGS profile --model resnet-mini --seed 18446744073709551616 -o bad-seed.json
+               DEFINES EXPECT_RC=2 ABSENT_FILE=bad-seed.json
+               "STDERR_REGEX=--seed: '18446744073709551616' must be a whole number from 0 to 18446744073709551615")
+mutwo_cli_test(profile_top_zero ARGS profile --model resnet-mini --top 0 -o bad-top.json
+               DEFINES EXPECT_RC=2 ABSENT_FILE=bad-top.json "STDERR_REGEX=--top: must be a positive finite number, got '0'")
+mutwo_cli_test(profile_gpu_needs_db ARGS profile --model resnet-mini --gpu h300 -o bad-gpu.json
+               DEFINES EXPECT_RC=2 ABSENT_FILE=bad-gpu.json "STDERR_REGEX=--gpu requires --db")
+
+if(TARGET mutwo_exec)
+  # A device index past int: std::stoi's out_of_range surfaced as "internal: stoi"; "cuda:" named none.
+  mutwo_cli_test(run_device_index_overflow ARGS run --model resnet-mini --device cuda:99999999999999999999 --no-db
+                 DEFINES EXPECT_RC=1
+                 "STDERR_REGEX=^error: device 'cuda:99999999999999999999': expected cuda:N with N a device index\n$")
+  mutwo_cli_test(bench_host_device_no_index ARGS bench-host --device cuda:
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: device 'cuda:': expected cuda:N with N a device index\n$")
+  # A cap of 0 bytes read as no cap: the run went ahead uncapped and exited 0.
+  mutwo_cli_test(run_memory_cap_zero ARGS run --model resnet-mini --device cpu --memory-cap 0GiB --no-db
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --memory-cap 0GiB: caps the device at 0 bytes")
+  mutwo_cli_test(run_memory_cap_bad_size ARGS run --model resnet-mini --device cpu --memory-cap 1e30GiB --no-db
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --memory-cap: invalid memory size '1e30GiB'")
+  # Without sub-arrays the graph's width is the step's model count: 3 over ops of one model ran and
+  # reported two models that never trained (loss 0) and 6 samples a step.
+  mutwo_cli_test(run_schedule_graph_width
+                 ARGS run --schedule ${MUTWO_TEST_FIXTURES}/schedules/graph_width_3.schedule.json --no-db
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: graph 'tiny-relu': field 'width' = 3, but its ops train 1 model")
+  # A batch of 0 is unknown (imported traces): no throughput, where the table printed 0.0/s.
+  mutwo_cli_test(run_schedule_batch_unknown
+                 ARGS run --schedule ${MUTWO_TEST_FIXTURES}/schedules/tiny_relu_batch_0.schedule.json --no-db --iters 1
+                      --warmup 0 --cost-source analytic
+                 DEFINES "STDOUT_REGEX=0 samples per step.*\nsamples +- +-\n")
+  # Each precision once: fp32,fp32 timed every shape twice and wrote each row twice (2 quick relu
+  # shapes: 2 rows).
+  mutwo_cli_test(bench_ops_precision_twice
+                 ARGS bench-ops --device cpu --quick --kernels relu --precision fp32,fp32 -o bench-twice.csv
+                 DEFINES "STDOUT_REGEX=relu +fp32 +2 .*wrote bench-twice.csv [(]2 rows")
+  # A fit of latency and bandwidth needs two distinct sizes: refused before any copy is timed (it
+  # failed after timing them all), a size given twice too (it weighed twice in the fit).
+  mutwo_cli_test(bench_host_one_size ARGS bench-host --device cpu --sizes 4096 -o bad-one-size.json
+                 DEFINES EXPECT_RC=1 ABSENT_FILE=bad-one-size.json "STDOUT_REGEX=^$"
+                 "STDERR_REGEX=^error: bench-host: one size [(]4096 B[)] fits no latency and bandwidth. give two or more\n$")
+  # The output is checked before anything is timed: a folder that is missing failed after the grid.
+  mutwo_cli_test(bench_ops_output_missing_dir
+                 ARGS bench-ops --device cpu --quick --kernels relu -o no-such-dir/rows.csv
+                 DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+                 "STDERR_REGEX=^error: cannot write --output 'no-such-dir/rows.csv': no directory 'no-such-dir'\n$")
+  mutwo_cli_test(bench_host_output_is_dir ARGS bench-host --device cpu -o .
+                 DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$" "STDERR_REGEX=^error: cannot write --output '[.]': . is a directory")
+  mutwo_cli_test(bench_host_size_twice ARGS bench-host --device cpu --sizes 8192,4096,8192
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: bench-host: size 8192 B is given twice\n$")
+endif()

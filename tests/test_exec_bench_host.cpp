@@ -58,9 +58,18 @@ TEST_CASE("bench-host refuses bad requests naming the field") {
   ir::BenchHostOptions options;
   options.sizes_bytes = {0};
   CHECK(error_of([&] { exec::bench_host(options); }) == "bench-host: size 0 B must be in 1 .. 17179869184 B (16 GiB)");
+  // A latency and a bandwidth need two distinct sizes: refused before any copy is timed.
   options.sizes_bytes = {4096};
+  CHECK(error_of([&] { exec::bench_host(options); }) ==
+        "bench-host: one size (4096 B) fits no latency and bandwidth; give two or more");
+  options.sizes_bytes = {8192, 4096, 8192};
+  CHECK(error_of([&] { exec::bench_host(options); }) == "bench-host: size 8192 B is given twice");
+  options.sizes_bytes = {4096, 8192};
   options.timed_iterations = 0;
   CHECK(error_of([&] { exec::bench_host(options); }) == "bench-host: timed iterations 0 must be >= 1");
+  options.timed_iterations = ir::kMaxBenchCopies + 1;
+  CHECK(error_of([&] { exec::bench_host(options); }) ==
+        "bench-host: 3 warm-up and 1001 timed iterations: each must be at most 1000");
   options.timed_iterations = 3;
   options.dispatch_calls = 5000;
   CHECK(error_of([&] { exec::bench_host(options); }) ==

@@ -59,6 +59,9 @@ TEST_CASE("bench-ops refuses a precision the cpu does not run, bad counts and ba
   options.timed_iterations = 1;
   options.warmup_iterations = -1;
   CHECK(error_of([&] { exec::bench_ops(options); }) == "bench-ops: warm-up iterations -1 must be >= 0");
+  options.warmup_iterations = ir::kMaxBenchLaunches + 1;  // a typo timing each shape for hours
+  CHECK(error_of([&] { exec::bench_ops(options); }) ==
+        "bench-ops: 1001 warm-up and 1 timed iterations: each must be at most 1000");
   options.warmup_iterations = 0;
   options.shapes = {{"softmax", {8}, ""}};
   CHECK(error_of([&] { exec::bench_ops(options); }) == "kernel 'softmax' dims [8]: expected 2 dims");

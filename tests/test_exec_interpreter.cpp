@@ -267,6 +267,9 @@ TEST_CASE("measure_schedule: warm-up, timed steps, median, losses; an OOM is a r
   options.timed_iterations = 0;
   CHECK_THROWS_WITH_AS(exec::measure_schedule(s, options), "run: timed iterations 0 must be >= 1",
                        mutwo::Error);
+  options.timed_iterations = ir::kMaxRunSteps + 1;  // --iters 1000000000 ran for days
+  CHECK_THROWS_WITH_AS(exec::measure_schedule(s, options),
+                       "run: 1 warm-up and 10001 timed iterations: each must be at most 10000", mutwo::Error);
 }
 
 TEST_CASE("back-to-back timed steps (the steady state) train exactly as steps timed one by one") {

@@ -97,3 +97,14 @@ TEST_CASE("a sub-array's width is its ops' and its range holds one whole model a
       schedule_from_json(with_second(R"("name":"pair","width":1,"first_op":5,"end_op":5,"batch_size":2})")),
       "sub_array 1 'pair': op range [5, 5) holds no ops", mutwo::ir::ScheduleError);
 }
+
+TEST_CASE("without sub-arrays the graph's width is its ops' (the step's model count)") {
+  // A width of 3 over ops of 1 model reported two models that never trained (loss 0); 1 over fused
+  // ops of 2 read a loss out of range; 10^9 held a loss per model until memory ran out.
+  Schedule s = build_plain_schedule({mutwo::test::tiny_forward()});
+  s.sub_arrays.clear();
+  CHECK_NOTHROW(validate_schedule(s));
+  s.graph.width = 3;
+  CHECK_THROWS_WITH_AS(validate_schedule(s), "graph 'tiny': field 'width' = 3, but its ops train 1 model",
+                       mutwo::ir::ScheduleError);
+}
