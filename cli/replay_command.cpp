@@ -144,9 +144,10 @@ void add_replay_command(CLI::App& app) {
       ->check(finite_number(0, true));
   cmd->add_option(
          "--overhead-limit", opts->overhead_limit,
-         "Stop a run once remat time exceeds (limit - 1) x baseline compute (simrd's thrashing limit)")
+         "Stop a run once remat time exceeds (limit - 1) x baseline compute (simrd's thrashing limit; a run "
+         "takes longer the higher it is)")
       ->capture_default_str()
-      ->check(finite_number(1, false, 1e9));
+      ->check(finite_number(1, false, sim::kDtrMaxOverheadLimit));
   cmd->add_flag("--no-start", opts->no_start, "Replay from line 1 instead of after the first ANNOTATE START");
   cmd->add_option("--jobs", opts->jobs, "Runs in parallel (0: one per hardware thread)")
       ->capture_default_str()

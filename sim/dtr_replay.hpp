@@ -63,13 +63,17 @@ struct DtrSweepRow {
   double overhead = 0;  // clock / baseline compute; meaningful only when outcome == ok
 };
 inline constexpr double kDtrOverheadLimit = 2.0;
+// The largest overhead limit a sweep takes. A thrashing run replays rematerialisations until the
+// limit, so the time grows with it: inceptionv4's 60 runs (every heuristic and paper ratio) took 17 s
+// at 10 and 45 s at 30 on 2 cores, and 1e9 had not ended after 100 s.
+inline constexpr double kDtrMaxOverheadLimit = 100.0;
 const std::vector<double>& dtr_paper_ratios();  // 0.1, 0.2, ..., 1.0
 // Every heuristic at every ratio (rows heuristic-major, in the order given). The runs are
 // independent and spread over `jobs` threads (0: one per hardware thread; support/parallel_for.hpp);
 // the rows, and which run's error is thrown (the first in row order), do not depend on it. Throws
 // mutwo::Error before any run, naming `log_name` where the log is at fault, on a ratio that is not a
 // finite number > 0, a budget (ratio x peak) past int64, an overhead limit that is not a finite
-// number >= 1, and a log check_dtr_sweep refuses.
+// number in [1, kDtrMaxOverheadLimit], and a log check_dtr_sweep refuses.
 std::vector<DtrSweepRow> sweep_dtr_log(const io::DtrLog& log, const DtrBaseline& baseline,
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs = 1,

@@ -90,8 +90,10 @@ std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& bas
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs,
                                        double overhead_limit, std::string_view log_name) {
-  if (!(overhead_limit >= 1) || !std::isfinite(overhead_limit))
-    throw Error(fmt::format("overhead limit {} must be a finite number >= 1", overhead_limit));
+  if (!(overhead_limit >= 1 && overhead_limit <= kDtrMaxOverheadLimit)) {
+    throw Error(
+        fmt::format("overhead limit {} must be a number in [1, {}]", overhead_limit, kDtrMaxOverheadLimit));
+  }
   for (double ratio : ratios) {
     if (!(ratio > 0) || !std::isfinite(ratio))
       throw Error(fmt::format("budget ratio {} must be a finite number > 0", ratio));

@@ -7,7 +7,10 @@ set(resnet32 ${MUTWO_TEST_FIXTURES}/dtr/resnet32-56-9000000000.0-2020-10-1-13-3-
 
 # Flags: NaN passed CLI11's Range (and read as no limit), -1 jobs passed unchecked.
 mutwo_cli_test(replay_overhead_limit_nan ARGS replay --dtr-log ${resnet32} --overhead-limit nan
-               DEFINES EXPECT_RC=2 "STDERR_REGEX=--overhead-limit: 'nan' must be a finite number in \\[1, 1e\\+09\\]")
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--overhead-limit: 'nan' must be a finite number in \\[1, 100\\]")
+# A limit past 100 is refused: a thrashing run replays until it, and 1e9 had not ended after 100 s.
+mutwo_cli_test(replay_overhead_limit_past_max ARGS replay --dtr-log ${resnet32} --overhead-limit 1e9
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--overhead-limit: '1e9' must be a finite number in \\[1, 100\\]")
 mutwo_cli_test(replay_jobs_negative ARGS replay --dtr-log ${resnet32} --jobs -1
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--jobs: '-1' must be a whole number >= 0")
 mutwo_cli_test(replay_budget_ratio_inf ARGS replay --dtr-log ${resnet32} --budget-ratio inf

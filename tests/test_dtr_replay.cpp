@@ -321,6 +321,20 @@ TEST_CASE("the six other DTR logs parse with the README's instruction counts and
   }
 }
 
+TEST_CASE("a sweep's overhead limit is a number in [1, 100], refused before any run") {
+  // A thrashing run replays rematerialisations up to the limit: 1e9 had not ended after 100 s.
+  const std::string file = "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log";
+  const io::DtrLog log = io::parse_dtr_log(support::read_text_file(kFixtures + file + ".gz"), file);
+  const sim::DtrBaseline baseline = sim::dtr_baseline(log);
+  const auto dtr = policies::make_dtr_heuristic("dtr");
+  CHECK(sim::sweep_dtr_log(log, baseline, {0.5}, {dtr.get()}, 1, sim::kDtrMaxOverheadLimit).size() == 1);
+  for (const double limit : {0.5, 100.5, 1e9, std::nan("")}) {
+    CAPTURE(limit);
+    CHECK_THROWS_WITH_AS(sim::sweep_dtr_log(log, baseline, {0.5}, {dtr.get()}, 1, limit),
+                         doctest::Contains("must be a number in [1, 100]"), Error);
+  }
+}
+
 TEST_CASE("a DTR log as a mutwo Trace: one op per CALL and MUTATE at its logged time") {
   const std::string text =
       kStart + constant("w", 100) + call("f", "a", R"("w","w")", 10, 200) +
