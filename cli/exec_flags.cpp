@@ -1,27 +1,8 @@
 #include "cli/exec_flags.hpp"
 
-#include <charconv>
-#include <cstdint>
-
 #include <fmt/format.h>
 
 namespace mutwo::cli {
-namespace {
-
-// CLI11 reads an unsigned flag with strtoull: "-1" wrapped to 2^64 - 1 and 99999999999999999999
-// saturated to it, both silently the seed 18446744073709551615.
-const CLI::Validator kSeed(
-    [](std::string& text) -> std::string {
-      uint64_t seed = 0;
-      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
-      if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-        return fmt::format("'{}' must be a whole number from 0 to {}", text, UINT64_MAX);
-      }
-      return {};
-    },
-    "UINT");
-
-}  // namespace
 
 void add_exec_flags(CLI::App* cmd, ExecFlags& flags) {
   // The executor module is not loaded for --help: the build's CUDA option says the default.
@@ -36,7 +17,6 @@ void add_exec_flags(CLI::App* cmd, ExecFlags& flags) {
                   "Emulate a smaller device: a fraction of the CUDA device's memory (0.5) or a size "
                   "(16GiB; on the cpu enforced by accounting the step's tensors)");
   cmd->add_option("--seed", flags.seed, "Seed of the weights, inputs and dropout masks")
-      ->check(kSeed)
       ->capture_default_str();
 }
 

@@ -1,10 +1,14 @@
 // mutwo: train many models at once on one GPU under a memory limit (μ-TWO, HFTA) — command line.
 // Thin: parses flags, calls the libraries; a mutwo::Error becomes "error: <message>" and exit 1,
 // a usage error CLI11's message and exit 2.
+#include <charconv>
+#include <cstdint>
 #include <exception>
 #include <iostream>
+#include <limits>
 #include <string>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -12,16 +16,41 @@
 
 namespace {
 
-// An empty value is never what a flag means: `--gpu ""` or `-o ""` used to fall back to the default
-// silently, since "" is also "not given". Every flag that takes a value refuses one, in every command.
-void refuse_empty_values(CLI::App& app) {
+// CLI11 reads an integer with strtoll or strtoull in base 0: "010" was 8, "0x10" 16, a value past 64
+// bits saturated silently and an unsigned "-1" wrapped to 2^64 - 1. An integer flag's value is decimal
+// digits that fit its 64 bits, rewritten without a sign or leading zeros (010 is ten) before CLI11's
+// range checks and conversion see it (a narrower flag's own range still applies).
+template <typename Integer>
+std::string decimal_whole_number(std::string& value) {
+  const char* begin = value.data() + (value.starts_with('+') ? 1 : 0);
+  const char* end = value.data() + value.size();
+  Integer number = 0;
+  const auto [stop, error] = std::from_chars(begin, end, number);
+  if (begin == end || error != std::errc() || stop != end) {
+    return fmt::format("'{}' must be a whole number from {} to {}", value,
+                       std::numeric_limits<Integer>::min(), std::numeric_limits<Integer>::max());
+  }
+  value = std::to_string(number);
+  return {};
+}
+
+// Every flag that takes a value, in every command: an empty value is never what a flag means
+// (`--gpu ""` or `-o ""` fell back to the default silently, since "" is also "not given"), and an
+// integer is a decimal_whole_number.
+void check_values(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     if (option->get_items_expected_max() == 0) continue;  // a switch
     option->check(CLI::Validator(
         [](std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); },
         ""));
+    const std::string type = option->get_type_name();
+    if (type.starts_with("UINT")) {
+      option->transform(CLI::Validator(decimal_whole_number<uint64_t>, ""));
+    } else if (type.starts_with("INT")) {
+      option->transform(CLI::Validator(decimal_whole_number<int64_t>, ""));
+    }
   }
-  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+  for (CLI::App* sub : app.get_subcommands({})) check_values(*sub);
 }
 
 }  // namespace
@@ -45,7 +74,7 @@ int main(int argc, char** argv) {
   mutwo::cli::add_calibrate_command(app);
   mutwo::cli::add_bench_ops_command(app);
   mutwo::cli::add_bench_host_command(app);
-  refuse_empty_values(app);
+  check_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -88,6 +88,15 @@ mutwo_cli_test(profile_top_zero ARGS profile --model resnet-mini --top 0 -o bad-
                DEFINES EXPECT_RC=2 ABSENT_FILE=bad-top.json "STDERR_REGEX=--top: must be a positive finite number, got '0'")
 mutwo_cli_test(profile_gpu_needs_db ARGS profile --model resnet-mini --gpu h300 -o bad-gpu.json
                DEFINES EXPECT_RC=2 ABSENT_FILE=bad-gpu.json "STDERR_REGEX=--gpu requires --db")
+# An integer flag is decimal digits that fit 64 bits (cli/main.cpp): CLI11's base-0 reading took -k 010
+# as 8 and 0x10 as 16, and saturated past 64 bits silently.
+mutwo_cli_test(simulate_models_leading_zero ARGS simulate --model bert-mini --models 010
+               DEFINES "STDOUT_REGEX=schedule +bert-mini x10 ")
+mutwo_cli_test(simulate_models_hex ARGS simulate --model bert-mini --models 0x10
+               DEFINES EXPECT_RC=2
+               "STDERR_REGEX=--models: '0x10' must be a whole number from -9223372036854775808 to 9223372036854775807")
+mutwo_cli_test(bench_host_size_past_64_bits ARGS bench-host --sizes 4096,99999999999999999999
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--sizes: '99999999999999999999' must be a whole number from")
 
 if(TARGET mutwo_exec)
   # A device index past int: std::stoi's out_of_range surfaced as "internal: stoi"; "cuda:" named none.

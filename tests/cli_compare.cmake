@@ -87,7 +87,7 @@ mutwo_cli_test(compare_run_negative ARGS compare --db compare-runs.db --run=-3
                DEFINES EXPECT_RC=2 "STDERR_REGEX=^--run: must be a positive run id [(]1, 2, ...[)], not '-3'\n"
                PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
 mutwo_cli_test(compare_run_huge ARGS compare --db compare-runs.db --run 99999999999999999999
-               DEFINES EXPECT_RC=2 "STDERR_REGEX=^--run: 99999999999999999999 is out of range: run ids go up to 9223372036854775807\n"
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=^--run: '99999999999999999999' must be a whole number from -9223372036854775808 to 9223372036854775807\n"
                PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
 mutwo_cli_test(compare_run_largest ARGS compare --db compare-runs.db --run 9223372036854775807
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: no run 9223372036854775807 in results database 'compare-runs\\.db'\n$"
