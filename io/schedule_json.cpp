@@ -192,6 +192,8 @@ ir::Schedule read_schedule(const std::string& path) {
     return schedule_from_json(text);
   } catch (const FormatError& e) {
     throw FormatError(fmt::format("{}: {}", path, e.what()));
+  } catch (const ir::ScheduleError& e) {  // the file is sound JSON, its schedule is not
+    throw ir::ScheduleError(fmt::format("{}: {}", path, e.what()));
   }
 }
 

@@ -111,10 +111,11 @@ if(TARGET mutwo_exec)
   mutwo_cli_test(run_memory_cap_bad_size ARGS run --model resnet-mini --device cpu --memory-cap 1e30GiB --no-db
                  DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --memory-cap: invalid memory size '1e30GiB'")
   # Without sub-arrays the graph's width is the step's model count: 3 over ops of one model ran and
-  # reported two models that never trained (loss 0) and 6 samples a step.
+  # reported two models that never trained (loss 0) and 6 samples a step. The error names the file, as
+  # a JSON error does.
   mutwo_cli_test(run_schedule_graph_width
                  ARGS run --schedule ${MUTWO_TEST_FIXTURES}/schedules/graph_width_3.schedule.json --no-db
-                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: graph 'tiny-relu': field 'width' = 3, but its ops train 1 model")
+                 DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^ ]*/graph_width_3.schedule.json: graph 'tiny-relu': field 'width' = 3, but its ops train 1 model")
   # A batch of 0 is unknown (imported traces): no throughput, where the table printed 0.0/s.
   mutwo_cli_test(run_schedule_batch_unknown
                  ARGS run --schedule ${MUTWO_TEST_FIXTURES}/schedules/tiny_relu_batch_0.schedule.json --no-db --iters 1
