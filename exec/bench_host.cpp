@@ -3,6 +3,8 @@
 // as the executor's swaps use), h2d, d2h and both at once, timed by the backend (CUDA events on the
 // copy streams); then a 1-element in-place add launched back to back, its host time per call
 // (steady_clock) and its device interval per launch (the backend's step timer).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -75,6 +77,10 @@ ir::HostBench bench_host(const ir::BenchHostOptions& options) {
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   const std::vector<int64_t> sizes =
       options.sizes_bytes.empty() ? ir::default_link_sizes() : options.sizes_bytes;
+  // time_link holds two device and two host buffers of a size: on the cpu all four are host memory.
+  const int64_t host_memory_bytes = int64_t{::sysconf(_SC_PHYS_PAGES)} * int64_t{::sysconf(_SC_PAGESIZE)};
+  if (host_memory_bytes > 0)
+    ir::check_link_sizes_fit(sizes, backend->device().is_cpu() ? 4 : 2, host_memory_bytes);
   ir::HostBench out;
   out.device_name = backend->name();
   for (int64_t bytes : sizes) {

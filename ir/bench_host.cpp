@@ -61,4 +61,16 @@ void validate_bench_host(const BenchHostOptions& o) {
   }
 }
 
+void check_link_sizes_fit(const std::vector<int64_t>& sizes_bytes, int32_t host_buffers,
+                          int64_t host_memory_bytes) {
+  if (sizes_bytes.empty()) return;
+  const int64_t largest = *std::max_element(sizes_bytes.begin(), sizes_bytes.end());
+  if (largest > host_memory_bytes / host_buffers) {
+    throw Error(
+        fmt::format("bench-host: size {} B needs {} host buffers of it at once, {} B, more than the "
+                    "host's {} B of memory",
+                    largest, host_buffers, largest * host_buffers, host_memory_bytes));
+  }
+}
+
 }  // namespace mutwo::ir

@@ -58,4 +58,10 @@ std::vector<int64_t> default_link_sizes();
 // time the GPU).
 void validate_bench_host(const BenchHostOptions& options);
 
+// Throws Error unless the largest size's host buffers fit the host's memory: each size holds
+// `host_buffers` of its bytes on the host at once (the executor's: all four on the cpu, two pinned
+// beside a GPU). A size past the host's memory got the process killed by the kernel's OOM killer.
+void check_link_sizes_fit(const std::vector<int64_t>& sizes_bytes, int32_t host_buffers,
+                          int64_t host_memory_bytes);
+
 }  // namespace mutwo::ir

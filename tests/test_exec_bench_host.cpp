@@ -78,3 +78,14 @@ TEST_CASE("bench-host refuses bad requests naming the field") {
   options.device = "tpu";
   CHECK(error_of([&] { exec::bench_host(options); }).find("tpu") != std::string::npos);
 }
+
+TEST_CASE("bench-host refuses a size whose buffers do not fit the host's memory, before any copy") {
+  // 16 GiB on a cpu holds four buffers of it: 64 GiB, past a 32 GiB host (2 pinned ones beside a GPU fit).
+  const std::vector<int64_t> sizes = {4096, int64_t{16} << 30};
+  CHECK(error_of([&] { ir::check_link_sizes_fit(sizes, 4, int64_t{32} << 30); }) ==
+        "bench-host: size 17179869184 B needs 4 host buffers of it at once, 68719476736 B, more than the "
+        "host's "
+        "34359738368 B of memory");
+  CHECK_NOTHROW(ir::check_link_sizes_fit(sizes, 2, int64_t{32} << 30));
+  CHECK_NOTHROW(ir::check_link_sizes_fit({}, 4, 1));  // the default sizes: 256 MiB at most
+}
