@@ -5,6 +5,7 @@
 
 #include "api/values.hpp"
 #include "ir/dtype.hpp"
+#include "policies/model_array.hpp"
 #include "sim/host_mode.hpp"
 #include "support/error.hpp"
 #include "transforms/autodiff.hpp"
@@ -28,8 +29,9 @@ policies::ArchitectureCount parse_model_count(const std::string& text, const zoo
   } catch (const std::exception&) {
     used = 0;
   }
-  if (count.empty() || used != count.size() || value < 1 || value > 1024) {
-    throw Error(fmt::format("--model '{}': count '{}' must be a whole number from 1 to 1024", text, count));
+  if (count.empty() || used != count.size() || value < 1 || value > policies::kMaxArrayModels) {
+    throw Error(fmt::format("--model '{}': count '{}' must be a whole number from 1 to {}", text, count,
+                            policies::kMaxArrayModels));
   }
   a.count = static_cast<int32_t>(value);
   return a;

@@ -7,6 +7,7 @@
 
 #include "cli/table.hpp"
 #include "io/schedule_json.hpp"
+#include "policies/model_array.hpp"
 #include "policies/plain_schedule.hpp"
 #include "support/error.hpp"
 #include "transforms/autodiff.hpp"
@@ -43,9 +44,9 @@ void add_array_flags(CLI::App* cmd, ArrayFlags& flags, const std::string& schedu
       cmd->add_option("--model,-m", flags.model, "Model of the array: " + model_names_help());
   flags.schedule_option = cmd->add_option("--schedule", flags.schedule, schedule_help);
   flags.model_option->excludes(flags.schedule_option);
-  // 1024 as search's name:count: wider arrays are no sweep anyone trains; refused before a graph is built.
+  // policies::kMaxArrayModels, as search's name:count: refused before a graph is built.
   CLI::Option* models = cmd->add_option("--models,-k", flags.models, "Models in the array (1 to 1024)")
-                            ->check(CLI::Range(1, 1024))
+                            ->check(CLI::Range(1, policies::kMaxArrayModels))
                             ->capture_default_str();
   CLI::Option* partition =
       cmd->add_option("--partition", flags.partition,

@@ -27,6 +27,7 @@
 #include "io/schedule_json.hpp"
 #include "io/server_schedule_json.hpp"
 #include "ir/schedule.hpp"
+#include "policies/model_array.hpp"
 #include "policies/policy_registry.hpp"
 #include "policies/search.hpp"
 #include "policies/server_schemes.hpp"
@@ -250,13 +251,13 @@ void add_search_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-sub-arrays", opts->partitions.max_sub_arrays,
                   "Partitions with at most this many sub-arrays over all architectures (default: any)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, policies::kMaxArrayModels));
   cmd->add_option("--min-width", opts->partitions.min_width,
                   "Partitions whose sub-arrays fuse at least this many models (a count below it stays whole)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, policies::kMaxArrayModels));
   cmd->add_option("--max-width", opts->partitions.max_width,
                   "Partitions whose sub-arrays fuse at most this many models (default: any)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, policies::kMaxArrayModels));
   cmd->add_option("--batch", opts->batch_size,
                   "Batch size per model (default: the model's; 128 for the default array)")
       ->check(kPositiveNumber);
@@ -294,14 +295,14 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--micro-batches", opts->micro_batches,
                   "With --server and one model, micro-batch counts M to try, comma-separated")
       ->delimiter(',')
-      ->check(CLI::Range(1, 1024))
+      ->check(CLI::Range(1, policies::kMaxMicroBatches))
       ->capture_default_str()
       ->needs(server);
   cmd->add_option("--packs", opts->packs,
                   "With --server and one model, layer pack counts to try (Harmony's unit of scheduling), "
                   "comma-separated")
       ->delimiter(',')
-      ->check(CLI::Range(1, 4096))
+      ->check(CLI::Range(1, policies::kMaxLayerPacks))
       ->capture_default_str()
       ->needs(server);
   cmd->add_option("--parts", opts->parts_dir,
@@ -310,7 +311,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("-k,--models", opts->trace_models,
                   "Copies of the model a --trace file holds (a forward graph from scripts/export_model.py; "
                   "default 1): `--trace my_model.json --models 4` is `--model my_model.json:4`")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, policies::kMaxArrayModels));
   cmd->callback([opts] {
     // A --trace file that is a model (a forward graph) is searched as one; the others stay measured
     // traces for --cost-source measured.

@@ -93,6 +93,13 @@ std::vector<PaddedLength> padded_lengths(const LengthHistogram& histogram, const
         std::pair{"align_tokens", batching.align_tokens}}) {
     if (value < 1) throw Error(fmt::format("padded lengths: {} = {}; expected >= 1", name, value));
   }
+  // As the command's --length-bin-tokens and --length-align-tokens: past 2^20 tokens no loader bins,
+  // and the bin and alignment sums below would overflow.
+  for (const auto& [name, value] :
+       {std::pair{"bin_tokens", batching.bin_tokens}, std::pair{"align_tokens", batching.align_tokens}}) {
+    if (value > kMaxBinnedTokens)
+      throw Error(fmt::format("padded lengths: {} = {}; expected at most {}", name, value, kMaxBinnedTokens));
+  }
   const int64_t total = histogram.sequences();
   if (total <= 0) throw Error("padded lengths: the length histogram holds no sequence");
   const double batch = static_cast<double>(batching.batch_size);

@@ -28,6 +28,9 @@ struct LengthHistogram {
 LengthHistogram parse_length_histogram(std::string_view text, std::string_view file);
 LengthHistogram read_length_histogram(const std::string& path);
 
+// The largest bin and alignment, in tokens (as the histogram's longest length).
+inline constexpr int64_t kMaxBinnedTokens = int64_t{1} << 20;
+
 struct BinnedBatching {
   int64_t batch_size = 1;    // sequences per batch
   int64_t bin_tokens = 64;   // LDDL's --bin-size
@@ -44,7 +47,7 @@ struct PaddedLength {
 // have the cumulative distribution F, a batch of B sequences drawn from it has its longest at
 // most l with probability F(l)^B, so P(longest = l) = F(l)^B - F(l - 1)^B; that length, aligned up,
 // is the batch's. A bin's share of batches is its share of sequences. Error on batch_size, bin_tokens
-// or align_tokens < 1 or an empty histogram.
+// or align_tokens < 1, bin_tokens or align_tokens > kMaxBinnedTokens, or an empty histogram.
 std::vector<PaddedLength> padded_lengths(const LengthHistogram& histogram, const BinnedBatching& batching);
 
 }  // namespace mutwo::experiments

@@ -222,6 +222,11 @@ ResultsDb& ResultsDb::operator=(ResultsDb&&) noexcept = default;
 ResultsDb::~ResultsDb() = default;
 
 ResultsDb ResultsDb::open(const std::filesystem::path& path, OpenMode mode) {
+  // SQLite opens these as a private temporary database, which never switches to WAL: create mode
+  // retried for the whole busy timeout (30 s) before failing, and nothing would be kept.
+  if (path.empty() || path == ":memory:") {
+    throw ResultsDbError(fmt::format("results database '{}': give the path of a file", path.string()));
+  }
   Connection connection = Connection::open(
       path, mode == OpenMode::create ? Connection::Mode::read_write_create : Connection::Mode::read_write);
   connection.set_busy_timeout(std::chrono::milliseconds(kResultsBusyTimeoutMs));

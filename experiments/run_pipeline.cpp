@@ -78,6 +78,9 @@ sim::HostMode run_host_mode(const RunRequest& request) {
 }  // namespace
 
 policies::ModelArray ArrayRequest::model_array() const {
+  if (models < 1 || models > policies::kMaxArrayModels) {
+    throw Error(fmt::format("models = {}: must be from 1 to {}", models, policies::kMaxArrayModels));
+  }
   policies::ModelArray array;
   array.model = model;
   array.count = models;

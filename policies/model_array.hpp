@@ -15,6 +15,10 @@
 
 namespace mutwo::policies {
 
+// The most models one array holds: wider arrays are no sweep anyone trains, and a graph of them
+// would be built before anything else refused it.
+inline constexpr int32_t kMaxArrayModels = 1024;
+
 struct ModelArray {
   std::string model;             // zoo name, "bert-base"
   int32_t count = 1;             // models in the array

@@ -267,12 +267,18 @@ ServerSearchReport run_server_search(const ServerSearchConfig& c) {
                             c.array.cost->device().name, c.server.name, c.server.gpu));
   }
   for (const int32_t packs : c.packs) {
-    if (packs < 1) throw Error(fmt::format("server search: layer pack count {} must be >= 1", packs));
+    if (packs < 1 || packs > kMaxLayerPacks) {
+      throw Error(
+          fmt::format("server search: layer pack count {} must be from 1 to {}", packs, kMaxLayerPacks));
+    }
   }
   if (c.packs.empty()) throw Error("server search: no layer pack counts");
   if (c.array.top < 1) throw Error(fmt::format("server search: top = {} must be >= 1", c.array.top));
   for (const int32_t m : c.micro_batches) {
-    if (m < 1) throw Error(fmt::format("server search: micro-batch count {} must be >= 1", m));
+    if (m < 1 || m > kMaxMicroBatches) {
+      throw Error(
+          fmt::format("server search: micro-batch count {} must be from 1 to {}", m, kMaxMicroBatches));
+    }
   }
   for (const std::string& s : c.schemes) builtin_server_schemes().find(s);
   ServerSearchReport report;

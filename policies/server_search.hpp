@@ -29,6 +29,11 @@
 
 namespace mutwo::policies {
 
+// The most micro-batches and layer packs a one-model search tries (each is a schedule to plan and
+// simulate per GPU count): 100,000 micro-batches did not end.
+inline constexpr int32_t kMaxMicroBatches = 1024;
+inline constexpr int32_t kMaxLayerPacks = 4096;
+
 struct ServerSearchConfig {
   // The model array, its optimizer and cost model, and how each GPU's share is searched (policies,
   // host mode, rows kept), as a single-GPU search takes them; memory_limit_bytes is per GPU (0: the
@@ -95,7 +100,8 @@ struct ServerSearchReport {
 };
 
 // Throws Error naming the field: no architectures, no cost model, a cost model for another GPU than
-// the server's, micro-batch or pack counts < 1, top < 1; UnknownNameError on an unknown scheme,
+// the server's, micro-batch counts outside 1..kMaxMicroBatches or pack counts outside 1..kMaxLayerPacks,
+// top < 1; UnknownNameError on an unknown scheme,
 // policy or model.
 ServerSearchReport run_server_search(const ServerSearchConfig& config);
 

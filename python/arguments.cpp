@@ -1,4 +1,7 @@
 #include "python/arguments.hpp"
+#include "policies/model_array.hpp"
+
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -12,14 +15,49 @@ namespace mutwo::python {
 // A memory limit as Python gives it: bytes (int) or a size ("16GiB"); None: the device's.
 std::optional<int64_t> memory_bytes(const py::object& memory) {
   if (memory.is_none()) return std::nullopt;
-  if (py::isinstance<py::int_>(memory)) {
-    const int64_t bytes = memory.cast<int64_t>();
+  const std::string text = py::repr(memory).cast<std::string>();
+  // bool is an int to Python: memory=True was a 1-byte limit.
+  if (py::isinstance<py::int_>(memory) && !py::isinstance<py::bool_>(memory)) {
+    int64_t bytes = 0;
+    try {
+      bytes = memory.cast<int64_t>();
+    } catch (const py::cast_error&) {
+      throw Error(
+          fmt::format("memory = {}: past 64 bits; give bytes (an int) or a size such as \"16GiB\"", text));
+    }
     if (bytes <= 0)
       throw Error(fmt::format("memory = {}: a limit must be a positive number of bytes", bytes));
     return bytes;
   }
   if (py::isinstance<py::str>(memory)) return costmodel::parse_memory_size(memory.cast<std::string>());
-  throw Error("memory: give bytes (an int) or a size such as \"16GiB\"");
+  throw Error(fmt::format("memory = {}: give bytes (an int) or a size such as \"16GiB\"", text));
+}
+
+void check_range(std::string_view name, int64_t value, int64_t low, int64_t high) {
+  if (value >= low && value <= high) return;
+  if (high == std::numeric_limits<int64_t>::max())
+    throw Error(fmt::format("{} = {}: must be >= {}", name, value, low));
+  throw Error(fmt::format("{} = {}: must be from {} to {}", name, value, low, high));
+}
+
+void check_each(std::string_view name, const std::vector<int32_t>& values, int64_t low, int64_t high) {
+  for (const int32_t v : values) check_range(name, v, low, high);
+}
+
+void check_callable(std::string_view name, const py::object& f) {
+  if (!f.is_none() && !PyCallable_Check(f.ptr())) {
+    throw py::type_error(
+        fmt::format("{} = {}: give a callable or None", name, py::repr(f).cast<std::string>()));
+  }
+}
+
+std::function<void(int64_t, int64_t)> search_progress(const py::object& progress) {
+  return [progress](int64_t visited, int64_t partitions) {
+    py::gil_scoped_acquire acquire;
+    // The search runs in this thread without the GIL: Python's SIGINT handler gets to run only here.
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!progress.is_none()) progress(visited, partitions);
+  };
 }
 
 CostChoice cost_choice(costmodel::CostSetup setup) {
@@ -62,6 +100,7 @@ experiments::ArrayRequest array_request(const std::string& model, int32_t models
                                         int64_t image_size, const std::string& dtype,
                                         const std::string& precision, const std::string& optimizer,
                                         const std::string& lean_ops) {
+  check_range("models", models, 1, policies::kMaxArrayModels);  // before a graph of them is built
   experiments::ArrayRequest a;
   a.model = model;
   a.models = models;

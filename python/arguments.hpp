@@ -5,9 +5,11 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -77,6 +79,17 @@ CostChoice cost_choice(const std::optional<std::string>& gpu, const py::object& 
 
 // What an importer assumed, each as a Python warning (the command prints them to stderr); takes the GIL.
 void warn_each(const std::vector<std::string>& warnings);
+
+// Checks of the numbers the command's flags check in cli/ (its CLI11 ranges), for a Python call:
+// Error naming the argument and the value. `high` at int64's maximum: no upper bound.
+void check_range(std::string_view name, int64_t value, int64_t low, int64_t high);
+void check_each(std::string_view name, const std::vector<int32_t>& values, int64_t low, int64_t high);
+// TypeError for a progress callback that is neither None nor callable: caught before the run,
+// not at its first report.
+void check_callable(std::string_view name, const py::object& f);
+// A search's progress hook: `progress(visited, partitions)` unless None, and Ctrl-C (SIGINT) raised
+// as KeyboardInterrupt; each takes the GIL, which the search runs without.
+std::function<void(int64_t, int64_t)> search_progress(const py::object& progress);
 
 // The model array of a call: a zoo name or an exported model file, its copies, and their settings.
 experiments::ArrayRequest array_request(const std::string& model, int32_t models,

@@ -32,6 +32,7 @@
 #include "api/values.hpp"
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "costmodel/kernel_transfer.hpp"
 #include "experiments/db_merge.hpp"
 #include "experiments/executor_loader.hpp"
 #include "experiments/results_db.hpp"
@@ -41,6 +42,10 @@
 #include "io/trace_import.hpp"
 #include "ir/graph.hpp"
 #include "ir/op_kind.hpp"
+#include "policies/array_plan.hpp"
+#include "policies/model_array.hpp"
+#include "policies/server_search.hpp"
+#include "policies/state_offload.hpp"
 #include "python/arguments.hpp"
 #include "sim/timeline_export.hpp"
 #include "support/error.hpp"
@@ -58,6 +63,7 @@ struct StepGraph {
 StepGraph trace_step(const std::string& model, int32_t models, int64_t batch, int64_t seq_len,
                      int64_t image_size, const std::string& dtype, const std::string& precision,
                      const std::string& optimizer) {
+  check_range("models", models, 1, policies::kMaxArrayModels);
   return {api::training_step({model, models, batch, seq_len, image_size, dtype, precision, optimizer, {}})};
 }
 
@@ -85,6 +91,9 @@ py::object simulate(const std::string& model, int32_t models, const std::vector<
                     const std::string& optimizer_on, const std::string& host_mode, int32_t iterations,
                     bool wrap, bool timeline, const std::string& length_histogram, int64_t length_bin_tokens,
                     int64_t length_align_tokens) {
+  // Read only with a policy or state_offload, but a misspelt name is refused, not ignored.
+  policies::parse_order(order);
+  policies::parse_optimizer_place(optimizer_on);
   const CostChoice c = cost_choice(gpu, memory, cost_source, traces);
   api::SimulateRequest request;
   request.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
@@ -159,6 +168,12 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
                   const py::object& progress, const std::string& server,
                   const std::vector<std::string>& schemes, const std::vector<int32_t>& micro_batches,
                   const std::vector<int32_t>& packs) {
+  if (models.empty()) throw Error("models = []: give at least one model, e.g. \"bert-base:8\"");
+  check_callable("progress", progress);
+  if (server.empty() && !(schemes.empty() && micro_batches.empty() && packs.empty()))
+    throw Error("schemes, micro_batches and packs place one model over a server's GPUs: give server= too");
+  check_each("micro_batches", micro_batches, 1, policies::kMaxMicroBatches);
+  check_each("packs", packs, 1, policies::kMaxLayerPacks);
   // As `mutwo search`: the named GPU, else the server's, else the A100; a server prices its own GPU.
   std::optional<costmodel::ServerSpec> spec;
   if (!server.empty()) spec = api::find_server_for(server, gpu.value_or(""));
@@ -176,14 +191,8 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
   request.optimizer = optimizer;
   request.policies = policies;
   request.top = top;
-  if (!progress.is_none()) {
-    // Called from the search with the GIL released: take it for the call; an exception the
-    // callable raises (KeyboardInterrupt) stops the search and reaches the caller.
-    request.progress = [progress](int64_t visited, int64_t partitions) {
-      py::gil_scoped_acquire acquire;
-      progress(visited, partitions);
-    };
-  }
+  // An exception the callable raises, or Ctrl-C, stops the search and reaches the caller.
+  request.progress = search_progress(progress);
   const policies::SearchConfig config = api::search_config(request, *c.cost, c.device.memory_bytes);
   if (spec) {
     policies::ServerSearchConfig sc;
@@ -210,6 +219,7 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
 py::object replay(const std::string& trace, const std::optional<int64_t>& step, bool all,
                   double kernel_speedup, const std::vector<std::string>& what_if_gpus,
                   const std::string& what_if_source, const std::string& trace_gpu) {
+  costmodel::kernel_pricers().find(what_if_source);  // read only with what-if GPUs; misspelt: refused
   api::ReplayTraceRequest request;
   request.trace = trace;
   request.step = step;
@@ -244,6 +254,10 @@ py::object profile(const std::string& model, int32_t models, const std::vector<i
                    const std::string& output, const std::string& device, uint64_t seed, int32_t warmup,
                    int32_t iterations, bool host_times, const std::string& db, const std::string& gpu,
                    int32_t top) {
+  check_range("top", top, 1, INT64_MAX);  // 0 listed no op
+  // As the command's --gpu, which needs --db: without one no prediction is stored and a name went unread.
+  if (!gpu.empty() && db.empty())
+    throw Error(fmt::format("gpu = '{}' prices the ops stored in db=: give db too", gpu));
   experiments::ProfileRequest r;
   r.source.array = array_request(model, models, partition, batch, seq_len, image_size, dtype, precision,
                                  optimizer, lean_ops);
@@ -270,6 +284,8 @@ py::object profile(const std::string& model, int32_t models, const std::vector<i
 // are written, as on SIGINT for the command) and is raised once it has stopped.
 py::object experiment(const std::string& spec_path, const std::string& db_path, int jobs,
                       const py::object& progress) {
+  check_range("jobs", jobs, 0, INT64_MAX);  // 0: one per CPU core
+  check_callable("progress", progress);
   const experiments::ExperimentSpec spec = experiments::read_spec(spec_path);
   // As `mutwo experiment`: the spec and an existing database checked before the file is opened to
   // write, so a refused spec creates no database and a damaged one is not written to.
@@ -281,20 +297,21 @@ py::object experiment(const std::string& spec_path, const std::string& db_path, 
   experiments::RunnerOptions options;
   options.jobs = jobs;
   options.stop = &stop;
-  if (!progress.is_none()) {
-    options.on_progress = [&](const experiments::RunnerProgress& p) {
-      py::gil_scoped_acquire acquire;
-      if (raised) return;
-      try {
-        progress(py::dict(py::arg("tasks") = p.tasks, py::arg("tasks_skipped") = p.tasks_skipped,
-                          py::arg("tasks_done") = p.tasks_done, py::arg("rows_written") = p.rows_written,
-                          py::arg("elapsed_s") = p.elapsed_s, py::arg("last") = p.last_label));
-      } catch (py::error_already_set& e) {
-        raised = std::move(e);
-        stop = true;
-      }
-    };
-  }
+  // Called in this thread between tasks, where Ctrl-C (KeyboardInterrupt) also stops the run.
+  options.on_progress = [&](const experiments::RunnerProgress& p) {
+    py::gil_scoped_acquire acquire;
+    if (raised) return;
+    try {
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (progress.is_none()) return;
+      progress(py::dict(py::arg("tasks") = p.tasks, py::arg("tasks_skipped") = p.tasks_skipped,
+                        py::arg("tasks_done") = p.tasks_done, py::arg("rows_written") = p.rows_written,
+                        py::arg("elapsed_s") = p.elapsed_s, py::arg("last") = p.last_label));
+    } catch (py::error_already_set& e) {
+      raised = std::move(e);
+      stop = true;
+    }
+  };
   experiments::RunnerReport report;
   {
     py::gil_scoped_release release;

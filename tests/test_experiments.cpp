@@ -11,6 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "experiments/run_pipeline.hpp"
+#include "policies/model_array.hpp"
+
 TEST_CASE("every shipped spec parses, validates and expands; mutwo_throughput is 96 arrays x 4 strategies") {
   REQUIRE(shipped_specs().size() == 10);
   for (const ShippedSpec& s : shipped_specs()) {
@@ -461,4 +464,16 @@ TEST_CASE("the CSV's destination is checked before a sweep runs, and nothing is 
   for (const auto& e : fs::directory_iterator(dir.path())) left.push_back(e.path().filename().string());
   std::sort(left.begin(), left.end());
   CHECK(left == std::vector<std::string>{"afile", "t.csv"});
+}
+
+TEST_CASE("a requested model array holds 1 to 1024 models, refused before its graph is built") {
+  experiments::ArrayRequest request;
+  request.model = "bert-mini";
+  request.models = policies::kMaxArrayModels;
+  CHECK(request.model_array().count == 1024);
+  for (const int32_t models : {0, 1025}) {
+    request.models = models;
+    CHECK_THROWS_WITH_AS(request.model_array(),
+                         fmt::format("models = {}: must be from 1 to 1024", models).c_str(), Error);
+  }
 }

@@ -149,3 +149,16 @@ TEST_CASE("a plan with the optimizer on the host CPU lifts too, its updates on t
     CHECK(sim::simulate_server(lifted, server, {.memory_limit_bytes = -1}).step_time_ns == single.step_time_ns);
   }
 }
+
+TEST_CASE("a server search refuses micro-batch and layer-pack counts past their bounds before it plans") {
+  // 100,000 micro-batches did not end: each count is a schedule planned and simulated per GPU count.
+  const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
+  policies::ServerSearchConfig config = test::gpt2_mini_array(1, cost);
+  config.micro_batches = {2, policies::kMaxMicroBatches + 1};
+  CHECK_THROWS_WITH_AS(policies::run_server_search(config),
+                       "server search: micro-batch count 1025 must be from 1 to 1024", Error);
+  config.micro_batches = {2};
+  config.packs = {policies::kMaxLayerPacks + 1};
+  CHECK_THROWS_WITH_AS(policies::run_server_search(config),
+                       "server search: layer pack count 4097 must be from 1 to 4096", Error);
+}

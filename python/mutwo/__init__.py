@@ -16,6 +16,7 @@ same api/ the `mutwo` program prints from), so each call returns what the matchi
 unknown model, GPU, policy or option value, LimitError when no plan fits the memory limit,
 DatabaseError for a results database that cannot be read) carrying mutwo's message.
 """
+import os
 import sys
 import warnings
 
@@ -60,6 +61,32 @@ class SearchRows(list):
     def __init__(self, report):
         super().__init__(report["rows"])
         self.report = report
+
+
+def _items(value):
+    """A list argument: None is none, and one name, path or number is a list of it (list("dp") was
+    ["d", "p"])."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike, int, float)):
+        return [value]
+    return list(value)
+
+
+def _path(value, name):
+    """A file argument: str() of None was the file 'None', and "" the current folder or no file."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} = {value!r}: give a path (a str or os.PathLike)")
+    if str(value) == "":
+        raise Error(f"{name} = '': give a path")
+    return str(value)
+
+
+def _not_empty(**values):
+    """Where None is the default, "" is refused: it was taken silently for the default."""
+    for name, value in values.items():
+        if isinstance(value, str) and value == "":
+            raise Error(f"{name} = '': give a value, or None for the default")
 
 
 def _model_name(model, example_inputs):
@@ -113,10 +140,23 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
     lengths rounded up to `length_align_tokens`: the plain step is simulated at every padded length,
     the Prediction is the longest's and its "padded_lengths" holds each length's share and step and
     their mean, as `mutwo simulate --length-histogram` prints."""
+    _not_empty(gpu=gpu, cost_source=cost_source, policy=policy, host_mode=host_mode, length_histogram=length_histogram)
     if trace is not None:
         if model is not None:
             raise Error("simulate: give a model or a trace, not both")
-        traces = [str(t) for t in trace] if isinstance(trace, (list, tuple)) else [str(trace)]
+        # The trace is the step: settings of a model array would go unread.
+        array = dict(models=(models, 1), partition=(partition, None), batch=(batch, 0), seq_len=(seq_len, 0),
+                     image_size=(image_size, 0), dtype=(dtype, "fp32"), precision=(precision, "fp32"),
+                     optimizer=(optimizer, "adam"), lean_ops=(lean_ops, "none"), order=(order, "best"),
+                     state_offload=(state_offload, False), optimizer_on=(optimizer_on, "best"),
+                     example_inputs=(example_inputs, None), traces=(traces, None),
+                     length_histogram=(length_histogram, None))
+        for name, (value, default) in array.items():
+            if value is not default and (default is None or value != default):
+                raise Error(f"simulate: {name} = {value!r} sets a model array; a trace= is simulated as it ran")
+        if iterations == 0:  # 0 is _mutwo's "not given"
+            raise Error("iterations = 0: must be from 1 to 1000")
+        traces = [_path(t, "trace") for t in _items(trace)]
         kwargs = dict(format=trace_format, gpu=gpu, memory=memory, cost_source=cost_source or "measured",
                       policy=policy or "", host_mode=host_mode or "", iterations=iterations or 0, wrap=wrap)
         def rerun():
@@ -132,10 +172,10 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
         batch, seq_len, image_size = r["batch"], r["seq_len"], r["image_size"]
         dtype, precision, optimizer = r["dtype"], r["precision"], r["optimizer"]
     name = _model_name(model, example_inputs)
-    kwargs = dict(models=models, partition=list(partition or []), batch=batch, seq_len=seq_len, image_size=image_size,
+    kwargs = dict(models=models, partition=_items(partition), batch=batch, seq_len=seq_len, image_size=image_size,
                   dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,
-                  cost_source=cost_source or "waves", traces=[str(t) for t in traces or []], policy=policy or "",
-                  order=order,
+                  cost_source=cost_source or "waves", traces=[_path(t, "traces") for t in _items(traces)],
+                  policy=policy or "", order=order,
                   state_offload=state_offload, optimizer_on=optimizer_on, host_mode=host_mode or "eager",
                   iterations=3 if iterations is None else iterations, wrap=wrap,
                   length_histogram=str(length_histogram or ""), length_bin_tokens=length_bin_tokens,
@@ -158,14 +198,17 @@ def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision=
     With `server` (a name from mutwo.servers(): "dgx-a100", "8x-h100-sxm", ...), the array is placed over the server's GPUs (one model: the data- and
     pipeline-parallel `schemes` over `micro_batches` and layer `packs`), as `mutwo search --server
     --json` prints it; `memory` is then per GPU, and `gpu`, if given, must be the server's."""
+    _not_empty(gpu=gpu, server=server)
     if isinstance(models, (str, Model)):
         models = [models]
+    elif models is None:
+        raise TypeError("models = None: give a model array such as \"bert-base:8\" or a list of them")
     names = [m.spec() if isinstance(m, Model) else m for m in models]
     report = _mutwo.search(names, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
                            precision=precision, lean_ops=lean_ops, host_mode=host_mode, optimizer=optimizer,
-                           policies=list(policies or []), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
-                           traces=[str(t) for t in traces or []], progress=progress, server=server or "", schemes=list(schemes or []),
-                           micro_batches=list(micro_batches or []), packs=list(packs or []))
+                           policies=_items(policies), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
+                           traces=[_path(t, "traces") for t in _items(traces)], progress=progress, server=server or "",
+                           schemes=_items(schemes), micro_batches=_items(micro_batches), packs=_items(packs))
     if strict and not report["feasible"]:
         if server:
             raise LimitError(f"no placement fits in {report['memory_limit_bytes']} bytes per GPU on server "
@@ -179,8 +222,8 @@ def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_i
            trace_gpu=""):
     """A PyTorch profiler trace replayed at the CUDA-runtime level with its what-ifs: the fields of
     `mutwo replay-trace --json` (replay, its breakdown and what-ifs; steps)."""
-    return _mutwo.replay(str(trace_path), step=step, all=all_steps, kernel_speedup=kernel_speedup,
-                         what_if_gpus=list(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
+    return _mutwo.replay(_path(trace_path, "trace_path"), step=step, all=all_steps, kernel_speedup=kernel_speedup,
+                         what_if_gpus=_items(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
 
 
 def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
@@ -195,14 +238,16 @@ def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dt
     and losses; run_id when stored in the results database `db`). Runs without the GIL. A policy
     with no plan under the limit raises LimitError; a step that ran out of memory is returned with
     measurement["oom"] set, as the command prints it before it fails."""
+    _not_empty(gpu=gpu, device=device)
     name = _model_name(model, example_inputs)
-    return _mutwo.run(name, models=models, partition=list(partition or []), batch=batch, seq_len=seq_len,
+    return _mutwo.run(name, models=models, partition=_items(partition), batch=batch, seq_len=seq_len,
                       image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops,
-                      gpu=gpu, memory=memory, cost_source=cost_source, traces=[str(t) for t in traces or []],
+                      gpu=gpu, memory=memory, cost_source=cost_source,
+                      traces=[_path(t, "traces") for t in _items(traces)],
                       policy=policy, order=order, allow_oom=allow_oom,
                       state_offload=state_offload, optimizer_on=optimizer_on, device=device, memory_cap=memory_cap,
                       seed=seed, iterations=iterations, warmup=warmup, sync_each_step=sync_each_step, wrap=wrap,
-                      cuda_graph=cuda_graph, host_mode=host_mode, db=str(db) if db is not None else "")
+                      cuda_graph=cuda_graph, host_mode=host_mode, db=_path(db, "db") if db is not None else "")
 
 
 def profile(model, output, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
@@ -213,11 +258,12 @@ def profile(model, output, *, models=1, partition=None, batch=0, seq_len=0, imag
     trace, which simulate(..., cost_source="measured", traces=[output]) and search replay: the
     fields of `mutwo profile --json` (time per phase, the `top` slowest ops; run_id when the op
     times are stored in `db`, beside `gpu`'s analytic predictions). Runs without the GIL."""
+    _not_empty(gpu=gpu, device=device)
     name = _model_name(model, example_inputs)
-    return _mutwo.profile(name, models=models, partition=list(partition or []), batch=batch, seq_len=seq_len,
+    return _mutwo.profile(name, models=models, partition=_items(partition), batch=batch, seq_len=seq_len,
                           image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer,
-                          lean_ops=lean_ops, output=str(output), device=device, seed=seed, warmup=warmup,
-                          iterations=iterations, host_times=host_times, db=str(db) if db is not None else "",
+                          lean_ops=lean_ops, output=_path(output, "output"), device=device, seed=seed, warmup=warmup,
+                          iterations=iterations, host_times=host_times, db=_path(db, "db") if db is not None else "",
                           gpu=gpu or "", top=top)
 
 
@@ -227,13 +273,13 @@ def experiment(spec, *, db="results.db", jobs=0, progress=None):
     --json` and `table`, the spec's table as dicts (one per row, cells as its CSV holds them). Runs
     without the GIL; `progress(dict)` after each task written, and an exception it raises stops the
     run once the running tasks are written."""
-    return _mutwo.experiment(str(spec), db=str(db), jobs=jobs, progress=progress)
+    return _mutwo.experiment(_path(spec, "spec"), db=_path(db, "db"), jobs=jobs, progress=progress)
 
 
 def results(db_path, run_ids=()):
     """Predicted against measured step time and peak memory from a results database: the fields of
     `mutwo compare --json` (rows, summary)."""
-    return _mutwo.results(str(db_path), run_ids=list(run_ids))
+    return _mutwo.results(_path(db_path, "db_path"), run_ids=_items(run_ids))
 
 
 def __getattr__(name):

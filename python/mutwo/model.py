@@ -32,7 +32,7 @@ class Model:
 
     def times(self, copies):
         """This model `copies` times, for search's model array (as "model:copies")."""
-        if not isinstance(copies, int) or copies < 1:
+        if not isinstance(copies, int) or isinstance(copies, bool) or copies < 1:
             raise ValueError(f"copies = {copies!r}: a whole number >= 1")
         m = Model(self.path, self.name, self.parameters, self.batch_size)
         m._copies = copies
@@ -58,14 +58,20 @@ def from_torch(module, example_inputs, loss="cross_entropy", name=None):
 
     from .torch_import import UnsupportedModelError, export_graph
 
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"module = {module!r}: give a torch.nn.Module")
     if loss != "cross_entropy":
         raise UnsupportedModelError(f"loss '{loss}': mutwo appends cross_entropy (valid: cross_entropy)")
     if isinstance(example_inputs, (tuple, list)):
         if len(example_inputs) != 1:
             raise UnsupportedModelError(f"example_inputs: one input tensor, not {len(example_inputs)}")
         example_inputs = example_inputs[0]
-    if not isinstance(example_inputs, torch.Tensor) or example_inputs.dim() < 1:
-        raise UnsupportedModelError("example_inputs: a tensor with the batch first")
+    if not isinstance(example_inputs, torch.Tensor) or example_inputs.dim() < 1 or example_inputs.shape[0] < 1:
+        raise UnsupportedModelError("example_inputs: a tensor with the batch first (at least one sample)")
+    # The name is part of a file name in the model folder: "../x" wrote outside it.
+    if name is not None and (not isinstance(name, str) or not name or os.sep in name
+                             or (os.altsep and os.altsep in name)):
+        raise ValueError(f"name = {name!r}: a model name, without a path separator")
     name = name or type(module).__name__.lower()
     _, doc = export_graph(module, example_inputs, name)
     text = json.dumps(doc, indent=1) + "\n"
