@@ -19,6 +19,7 @@
 #include "cli/exec_flags.hpp"
 #include "cli/table.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "experiments/padded_lengths.hpp"
 #include "io/schedule_json.hpp"
 #include "io/trace_import.hpp"
 #include "ir/schedule.hpp"
@@ -267,11 +268,11 @@ void add_simulate_command(CLI::App& app) {
                   "reported beside the longest's");
   cmd->add_option("--length-bin-tokens", opts->length_bin_tokens,
                   "With --length-histogram: the loader's bin, in tokens (each batch drawn from one bin)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(CLI::Range(int64_t{1}, experiments::kMaxBinnedTokens))
       ->capture_default_str();
   cmd->add_option("--length-align-tokens", opts->length_align_tokens,
                   "With --length-histogram: a batch's length rounded up to a multiple of this")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(CLI::Range(int64_t{1}, experiments::kMaxBinnedTokens))
       ->capture_default_str();
   cmd->add_option(
          "--format", opts->device.trace_format,
