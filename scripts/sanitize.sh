@@ -11,6 +11,12 @@
 #   bash scripts/sanitize.sh --full   gcc, build-asan/: the same plus exec/ and every LibTorch-linked
 #                                     test (about 15 min to build and well over 15 to run on 2 cores,
 #                                     the README's own commands alone over 10: outside CI's budget).
+#   bash scripts/sanitize.sh --thread clang, build-tsan/, ThreadSanitizer: the CLI and the suites
+#                                     whose code runs on several threads (support/parallel_for's pool:
+#                                     DTR-log sweeps, the wave model's fits and calibrate's reads, the
+#                                     experiment runner's jobs, the results database's writers), then
+#                                     those suites and the replay, experiment and calibrate CLI tests
+#                                     (about 15 min to build and 3 to run on 2 cores: outside CI).
 #
 # Why two compilers: clang 14 cannot compile Debian's LibTorch 1.13 headers in C++20 (c10::IValue is
 # incomplete where ATen/core/List.h needs it), and libFuzzer needs clang. What the full run found in
@@ -21,6 +27,21 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 full=0
 if [ "${1:-}" = "--full" ]; then full=1; shift; fi
+if [ "${1:-}" = "--thread" ]; then
+  shift
+  suites="test_parallel_for test_dtr_replay test_experiments test_experiment_kinds test_results_db_writes"
+  suites="$suites test_cost_setup test_measured_cost"
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DMUTWO_SANITIZE=thread -DMUTWO_WITH_TORCH=OFF \
+    -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
+  # shellcheck disable=SC2086
+  cmake --build build-tsan --target mutwo make_results_fixture $suites
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  ctest --test-dir build-tsan --output-on-failure -j "$(nproc)" -LE full_data \
+    -R "^(${suites// /|}|cli_replay.*|cli_experiment.*|cli_calibrate.*)\$" "$@"
+  echo "sanitize: build-tsan: the threaded suites and CLI tests passed under ThreadSanitizer"
+  exit 0
+fi
 export ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [ "$full" -eq 1 ]; then
