@@ -16,7 +16,8 @@
 #                                     DTR-log sweeps, the wave model's fits and calibrate's reads, the
 #                                     experiment runner's jobs, the results database's writers), then
 #                                     those suites and the replay, experiment and calibrate CLI tests
-#                                     (about 15 min to build and 3 to run on 2 cores: outside CI).
+#                                     (103 build steps; the tests take about 1 min on 2 cores:
+#                                     outside CI).
 #
 # Why two compilers: clang 14 cannot compile Debian's LibTorch 1.13 headers in C++20 (c10::IValue is
 # incomplete where ATen/core/List.h needs it), and libFuzzer needs clang. What the full run found in
