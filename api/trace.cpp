@@ -4,6 +4,7 @@
 
 #include "api/values.hpp"
 #include "ir/dtype.hpp"
+#include "policies/model_array.hpp"
 #include "support/error.hpp"
 #include "transforms/autodiff.hpp"
 #include "zoo/model_registry.hpp"
@@ -11,7 +12,9 @@
 namespace mutwo::api {
 
 ir::Graph training_step(const TraceRequest& request) {
-  if (request.models < 1) throw Error(fmt::format("models = {}: at least 1", request.models));
+  if (request.models < 1 || request.models > policies::kMaxArrayModels) {
+    throw Error(fmt::format("models = {}: must be from 1 to {}", request.models, policies::kMaxArrayModels));
+  }
   zoo::ModelConfig config;
   config.batch_size = request.batch_size;
   config.seq_len = request.seq_len;

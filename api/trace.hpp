@@ -21,7 +21,7 @@ struct TraceRequest {
   std::vector<double> lr;  // one, or one per model; empty: the optimizer's default
 };
 
-// Throws Error for models < 1, UnknownNameError naming an unknown model, dtype, precision or
+// Throws Error for models outside 1..policies::kMaxArrayModels, UnknownNameError naming an unknown model, dtype, precision or
 // optimizer, what the model's build throws for sizes it refuses.
 ir::Graph training_step(const TraceRequest& request);
 

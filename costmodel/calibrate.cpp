@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -51,22 +53,18 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
 
 // "YYYY-MM-DD", a day of the calendar: the date written into profiles and models.
 void check_date(const std::string& date) {
-  const auto digits = [&](size_t from, size_t n) {
-    int value = 0;
-    for (size_t i = from; i < from + n; ++i) {
-      if (date[i] < '0' || date[i] > '9') return -1;
-      value = value * 10 + (date[i] - '0');
-    }
-    return value;
+  int year = 0;
+  unsigned month = 0, day = 0;
+  const auto number = [&](size_t from, size_t n, auto& value) {
+    const char* end = date.data() + from + n;
+    const auto [stop, error] = std::from_chars(date.data() + from, end, value);
+    return error == std::errc() && stop == end && date[from] >= '0' && date[from] <= '9';
   };
-  bool ok = date.size() == 10 && date[4] == '-' && date[7] == '-';
-  if (ok) {
-    const int year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
-    const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    ok = year >= 1 && month >= 1 && month <= 12 && day >= 1 &&
-         day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
-  }
+  const bool ok =
+      date.size() == 10 && date[4] == '-' && date[7] == '-' && number(0, 4, year) && number(5, 2, month) &&
+      number(8, 2, day) && year >= 1 &&
+      std::chrono::year_month_day{std::chrono::year{year}, std::chrono::month{month}, std::chrono::day{day}}
+          .ok();
   if (!ok) throw Error(fmt::format("calibrate: --date '{}' is not a date YYYY-MM-DD (2026-11-29)", date));
 }
 

@@ -1,5 +1,4 @@
 #include "python/arguments.hpp"
-#include "policies/model_array.hpp"
 
 #include <limits>
 
@@ -100,7 +99,6 @@ experiments::ArrayRequest array_request(const std::string& model, int32_t models
                                         int64_t image_size, const std::string& dtype,
                                         const std::string& precision, const std::string& optimizer,
                                         const std::string& lean_ops) {
-  check_range("models", models, 1, policies::kMaxArrayModels);  // before a graph of them is built
   experiments::ArrayRequest a;
   a.model = model;
   a.models = models;

@@ -43,7 +43,6 @@
 #include "ir/graph.hpp"
 #include "ir/op_kind.hpp"
 #include "policies/array_plan.hpp"
-#include "policies/model_array.hpp"
 #include "policies/server_search.hpp"
 #include "policies/state_offload.hpp"
 #include "python/arguments.hpp"
@@ -63,7 +62,6 @@ struct StepGraph {
 StepGraph trace_step(const std::string& model, int32_t models, int64_t batch, int64_t seq_len,
                      int64_t image_size, const std::string& dtype, const std::string& precision,
                      const std::string& optimizer) {
-  check_range("models", models, 1, policies::kMaxArrayModels);
   return {api::training_step({model, models, batch, seq_len, image_size, dtype, precision, optimizer, {}})};
 }
 
