@@ -15,6 +15,7 @@
 #include "exec/executor.hpp"
 #include "exec/tf32_guard.hpp"
 #include "exec/torch_types.hpp"
+#include "ir/iterations.hpp"
 #include "ir/kernel_precision.hpp"
 #include "support/error.hpp"
 
@@ -191,16 +192,8 @@ std::vector<std::string> device_precisions(const DeviceBackend& backend) {
 }  // namespace
 
 std::vector<ir::KernelTiming> bench_ops(const ir::BenchOpsOptions& options) {
-  if (options.warmup_iterations < 0) {
-    throw Error(fmt::format("bench-ops: warm-up iterations {} must be >= 0", options.warmup_iterations));
-  }
-  if (options.timed_iterations < 1) {
-    throw Error(fmt::format("bench-ops: timed iterations {} must be >= 1", options.timed_iterations));
-  }
-  if (std::max(options.warmup_iterations, options.timed_iterations) > ir::kMaxBenchLaunches) {
-    throw Error(fmt::format("bench-ops: {} warm-up and {} timed iterations: each must be at most {}",
-                            options.warmup_iterations, options.timed_iterations, ir::kMaxBenchLaunches));
-  }
+  ir::check_iterations(options.warmup_iterations, options.timed_iterations, ir::kMaxBenchLaunches,
+                       "bench-ops");
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   const std::vector<std::string> runs = device_precisions(*backend);
   std::vector<std::string> precisions = options.precisions.empty() ? runs : options.precisions;

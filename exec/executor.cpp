@@ -6,20 +6,12 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/interpreter.hpp"
+#include "ir/iterations.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
 
 namespace mutwo::exec {
 namespace {
-
-void check_iterations(int32_t warmup, int32_t timed, int32_t most, std::string_view what) {
-  if (warmup < 0) throw Error(fmt::format("{}: warm-up iterations {} must be >= 0", what, warmup));
-  if (timed < 1) throw Error(fmt::format("{}: timed iterations {} must be >= 1", what, timed));
-  if (std::max(warmup, timed) > most) {
-    throw Error(fmt::format("{}: {} warm-up and {} timed iterations: each must be at most {}", what, warmup,
-                            timed, most));
-  }
-}
 
 void fill_oom(Measurement& m, const StepResult& step) {
   m.oom = true;
@@ -34,7 +26,7 @@ int64_t median_ns(std::vector<int64_t> values) {
 }
 
 Measurement measure_schedule(const ir::Schedule& schedule, const RunOptions& options) {
-  check_iterations(options.warmup_iterations, options.timed_iterations, ir::kMaxRunSteps, "run");
+  ir::check_iterations(options.warmup_iterations, options.timed_iterations, ir::kMaxRunSteps, "run");
   if (options.cuda_graph && schedule.host_stream != ir::kNoStream) {
     throw Error(fmt::format("--cuda-graph cannot capture this schedule: its optimizer updates run on the host "
                             "(field 'host_stream' = {}), which a CUDA graph cannot replay",
@@ -150,7 +142,8 @@ Measurement measure_schedule(const ir::Schedule& schedule, const RunOptions& opt
 }
 
 ir::Trace profile_schedule(const ir::Schedule& schedule, const ProfileOptions& options) {
-  check_iterations(options.warmup_iterations, options.measured_iterations, ir::kMaxProfileSteps, "profile");
+  ir::check_iterations(options.warmup_iterations, options.measured_iterations, ir::kMaxProfileSteps,
+                       "profile");
   std::unique_ptr<DeviceBackend> backend = make_backend(options.device);
   InterpreterOptions interpreter_options;
   interpreter_options.seed = options.seed;

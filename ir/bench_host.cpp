@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/iterations.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::ir {
@@ -45,16 +46,7 @@ void validate_bench_host(const BenchHostOptions& o) {
                               sorted[0]));
     }
   }
-  if (o.warmup_iterations < 0) {
-    throw Error(fmt::format("bench-host: warm-up iterations {} must be >= 0", o.warmup_iterations));
-  }
-  if (o.timed_iterations < 1) {
-    throw Error(fmt::format("bench-host: timed iterations {} must be >= 1", o.timed_iterations));
-  }
-  if (std::max(o.warmup_iterations, o.timed_iterations) > kMaxBenchCopies) {
-    throw Error(fmt::format("bench-host: {} warm-up and {} timed iterations: each must be at most {}",
-                            o.warmup_iterations, o.timed_iterations, kMaxBenchCopies));
-  }
+  check_iterations(o.warmup_iterations, o.timed_iterations, kMaxBenchCopies, "bench-host");
   if (o.dispatch_calls < 1 || o.dispatch_calls > 1000) {
     throw Error(fmt::format("bench-host: dispatch calls {} must be in 1 .. 1000 (below the launch queue)",
                             o.dispatch_calls));
