@@ -19,6 +19,13 @@ void fill_oom(Measurement& m, const StepResult& step) {
   m.oom_message = step.oom_message;
 }
 
+// Before each step: the caller's stop (RunOptions::stop_requested) ends the command, no result kept.
+void check_stop(const std::function<bool()>& stop_requested, std::string_view command, int32_t step,
+                int32_t steps) {
+  if (stop_requested && stop_requested())
+    throw InterruptedError(fmt::format("{}: interrupted before step {} of {}", command, step + 1, steps));
+}
+
 }  // namespace
 
 int64_t median_ns(std::vector<int64_t> values) {
@@ -59,6 +66,7 @@ Measurement measure_schedule(const ir::Schedule& schedule, const RunOptions& opt
   }
 
   for (int32_t i = 0; i < options.warmup_iterations; ++i) {
+    check_stop(options.stop_requested, "run", i, options.warmup_iterations + options.timed_iterations);
     const StepResult step = interpreter->step();
     ++m.warmup_iterations;
     if (i == 0) m.first_losses = step.losses;
@@ -99,6 +107,8 @@ Measurement measure_schedule(const ir::Schedule& schedule, const RunOptions& opt
     }
   }
   for (int32_t i = 0; i < options.timed_iterations && !m.wrapped; ++i) {
+    check_stop(options.stop_requested, "run", options.warmup_iterations + i,
+               options.warmup_iterations + options.timed_iterations);
     if (m.cuda_graph) {
       backend->start_step_timer();
       backend->replay();
@@ -157,7 +167,9 @@ ir::Trace profile_schedule(const ir::Schedule& schedule, const ProfileOptions& o
   std::vector<std::vector<int64_t>> samples(op_count);
   std::vector<std::vector<int64_t>> host_samples(time_host ? op_count : 0);
   const int32_t device_steps = options.warmup_iterations + options.measured_iterations;
-  for (int32_t i = 0; i < device_steps + (time_host ? options.measured_iterations : 0); ++i) {
+  const int32_t steps = device_steps + (time_host ? options.measured_iterations : 0);
+  for (int32_t i = 0; i < steps; ++i) {
+    check_stop(options.stop_requested, "profile", i, steps);
     if (i == device_steps) interpreter.set_timing(false, true);
     const StepResult step = interpreter.step();
     if (step.oom)

@@ -37,6 +37,7 @@ ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& exe
   options.time_host = request.time_host;
   options.measured_iterations = request.measured_iterations;
   options.seed = request.seed;
+  options.stop_requested = request.stop_requested;
   out.trace = executor.profile(schedule, options);
   io::write_trace(out.trace, request.output);
   if (request.db.empty()) return out;

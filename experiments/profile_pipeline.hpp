@@ -4,6 +4,7 @@
 // profiles), write the measured trace the simulator's `measured` cost source replays, and
 // optionally store the op times beside the analytic model's prediction of each op.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,7 @@ struct ProfileRequest {
   // GPU, else a100-40gb) is the catalog GPU of the analytic predictions stored beside them.
   std::string db;
   std::string gpu;
+  std::function<bool()> stop_requested;  // ir::ProfileOptions::stop_requested
 };
 
 struct ProfileOutcome {

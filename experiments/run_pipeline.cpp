@@ -235,6 +235,7 @@ RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   run.cuda_graph = request.cuda_graph;
   run.back_to_back = request.back_to_back;
   run.wrap = std::move(wrap);
+  run.stop_requested = request.stop_requested;
   out.measurement = executor.measure(out.schedule, run);
 
   const ir::Measurement& m = out.measurement;

@@ -98,6 +98,7 @@ struct RunRequest {
   RunCostFn cost;  // the prediction's cost setup, called once the device is open
   std::string save_schedule;  // write the executed schedule to this file; empty: not written
   std::string db;             // results database to store the run in; empty: not stored
+  std::function<bool()> stop_requested;  // ir::RunOptions::stop_requested
 };
 
 struct RunOutcome {

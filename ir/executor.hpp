@@ -5,6 +5,7 @@
 // linked module (libmutwo_exec.so) that experiments/executor_loader.hpp opens on demand: commands that do not
 // execute never load LibTorch.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,9 @@ struct RunOptions {
   // merged so (ir/unrolled_schedule.hpp), the order the simulator replays with
   // SimOptions::wrap_iterations. Not with cuda_graph.
   std::optional<BoundaryMerge> wrap;
+  // Polled before each step: true stops the run with mutwo::InterruptedError (Python's Ctrl-C; the
+  // CLI leaves SIGINT to end the process). Not inside a step, nor inside a wrapped program. Empty: never.
+  std::function<bool()> stop_requested;
 };
 
 struct Measurement {
@@ -87,6 +91,7 @@ struct ProfileOptions {
   // steps, each issue timed on a synchronised device): always on a GPU; on the cpu only when asked,
   // as there an op's issue is its work.
   bool time_host = false;
+  std::function<bool()> stop_requested;  // as RunOptions::stop_requested
 };
 
 // Runs schedules on a device. Every method throws mutwo::Error (or a subclass) on failure.

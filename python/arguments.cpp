@@ -59,6 +59,13 @@ std::function<void(int64_t, int64_t)> search_progress(const py::object& progress
   };
 }
 
+std::function<bool()> python_interrupt() {
+  return [] {
+    py::gil_scoped_acquire acquire;
+    return PyErr_CheckSignals() != 0;
+  };
+}
+
 CostChoice cost_choice(costmodel::CostSetup setup) {
   costmodel::check_cost_setup(setup);
   CostChoice out;

@@ -90,6 +90,21 @@ void check_callable(std::string_view name, const py::object& f);
 // A search's progress hook: `progress(visited, partitions)` unless None, and Ctrl-C (SIGINT) raised
 // as KeyboardInterrupt; each takes the GIL, which the search runs without.
 std::function<void(int64_t, int64_t)> search_progress(const py::object& progress);
+// An executor's stop poll (ir::RunOptions::stop_requested): takes the GIL and runs Python's signal
+// handlers; true when one raised (Ctrl-C), its exception left pending for the caller to rethrow when
+// the run ends in mutwo::InterruptedError.
+std::function<bool()> python_interrupt();
+// Runs `work` with the GIL released; a run it starts with python_interrupt() as its stop poll ends,
+// on Ctrl-C, in the KeyboardInterrupt the poll left pending.
+template <class Work>
+void without_gil_interruptible(Work&& work) {
+  try {
+    py::gil_scoped_release release;
+    work();
+  } catch (const InterruptedError&) {
+    throw py::error_already_set();
+  }
+}
 
 // The model array of a call: a zoo name or an exported model file, its copies, and their settings.
 experiments::ArrayRequest array_request(const std::string& model, int32_t models,

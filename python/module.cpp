@@ -268,12 +268,12 @@ py::object profile(const std::string& model, int32_t models, const std::vector<i
   r.db = db;
   r.gpu = gpu;
   use_built_executor();
+  r.stop_requested = python_interrupt();
   experiments::ProfileOutcome out;
-  {
-    py::gil_scoped_release release;
+  without_gil_interruptible([&] {
     const std::unique_ptr<ir::Executor> executor = experiments::load_executor("mutwo.profile");
     out = experiments::profile_pipeline(r, *executor);
-  }
+  });
   return to_python(api::profile_json(out, output, top));
 }
 
@@ -361,12 +361,12 @@ py::object run(const std::string& model, int32_t models, const std::vector<int32
     return setup;
   };
   use_built_executor();
+  r.stop_requested = python_interrupt();
   experiments::RunOutcome out;
-  {
-    py::gil_scoped_release release;
+  without_gil_interruptible([&] {
     const std::unique_ptr<ir::Executor> executor = experiments::load_executor("mutwo.run");
     out = experiments::run_pipeline(r, *executor);
-  }
+  });
   return to_python(api::run_json(out, db));
 }
 

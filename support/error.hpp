@@ -29,4 +29,11 @@ class UnknownNameError : public Error {
   using Error::Error;
 };
 
+// Work stopped because its caller asked it to (Python's Ctrl-C), between steps: nothing half-done
+// is kept or written.
+class InterruptedError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace mutwo

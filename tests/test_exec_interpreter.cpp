@@ -272,6 +272,30 @@ TEST_CASE("measure_schedule: warm-up, timed steps, median, losses; an OOM is a r
                        "run: 1 warm-up and 10001 timed iterations: each must be at most 10000", mutwo::Error);
 }
 
+TEST_CASE("a stop poll (Python's Ctrl-C) ends a run or a profile before its next step, no result kept") {
+  const Schedule s = policies::build_plain_schedule(steps("resnet-mini", {1}));
+  int32_t polls = 0;
+  exec::RunOptions options;
+  options.warmup_iterations = 2;
+  options.timed_iterations = 5;
+  options.stop_requested = [&polls] { return ++polls == 4; };  // asked to stop before the 4th step
+  CHECK_THROWS_WITH_AS(exec::measure_schedule(s, options), "run: interrupted before step 4 of 7",
+                       mutwo::InterruptedError);
+  CHECK(polls == 4);
+  polls = 0;
+  options.stop_requested = [&polls] { return ++polls > 100; };  // polled once per step, never stopping
+  CHECK(exec::measure_schedule(s, options).iterations == 5);
+  CHECK(polls == 7);
+
+  exec::ProfileOptions profile;
+  profile.warmup_iterations = 1;
+  profile.measured_iterations = 3;
+  polls = 0;
+  profile.stop_requested = [&polls] { return ++polls == 2; };
+  CHECK_THROWS_WITH_AS(exec::profile_schedule(s, profile), "profile: interrupted before step 2 of 4",
+                       mutwo::InterruptedError);
+}
+
 TEST_CASE("back-to-back timed steps (the steady state) train exactly as steps timed one by one") {
   // RunOptions::back_to_back (the default) times the interval between consecutive step ends, the
   // host never waiting between steps; the training itself is the same: the same seed gives the

@@ -118,18 +118,22 @@ def test_an_experiment_needs_a_database_file_and_jobs_from_0(fixtures, tmp_path)
     assert not list(tmp_path.iterdir())
 
 
-def test_ctrl_c_stops_a_search_without_a_progress_callback():
-    # The search runs without the GIL: SIGINT was handled only once it had finished (bert-mini:40
-    # searches for about 10 s).
-    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+def _interrupted_after(seconds, call):
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     start = time.perf_counter()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            mutwo.search("bert-mini:40", strict=False)
+            call()
     finally:
         timer.cancel()
-    assert time.perf_counter() - start < 3
+    return time.perf_counter() - start
+
+
+def test_ctrl_c_stops_a_search_without_a_progress_callback():
+    # The search runs without the GIL: SIGINT was handled only once it had finished (bert-mini:40
+    # searches for about 10 s).
+    assert _interrupted_after(0.2, lambda: mutwo.search("bert-mini:40", strict=False)) < 3
 
 
 def test_ctrl_c_stops_an_experiment_at_the_next_task(tmp_path):
@@ -156,6 +160,18 @@ def test_ctrl_c_stops_an_experiment_at_the_next_task(tmp_path):
         thread.join()
     resumed = mutwo.experiment(spec, db=db, jobs=1)
     assert resumed["tasks_run"] > 0 and resumed["tasks_skipped"] + resumed["tasks_run"] == 32
+
+
+def test_ctrl_c_stops_a_run_and_a_profile_before_their_next_step(tmp_path):
+    # The executor runs without the GIL: SIGINT was handled only once every step had run (8
+    # resnet-mini: 10,000 steps of about 20 ms on a CPU; the profile's 2,000 steps of about 0.2 s).
+    # Now it stops before the next step, and nothing is stored or written.
+    db, trace = tmp_path / "runs.db", tmp_path / "p.json"
+    assert _interrupted_after(1.0, lambda: mutwo.run("resnet-mini", models=8, iterations=10000, warmup=0,
+                                                     db=db)) < 20
+    assert _interrupted_after(1.0, lambda: mutwo.profile("resnet-mini", trace, models=8, warmup=1000,
+                                                         iterations=1000)) < 20
+    assert not db.exists() and not trace.exists()
 
 
 def test_from_torch_refuses_a_path_as_name_an_empty_batch_and_no_module(tmp_path):
