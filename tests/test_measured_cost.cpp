@@ -51,7 +51,11 @@ Graph relu_chain(int64_t n) {
 }
 
 Trace measured(Graph graph, std::vector<int64_t> durations, std::string device = "NVIDIA H100 80GB HBM3") {
-  return Trace{std::move(graph), std::move(durations), std::move(device)};
+  Trace t;
+  t.graph = std::move(graph);
+  t.op_duration_ns = std::move(durations);
+  t.device = std::move(device);
+  return t;
 }
 
 std::unique_ptr<OpCostModel> analytic(std::string_view device = "a100-40gb") {
@@ -173,7 +177,7 @@ TEST_CASE("the signature keeps kind, phase, width, attributes, shapes and dtypes
 TEST_CASE("signatures survive a JSON round trip of a training step") {
   // resnet18's step carries doubles (batchnorm eps, Adam lr, betas, eps) and int lists.
   const Graph step = resnet18_step();
-  const Trace back = trace_from_json(trace_to_json(Trace{step, {}, ""}));
+  const Trace back = trace_from_json(trace_to_json(measured(step, {}, "")));
   REQUIRE(back.graph.ops.size() == step.ops.size());
   for (size_t i = 0; i < step.ops.size(); ++i) {
     CHECK(op_signature(back.graph, back.graph.ops[i]) == op_signature(step, step.ops[i]));

@@ -318,8 +318,9 @@ TEST_CASE("fusing a rewritten graph equals rewriting the fused build") {
   }
   // resnet-mini's image is cast for the first conv and laid out on the channel dim like the conv's
   // input: [B, 3k, H, W].
-  const Graph fused =
-      horizontal_fuse(build_model("resnet-mini", ModelConfig{.precision = Precision::amp_bf16}), 3);
+  ModelConfig bf16;
+  bf16.precision = Precision::amp_bf16;
+  const Graph fused = horizontal_fuse(build_model("resnet-mini", bf16), 3);
   for (const Op& op : fused.ops) {
     if (op.kind == OpKind::cast && fused.tensor(op.inputs[0]).role == TensorRole::input) {
       CHECK(fused.tensor(op.inputs[0]).shape[1] == 9);
