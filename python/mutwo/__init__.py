@@ -16,6 +16,9 @@ same api/ the `mutwo` program prints from), so each call returns what the matchi
 unknown model, GPU, policy or option value, LimitError when no plan fits the memory limit,
 DatabaseError for a results database that cannot be read) carrying mutwo's message.
 """
+import functools
+import inspect
+import numbers
 import os
 import sys
 import warnings
@@ -89,6 +92,30 @@ def _not_empty(**values):
             raise Error(f"{name} = '': give a value, or None for the default")
 
 
+def _is_bool(value):
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"))
+
+
+def _typed_as_defaults(function):
+    """An argument whose default is an int, a float or a bool takes that type (numpy's too): True was
+    1 model, batch 1 or seed 1 to the C++ side, and all_steps=2 or wrap=None passed as a flag."""
+    signature = inspect.signature(function)
+    wanted = {bool: (None, "True or False"), int: (numbers.Integral, "an int"), float: (numbers.Real, "a number")}
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for name, value in signature.bind(*args, **kwargs).arguments.items():
+            kind = type(signature.parameters[name].default)
+            if kind not in wanted:
+                continue
+            number, what = wanted[kind]
+            if _is_bool(value) != (kind is bool) or (number is not None and not isinstance(value, number)):
+                raise TypeError(f"{name} = {value!r}: give {what}")
+        return function(*args, **kwargs)
+
+    return checked
+
+
 def _model_name(model, example_inputs):
     """A zoo name, a model file, a Model, or a torch.nn.Module (exported with example_inputs)."""
     if isinstance(model, Model):
@@ -103,6 +130,7 @@ def _model_name(model, example_inputs):
     raise Error(f"model: a zoo name, a model file, a mutwo.Model or a torch.nn.Module, not {type(model).__name__}")
 
 
+@_typed_as_defaults
 def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", optimizer="adam",
           example_inputs=None):
     """One training step's graph (k models fused, with autodiff and the optimizer), as `mutwo trace`
@@ -116,6 +144,7 @@ def trace(model, *, models=1, batch=0, seq_len=0, image_size=0, dtype="fp32", pr
     return graph
 
 
+@_typed_as_defaults
 def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
              precision="fp32", optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source=None, policy=None,
              order="best", state_offload=False, optimizer_on="best", host_mode=None, iterations=None, wrap=False,
@@ -184,6 +213,7 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
     return Prediction(fields, lambda: _mutwo.simulate(name, timeline=True, **kwargs))
 
 
+@_typed_as_defaults
 def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", lean_ops="none",
            host_mode="eager", optimizer="adam", policies=None, top=10, gpu=None, memory=None,
            cost_source="waves", progress=None, strict=True, server=None, schemes=None, micro_batches=None,
@@ -218,6 +248,7 @@ def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision=
     return SearchRows(report)
 
 
+@_typed_as_defaults
 def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_if_gpus=(), what_if_source="waves",
            trace_gpu=""):
     """A PyTorch profiler trace replayed at the CUDA-runtime level with its what-ifs: the fields of
@@ -226,6 +257,7 @@ def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_i
                          what_if_gpus=_items(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
 
 
+@_typed_as_defaults
 def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32",
         optimizer="adam", lean_ops="none", gpu=None, memory=None, cost_source="waves", traces=None, policy="none",
         order="best",
@@ -250,6 +282,7 @@ def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dt
                       cuda_graph=cuda_graph, host_mode=host_mode, db=_path(db, "db") if db is not None else "")
 
 
+@_typed_as_defaults
 def profile(model, output, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dtype="fp32",
             precision="fp32", optimizer="adam", lean_ops="none", device="cpu", seed=0, warmup=1, iterations=3,
             host_times=False, db=None, gpu=None, top=8, example_inputs=None):
@@ -267,6 +300,7 @@ def profile(model, output, *, models=1, partition=None, batch=0, seq_len=0, imag
                           gpu=gpu or "", top=top)
 
 
+@_typed_as_defaults
 def experiment(spec, *, db="results.db", jobs=0, progress=None):
     """An experiment spec (a shipped name such as "mutwo_throughput", or a .toml path) run into the
     results database `db`, configurations already stored skipped: the fields of `mutwo experiment

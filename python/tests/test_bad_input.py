@@ -11,6 +11,27 @@ import pytest
 import mutwo
 
 
+def test_a_number_or_a_flag_takes_its_defaults_type():
+    # pybind11 took True as 1 (one model, batch 1) and None or 2 as a flag; numpy's ints and bools
+    # still pass.
+    import numpy
+    for kwargs, message in [(dict(models=True), "models = True: give an int"),
+                            (dict(models=numpy.bool_(True)), "models = True: give an int"),
+                            (dict(batch=2.0), "batch = 2.0: give an int"),
+                            (dict(wrap=None), "wrap = None: give True or False"),
+                            (dict(state_offload=1), "state_offload = 1: give True or False")]:
+        with pytest.raises(TypeError, match=message):
+            mutwo.simulate("bert-mini", **kwargs)
+    with pytest.raises(TypeError, match="kernel_speedup = True: give a number"):
+        mutwo.replay("missing.json", kernel_speedup=True)
+    with pytest.raises(TypeError, match="all_steps = 1: give True or False"):
+        mutwo.replay("missing.json", all_steps=1)
+    with pytest.raises(TypeError, match="jobs = False: give an int"):
+        mutwo.experiment("mutwo_throughput", db="unused.db", jobs=False)
+    assert mutwo.simulate("bert-mini", models=numpy.int64(2), wrap=numpy.bool_(False)).step_time_ns == \
+        mutwo.simulate("bert-mini", models=2).step_time_ns
+
+
 def test_a_memory_limit_is_bytes_or_a_size_not_a_bool_nor_past_64_bits():
     # True is an int to Python: it was a 1-byte limit. 2**70 failed as "Unable to cast Python instance".
     for memory in (True, 2**70, 1.5e9):
