@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -53,6 +54,26 @@ void check_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) check_values(*sub);
 }
 
+// A comma list with an empty item: CLI11 drops empty items, so "4096,,8192" read as two sizes and
+// "--sizes , -o f" as no size, after which CLI11 took the next word ("-o") as the list. The error
+// names the flag (the word before, or the part before '=') and the value.
+std::string empty_list_item(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string_view flag = i > 1 ? std::string_view(argv[i - 1]) : std::string_view();
+    if (arg.starts_with("--") && arg.find('=') != std::string_view::npos) {
+      flag = arg.substr(0, arg.find('='));
+      arg.remove_prefix(flag.size() + 1);
+    }
+    if (arg.find(',') == std::string_view::npos) continue;
+    const bool empty_item =
+        arg.starts_with(',') || arg.ends_with(',') || arg.find(",,") != std::string_view::npos;
+    if (empty_item)
+      return fmt::format("{}: '{}' lists an empty item: give values separated by single commas", flag, arg);
+  }
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,6 +96,10 @@ int main(int argc, char** argv) {
   mutwo::cli::add_bench_ops_command(app);
   mutwo::cli::add_bench_host_command(app);
   check_values(app);
+  if (const std::string error = empty_list_item(argc, argv); !error.empty()) {
+    std::cerr << error << "\nRun with --help for more information.\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

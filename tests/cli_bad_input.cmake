@@ -141,3 +141,11 @@ if(TARGET mutwo_exec)
   mutwo_cli_test(bench_host_size_twice ARGS bench-host --device cpu --sizes 8192,4096,8192
                  DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: bench-host: size 8192 B is given twice\n$")
 endif()
+
+# CLI11 drops a comma list's empty items: "--sizes , -o f" read no size and took "-o" as the list,
+# "2,,2" read as 2,2. Refused before CLI11 parses, naming the flag.
+mutwo_cli_test(bench_host_sizes_only_comma ARGS bench-host --device cpu --sizes , -o link.json
+               DEFINES EXPECT_RC=2 ABSENT_FILE=link.json
+               "STDERR_REGEX=^--sizes: ',' lists an empty item: give values separated by single commas")
+mutwo_cli_test(simulate_partition_empty_item ARGS simulate --model bert-mini --models 4 --partition=2,,2
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=^--partition: '2,,2' lists an empty item")
