@@ -10,7 +10,8 @@
 //               accumulate type, ir/kinds/norm.cpp).
 //   amp-fp16,   torch.autocast(device_type="cuda", dtype=...): weights, their gradients and optimizer
 //   amp-bf16    state stay f32; each op runs as autocast's CUDA cast policy for its ATen op says
-//               (aten/src/ATen/autocast_mode.cpp, PyTorch 1.13, TORCH_LIBRARY_IMPL(aten, Autocast)):
+//               (aten/src/ATen/autocast_mode.cpp, PyTorch 1.13, TORCH_LIBRARY_IMPL(aten, Autocast);
+//               the same for these ops in PyTorch 2.x's AT_FORALL_* lists, autocast_mode.h):
 //     lower_precision_fp  linear (addmm/linear), conv2d, attn_scores and attn_context (matmul/bmm),
 //                         dot_interaction (bmm): every floating input is cast to the half dtype;
 //     fp32                layernorm (layer_norm, native_layer_norm), bce_with_logits
