@@ -60,7 +60,7 @@ void check_values(CLI::App& app) {
 std::string empty_list_item(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    std::string_view flag = i > 1 ? std::string_view(argv[i - 1]) : std::string_view();
+    std::string_view flag = i > 1 ? std::string_view(argv[i - 1]) : std::string_view("command");
     if (arg.starts_with("--") && arg.find('=') != std::string_view::npos) {
       flag = arg.substr(0, arg.find('='));
       arg.remove_prefix(flag.size() + 1);
