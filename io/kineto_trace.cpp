@@ -65,8 +65,6 @@ TraceImport Importer::run(const Json& doc) {
 
 namespace mutwo::io {
 
-using Json = nlohmann::json;
-
 bool is_kineto_document(const nlohmann::json& doc) {
   if (doc.is_object()) return doc.contains("traceEvents") && doc["traceEvents"].is_array();
   return doc.is_array() && !doc.empty() && doc.front().is_object() && doc.front().contains("ph") &&
@@ -80,7 +78,7 @@ TraceImport import_kineto_trace(const nlohmann::json& doc, const std::string& so
                     "list or a list of Chrome-trace events",
                     source_name));
   }
-  const Json& events = doc.is_array() ? doc : doc["traceEvents"];
+  const nlohmann::json& events = doc.is_array() ? doc : doc["traceEvents"];
   if (events.empty())
     throw FormatError(fmt::format("{}: field 'traceEvents' is empty: no events to import", source_name));
   kineto::Importer importer(events, source_name);

@@ -103,7 +103,9 @@ std::string lean_ops_name(const LeanOps& lean) {
   std::string out;
   for (const auto& [on, name] :
        {std::pair{lean.gelu, "gelu"}, {lean.layernorm, "layernorm"}, {lean.attention, "attention"}}) {
-    if (on) out += (out.empty() ? "" : ",") + std::string(name);
+    if (!on) continue;
+    if (!out.empty()) out += ',';
+    out += name;
   }
   return out;
 }
