@@ -39,13 +39,15 @@ ModelInfo load(const std::string& path) {
   }
   // Re-derived through the kinds' shape inference, FLOPs and bytes (and checked fusable).
   ir::Graph checked = transforms::horizontal_fuse(forward, 1);
-  std::string stem = std::string(std::string_view(path).substr(path.find_last_of('/') + 1));
+  // Cut as a view and copied once: gcc 12 warns falsely (-Wstringop-overflow) on resizing the copy.
+  std::string_view stem_view = std::string_view(path).substr(path.find_last_of('/') + 1);
   for (std::string_view ext : {".json.gz", ".json"}) {
-    if (ends_with(stem, ext)) {
-      stem.resize(stem.size() - ext.size());
+    if (ends_with(stem_view, ext)) {
+      stem_view.remove_suffix(ext.size());
       break;
     }
   }
+  const std::string stem(stem_view);
   ModelInfo info;
   info.name = stem;
   info.family = std::string(kExportedModelFamily);
