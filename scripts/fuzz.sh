@@ -58,15 +58,28 @@ for m in build-ci/cli/mutwo build/cli/mutwo; do
     break
   fi
 done
-failed=()
+# The targets run side by side, one per core (each is one process): a target's report is printed,
+# in the list's order, once it has finished.
+fuzz_one() {  # fuzz_one <target>: its exit status in $build/<target>.rc
+  local rc=0
+  (cd "$build" && ASAN_OPTIONS=detect_leaks=1 ./fuzz/"$1" -runs="$runs" -timeout=1 -rss_limit_mb=4096 \
+     -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 "corpus/$1" > "$1.log" 2>&1) || rc=$?
+  echo "$rc" > "$build/$1.rc"
+}
+jobs_max=$(nproc)
 for t in "${targets[@]}"; do
   mkdir -p "$build/corpus/$t"
+  rm -f "$build/$t.rc"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+failed=()
+for t in "${targets[@]}"; do
   echo "== $t: $(ls "$build/corpus/$t" | wc -l) seeds, $runs runs"
-  rc=0
-  (cd "$build" && ASAN_OPTIONS=detect_leaks=1 ./fuzz/"$t" -runs="$runs" -timeout=1 -rss_limit_mb=4096 \
-     -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 "corpus/$t" > "$t.log" 2>&1) || rc=$?
   grep -E "^stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" "$build/$t.log" || true
-  [ "$rc" -eq 0 ] || failed+=("$t (exit $rc, $build/$t.log)")
+  rc=$(cat "$build/$t.rc" 2>/dev/null || echo "none")
+  [ "$rc" = 0 ] || failed+=("$t (exit $rc, $build/$t.log)")
 done
 if [ "${#failed[@]}" -gt 0 ]; then
   printf 'fuzz: failed: %s\n' "${failed[@]}"
