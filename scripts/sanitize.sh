@@ -62,7 +62,7 @@ if [ "$full" -eq 1 ]; then
   # A mutwo process that loads the LibTorch executor module crashes LeakSanitizer's stop-the-world
   # tracer at exit ("Tracer caught signal 11", LibTorch's thread pools): those CLI tests run with
   # leak detection off, everything else (the executor's own suites included) with it on.
-  torch_cli='^cli_(run|profile|bench_ops|bench_host|experiment_measured)|^readme_commands$|^kill_experiment$|^device_check_dry_run$'
+  torch_cli='^cli_(run|profile|bench_ops|bench_host|experiment_measured)|^readme_commands$|^kill_experiment$|^device_check_(lease_)?dry_run$'
   ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -E "$torch_cli" "$@"
   ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
     ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -R "$torch_cli" "$@"
