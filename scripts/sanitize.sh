@@ -9,8 +9,9 @@
 #                                     without the LibTorch executor and the full-scale data runs
 #                                     (label full_data). What .ci/run does.
 #   bash scripts/sanitize.sh --full   gcc, build-asan/: the same plus exec/ and every LibTorch-linked
-#                                     test (about 15 min to build and well over 15 to run on 2 cores,
-#                                     the README's own commands alone over 10: outside CI's budget).
+#                                     test (2026-12-01, 2 cores: 21 min to build, 7 min for the suite;
+#                                     then the README's own commands, at about 20x their Release time,
+#                                     were stopped at 20 min inside the 49th: outside CI's budget).
 #   bash scripts/sanitize.sh --thread clang, build-tsan/, ThreadSanitizer: the CLI and the suites
 #                                     whose code runs on several threads (support/parallel_for's pool:
 #                                     DTR-log sweeps, the wave model's fits and calibrate's reads, the
