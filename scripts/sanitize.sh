@@ -17,8 +17,8 @@
 #                                     DTR-log sweeps, the wave model's fits and calibrate's reads, the
 #                                     experiment runner's jobs, the results database's writers), then
 #                                     those suites and the replay, experiment and calibrate CLI tests
-#                                     (103 build steps; the tests take about 1 min on 2 cores:
-#                                     outside CI).
+#                                     (103 build steps; 2026-12-02, 2 cores: 105 tests passed,
+#                                     72 s, 4 min 39 s with the build: outside CI).
 #
 # Why two compilers: clang 14 cannot compile Debian's LibTorch 1.13 headers in C++20 (c10::IValue is
 # incomplete where ATen/core/List.h needs it), and libFuzzer needs clang. What the full run found in
