@@ -113,7 +113,7 @@ if [ "$scale" = mini ]; then
   fusion_models=("resnet-mini 0")
   fusion_counts=(1 2)
   eager_fusion_args=(--models resnet18 --batch 2 --image-size 32 --iters 2 --warmup 1 --copies 1,2)
-  kernel_sample_args=(--per-op 3 --max-gflop 0.05)
+  kernel_sample_args=(--per-op 3 --max-gflop 0.05 --max-elements 1e6)
   fused_conv_args=(--quick --counts 1,2)
   conv_layout_args=(--quick)
 else
