@@ -84,6 +84,7 @@ policies::SearchConfig search_config(const SearchRequest& request, const costmod
   config.memory_limit_bytes = memory_limit_bytes;
   config.policies = request.policies;
   config.top = request.top;
+  config.jobs = request.jobs;
   config.host_mode = sim::parse_host_mode(request.host_mode);
   // lean_ops: one option for every architecture, or both (none and tempo) searched side by side.
   if (request.lean_ops == "both") {

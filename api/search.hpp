@@ -33,6 +33,7 @@ struct SearchRequest {
   std::string optimizer = "adam";
   std::vector<std::string> policies;  // empty: the default search's
   int32_t top = 10;
+  int32_t jobs = 1;                       // SearchConfig::jobs (0: one per hardware thread)
   policies::PartitionOptions partitions;  // which sub-array partitions are enumerated (partition.hpp)
   std::function<void(int64_t visited, int64_t partitions)> progress;  // SearchConfig::progress
 };

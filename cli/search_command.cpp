@@ -51,6 +51,7 @@ struct SearchOptions {
   int32_t trace_models = 0;  // -k/--models: copies of a --trace model file (0: not given)
   std::vector<std::string> policies;
   int32_t top = 10;
+  int32_t jobs = 0;  // threads for one partition's plans (0: one per hardware thread)
   policies::PartitionOptions partitions;
   int64_t batch_size = 0;
   int64_t seq_len = 0;
@@ -173,6 +174,7 @@ void run_search_command(SearchOptions opts) {
   request.policies = opts.policies;
   request.partitions = opts.partitions;
   request.top = opts.top;
+  request.jobs = opts.jobs;
   const policies::SearchConfig config = api::search_config(request, *cost, device.memory_bytes);
 
   if (server) {
@@ -248,6 +250,11 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--top", opts->top,
                   "Rows of the mutwo strategy to print (the baselines are always printed)")
       ->check(kPositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", opts->jobs,
+                  "Threads for each partition's policy plans (0: one per hardware thread); the rows are the "
+                  "same on any number")
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   cmd->add_option("--max-sub-arrays", opts->partitions.max_sub_arrays,
                   "Partitions with at most this many sub-arrays over all architectures (default: any)")

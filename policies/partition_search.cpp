@@ -302,13 +302,13 @@ std::vector<Sizes> Search::enumerate_partitions() const {
   return out;
 }
 
-// Sub-arrays ordered by multiplex_order (neighbours with the closest step times pair up).
 size_t total_sub_arrays(const Sizes& sizes) {
   size_t n = 0;
   for (const auto& widths : sizes) n += widths.size();
   return n;
 }
 
+// Sub-arrays ordered by multiplex_order (neighbours with the closest step times pair up).
 // interleave = false: the same sub-arrays in the same order, back to back (plain schedule).
 ir::Schedule Search::multiplexed(const Sizes& sizes, bool interleave) {
   std::vector<const ir::Graph*> graphs;
@@ -333,139 +333,6 @@ void Search::offer(Candidate c) {
   if (pos == kept_.end() && kept_.size() >= static_cast<size_t>(config_.top)) return;
   kept_.insert(pos, std::move(c));
   if (kept_.size() > static_cast<size_t>(config_.top)) kept_.pop_back();
-}
-
-void Search::search_partitions(SearchStats& stats) {
-  std::vector<Sizes> partitions = enumerate_partitions();
-  stats.partitions = static_cast<int64_t>(partitions.size());
-  // Pruning rule 2: visit by the compute bound, ascending (stable: enumeration order on ties).
-  std::vector<std::pair<int64_t, size_t>> by_bound;
-  for (size_t i = 0; i < partitions.size(); ++i) {
-    int64_t bound = 0;
-    for (size_t a = 0; a < partitions[i].size(); ++a) {
-      for (int32_t w : partitions[i][a]) bound += compute_ns(a, w);
-    }
-    by_bound.emplace_back(bound, i);
-  }
-  std::stable_sort(by_bound.begin(), by_bound.end());
-  // Partitions with a feasible offloaded plan, and partitions planned with the state offloaded at all
-  // (at most 2x the budget: each costs whole-array plans per policy).
-  int32_t offload_partitions = 0;
-  int32_t offload_attempts = 0;
-  for (size_t visit = 0; visit < by_bound.size(); ++visit) {
-    if (config_.progress)
-      config_.progress(static_cast<int64_t>(visit), static_cast<int64_t>(by_bound.size()));
-    const auto [bound, index] = by_bound[visit];
-    const Sizes& sizes = partitions[index];
-    if ((kept_.size() >= static_cast<size_t>(config_.top) && kept_.back().row.feasible &&
-         kept_.back().row.step_time_ns <= bound) ||
-        (separate_runs_ns_ >= 0 && separate_runs_ns_ < bound)) {
-      stats.partitions_pruned_by_bound = static_cast<int64_t>(by_bound.size() - visit);
-      break;
-    }
-    std::optional<ir::Schedule> base;
-    std::optional<ir::Schedule> back_to_back;
-    bool as_is_checked = false;
-    const bool offload_allowed =
-        offload_partitions < config_.offload_partitions && offload_attempts < 2 * config_.offload_partitions;
-    int offloaded = 0;
-    for (size_t p = 0; p < policies_.size(); ++p) {
-      Lone worst{true, 0};
-      for (size_t a = 0; a < sizes.size() && worst.fits; ++a) {
-        for (int32_t w : sizes[a]) {
-          const Lone l = lone(a, w, p, stats);
-          if (!l.fits) {
-            worst = l;
-            break;
-          }
-        }
-      }
-      if (!worst.fits) {
-        // Reported as infeasible with the lower bound of the limit it needs (no schedule kept).
-        ++stats.pruned_by_memory;
-        Candidate c;
-        c.row.strategy = "mutwo";
-        c.row.partition = partition_label(config_, sizes);
-        c.row.policy = names_[p];
-        c.row.peak_bytes = worst.needs_bytes;
-        c.row.note = "pruned: a sub-array alone does not fit beside the other models' state";
-        c.row.pruned = true;
-        c.sequence = sequence_++;
-        offer(std::move(c));
-        if (offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));
-        continue;
-      }
-      if (!as_is_checked) {
-        // The first policy not pruned by memory: build the base once. A partition whose plain
-        // multiplexed step already fits needs no memory policy (swaps and recomputation only add
-        // time), so one 'none' row stands for all of them.
-        as_is_checked = true;
-        if (!base) base = multiplexed(sizes, true);
-        PolicyInput as_is_input;
-        as_is_input.base = &*base;
-        as_is_input.cost = &cost_;
-        as_is_input.memory_limit_bytes = limit_;
-        as_is_input.host_mode = config_.host_mode;
-        PolicyResult as_is =
-            evaluate_schedule(*base, as_is_input, "fits without a memory policy; policies not run");
-        ++stats.plans;
-        if (as_is.feasible) {
-          Candidate c;
-          c.row.strategy = "mutwo";
-          c.row.partition = partition_label(config_, sizes);
-          c.row.policy = "none";
-          c.row.feasible = true;
-          c.row.step_time_ns = as_is.step_time_ns;
-          c.row.peak_bytes = as_is.peak_bytes;
-          c.row.note = as_is.note;
-          c.figures = figures_at_limit(as_is.prediction);
-          c.schedule = std::move(as_is.schedule);
-          c.sequence = sequence_++;
-          offer(std::move(c));
-          break;
-        }
-      }
-      PolicyInput input;
-      input.base = &*base;
-      input.cost = &cost_;
-      input.memory_limit_bytes = limit_;
-      input.host_mode = config_.host_mode;
-      PolicyResult result = policies_[p]->plan(input);
-      ++stats.plans;
-      // Multiplexing helps when the policy's swaps hide behind the other sub-array's forward; a
-      // greedy plan can also come out worse than on the back-to-back order (it raises the peak),
-      // so with several sub-arrays both orders are planned and the better plan is kept.
-      if (total_sub_arrays(sizes) > 1) {
-        if (!back_to_back) back_to_back = multiplexed(sizes, false);
-        input.base = &*back_to_back;
-        PolicyResult alt = policies_[p]->plan(input);
-        ++stats.plans;
-        if (better_result(alt, result)) {
-          result = std::move(alt);
-          result.note += " (sub-arrays back to back: better than multiplexed here)";
-        }
-      }
-      const bool fits = result.feasible;
-      Candidate c;
-      c.row.strategy = "mutwo";
-      c.row.partition = partition_label(config_, sizes);
-      c.row.policy = names_[p];
-      c.row.feasible = result.feasible;
-      c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
-      c.row.peak_bytes = result.peak_bytes;
-      c.row.note = result.note;
-      c.figures = figures_at_limit(result.prediction);
-      c.schedule = std::move(result.schedule);
-      c.sequence = sequence_++;
-      offer(std::move(c));
-      if (!fits && offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));
-    }
-    if (offloaded > 0) {
-      ++offload_attempts;
-      if (offloaded == 2) ++offload_partitions;
-      offload_tried_.push_back(sizes);
-    }
-  }
 }
 
 }  // namespace mutwo::policies::partition_search

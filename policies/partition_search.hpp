@@ -30,6 +30,9 @@ struct Candidate {
 // Feasible by step time (samples per step are the same for all), then infeasible by peak.
 bool better(const SearchRow& a, int64_t seq_a, const SearchRow& b, int64_t seq_b);
 
+// Sub-arrays over every architecture.
+size_t total_sub_arrays(const Sizes& sizes);
+
 // Bytes of a graph's persistent tensors (weights, gradients, optimizer state).
 int64_t persistent_bytes(const ir::Graph& graph);
 
@@ -49,6 +52,7 @@ class Search {
       throw Error(fmt::format("search: device '{}' has no memory size; give a limit", cost_.device().name));
     names_ = config.policies.empty() ? default_search_policies(registry) : config.policies;
     for (const std::string& n : names_) policies_.push_back(registry.create(n));
+    plan_seconds_.assign(policies_.size(), 0);
     for (size_t a = 0; a < config.architectures.size(); ++a) {
       samples_per_step_ += config.architectures[a].count * step_graph(a, 1).batch_size;
       total_persistent_bytes_ += config.architectures[a].count * persistent_bytes(step_graph(a, 1));
@@ -80,6 +84,9 @@ class Search {
   ir::Schedule multiplexed(const Sizes& sizes, bool interleave);
   void offer(Candidate c);
   void search_partitions(SearchStats& stats);
+  // One partition planned by every policy (rule 1, the plain step, the plans, the rows offered);
+  // returns offer_offloaded's best verdict over the policies (0 when none was offloaded).
+  int plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats& stats);
   // One fused sub-array of `width` models as a run of its own, at the whole limit: its plain step
   // when that fits, else the fastest feasible policy plan; nullopt when none fits.
   struct Run {
@@ -114,6 +121,8 @@ class Search {
   std::optional<Sizes> separate_sizes_;  // the separate runs' partition, when there is one
   std::map<std::pair<size_t, int32_t>, std::optional<Run>> runs_;
   std::vector<Candidate> kept_;  // best first, at most config.top
+  // Per policy, seconds its last plan took (plan_partition starts the longest first).
+  std::vector<double> plan_seconds_;
 };
 
 }  // namespace mutwo::policies::partition_search

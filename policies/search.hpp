@@ -90,6 +90,10 @@ struct SearchConfig {
   // (those the throughput bound prunes end the visit early); may throw to stop the search. Null:
   // none. The Python module reports progress through it.
   std::function<void(int64_t visited, int64_t partitions)> progress;
+  // Threads for the policies' plans of one partition (support::worker_threads: 0 is one per hardware
+  // thread). The rows and counts are the same for any value. 1 for callers that run searches in
+  // parallel themselves (the experiment runner).
+  int32_t jobs = 1;
 };
 
 // One strategy's result (for the mutwo strategy: one partition x policy).

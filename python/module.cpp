@@ -165,8 +165,9 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
                   const std::string& cost_source, const std::vector<std::string>& traces,
                   const py::object& progress, const std::string& server,
                   const std::vector<std::string>& schemes, const std::vector<int32_t>& micro_batches,
-                  const std::vector<int32_t>& packs) {
+                  const std::vector<int32_t>& packs, int32_t jobs) {
   if (models.empty()) throw Error("models = []: give at least one model, e.g. \"bert-base:8\"");
+  check_range("jobs", jobs, 0, 4096);  // 0: one per hardware thread
   check_callable("progress", progress);
   if (server.empty() && !(schemes.empty() && micro_batches.empty() && packs.empty()))
     throw Error("schemes, micro_batches and packs place one model over a server's GPUs: give server= too");
@@ -189,6 +190,7 @@ py::object search(const std::vector<std::string>& models, int64_t batch, int64_t
   request.optimizer = optimizer;
   request.policies = policies;
   request.top = top;
+  request.jobs = jobs;
   // An exception the callable raises, or Ctrl-C, stops the search and reaches the caller.
   request.progress = search_progress(progress);
   const policies::SearchConfig config = api::search_config(request, *c.cost, c.device.memory_bytes);
@@ -463,7 +465,8 @@ PYBIND11_MODULE(_mutwo, m) {
         py::arg("memory") = py::none(), py::arg("cost_source") = "waves",
         py::arg("traces") = std::vector<std::string>{}, py::arg("progress") = py::none(),
         py::arg("server") = "", py::arg("schemes") = std::vector<std::string>{},
-        py::arg("micro_batches") = std::vector<int32_t>{}, py::arg("packs") = std::vector<int32_t>{});
+        py::arg("micro_batches") = std::vector<int32_t>{}, py::arg("packs") = std::vector<int32_t>{},
+        py::arg("jobs") = 0);
   m.def("replay", &replay, py::arg("trace"), py::arg("step") = std::nullopt, py::arg("all") = false,
         py::arg("kernel_speedup") = 2.0, py::arg("what_if_gpus") = std::vector<std::string>{},
         py::arg("what_if_source") = "waves", py::arg("trace_gpu") = "");

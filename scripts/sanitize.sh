@@ -15,10 +15,10 @@
 #   bash scripts/sanitize.sh --thread clang, build-tsan/, ThreadSanitizer: the CLI and the suites
 #                                     whose code runs on several threads (support/parallel_for's pool:
 #                                     DTR-log sweeps, the wave model's fits and calibrate's reads, the
-#                                     experiment runner's jobs, the results database's writers), then
-#                                     those suites and the replay, experiment and calibrate CLI tests
-#                                     (103 build steps; 2026-12-02, 2 cores: 105 tests passed,
-#                                     72 s, 4 min 39 s with the build: outside CI).
+#                                     search's plans of one partition; the experiment runner's jobs, the
+#                                     results database's writers), then those suites and the replay,
+#                                     experiment, calibrate and search CLI tests (109 build steps;
+#                                     2026-12-02, 2 cores: 137 tests passed in 53 s: outside CI).
 #
 # Why two compilers: clang 14 cannot compile Debian's LibTorch 1.13 headers in C++20 (c10::IValue is
 # incomplete where ATen/core/List.h needs it), and libFuzzer needs clang. What the full run found in
@@ -32,7 +32,7 @@ if [ "${1:-}" = "--full" ]; then full=1; shift; fi
 if [ "${1:-}" = "--thread" ]; then
   shift
   suites="test_parallel_for test_dtr_replay test_experiments test_experiment_kinds test_results_db_writes"
-  suites="$suites test_cost_setup test_measured_cost"
+  suites="$suites test_cost_setup test_measured_cost test_search"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" -DMUTWO_SANITIZE=thread -DMUTWO_WITH_TORCH=OFF \
     -DMUTWO_BUILD_TESTS=ON -DMUTWO_BUILD_BENCH=OFF -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
@@ -40,7 +40,7 @@ if [ "${1:-}" = "--thread" ]; then
   cmake --build build-tsan --target mutwo make_results_fixture $suites
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   ctest --test-dir build-tsan --output-on-failure -j "$(nproc)" -LE full_data \
-    -R "^(${suites// /|}|cli_replay.*|cli_experiment.*|cli_calibrate.*)\$" "$@"
+    -R "^(${suites// /|}|cli_replay.*|cli_experiment.*|cli_calibrate.*|cli_search.*)\$" "$@"
   echo "sanitize: build-tsan: the threaded suites and CLI tests passed under ThreadSanitizer"
   exit 0
 fi

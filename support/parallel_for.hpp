@@ -1,6 +1,7 @@
 #pragma once
 // The one pool of the project for independent pieces of one computation: DTR-log sweeps
-// (sim/dtr_sweep.hpp) and the wave model's fits (costmodel/wave_fit.hpp) hand their pieces out here.
+// (sim/dtr_sweep.hpp), the wave model's fits (costmodel/wave_fit.hpp) and the policies' plans of one
+// search partition (policies/partition_visit.cpp) hand their pieces out here.
 // The experiment runner keeps its own workers, which stream rows back to the one thread that writes
 // the database.
 #include <cstddef>

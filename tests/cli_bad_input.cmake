@@ -26,6 +26,8 @@ mutwo_cli_test(search_int32_dtype ARGS search --model bert-mini:2 --dtype int32 
 # trace's width as simulate's and search's: 1 to 1024 (a million models wrote 2.8 GB first).
 mutwo_cli_test(trace_width_over_1024 ARGS trace --model bert-mini --models 1025 -o wide.json
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--models: Value 1025 not in range 1 to 1024")
+mutwo_cli_test(search_jobs_negative ARGS search --model bert-mini:2 --jobs -1
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--jobs: Value -1 not in range 0 to 4096")
 
 # Every output is checked before the work: a --timeline into a missing folder used to fail after
 # the schedule was saved, the same file for both kept only the second, and --strict's out-of-memory

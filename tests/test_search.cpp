@@ -398,3 +398,44 @@ TEST_CASE("where no plan with resident model state fits in one run, one with the
     CHECK_FALSE(row.state_offloaded);
   }
 }
+
+TEST_CASE("the rows, their order and the counts are the same on any number of threads") {
+  // 3 resnet18 (batch 64, 128 px) and 2 bert-base on 5000 MiB: every kind of row, policies pruned
+  // by rule 1, plans on both orders, plain steps that fit and plans with the state offloaded
+  // (2, 12, 4 and 2 of the 24 rows of one-run plans).
+  ArchitectureCount wide = resnet18(3);
+  wide.config.batch_size = 64;
+  wide.config.image_size = 128;
+  SearchConfig c = config_for({wide, bert_small(2)}, int64_t{5000} << 20);
+  c.top = 1000;
+  const SearchReport one = run_search(c);
+  c.jobs = 4;
+  const SearchReport four = run_search(c);
+  REQUIRE(one.rows.size() == four.rows.size());
+  int pruned = 0, offloaded = 0, as_is = 0, planned = 0;
+  for (size_t i = 0; i < one.rows.size(); ++i) {
+    const SearchRow& a = one.rows[i];
+    const SearchRow& b = four.rows[i];
+    CAPTURE(i);
+    CHECK(a.strategy == b.strategy);
+    CHECK(a.partition == b.partition);
+    CHECK(a.policy == b.policy);
+    CHECK(a.feasible == b.feasible);
+    CHECK(a.step_time_ns == b.step_time_ns);
+    CHECK(a.peak_bytes == b.peak_bytes);
+    CHECK(a.bytes_swapped == b.bytes_swapped);
+    CHECK(a.note == b.note);
+    if (a.strategy != "mutwo" || a.runs != 1) continue;
+    pruned += a.pruned;
+    offloaded += a.state_offloaded;
+    as_is += a.policy == "none" && a.note.starts_with("fits without");
+    planned += !a.pruned && !a.state_offloaded && a.policy != "none";
+  }
+  CHECK(one.stats.plans == four.stats.plans);
+  CHECK(one.stats.pruned_by_memory == four.stats.pruned_by_memory);
+  CHECK(one.stats.partitions_pruned_by_bound == four.stats.partitions_pruned_by_bound);
+  CHECK(pruned > 0);
+  CHECK(offloaded > 0);
+  CHECK(as_is > 0);
+  CHECK(planned > 0);
+}

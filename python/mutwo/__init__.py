@@ -217,7 +217,7 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
 def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision="fp32", lean_ops="none",
            host_mode="eager", optimizer="adam", policies=None, top=10, gpu=None, memory=None,
            cost_source="waves", progress=None, strict=True, server=None, schemes=None, micro_batches=None,
-           packs=None, traces=None):
+           packs=None, traces=None, jobs=0):
     """Every strategy (sequential, HFTA, HFTA with Capuchin, mutwo's partitions and policies) on the
     model array `models` ("bert-base:8", a Model, or a list of them) at the memory limit on `gpu`
     (default the A100-40GB): SearchRows, the rows of `mutwo search --json`, best first. The search
@@ -227,7 +227,9 @@ def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision=
 
     With `server` (a name from mutwo.servers(): "dgx-a100", "8x-h100-sxm", ...), the array is placed over the server's GPUs (one model: the data- and
     pipeline-parallel `schemes` over `micro_batches` and layer `packs`), as `mutwo search --server
-    --json` prints it; `memory` is then per GPU, and `gpu`, if given, must be the server's."""
+    --json` prints it; `memory` is then per GPU, and `gpu`, if given, must be the server's. `jobs`
+    threads plan each partition's policies (0: one per hardware thread); the rows are the same on any
+    number."""
     _not_empty(gpu=gpu, server=server)
     if isinstance(models, (str, Model)):
         models = [models]
@@ -238,7 +240,8 @@ def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision=
                            precision=precision, lean_ops=lean_ops, host_mode=host_mode, optimizer=optimizer,
                            policies=_items(policies), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
                            traces=[_path(t, "traces") for t in _items(traces)], progress=progress, server=server or "",
-                           schemes=_items(schemes), micro_batches=_items(micro_batches), packs=_items(packs))
+                           schemes=_items(schemes), micro_batches=_items(micro_batches), packs=_items(packs),
+                           jobs=jobs)
     if strict and not report["feasible"]:
         if server:
             raise LimitError(f"no placement fits in {report['memory_limit_bytes']} bytes per GPU on server "

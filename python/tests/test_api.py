@@ -101,6 +101,9 @@ def test_search_rows_equal_the_command_line_and_progress_is_reported(cli_json):
     rows = mutwo.search("bert-mini:4", memory="8MiB", top=3, progress=lambda v, n: seen.append((v, n)))
     cli = cli_json("search", "--model", "bert-mini:4", "--memory", "8MiB", "--top", 3)
     assert rows == cli["rows"] and rows.report == cli
+    # The policies' plans on one thread or three: the same rows.
+    assert mutwo.search("bert-mini:4", memory="8MiB", top=3, jobs=1).report == cli
+    assert cli_json("search", "--model", "bert-mini:4", "--memory", "8MiB", "--top", 3, "--jobs", 3) == cli
     assert seen and seen[0][0] == 0 and all(n == seen[0][1] for _, n in seen)
     pandas = pytest.importorskip("pandas")
     frame = pandas.DataFrame(rows)

@@ -92,6 +92,7 @@ def test_a_replayed_trace_refuses_model_array_settings_and_zero_iterations(fixtu
      "micro_batches = 100000: must be from 1 to 1024"),  # hung
     (lambda: mutwo.search("bert-mini", server="4x-gtx1080ti", packs=[10**6]), mutwo.Error,
      "packs = 1000000: must be from 1 to 4096"),
+    (lambda: mutwo.search("bert-mini:2", jobs=-1), mutwo.Error, "jobs = -1: must be from 0 to 4096"),
 ])
 def test_bad_search_arguments_are_refused_before_the_search(call, error, message):
     with pytest.raises(error, match=message):
