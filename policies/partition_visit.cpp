@@ -5,6 +5,7 @@
 // order on the calling thread, so the rows, their order and the counts do not depend on the threads.
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -114,6 +115,7 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
   if (!planned.empty() && both_orders) back_to_back = multiplexed(sizes, false);
   const size_t orders = both_orders ? 2 : 1;
   std::vector<std::optional<PolicyResult>> results(planned.size() * orders);
+  std::vector<std::exception_ptr> errors(results.size());
   auto plan = [&](size_t k) {
     PolicyInput input;
     input.base = k % orders == 0 ? &*base : &*back_to_back;
@@ -135,12 +137,19 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
     support::parallel_for(results.size(), config_.jobs, [&](size_t i) {
       const size_t k = start[i];
       const auto began = std::chrono::steady_clock::now();
-      results[k] = plan(k);
+      try {
+        results[k] = plan(k);
+      } catch (...) {
+        errors[k] = std::current_exception();  // thrown where its row is, as on one thread
+      }
       seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     });
     for (size_t k = 0; k < results.size(); ++k) plan_seconds_[planned[k / orders]] = seconds[k];
   }
-  auto take = [&](size_t k) { return results[k] ? std::move(*results[k]) : plan(k); };
+  auto take = [&](size_t k) {
+    if (errors[k]) std::rethrow_exception(errors[k]);
+    return results[k] ? std::move(*results[k]) : plan(k);
+  };
 
   // 3. The rows, in policy order.
   int offloaded = 0;

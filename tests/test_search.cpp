@@ -12,6 +12,7 @@
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_registry.hpp"
+#include "policies/policy_result.hpp"
 #include "policies/search.hpp"
 #include "policies/strategy.hpp"
 #include "sim/simulator.hpp"
@@ -438,4 +439,46 @@ TEST_CASE("the rows, their order and the counts are the same on any number of th
   CHECK(offloaded > 0);
   CHECK(as_is > 0);
   CHECK(planned > 0);
+}
+
+namespace {
+
+// Plans a base of one sub-array as it is (`repeats` times, to take longer) and calls it feasible (so
+// rule 1 passes it); throws on a base of several.
+class ThrowsOnArrays : public MemoryPolicy {
+ public:
+  ThrowsOnArrays(std::string name, int repeats) : name_(std::move(name)), repeats_(repeats) {}
+  std::string_view name() const override { return name_; }
+  PolicyResult plan(const PolicyInput& input) const override {
+    if (input.base->sub_arrays.size() > 1) throw Error(name_ + ": several sub-arrays");
+    PolicyResult r = evaluate_schedule(*input.base, input, "fixture");
+    for (int i = 1; i < repeats_; ++i) r = evaluate_schedule(*input.base, input, "fixture");
+    r.feasible = true;
+    return r;
+  }
+
+ private:
+  std::string name_;
+  int repeats_ = 1;
+};
+
+}  // namespace
+
+TEST_CASE("a policy's error reaches the caller as a search on one thread reports it") {
+  PolicyRegistry registry;
+  for (const auto& [name, repeats] : {std::pair{"fixture-a", 20}, std::pair{"fixture-b", 1}}) {
+    registry.add({name, "throws on several sub-arrays", "test",
+                  [name, repeats] { return std::make_unique<ThrowsOnArrays>(name, repeats); }});
+  }
+  // resnet18:2 is visited first (fused, its compute bound is lower), where fixture-a takes longer, so
+  // on several threads it starts first on resnet18:1+1, where both throw: the error reported is still
+  // the first policy's in --policies order, as on one thread.
+  SearchConfig c = config_for({resnet18(2)}, int64_t{250} << 20, {"fixture-b", "fixture-a"});
+  c.registry = &registry;
+  c.offload_partitions = 0;
+  for (int32_t jobs : {1, 4}) {
+    CAPTURE(jobs);
+    c.jobs = jobs;
+    CHECK_THROWS_WITH_AS(run_search(c), "fixture-b: several sub-arrays", Error);
+  }
 }
