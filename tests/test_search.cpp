@@ -468,7 +468,7 @@ TEST_CASE("a policy's error reaches the caller as a search on one thread reports
   PolicyRegistry registry;
   for (const auto& [name, repeats] : {std::pair{"fixture-a", 20}, std::pair{"fixture-b", 1}}) {
     registry.add({name, "throws on several sub-arrays", "test",
-                  [name, repeats] { return std::make_unique<ThrowsOnArrays>(name, repeats); }});
+                  [n = std::string(name), r = repeats] { return std::make_unique<ThrowsOnArrays>(n, r); }});
   }
   // resnet18:2 is visited first (fused, its compute bound is lower), where fixture-a takes longer, so
   // on several threads it starts first on resnet18:1+1, where both throw: the error reported is still
