@@ -244,10 +244,7 @@ int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<ir:
     }
     return true;
   };
-  PolicyInput input;
-  input.cost = &cost_;
-  input.memory_limit_bytes = limit_;
-  input.host_mode = config_.host_mode;
+  PolicyInput input = whole_limit_input(nullptr);
   std::optional<PolicyResult> result;
   if (pairs_fit()) {
     if (!base) base = multiplexed(sizes, true);
@@ -272,17 +269,8 @@ int Search::offer_offloaded(const Sizes& sizes, size_t policy, std::optional<ir:
     return 0;
   }
   const int made = result->feasible ? 2 : 1;
-  Candidate c;
-  c.row.strategy = "mutwo";
-  c.row.partition = partition_label(config_, sizes);
-  c.row.policy = names_[policy] + "+offload";
-  c.row.feasible = result->feasible;
-  c.row.step_time_ns = result->feasible ? result->step_time_ns : 0;
-  c.row.peak_bytes = result->peak_bytes;
-  c.row.note = result->note;
+  Candidate c = partition_candidate(config_, sizes, names_[policy] + "+offload", std::move(*result));
   c.row.state_offloaded = true;
-  c.figures = figures_at_limit(result->prediction);
-  c.schedule = std::move(result->schedule);
   c.sequence = sequence_++;
   offer(std::move(c));
   return made;
@@ -300,6 +288,35 @@ std::vector<Sizes> Search::enumerate_partitions() const {
     out.push_back(std::move(sizes));
   }
   return out;
+}
+
+Candidate partition_candidate(const SearchConfig& config, const Sizes& sizes, std::string policy) {
+  Candidate c;
+  c.row.strategy = "mutwo";
+  c.row.partition = partition_label(config, sizes);
+  c.row.policy = std::move(policy);
+  return c;
+}
+
+Candidate partition_candidate(const SearchConfig& config, const Sizes& sizes, std::string policy,
+                              PolicyResult result) {
+  Candidate c = partition_candidate(config, sizes, std::move(policy));
+  c.row.feasible = result.feasible;
+  c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
+  c.row.peak_bytes = result.peak_bytes;
+  c.row.note = std::move(result.note);
+  c.figures = figures_at_limit(result.prediction);
+  c.schedule = std::move(result.schedule);
+  return c;
+}
+
+PolicyInput Search::whole_limit_input(const ir::Schedule* base) const {
+  PolicyInput input;
+  input.base = base;
+  input.cost = &cost_;
+  input.memory_limit_bytes = limit_;
+  input.host_mode = config_.host_mode;
+  return input;
 }
 
 size_t total_sub_arrays(const Sizes& sizes) {

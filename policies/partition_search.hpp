@@ -33,6 +33,12 @@ bool better(const SearchRow& a, int64_t seq_a, const SearchRow& b, int64_t seq_b
 // Sub-arrays over every architecture.
 size_t total_sub_arrays(const Sizes& sizes);
 
+// The mutwo strategy's row of `sizes` planned by `policy`, unranked (sequence 0): without a result,
+// strategy, partition and policy only; with one, its figures and schedule too.
+Candidate partition_candidate(const SearchConfig& config, const Sizes& sizes, std::string policy);
+Candidate partition_candidate(const SearchConfig& config, const Sizes& sizes, std::string policy,
+                              PolicyResult result);
+
 // Bytes of a graph's persistent tensors (weights, gradients, optimizer state).
 int64_t persistent_bytes(const ir::Graph& graph);
 
@@ -71,6 +77,8 @@ class Search {
     int64_t needs_bytes = 0;
   };
   Lone lone(size_t arch, int32_t width, size_t policy, SearchStats& stats);
+  // A plan of `base` at the whole limit, simulated as the search's host mode says.
+  PolicyInput whole_limit_input(const ir::Schedule* base) const;
   // Rule 1' for offloaded plans: each pair of neighbours in multiplex order (or the one
   // sub-array) planned alone, multiplexed, with its state offloaded, at the whole limit.
   using SubArrayKey = std::pair<size_t, int32_t>;  // (architecture, width)

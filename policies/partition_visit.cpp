@@ -17,18 +17,6 @@
 
 namespace mutwo::policies::partition_search {
 
-namespace {
-
-Candidate candidate_row(const SearchConfig& config, const Sizes& sizes, const std::string& policy) {
-  Candidate c;
-  c.row.strategy = "mutwo";
-  c.row.partition = partition_label(config, sizes);
-  c.row.policy = policy;
-  return c;
-}
-
-}  // namespace
-
 void Search::search_partitions(SearchStats& stats) {
   std::vector<Sizes> partitions = enumerate_partitions();
   stats.partitions = static_cast<int64_t>(partitions.size());
@@ -89,12 +77,8 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
     }
     if (!worst[p].fits || as_is) continue;
     base = multiplexed(sizes, true);
-    PolicyInput input;
-    input.base = &*base;
-    input.cost = &cost_;
-    input.memory_limit_bytes = limit_;
-    input.host_mode = config_.host_mode;
-    as_is = evaluate_schedule(*base, input, "fits without a memory policy; policies not run");
+    as_is =
+        evaluate_schedule(*base, whole_limit_input(&*base), "fits without a memory policy; policies not run");
     ++stats.plans;
     if (as_is->feasible) {
       last = p + 1;
@@ -117,12 +101,7 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
   std::vector<std::optional<PolicyResult>> results(planned.size() * orders);
   std::vector<std::exception_ptr> errors(results.size());
   auto plan = [&](size_t k) {
-    PolicyInput input;
-    input.base = k % orders == 0 ? &*base : &*back_to_back;
-    input.cost = &cost_;
-    input.memory_limit_bytes = limit_;
-    input.host_mode = config_.host_mode;
-    return policies_[planned[k / orders]]->plan(input);
+    return policies_[planned[k / orders]]->plan(whole_limit_input(k % orders == 0 ? &*base : &*back_to_back));
   };
   // On one thread each plan is made where its row is (below), so that at most two are held at once.
   if (support::worker_threads(config_.jobs) > 1) {
@@ -158,7 +137,7 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
     if (!worst[p].fits) {
       // Reported as infeasible with the lower bound of the limit it needs (no schedule kept).
       ++stats.pruned_by_memory;
-      Candidate c = candidate_row(config_, sizes, names_[p]);
+      Candidate c = partition_candidate(config_, sizes, names_[p]);
       c.row.peak_bytes = worst[p].needs_bytes;
       c.row.note = "pruned: a sub-array alone does not fit beside the other models' state";
       c.row.pruned = true;
@@ -168,13 +147,7 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
       continue;
     }
     if (as_is_fits) {
-      Candidate c = candidate_row(config_, sizes, "none");
-      c.row.feasible = true;
-      c.row.step_time_ns = as_is->step_time_ns;
-      c.row.peak_bytes = as_is->peak_bytes;
-      c.row.note = as_is->note;
-      c.figures = figures_at_limit(as_is->prediction);
-      c.schedule = std::move(as_is->schedule);
+      Candidate c = partition_candidate(config_, sizes, "none", std::move(*as_is));
       c.sequence = sequence_++;
       offer(std::move(c));
       break;
@@ -191,13 +164,7 @@ int Search::plan_partition(const Sizes& sizes, bool offload_allowed, SearchStats
     }
     ++next_plan;
     const bool fits = result.feasible;
-    Candidate c = candidate_row(config_, sizes, names_[p]);
-    c.row.feasible = result.feasible;
-    c.row.step_time_ns = result.feasible ? result.step_time_ns : 0;
-    c.row.peak_bytes = result.peak_bytes;
-    c.row.note = result.note;
-    c.figures = figures_at_limit(result.prediction);
-    c.schedule = std::move(result.schedule);
+    Candidate c = partition_candidate(config_, sizes, names_[p], std::move(result));
     c.sequence = sequence_++;
     offer(std::move(c));
     if (!fits && offload_allowed) offloaded = std::max(offloaded, offer_offloaded(sizes, p, base, stats));

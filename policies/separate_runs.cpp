@@ -27,11 +27,7 @@ const std::optional<Search::Run>& Search::separate_run(size_t arch, int32_t widt
   auto it = runs_.find({arch, width});
   if (it != runs_.end()) return it->second;
   const ir::Schedule base = build_plain_schedule({step_graph(arch, width)});
-  PolicyInput input;
-  input.base = &base;
-  input.cost = &cost_;
-  input.memory_limit_bytes = limit_;
-  input.host_mode = config_.host_mode;
+  const PolicyInput input = whole_limit_input(&base);
   std::optional<Run> best;
   PolicyResult as_is = evaluate_schedule(base, input, "fits without a memory policy");
   ++stats.plans;
