@@ -38,7 +38,8 @@ void check_references(const Schedule& s) {
   }
 }
 
-ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& model, bool half_duplex) {
+ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& model, bool half_duplex,
+                            std::vector<int64_t>* op_ns) {
   const ir::Graph& g = s.graph;
   const costmodel::DeviceSpec& device = model.device();
   const size_t n = s.instructions.size();
@@ -81,7 +82,9 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
           p.duration_ns[idx] = costmodel::host_optimizer_ns(device, op);
           break;
         }
-        const int64_t d = model.op_duration_ns(g, op);
+        int64_t* known = op_ns != nullptr ? &(*op_ns)[static_cast<size_t>(in.op)] : nullptr;
+        const int64_t d = known != nullptr && *known >= 0 ? *known : model.op_duration_ns(g, op);
+        if (known != nullptr) *known = d;
         if (d < 0) {
           throw Error(fmt::format("cost model '{}' gives op {} '{}' a negative duration {} ns", model.name(),
                                   op.id, op.name, d));

@@ -27,11 +27,13 @@ struct ReplayPlan {
 void check_references(const ir::Schedule& schedule);
 
 // Builds the plan: durations from the cost model (device ops), costmodel::host_optimizer_ns (ops
-// on the schedule's host stream) and costmodel::transfer_duration_ns (swaps); dependencies: for each instruction the previous instruction of its stream, its waits,
-// and for free(t) the last instruction of every stream that touched t since t's previous free
-// (earlier touchers on a stream finish before the last one, streams being FIFO).
-// Expects check_references to have passed.
+// on the schedule's host stream) and costmodel::transfer_duration_ns (swaps); dependencies: for each
+// instruction the previous instruction of its stream, its waits, and for free(t) the last instruction of
+// every stream that touched t since t's previous free (earlier touchers on a stream finish before the last
+// one, streams being FIFO). Expects check_references to have passed. With `op_ns` (one entry per op of the
+// schedule's graph, -1 for not yet priced), each op is priced once: a price found there is used, a new one
+// kept there (a recomputed op is the op again; the dynamic eviction needs every op's price too).
 ReplayPlan make_replay_plan(const ir::Schedule& schedule, const costmodel::OpCostModel& cost_model,
-                            bool half_duplex);
+                            bool half_duplex, std::vector<int64_t>* op_ns = nullptr);
 
 }  // namespace mutwo::sim

@@ -122,7 +122,8 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   check_references(schedule);
   const costmodel::DeviceSpec& device = cost_model.device();
   const bool half_duplex = options.half_duplex.value_or(!device.full_duplex);
-  ReplayPlan plan = make_replay_plan(schedule, cost_model, half_duplex);
+  std::vector<int64_t> op_ns(schedule.graph.ops.size(), -1);  // each op priced once (make_replay_plan)
+  ReplayPlan plan = make_replay_plan(schedule, cost_model, half_duplex, &op_ns);
   const size_t n = schedule.instructions.size();
 
   Prediction pred;
@@ -147,10 +148,12 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   pred.resident_bytes = memory.in_use_bytes();
 
   std::vector<ExecutedInstruction> executed;
-  std::vector<int64_t> op_ns;
   std::optional<DynamicEviction> eviction;
   if (evicting) {
-    op_ns = costmodel::op_durations_ns(cost_model, schedule.graph);
+    // The eviction prices rematerialisations: every op, those no instruction computes too.
+    for (size_t i = 0; i < op_ns.size(); ++i) {
+      if (op_ns[i] < 0) op_ns[i] = cost_model.op_duration_ns(schedule.graph, schedule.graph.ops[i]);
+    }
     int64_t compute_ns = 0;
     for (size_t i = 0; i < n; ++i) {
       if (plan.kind[i] == InstrKind::compute) compute_ns += plan.duration_ns[i];

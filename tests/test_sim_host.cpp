@@ -144,6 +144,35 @@ TEST_CASE("recompute time is summed and a still-resident output allocates nothin
   CHECK(p.compute_stall_ns == 0);
 }
 
+TEST_CASE("each op is priced once however often the schedule recomputes it") {
+  // The same schedule as above; the cost model counts its calls per op. A is computed once and
+  // recomputed twice, B computed once, C never instructed: one price of A, one of B, none of C.
+  struct CountingCostModel final : FixedCostModel {
+    using FixedCostModel::FixedCostModel;
+    mutable std::map<OpId, int> calls;
+    int64_t op_duration_ns(const mutwo::ir::Graph& g, const mutwo::ir::Op& op) const override {
+      ++calls[op.id];
+      return FixedCostModel::op_duration_ns(g, op);
+    }
+  };
+  TestGraph tg;
+  TensorId w = tg.tensor("w", 512, TensorRole::weight);
+  TensorId a = tg.tensor("a", 1024, TensorRole::activation);
+  OpId A = tg.op("A", {w}, {a});
+  OpId B = tg.op("B", {a}, {tg.tensor("b", 512, TensorRole::activation)});
+  OpId C = tg.op("C", {a}, {tg.tensor("c", 512, TensorRole::activation)});
+  ScheduleBuilder sb(std::move(tg));
+  sb.compute(A);
+  sb.free(a, kComputeStream);
+  sb.recompute(A);
+  sb.compute(B);
+  sb.recompute(A);
+  const CountingCostModel model({{A, 2 * kMs}, {B, kMs}, {C, kMs}});
+  const Prediction p = simulate(sb.s, model);
+  CHECK(p.step_time_ns == 7 * kMs);
+  CHECK(model.calls == std::map<OpId, int>{{A, 1}, {B, 1}});
+}
+
 TEST_CASE("extra compute streams run side by side") {
   // A (3 ms) on stream 0 and B (2 ms) on stream 3 overlap: step 3 ms; C waits on both: 3..4 ms.
   TestGraph tg;
