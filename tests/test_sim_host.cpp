@@ -121,23 +121,38 @@ TEST_CASE("resident tensors over the limit are OOM at t=0") {
   CHECK(p.oom_message.find("1536 B") != std::string::npos);
 }
 
-TEST_CASE("recompute time is summed and a still-resident output allocates nothing") {
-  // A (2 ms) -> a 1024 B; free a; recompute A (2 ms) rebuilds a (+1024); B (1 ms) reads a;
-  // recompute A again (a still resident: no allocation); step = 2 + 2 + 1 + 2 = 7 ms;
-  // recompute_ns = 4 ms; peak = w 512 + a 1024 + b 512 = 2048.
+namespace {
+
+// A (2 ms) -> a 1024 B; free a; recompute A (2 ms) rebuilds a (+1024); B (1 ms) reads a;
+// recompute A again (a still resident: no allocation).
+struct RecomputedTwice {
+  Schedule schedule;
+  OpId A = kNoId, B = kNoId;
+};
+RecomputedTwice recomputed_twice() {
   TestGraph tg;
   TensorId w = tg.tensor("w", 512, TensorRole::weight);
   TensorId a = tg.tensor("a", 1024, TensorRole::activation);
-  OpId A = tg.op("A", {w}, {a});
-  OpId B = tg.op("B", {a}, {tg.tensor("b", 512, TensorRole::activation)});
+  RecomputedTwice out;
+  out.A = tg.op("A", {w}, {a});
+  out.B = tg.op("B", {a}, {tg.tensor("b", 512, TensorRole::activation)});
   ScheduleBuilder sb(std::move(tg));
-  sb.compute(A);
+  sb.compute(out.A);
   sb.free(a, kComputeStream);
-  sb.recompute(A);
-  sb.compute(B);
-  sb.recompute(A);
-  REQUIRE_NOTHROW(validate_schedule(sb.s));
-  const Prediction p = simulate(sb.s, FixedCostModel({{A, 2 * kMs}, {B, kMs}}));
+  sb.recompute(out.A);
+  sb.compute(out.B);
+  sb.recompute(out.A);
+  out.schedule = std::move(sb.s);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("recompute time is summed and a still-resident output allocates nothing") {
+  // recomputed_twice: step = 2 + 2 + 1 + 2 = 7 ms; recompute_ns = 4 ms; peak = w 512 + a 1024 + b 512 = 2048.
+  const auto [s, A, B] = recomputed_twice();
+  REQUIRE_NOTHROW(validate_schedule(s));
+  const Prediction p = simulate(s, FixedCostModel({{A, 2 * kMs}, {B, kMs}}));
   CHECK(p.step_time_ns == 7 * kMs);
   CHECK(p.recompute_ns == 4 * kMs);
   CHECK(p.peak_bytes == 2048);
@@ -145,8 +160,8 @@ TEST_CASE("recompute time is summed and a still-resident output allocates nothin
 }
 
 TEST_CASE("each op is priced once however often the schedule recomputes it") {
-  // The same schedule as above; the cost model counts its calls per op. A is computed once and
-  // recomputed twice, B computed once, C never instructed: one price of A, one of B, none of C.
+  // recomputed_twice, with a cost model that counts its calls per op: A, computed once and
+  // recomputed twice, is priced once, as is B.
   struct CountingCostModel final : FixedCostModel {
     using FixedCostModel::FixedCostModel;
     mutable std::map<OpId, int> calls;
@@ -155,21 +170,9 @@ TEST_CASE("each op is priced once however often the schedule recomputes it") {
       return FixedCostModel::op_duration_ns(g, op);
     }
   };
-  TestGraph tg;
-  TensorId w = tg.tensor("w", 512, TensorRole::weight);
-  TensorId a = tg.tensor("a", 1024, TensorRole::activation);
-  OpId A = tg.op("A", {w}, {a});
-  OpId B = tg.op("B", {a}, {tg.tensor("b", 512, TensorRole::activation)});
-  OpId C = tg.op("C", {a}, {tg.tensor("c", 512, TensorRole::activation)});
-  ScheduleBuilder sb(std::move(tg));
-  sb.compute(A);
-  sb.free(a, kComputeStream);
-  sb.recompute(A);
-  sb.compute(B);
-  sb.recompute(A);
-  const CountingCostModel model({{A, 2 * kMs}, {B, kMs}, {C, kMs}});
-  const Prediction p = simulate(sb.s, model);
-  CHECK(p.step_time_ns == 7 * kMs);
+  const auto [s, A, B] = recomputed_twice();
+  const CountingCostModel model({{A, 2 * kMs}, {B, kMs}});
+  CHECK(simulate(s, model).step_time_ns == 7 * kMs);
   CHECK(model.calls == std::map<OpId, int>{{A, 1}, {B, 1}});
 }
 
