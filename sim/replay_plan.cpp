@@ -38,8 +38,7 @@ void check_references(const Schedule& s) {
   }
 }
 
-ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& model, bool half_duplex,
-                            std::vector<int64_t>* op_ns) {
+ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& model, bool half_duplex) {
   const ir::Graph& g = s.graph;
   const costmodel::DeviceSpec& device = model.device();
   const size_t n = s.instructions.size();
@@ -55,6 +54,7 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
   p.stream.resize(n);
   p.target.resize(n);
   p.duration_ns.resize(n);
+  p.op_ns.assign(g.ops.size(), -1);
   p.pending.resize(n);
   std::vector<int32_t> deps_begin(n + 1);
   std::vector<InstrId> deps;
@@ -82,9 +82,9 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
           p.duration_ns[idx] = costmodel::host_optimizer_ns(device, op);
           break;
         }
-        int64_t* known = op_ns != nullptr ? &(*op_ns)[static_cast<size_t>(in.op)] : nullptr;
-        const int64_t d = known != nullptr && *known >= 0 ? *known : model.op_duration_ns(g, op);
-        if (known != nullptr) *known = d;
+        int64_t& price = p.op_ns[static_cast<size_t>(in.op)];
+        if (price < 0) price = model.op_duration_ns(g, op);
+        const int64_t d = price;
         if (d < 0) {
           throw Error(fmt::format("cost model '{}' gives op {} '{}' a negative duration {} ns", model.name(),
                                   op.id, op.name, d));

@@ -17,6 +17,7 @@ struct ReplayPlan {
   std::vector<int32_t> stream;
   std::vector<int32_t> target;  // op id (compute, recompute) or tensor id
   std::vector<int64_t> duration_ns;
+  std::vector<int64_t> op_ns;  // per op: its price (priced once); -1: no device instruction runs it
   std::vector<int32_t> pending;               // unfinished dependencies (the replay counts them down)
   std::vector<int32_t> dependents_begin;      // CSR: dependents of i are dependents[begin[i], begin[i+1])
   std::vector<ir::InstrId> dependents;        // ascending per instruction
@@ -30,10 +31,9 @@ void check_references(const ir::Schedule& schedule);
 // on the schedule's host stream) and costmodel::transfer_duration_ns (swaps); dependencies: for each
 // instruction the previous instruction of its stream, its waits, and for free(t) the last instruction of
 // every stream that touched t since t's previous free (earlier touchers on a stream finish before the last
-// one, streams being FIFO). Expects check_references to have passed. With `op_ns` (one entry per op of the
-// schedule's graph, -1 for not yet priced), each op is priced once: a price found there is used, a new one
-// kept there (a recomputed op is the op again; the dynamic eviction needs every op's price too).
+// one, streams being FIFO). Expects check_references to have passed. Each op is priced once (op_ns): a
+// recomputed op is the op again.
 ReplayPlan make_replay_plan(const ir::Schedule& schedule, const costmodel::OpCostModel& cost_model,
-                            bool half_duplex, std::vector<int64_t>* op_ns = nullptr);
+                            bool half_duplex);
 
 }  // namespace mutwo::sim

@@ -122,8 +122,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   check_references(schedule);
   const costmodel::DeviceSpec& device = cost_model.device();
   const bool half_duplex = options.half_duplex.value_or(!device.full_duplex);
-  std::vector<int64_t> op_ns(schedule.graph.ops.size(), -1);  // each op priced once (make_replay_plan)
-  ReplayPlan plan = make_replay_plan(schedule, cost_model, half_duplex, &op_ns);
+  ReplayPlan plan = make_replay_plan(schedule, cost_model, half_duplex);
   const size_t n = schedule.instructions.size();
 
   Prediction pred;
@@ -151,6 +150,7 @@ Prediction simulate_schedule(const Schedule& schedule, const costmodel::OpCostMo
   std::optional<DynamicEviction> eviction;
   if (evicting) {
     // The eviction prices rematerialisations: every op, those no instruction computes too.
+    std::vector<int64_t>& op_ns = plan.op_ns;
     for (size_t i = 0; i < op_ns.size(); ++i) {
       if (op_ns[i] < 0) op_ns[i] = cost_model.op_duration_ns(schedule.graph, schedule.graph.ops[i]);
     }
