@@ -17,6 +17,7 @@
 
 #include "api/experiment.hpp"
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/table.hpp"
 #include "experiments/csv_file.hpp"
 #include "experiments/db_merge.hpp"
@@ -48,38 +49,24 @@ extern "C" void on_stop_signal(int signal) {
   std::signal(signal, SIG_DFL);  // a second one ends the process at once
 }
 
-std::string clock_text(double seconds) {
-  const auto s = static_cast<int64_t>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
-  return fmt::format("{}:{:02}", s / 60, s % 60);
-}
-
-// Progress on stderr: one rewritten line on a terminal, one line per configuration otherwise
-// (logs of batch jobs).
+// Progress on stderr, a line per configuration (ProgressLine: rewritten in place on a terminal).
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(bool tty) : tty_(tty) {}
+  explicit ProgressPrinter(bool tty) : line_(std::cerr, tty, 0) {}
   void operator()(const experiments::RunnerProgress& p) {
     const int64_t to_run = p.tasks - p.tasks_skipped;
     if (p.tasks_done == 0) return;
     const std::string eta = p.tasks_done < to_run ? fmt::format(", ETA {}", clock_text(p.eta_s)) : "";
-    const std::string line =
-        fmt::format("[{}/{}] {:3.0f}%  {} elapsed{}  {}", p.tasks_done, to_run,
-                    100.0 * static_cast<double>(p.tasks_done) / static_cast<double>(to_run),
-                    clock_text(p.elapsed_s), eta, p.last_label);
-    if (tty_) {
-      std::cerr << "\r\033[K" << line << std::flush;
-      if (p.tasks_done == to_run) std::cerr << "\n";
-    } else {
-      std::cerr << line << "\n";
-    }
+    line_.update(fmt::format("[{}/{}] {:3.0f}%  {} elapsed{}  {}", p.tasks_done, to_run,
+                             100.0 * static_cast<double>(p.tasks_done) / static_cast<double>(to_run),
+                             clock_text(p.elapsed_s), eta, p.last_label));
+    if (p.tasks_done == to_run) line_.keep();
   }
-  void finish_line(const experiments::RunnerProgress& p) const {
-    if (tty_ && p.tasks_done > 0 && p.tasks_done < p.tasks - p.tasks_skipped) std::cerr << "\n";
-  }
+  // An interrupted run's last line stays.
+  void finish_line() { line_.keep(); }
 
  private:
-  bool tty_;
+  ProgressLine line_;
 };
 
 std::string shard_text(const experiments::Shard& s) {
@@ -162,7 +149,7 @@ void run_experiment_command(const ExperimentOptions& opts) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   const experiments::RunnerProgress& p = report.progress;
-  printer.finish_line(p);
+  printer.finish_line();
 
   std::string csv;
   if (!report.interrupted) {

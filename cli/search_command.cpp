@@ -1,6 +1,8 @@
 // `mutwo search`: searches sub-array partitions x swap/recompute policies for a model array on a
 // catalog GPU and prints every strategy (sequential, hfta, hfta+capuchin, mutwo) sorted by
 // throughput; optionally writes the winner's schedule and timeline.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/device_flags.hpp"
 #include "cli/number_flags.hpp"
+#include "cli/progress_line.hpp"
 #include "cli/server_search_output.hpp"
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
@@ -65,6 +68,7 @@ struct SearchOptions {
   std::string schedule_out;
   std::string timeline;
   bool json = false;
+  double progress_s = -1;  // --progress: the least seconds between progress lines (-1: not given)
   // --server: placement, partition and policy over a multi-GPU server (policies/server_search.hpp).
   std::string server;
   std::vector<std::string> schemes;
@@ -175,6 +179,19 @@ void run_search_command(SearchOptions opts) {
   request.partitions = opts.partitions;
   request.top = opts.top;
   request.jobs = opts.jobs;
+  // Without --progress: a line rewritten 4 times a second on a terminal, none in a log.
+  const auto start = std::chrono::steady_clock::now();
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  ProgressLine line(std::cerr, tty, opts.progress_s >= 0 ? opts.progress_s : 0.25);
+  if (!server && (tty || opts.progress_s >= 0)) {
+    request.progress = [&](int64_t visited, int64_t partitions) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      line.update(
+          fmt::format("search: partition {}/{} by compute bound, {} elapsed (the rest skipped once "
+                      "none can beat the best plans)",
+                      visited + 1, partitions, clock_text(s)));
+    };
+  }
   const policies::SearchConfig config = api::search_config(request, *cost, device.memory_bytes);
 
   if (server) {
@@ -188,9 +205,16 @@ void run_search_command(SearchOptions opts) {
     run_server_search_and_print(std::move(sc), {opts.json, opts.timeline, opts.schedule_out, opts.parts_dir});
     return;
   }
-  const auto start = std::chrono::steady_clock::now();
-  const policies::SearchReport report = policies::run_search(config);
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto searched = std::chrono::steady_clock::now();
+  policies::SearchReport report;
+  try {
+    report = policies::run_search(config);
+  } catch (...) {
+    line.clear();  // the error starts on an empty line
+    throw;
+  }
+  line.clear();
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - searched).count();
 
   if (opts.json) {
     std::cout << api::search_json(report, device, opts.device.cost_source).dump(2) << "\n";
@@ -289,6 +313,10 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--timeline", opts->timeline,
                   "Write the winner's Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the rows as JSON");
+  cmd->add_option("--progress", opts->progress_s,
+                  "Progress on stderr at most every SECONDS (0: each partition; default: a line rewritten 4 "
+                  "times a second on a terminal, none otherwise)")
+      ->check(finite_number(0, false));
   CLI::Option* server = cmd->add_option(
       "--server", opts->server,
       "Search placement, partition and policy over a multi-GPU server: " +

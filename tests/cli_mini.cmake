@@ -23,5 +23,12 @@ mutwo_cli_test(mini_trace_unknown_model ARGS trace --model bert-tiny -o x.json D
 # 2 bert-mini at batch 2, fused in one sub-array: 4 samples per step, no OOM (oom is null).
 mutwo_cli_test(mini_simulate_bert_mini ARGS simulate --model bert-mini --models 2 --json
                DEFINES "JSON_CHECKS=schedule|samples_per_step=4\;schedule|sub_arrays|0|name=bert-mini x2\;prediction|oom=")
+# stderr is not a terminal here: no progress line unless --progress asks for one.
 mutwo_cli_test(mini_search_resnet_mini ARGS search --model resnet-mini:2 --policies none --top 1 --json
-               DEFINES "JSON_CHECKS=samples_per_step=4\;feasible=ON\;rows|0|strategy=hfta\;rows|0|partition=resnet-mini:2")
+               DEFINES "JSON_CHECKS=samples_per_step=4\;feasible=ON\;rows|0|strategy=hfta\;rows|0|partition=resnet-mini:2"
+                       "STDERR_NOT_REGEX=search: partition")
+# Two models have two partitions (2, 1+1); --progress 0 shows the first before it is planned.
+mutwo_cli_test(mini_search_progress ARGS search --model resnet-mini:2 --policies none --top 1 --progress 0
+               DEFINES "STDERR_REGEX=^search: partition 1/2 by compute bound, 0:0[0-9] elapsed \\(the rest")
+mutwo_cli_test(mini_search_progress_negative ARGS search --model resnet-mini:2 --progress -1
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--progress: '-1' must be a finite number >= 0")

@@ -1,7 +1,7 @@
 # End-to-end test driver for the `mutwo` program (SimGrid's .tesh idea): run one command, check its
 # exit status and output. Run as a CMake script:
 #   cmake -DMUTWO=<binary> -DARGS="trace|--check|file.json" [-DWORKDIR=dir] [-DEXPECT_RC=0|1|2]
-#         [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re] [-DSTDOUT_FILE=golden.out]
+#         [-DSTDOUT_REGEX=re] [-DSTDERR_REGEX=re] [-DSTDERR_NOT_REGEX=re] [-DSTDOUT_FILE=golden.out]
 #         [-DJSON_LENGTH=n] [-DJSON_CHECKS="0|name=bert-base;0|parameters=110106428"]
 #         [-DABSENT_FILE=name] -P test_cli.cmake
 # ARGS separates arguments with '|' (a ';' would be split by add_test). JSON_CHECKS entries are
@@ -42,6 +42,9 @@ if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
 endif()
 if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
   message(FATAL_ERROR "stderr does not match '${STDERR_REGEX}'\n${report}")
+endif()
+if(DEFINED STDERR_NOT_REGEX AND err MATCHES "${STDERR_NOT_REGEX}")
+  message(FATAL_ERROR "stderr matches '${STDERR_NOT_REGEX}'\n${report}")
 endif()
 if(DEFINED STDOUT_FILE)
   file(READ ${STDOUT_FILE} golden)
