@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang lld
   libeigen3-dev doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
-  libfmt-dev libsqlite3-dev libbenchmark-dev zlib1g-dev
+  libfmt-dev libsqlite3-dev libbenchmark-dev zlib1g-dev libjemalloc-dev
   python3-matplotlib python3-torch python3-torchvision
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-scipy
   coinor-libcbc-dev

@@ -1,6 +1,12 @@
 # CLI tests of the executor commands (`mutwo run`, `mutwo profile`) on the CPU, included by
 # tests/CMakeLists.txt inside its `if(TARGET mutwo)` block. Without LibTorch the commands exist
 # and refuse with how to build them.
+# The program allocates with jemalloc where it was found (cli/CMakeLists.txt): asked for its
+# statistics at exit, jemalloc prints them, which glibc's malloc would ignore.
+if(MUTWO_JEMALLOC_LIBRARY AND NOT MUTWO_SANITIZE)
+  mutwo_cli_test(mutwo_allocates_with_jemalloc ARGS models DEFINES "STDERR_REGEX=Begin jemalloc statistics"
+                 PROPERTIES ENVIRONMENT MALLOC_CONF=stats_print:true)
+endif()
 if(NOT TARGET mutwo_exec)
   mutwo_cli_test(run_without_torch ARGS run --model resnet-mini DEFINES EXPECT_RC=1
                  "STDERR_REGEX=^error: 'mutwo run' needs the LibTorch executor")
