@@ -1,9 +1,10 @@
 # CLI tests of the executor commands (`mutwo run`, `mutwo profile`) on the CPU, included by
 # tests/CMakeLists.txt inside its `if(TARGET mutwo)` block. Without LibTorch the commands exist
 # and refuse with how to build them.
-# The program allocates with jemalloc where it was found (cli/CMakeLists.txt): asked for its
-# statistics at exit, jemalloc prints them, which glibc's malloc would ignore.
-if(MUTWO_JEMALLOC_LIBRARY AND NOT MUTWO_SANITIZE)
+# The program allocates with jemalloc where cli/CMakeLists.txt linked it: asked for its statistics
+# at exit, jemalloc prints them, which glibc's malloc would ignore.
+get_target_property(mutwo_allocator mutwo MUTWO_ALLOCATOR)
+if(mutwo_allocator STREQUAL "jemalloc")
   mutwo_cli_test(mutwo_allocates_with_jemalloc ARGS models DEFINES "STDERR_REGEX=Begin jemalloc statistics"
                  PROPERTIES ENVIRONMENT MALLOC_CONF=stats_print:true)
 endif()
