@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ir/iterations.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::ir {
@@ -35,16 +36,12 @@ void validate_bench_host(const BenchHostOptions& o) {
     }
   }
   // Checked before the timing: the fit refused them only after every copy was timed.
-  if (!o.sizes_bytes.empty()) {
-    std::vector<int64_t> sorted = o.sizes_bytes;
-    std::sort(sorted.begin(), sorted.end());
-    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end()) {
-      throw Error(fmt::format("bench-host: size {} B is given twice", *twice));
-    }
-    if (sorted.size() < 2) {
-      throw Error(fmt::format("bench-host: one size ({} B) fits no latency and bandwidth; give two or more",
-                              sorted[0]));
-    }
+  if (const auto twice = support::first_repeat(o.sizes_bytes)) {
+    throw Error(fmt::format("bench-host: size {} B is given twice", *twice));
+  }
+  if (o.sizes_bytes.size() == 1) {
+    throw Error(fmt::format("bench-host: one size ({} B) fits no latency and bandwidth; give two or more",
+                            o.sizes_bytes[0]));
   }
   check_iterations(o.warmup_iterations, o.timed_iterations, kMaxBenchCopies, "bench-host");
   if (o.dispatch_calls < 1 || o.dispatch_calls > 1000) {

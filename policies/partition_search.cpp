@@ -16,6 +16,7 @@
 #include "policies/policy_result.hpp"
 #include "policies/state_offload.hpp"
 #include "policies/strategy.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 #include "zoo/model_registry.hpp"
 
@@ -35,13 +36,10 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
     zoo::find_model(a.model);  // a zoo model or a test-scale variant
     if (a.count < 1) throw Error(fmt::format("search: model '{}' count {} must be >= 1", a.model, a.count));
   }
-  for (size_t i = 0; i < config.architectures.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (config.architectures[i].model == config.architectures[j].model) {
-        throw Error(fmt::format("search: model '{}' is given twice; give it once with the total count",
-                                config.architectures[i].model));
-      }
-    }
+  std::vector<std::string> models;
+  for (const ArchitectureCount& a : config.architectures) models.push_back(a.model);
+  if (const auto model = support::first_repeat(models)) {
+    throw Error(fmt::format("search: model '{}' is given twice; give it once with the total count", *model));
   }
   if (config.cost == nullptr) throw Error("search: no cost model");
   if (config.top < 1) throw Error(fmt::format("search: top {} must be >= 1", config.top));
@@ -49,6 +47,9 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
     throw Error(fmt::format("search: memory limit {} B must be >= 0", config.memory_limit_bytes));
   }
   for (const std::string& p : config.policies) registry.find(p);
+  if (const auto policy = support::first_repeat(config.policies)) {
+    throw Error(fmt::format("search: policy '{}' is given twice; give each policy once", *policy));
+  }
   // The partitions are enumerated into memory and each is planned: p(64) = 1.7 million takes 40 s and
   // 1.5 GB, p(128) = 4.4e9 cannot be held. Refuse before anything is built.
   const int64_t partitions = array_partition_count(config.architectures, config.prune);

@@ -161,8 +161,8 @@ struct SearchReport {
 // in_default_search (checkmate, a MILP too slow for whole arrays, says not), in registration order.
 std::vector<std::string> default_search_policies(const PolicyRegistry& registry);
 
-// Throws mutwo::Error naming the field on an empty array, a count < 1, no cost model, top < 1 or
-// a limit < 0; UnknownNameError on an unknown policy or model.
+// Throws mutwo::Error naming the field on an empty array, a count < 1, a model or policy given twice,
+// no cost model, top < 1 or a limit < 0; UnknownNameError on an unknown policy or model.
 SearchReport run_search(const SearchConfig& config);
 
 }  // namespace mutwo::policies

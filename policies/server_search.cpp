@@ -12,6 +12,7 @@
 #include "policies/server_lift.hpp"
 #include "policies/server_schemes.hpp"
 #include "sim/server_simulator.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 #include "zoo/model_registry.hpp"
 
@@ -281,6 +282,16 @@ ServerSearchReport run_server_search(const ServerSearchConfig& c) {
     }
   }
   for (const std::string& s : c.schemes) builtin_server_schemes().find(s);
+  if (const auto scheme = support::first_repeat(c.schemes)) {
+    throw Error(fmt::format("server search: scheme '{}' is given twice; give each scheme once", *scheme));
+  }
+  if (const auto m = support::first_repeat(c.micro_batches)) {
+    throw Error(fmt::format("server search: micro-batch count {} is given twice; give each count once", *m));
+  }
+  if (const auto packs = support::first_repeat(c.packs)) {
+    throw Error(
+        fmt::format("server search: layer pack count {} is given twice; give each count once", *packs));
+  }
   ServerSearchReport report;
   const int64_t limit =
       c.array.memory_limit_bytes > 0 ? c.array.memory_limit_bytes : c.array.cost->device().memory_bytes;

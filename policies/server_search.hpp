@@ -101,8 +101,8 @@ struct ServerSearchReport {
 
 // Throws Error naming the field: no architectures, no cost model, a cost model for another GPU than
 // the server's, micro-batch counts outside 1..kMaxMicroBatches or pack counts outside 1..kMaxLayerPacks,
-// top < 1; UnknownNameError on an unknown scheme,
-// policy or model.
+// a scheme, micro-batch count or pack count given twice, top < 1; UnknownNameError on an unknown
+// scheme, policy or model.
 ServerSearchReport run_server_search(const ServerSearchConfig& config);
 
 }  // namespace mutwo::policies

@@ -72,8 +72,9 @@ const std::vector<double>& dtr_paper_ratios();  // 0.1, 0.2, ..., 1.0
 // independent and spread over `jobs` threads (0: one per hardware thread; support/parallel_for.hpp);
 // the rows, and which run's error is thrown (the first in row order), do not depend on it. Throws
 // mutwo::Error before any run, naming `log_name` where the log is at fault, on a ratio that is not a
-// finite number > 0, a budget (ratio x peak) past int64, an overhead limit that is not a finite
-// number in [1, kDtrMaxOverheadLimit], and a log check_dtr_sweep refuses.
+// finite number > 0, a budget (ratio x peak) past int64, a ratio or heuristic given twice, an
+// overhead limit that is not a finite number in [1, kDtrMaxOverheadLimit], and a log check_dtr_sweep
+// refuses.
 std::vector<DtrSweepRow> sweep_dtr_log(const io::DtrLog& log, const DtrBaseline& baseline,
                                        const std::vector<double>& ratios,
                                        const std::vector<const EvictionHeuristic*>& heuristics, int jobs = 1,

@@ -3,11 +3,14 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "sim/dtr_log_graph.hpp"
 #include "sim/dtr_replay.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 #include "support/parallel_for.hpp"
 
@@ -97,6 +100,14 @@ std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& bas
   for (double ratio : ratios) {
     if (!(ratio > 0) || !std::isfinite(ratio))
       throw Error(fmt::format("budget ratio {} must be a finite number > 0", ratio));
+  }
+  if (const auto ratio = support::first_repeat(ratios)) {
+    throw Error(fmt::format("budget ratio {:g} is given twice; give each ratio once", *ratio));
+  }
+  std::vector<std::string_view> names;
+  for (const EvictionHeuristic* h : heuristics) names.push_back(h->name());
+  if (const auto name = support::first_repeat(names)) {
+    throw Error(fmt::format("heuristic '{}' is given twice; give each heuristic once", *name));
   }
   check_dtr_sweep(log, baseline, log_name);
   for (double ratio : ratios) {  // int(peak * ratio) must be an int64 byte count

@@ -57,6 +57,20 @@ mutwo_cli_test(simulate_optimizer_on_needs_offload ARGS simulate --model bert-mi
 mutwo_cli_test(search_schemes_need_server ARGS search --model bert-mini:2 --schemes dp
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--schemes requires --server")
 
+# A list flag names each item once (as experiment specs do): a policy, scheme or micro-batch count
+# given twice was searched twice and its rows printed twice.
+mutwo_cli_test(search_policy_twice ARGS search --model bert-mini:2 --policies none,capuchin,none
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: search: policy 'none' is given twice. give each policy once\n$")
+mutwo_cli_test(search_server_scheme_twice
+               ARGS search --server 4x-gtx1080ti --model gpt2-mini --schemes harmony-pp,harmony-pp
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: server search: scheme 'harmony-pp' is given twice. give each scheme once\n$")
+mutwo_cli_test(search_server_micro_batches_twice
+               ARGS search --server 4x-gtx1080ti --model gpt2-mini --micro-batches 2,4,2
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: server search: micro-batch count 2 is given twice. give each count once\n$")
+
 # An empty flag value ("" fell back to the default) is refused: python/tests/test_api.py, which can
 # pass an empty argument (this file's ARGS cannot).
 

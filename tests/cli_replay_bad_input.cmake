@@ -15,6 +15,13 @@ mutwo_cli_test(replay_jobs_negative ARGS replay --dtr-log ${resnet32} --jobs -1
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--jobs: '-1' must be a whole number >= 0")
 mutwo_cli_test(replay_budget_ratio_inf ARGS replay --dtr-log ${resnet32} --budget-ratio inf
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--budget-ratio: 'inf' must be a finite number > 0")
+# Each ratio and heuristic once: one given twice was replayed twice and printed twice.
+mutwo_cli_test(replay_budget_ratio_twice ARGS replay --dtr-log ${resnet32} --budget-ratio 0.5,0.5
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: budget ratio 0\\.5 is given twice. give each ratio once\n$")
+mutwo_cli_test(replay_heuristic_twice ARGS replay --dtr-log ${resnet32} --heuristic dtr,lru,dtr
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: heuristic 'dtr' is given twice. give each heuristic once\n$")
 # int(10061179152 x 1e9) is past int64: it printed budget_bytes -9223372036854775808 and OOM.
 mutwo_cli_test(replay_budget_past_int64 ARGS replay --dtr-log ${resnet32} --budget-ratio 0.5,1e9 --json
                DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"

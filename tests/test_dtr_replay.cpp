@@ -335,6 +335,20 @@ TEST_CASE("a sweep's overhead limit is a number in [1, 100], refused before any 
   }
 }
 
+TEST_CASE("a sweep runs each ratio and heuristic once: one given twice is refused before any run") {
+  const std::string file = "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log";
+  const io::DtrLog log = io::parse_dtr_log(support::read_text_file(kFixtures + file + ".gz"), file);
+  const sim::DtrBaseline baseline = sim::dtr_baseline(log);
+  const auto dtr = policies::make_dtr_heuristic("dtr");
+  const auto lru = policies::make_dtr_heuristic("lru");
+  const auto dtr_again = policies::make_dtr_heuristic("dtr");
+  CHECK(sim::sweep_dtr_log(log, baseline, {1.0, 0.9}, {dtr.get(), lru.get()}).size() == 4);
+  CHECK_THROWS_WITH_AS(sim::sweep_dtr_log(log, baseline, {0.5, 0.25, 0.5}, {dtr.get()}),
+                       "budget ratio 0.5 is given twice; give each ratio once", Error);
+  CHECK_THROWS_WITH_AS(sim::sweep_dtr_log(log, baseline, {0.5}, {dtr.get(), lru.get(), dtr_again.get()}),
+                       "heuristic 'dtr' is given twice; give each heuristic once", Error);
+}
+
 TEST_CASE("a DTR log as a mutwo Trace: one op per CALL and MUTATE at its logged time") {
   const std::string text =
       kStart + constant("w", 100) + call("f", "a", R"("w","w")", 10, 200) +

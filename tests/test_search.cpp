@@ -259,6 +259,12 @@ TEST_CASE("bad search configurations name the field") {
   CHECK_THROWS_WITH_AS(run_search(config_for({zero}, 0)), "search: model 'resnet18' count 0 must be >= 1",
                        Error);
   CHECK_THROWS_AS(run_search(config_for({resnet18(2)}, 0, {"lru"})), UnknownNameError);
+  // Each model and policy once: a policy given twice planned every partition twice and printed its
+  // rows twice.
+  CHECK_THROWS_WITH_AS(run_search(config_for({resnet18(1), resnet18(1)}, 0)),
+                       "search: model 'resnet18' is given twice; give it once with the total count", Error);
+  CHECK_THROWS_WITH_AS(run_search(config_for({resnet18(2)}, 0, {"none", "capuchin", "none"})),
+                       "search: policy 'none' is given twice; give each policy once", Error);
   SearchConfig c = config_for({resnet18(2)}, 0);
   c.top = 0;
   CHECK_THROWS_WITH_AS(run_search(c), "search: top 0 must be >= 1", Error);

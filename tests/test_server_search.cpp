@@ -162,3 +162,22 @@ TEST_CASE("a server search refuses micro-batch and layer-pack counts past their 
   CHECK_THROWS_WITH_AS(policies::run_server_search(config),
                        "server search: layer pack count 4097 must be from 1 to 4096", Error);
 }
+
+TEST_CASE("a server search refuses a scheme, micro-batch count or pack count given twice") {
+  // Each was searched twice and its rows printed twice.
+  const costmodel::AnalyticCostModel cost(costmodel::find_device("gtx1080ti"));
+  policies::ServerSearchConfig config = test::gpt2_mini_array(1, cost);
+  config.schemes = {"harmony-pp", "dp", "harmony-pp"};
+  CHECK_THROWS_WITH_AS(policies::run_server_search(config),
+                       "server search: scheme 'harmony-pp' is given twice; give each scheme once", Error);
+  config.schemes = {"harmony-pp"};
+  config.micro_batches = {2, 4, 2};
+  CHECK_THROWS_WITH_AS(policies::run_server_search(config),
+                       "server search: micro-batch count 2 is given twice; give each count once", Error);
+  config.micro_batches = {2};
+  config.packs = {8, 8};
+  CHECK_THROWS_WITH_AS(policies::run_server_search(config),
+                       "server search: layer pack count 8 is given twice; give each count once", Error);
+  config.packs = {8};
+  CHECK(policies::run_server_search(config).rows.size() > 0);
+}
