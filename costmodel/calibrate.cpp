@@ -16,6 +16,7 @@
 
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/wave_held_out_csv.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 #include "support/parallel_for.hpp"
 #include "support/text_file.hpp"
@@ -49,6 +50,25 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
     out.insert(out.end(), files.begin(), files.end());
   }
   return out;
+}
+
+// Each file read once: one given twice (by another path, or inside a folder given too, or as an
+// input and a --refine-only input) weighed its rows twice in the fit and counted them twice.
+void check_files_once(const std::vector<std::string>& files, const std::vector<std::string>& refine_files) {
+  std::vector<std::string> given = files;
+  given.insert(given.end(), refine_files.begin(), refine_files.end());
+  std::vector<std::filesystem::path> same;
+  for (const std::string& f : given) {
+    std::error_code ec;  // a path that cannot be resolved is compared as given; reading it will say why
+    std::filesystem::path p = std::filesystem::weakly_canonical(f, ec);
+    same.push_back(ec ? std::filesystem::path(f).lexically_normal() : p);
+  }
+  if (const auto twice = support::first_repeat(same)) {
+    const auto role = [&](size_t i) { return i < files.size() ? "input" : "--refine-only input"; };
+    throw Error(
+        fmt::format("calibrate: {} '{}' is read already as {} '{}' (folders expanded); give each file once",
+                    role(twice->second), given[twice->second], role(twice->first), given[twice->first]));
+  }
 }
 
 // "YYYY-MM-DD", a day of the calendar: the date written into profiles and models.
@@ -222,6 +242,7 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   const std::vector<std::string> files = expand_inputs(options.inputs);
   const std::vector<std::string> refine_files =
       options.refine_only.empty() ? std::vector<std::string>{} : expand_inputs(options.refine_only);
+  check_files_once(files, refine_files);
   std::vector<std::vector<CalibrationRow>> read(files.size() + refine_files.size());
   std::vector<std::string> notes(files.size());
   support::parallel_for(read.size(), options.jobs, [&](size_t f) {

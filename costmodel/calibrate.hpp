@@ -53,7 +53,8 @@ struct CalibrateResult {
   std::optional<WaveHeldOut> wave_held_out;  // --leave-one-out
 };
 
-// Throws Error for no inputs, -o with rows of several devices and no --device, --fidelity
+// Throws Error for no inputs, a file read twice (by two paths, a folder and a file in it, an input
+// and a --refine-only input), -o with rows of several devices and no --device, --fidelity
 // without --kfold, an unknown --device, rows of the host CPU (kHostCpuDevice) among those to fit,
 // or what reading and fitting throw.
 CalibrateResult run_calibration(const CalibrateOptions& options);

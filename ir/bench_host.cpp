@@ -37,7 +37,7 @@ void validate_bench_host(const BenchHostOptions& o) {
   }
   // Checked before the timing: the fit refused them only after every copy was timed.
   if (const auto twice = support::first_repeat(o.sizes_bytes)) {
-    throw Error(fmt::format("bench-host: size {} B is given twice", *twice));
+    throw Error(fmt::format("bench-host: size {} B is given twice", o.sizes_bytes[twice->second]));
   }
   if (o.sizes_bytes.size() == 1) {
     throw Error(fmt::format("bench-host: one size ({} B) fits no latency and bandwidth; give two or more",

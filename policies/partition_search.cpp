@@ -38,8 +38,9 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
   }
   std::vector<std::string> models;
   for (const ArchitectureCount& a : config.architectures) models.push_back(a.model);
-  if (const auto model = support::first_repeat(models)) {
-    throw Error(fmt::format("search: model '{}' is given twice; give it once with the total count", *model));
+  if (const auto twice = support::first_repeat(models)) {
+    throw Error(fmt::format("search: model '{}' is given twice; give it once with the total count",
+                            models[twice->second]));
   }
   if (config.cost == nullptr) throw Error("search: no cost model");
   if (config.top < 1) throw Error(fmt::format("search: top {} must be >= 1", config.top));
@@ -47,8 +48,9 @@ void validate(const SearchConfig& config, const PolicyRegistry& registry) {
     throw Error(fmt::format("search: memory limit {} B must be >= 0", config.memory_limit_bytes));
   }
   for (const std::string& p : config.policies) registry.find(p);
-  if (const auto policy = support::first_repeat(config.policies)) {
-    throw Error(fmt::format("search: policy '{}' is given twice; give each policy once", *policy));
+  if (const auto twice = support::first_repeat(config.policies)) {
+    throw Error(fmt::format("search: policy '{}' is given twice; give each policy once",
+                            config.policies[twice->second]));
   }
   // The partitions are enumerated into memory and each is planned: p(64) = 1.7 million takes 40 s and
   // 1.5 GB, p(128) = 4.4e9 cannot be held. Refuse before anything is built.

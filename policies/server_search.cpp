@@ -282,15 +282,17 @@ ServerSearchReport run_server_search(const ServerSearchConfig& c) {
     }
   }
   for (const std::string& s : c.schemes) builtin_server_schemes().find(s);
-  if (const auto scheme = support::first_repeat(c.schemes)) {
-    throw Error(fmt::format("server search: scheme '{}' is given twice; give each scheme once", *scheme));
+  if (const auto twice = support::first_repeat(c.schemes)) {
+    throw Error(fmt::format("server search: scheme '{}' is given twice; give each scheme once",
+                            c.schemes[twice->second]));
   }
-  if (const auto m = support::first_repeat(c.micro_batches)) {
-    throw Error(fmt::format("server search: micro-batch count {} is given twice; give each count once", *m));
+  if (const auto twice = support::first_repeat(c.micro_batches)) {
+    throw Error(fmt::format("server search: micro-batch count {} is given twice; give each count once",
+                            c.micro_batches[twice->second]));
   }
-  if (const auto packs = support::first_repeat(c.packs)) {
-    throw Error(
-        fmt::format("server search: layer pack count {} is given twice; give each count once", *packs));
+  if (const auto twice = support::first_repeat(c.packs)) {
+    throw Error(fmt::format("server search: layer pack count {} is given twice; give each count once",
+                            c.packs[twice->second]));
   }
   ServerSearchReport report;
   const int64_t limit =

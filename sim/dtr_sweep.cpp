@@ -101,13 +101,13 @@ std::vector<DtrSweepRow> sweep_dtr_log(const DtrLog& log, const DtrBaseline& bas
     if (!(ratio > 0) || !std::isfinite(ratio))
       throw Error(fmt::format("budget ratio {} must be a finite number > 0", ratio));
   }
-  if (const auto ratio = support::first_repeat(ratios)) {
-    throw Error(fmt::format("budget ratio {:g} is given twice; give each ratio once", *ratio));
+  if (const auto twice = support::first_repeat(ratios)) {
+    throw Error(fmt::format("budget ratio {:g} is given twice; give each ratio once", ratios[twice->second]));
   }
   std::vector<std::string_view> names;
   for (const EvictionHeuristic* h : heuristics) names.push_back(h->name());
-  if (const auto name = support::first_repeat(names)) {
-    throw Error(fmt::format("heuristic '{}' is given twice; give each heuristic once", *name));
+  if (const auto twice = support::first_repeat(names)) {
+    throw Error(fmt::format("heuristic '{}' is given twice; give each heuristic once", names[twice->second]));
   }
   check_dtr_sweep(log, baseline, log_name);
   for (double ratio : ratios) {  // int(peak * ratio) must be an int64 byte count

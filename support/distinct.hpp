@@ -1,19 +1,22 @@
 #pragma once
-// A list that names a set of things to run (policies to search, server schemes, micro-batch and
-// pack counts, eviction heuristics, budget ratios) holds each item once: a repeat would plan or
-// run it twice and print its rows twice. Experiment specs refuse such a list as they read it
+// A list that names a set of things to run or read (policies to search, server schemes,
+// micro-batch and pack counts, eviction heuristics, budget ratios, bench-host's sizes, calibrate's
+// files) holds each item once: a repeat would run it twice and print its rows twice, or weigh a
+// file's rows twice in a fit. Experiment specs refuse such a list as they read it
 // (support/toml_reader.hpp); what a command or the Python module passes is checked here.
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace mutwo::support {
 
-// The first item that stands earlier in `items` too, if any.
+// The first place `items` repeats itself: {earlier, later}, the indexes of two equal items, the
+// later as small as can be; none when every item differs.
 template <class T>
-std::optional<T> first_repeat(const std::vector<T>& items) {
-  for (size_t i = 1; i < items.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (items[j] == items[i]) return items[i];
+std::optional<std::pair<size_t, size_t>> first_repeat(const std::vector<T>& items) {
+  for (size_t later = 1; later < items.size(); ++later) {
+    for (size_t earlier = 0; earlier < later; ++earlier) {
+      if (items[earlier] == items[later]) return std::pair{earlier, later};
     }
   }
   return std::nullopt;

@@ -69,6 +69,18 @@ mutwo_cli_test(calibrate_wave_model_needs_score
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
                     --wave-model ${CMAKE_SOURCE_DIR}/costmodel/models/waves.json
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --wave-model needs --score")
+# Each file once: a file inside a folder given too, or an input given again as --refine-only (by
+# another path), weighed its rows twice in the fit and counted them twice.
+mutwo_cli_test(calibrate_file_in_folder_twice
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
+                    ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln/Tesla_T4.csv.gz -o twice.json
+               DEFINES EXPECT_RC=1 ABSENT_FILE=twice.json "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: calibrate: input '[^']*/neusight/ln/Tesla_T4.csv.gz' is read already as input '[^']*/neusight/ln/Tesla_T4.csv.gz' [(]folders expanded[)]. give each file once\n$")
+mutwo_cli_test(calibrate_refine_only_file_twice
+               ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
+                    --refine-only ${MUTWO_TEST_FIXTURES}/calibration/neusight/../neusight/ln/Tesla_P4.csv.gz
+               DEFINES EXPECT_RC=1
+               "STDERR_REGEX=^error: calibrate: --refine-only input '[^']*/neusight/[.][.]/neusight/ln/Tesla_P4.csv.gz' is read already as input '[^']*/neusight/ln/Tesla_P4.csv.gz'")
 mutwo_cli_test(calibrate_refine_only_needs_waves
                ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
                     --refine-only ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/ln
