@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "experiments/results_db.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::api {
@@ -39,6 +40,10 @@ void check_comparable(const experiments::StoredRun& run, const std::string& db_p
 experiments::CompareReport compare_database(const std::string& db_path, const std::vector<int64_t>& run_ids) {
   for (int64_t id : run_ids) {
     if (id <= 0) throw Error(fmt::format("run id {} is not a positive run id", id));
+  }
+  // A run given twice counted twice in the error summary's median and count.
+  if (const auto twice = support::first_repeat(run_ids)) {
+    throw Error(fmt::format("run id {} is given twice; give each run once", run_ids[twice->second]));
   }
   // existing: a mistyped path is an error, never a new empty database.
   const experiments::ResultsDb db =

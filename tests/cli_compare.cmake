@@ -28,6 +28,10 @@ mutwo_cli_test(compare_json ARGS compare --db compare-runs.db --json
 mutwo_cli_test(compare_selected_runs ARGS compare --db compare-runs.db --run 2 --run 5 --json
                DEFINES "JSON_CHECKS=rows|0|run_id=2\;rows|1|run_id=5\;summary|runs=2\;summary|compared=2\;summary|step_time|median_abs_rel_error=0.25\;summary|step_time|max_abs_rel_error=0.5"
                PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
+# A run given twice counted twice in the summary (--run 2 --run 2 --run 5: median 0.5 instead of 0.25).
+mutwo_cli_test(compare_run_twice ARGS compare --db compare-runs.db --run 2 --run 5 --run 2
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$" "STDERR_REGEX=^error: run id 2 is given twice. give each run once\n$"
+               PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)
 mutwo_cli_test(compare_unknown_run ARGS compare --db compare-runs.db --run 99
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: no run 99 in results database 'compare-runs.db'\n$"
                PROPERTIES FIXTURES_REQUIRED cli_compare_runs_db)

@@ -106,6 +106,16 @@ def test_one_name_where_a_list_goes_is_a_list_of_it_not_of_its_letters():
     assert {(r["strategy"], r["micro_batches"]) for r in rows} == {("dp", 2)}
 
 
+def test_a_list_names_each_policy_scheme_and_run_once(results_db):
+    # Each was run twice and printed twice; a run counted twice in the error summary.
+    with pytest.raises(mutwo.Error, match="search: policy 'none' is given twice"):
+        mutwo.search("bert-mini:2", policies=["none", "capuchin", "none"])
+    with pytest.raises(mutwo.Error, match="server search: micro-batch count 2 is given twice"):
+        mutwo.search("bert-mini", server="4x-gtx1080ti", schemes="dp", micro_batches=[2, 2])
+    with pytest.raises(mutwo.Error, match="run id 2 is given twice"):
+        mutwo.results(results_db, run_ids=[2, 5, 2])
+
+
 def test_replay_refuses_an_unknown_pricing_source_and_no_path(fixtures):
     trace = fixtures / "kineto" / "a100_event_sync.json.gz"
     with pytest.raises(mutwo.UnknownNameError, match="unknown kernel pricing source 'zz'"):  # was ignored
