@@ -57,13 +57,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs) {
 void check_files_once(const std::vector<std::string>& files, const std::vector<std::string>& refine_files) {
   std::vector<std::string> given = files;
   given.insert(given.end(), refine_files.begin(), refine_files.end());
-  std::vector<std::filesystem::path> same;
-  for (const std::string& f : given) {
-    std::error_code ec;  // a path that cannot be resolved is compared as given; reading it will say why
-    std::filesystem::path p = std::filesystem::weakly_canonical(f, ec);
-    same.push_back(ec ? std::filesystem::path(f).lexically_normal() : p);
-  }
-  if (const auto twice = support::first_repeat(same)) {
+  if (const auto twice = support::first_repeated_file(given)) {
     const auto role = [&](size_t i) { return i < files.size() ? "input" : "--refine-only input"; };
     throw Error(
         fmt::format("calibrate: {} '{}' is read already as {} '{}' (folders expanded); give each file once",

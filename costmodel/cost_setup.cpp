@@ -9,6 +9,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/measured_cost_model.hpp"
 #include "io/execution_trace_join.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::costmodel {
@@ -18,6 +19,16 @@ void check_cost_setup(const CostSetup& setup) {
   if (!setup.trace_files.empty() && !info.reads_measured_traces && !setup.traces_are_step) {
     throw Error(fmt::format("{} is read only by --cost-source {}; cost source '{}' ignores it", setup.traces_name,
                             fmt::join(builtin_cost_sources().trace_readers(), ", "), info.name));
+  }
+  // A trace given twice weighed its durations twice in the measured medians; a profile twice is
+  // one profile.
+  if (const auto twice = support::first_repeated_file(setup.trace_files)) {
+    throw Error(fmt::format("{} '{}' is given already as '{}'; give each file once", setup.traces_name,
+                            setup.trace_files[twice->second], setup.trace_files[twice->first]));
+  }
+  if (const auto twice = support::first_repeated_file(setup.profile_files)) {
+    throw Error(fmt::format("--profile '{}' is given already as '{}'; give each file once",
+                            setup.profile_files[twice->second], setup.profile_files[twice->first]));
   }
   if (!setup.profile_files.empty() && !info.reads_calibration_profiles) {
     throw Error(fmt::format("--profile is read only by --cost-source {}; cost source '{}' ignores it",

@@ -56,7 +56,8 @@ struct CostInputs {
 
 // Checks names and inputs without reading a file: throws UnknownNameError for an unknown source,
 // mutwo::Error when traces are given to a source that does not read them ("--trace is read only
-// by --cost-source measured; cost source 'analytic' ignores it").
+// by --cost-source measured; cost source 'analytic' ignores it") and when a trace or profile file
+// is given twice (support::first_repeated_file).
 void check_cost_setup(const CostSetup& setup);
 
 // Reads trace_files (call check_cost_setup first to refuse them for a source that does not read

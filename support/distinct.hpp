@@ -4,7 +4,10 @@
 // files) holds each item once: a repeat would run it twice and print its rows twice, or weigh a
 // file's rows twice in a fit. Experiment specs refuse such a list as they read it
 // (support/toml_reader.hpp); what a command or the Python module passes is checked here.
+#include <filesystem>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -20,6 +23,18 @@ std::optional<std::pair<size_t, size_t>> first_repeat(const std::vector<T>& item
     }
   }
   return std::nullopt;
+}
+
+// first_repeat over files: two paths repeat when they name one file (by another path, through a
+// link, "a/../b"); a path that cannot be resolved is compared as written (reading it says why).
+inline std::optional<std::pair<size_t, size_t>> first_repeated_file(const std::vector<std::string>& paths) {
+  std::vector<std::filesystem::path> resolved;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    std::filesystem::path r = std::filesystem::weakly_canonical(p, ec);
+    resolved.push_back(ec ? std::filesystem::path(p).lexically_normal() : r);
+  }
+  return first_repeat(resolved);
 }
 
 }  // namespace mutwo::support

@@ -38,6 +38,18 @@ mutwo_cli_test(measured_trace_needs_measured_source
                ARGS simulate ${r18} --trace ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json
                DEFINES EXPECT_RC=1
                        "STDERR_REGEX=^error: --trace is read only by --cost-source measured. cost source 'waves' ignores it")
+# Each file once: a trace given twice (here by a second path) weighed its durations twice in the
+# medians; a profile given twice is one profile.
+mutwo_cli_test(measured_trace_twice
+               ARGS simulate ${r18} --cost-source measured --trace ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json
+                    --trace ${MUTWO_TEST_FIXTURES}/../fixtures/traces/tiny_relu_measured.json
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+                       "STDERR_REGEX=^error: --trace '[^']*/[.][.]/fixtures/traces/tiny_relu_measured.json' is given already as '[^']*/fixtures/traces/tiny_relu_measured.json'. give each file once\n$")
+mutwo_cli_test(calibrated_profile_twice
+               ARGS simulate ${r18} --cost-source calibrated --profile ${CMAKE_SOURCE_DIR}/costmodel/profiles/t4.json
+                    --profile ${CMAKE_SOURCE_DIR}/costmodel/profiles/t4.json
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+                       "STDERR_REGEX=^error: --profile '[^']*/costmodel/profiles/t4.json' is given already as '[^']*/costmodel/profiles/t4.json'. give each file once\n$")
 mutwo_cli_test(measured_missing_trace_file ARGS simulate ${r18} --cost-source measured --trace nowhere.json
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: cannot open trace file 'nowhere.json'")
 mutwo_cli_test(measured_help ARGS simulate --help DEFINES "STDOUT_REGEX=--cost-source.*measured.*--trace")
