@@ -25,8 +25,9 @@ std::optional<std::pair<size_t, size_t>> first_repeat(const std::vector<T>& item
   return std::nullopt;
 }
 
-// first_repeat over files: two paths repeat when they name one file (by another path, through a
-// link, "a/../b"); a path that cannot be resolved is compared as written (reading it says why).
+// first_repeat over files: two paths repeat when they name one file, by another path, through a
+// link, "a/../b" or as hard links (one device and inode, std::filesystem::equivalent); a path
+// that cannot be resolved is compared as written (reading it says why).
 inline std::optional<std::pair<size_t, size_t>> first_repeated_file(const std::vector<std::string>& paths) {
   std::vector<std::filesystem::path> resolved;
   for (const std::string& p : paths) {
@@ -34,7 +35,14 @@ inline std::optional<std::pair<size_t, size_t>> first_repeated_file(const std::v
     std::filesystem::path r = std::filesystem::weakly_canonical(p, ec);
     resolved.push_back(ec ? std::filesystem::path(p).lexically_normal() : r);
   }
-  return first_repeat(resolved);
+  for (size_t later = 1; later < paths.size(); ++later) {
+    for (size_t earlier = 0; earlier < later; ++earlier) {
+      std::error_code ec;
+      const bool same_file = std::filesystem::equivalent(resolved[earlier], resolved[later], ec);
+      if (resolved[earlier] == resolved[later] || (!ec && same_file)) return std::pair{earlier, later};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace mutwo::support

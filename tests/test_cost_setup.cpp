@@ -4,10 +4,12 @@
 // `mutwo simulate --cost-source measured --trace FILE` does.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_setup.hpp"
@@ -106,6 +108,20 @@ TEST_CASE("inputs are checked against what the source's entry declares") {
   CHECK_THROWS_WITH_AS(
       costmodel::check_cost_setup(profile_to_analytic),
       "--profile is read only by --cost-source measured, calibrated; cost source 'waves' ignores it", Error);
+}
+
+TEST_CASE("a trace is read once, whatever path or hard link names it") {
+  TempDir dir("cost-setup-links");
+  std::filesystem::copy_file(kTinyRelu, dir / "relu.json");
+  std::filesystem::create_hard_link(dir / "relu.json", dir / "same_inode.json");
+  std::filesystem::copy_file(kTinyRelu, dir / "copy.json");
+  const std::string relu = (dir / "relu.json").string();
+  const std::string linked = (dir / "same_inode.json").string();
+  CHECK_THROWS_WITH_AS(
+      costmodel::check_cost_setup(measured({relu, linked})),
+      fmt::format("--trace '{}' is given already as '{}'; give each file once", linked, relu).c_str(), Error);
+  // A copy is another file (it may be another GPU's run of the same model): both are read.
+  CHECK_NOTHROW(costmodel::check_cost_setup(measured({relu, (dir / "copy.json").string()})));
 }
 
 TEST_CASE("the measured source describes its coverage through the interface") {
