@@ -9,6 +9,11 @@
 namespace mutwo::api {
 
 std::vector<ModelRow> list_models(const ModelsRequest& request) {
+  // 0 asks for each model's own batch; a negative one asks for nothing (`mutwo models --batch`
+  // refuses it as not positive).
+  if (request.batch_size < 0) {
+    throw Error(fmt::format("batch = {}: must be >= 1, or 0 for each model's own", request.batch_size));
+  }
   const ir::DType dtype = ir::parse_dtype(request.dtype);
   std::vector<ModelRow> rows;
   const zoo::ModelRegistry& registry = request.mini ? zoo::mini_models() : zoo::builtin_models();

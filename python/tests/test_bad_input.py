@@ -218,3 +218,10 @@ def test_from_torch_refuses_a_path_as_name_an_empty_batch_and_no_module(tmp_path
     m = mutwo.from_torch(module, torch.randn(2, 4))
     with pytest.raises(ValueError, match="copies = True"):
         m.times(True)
+
+
+def test_models_refuses_a_negative_batch_as_the_command_line_does():
+    # models(batch=-1) listed every model at its own batch, as if 0 had been given.
+    with pytest.raises(mutwo.Error, match="batch = -1: must be >= 1, or 0 for each model's own"):
+        mutwo.models(batch=-1)
+    assert mutwo.models(batch=3)[0]["batch_size"] == 3
