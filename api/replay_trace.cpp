@@ -10,6 +10,7 @@
 #include "costmodel/kernel_transfer.hpp"
 #include "io/kineto_op_records.hpp"
 #include "io/kineto_runtime.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 #include "support/json_reader.hpp"
 #include "support/text_file.hpp"
@@ -62,6 +63,23 @@ std::vector<sim::RuntimeReplay> replay_with_what_ifs(const ir::RuntimeTrace& t,
   return out;
 }
 
+// The --what-if-gpu devices, each once: a GPU named twice (by its name, or by a device file of
+// that name) was replayed and printed twice.
+std::vector<costmodel::DeviceSpec> what_if_devices(const ReplayTraceRequest& opts) {
+  std::vector<costmodel::DeviceSpec> devices;
+  std::vector<std::string> names;
+  for (const std::string& given : opts.what_if_gpus) {
+    devices.push_back(costmodel::find_device(given));
+    names.push_back(devices.back().name);
+  }
+  if (const auto twice = support::first_repeat(names)) {
+    throw Error(fmt::format("--what-if-gpu '{}' is the GPU '{}', given already as '{}'; give each GPU once",
+                            opts.what_if_gpus[twice->second], names[twice->second],
+                            opts.what_if_gpus[twice->first]));
+  }
+  return devices;
+}
+
 // Each --what-if-gpu's work, moved from the GPU the trace ran on.
 std::vector<OtherGpuRun> move_to_other_gpus(const ir::RuntimeTrace& t, const nlohmann::json& doc,
                                             const ReplayTraceRequest& opts) {
@@ -74,8 +92,7 @@ std::vector<OtherGpuRun> move_to_other_gpus(const ir::RuntimeTrace& t, const nlo
                     "with --trace-gpu",
                     t.device.empty() ? "(none named)" : t.device));
   const io::KinetoOpRecords records = io::kineto_op_records_if_shaped(doc, t.source);
-  for (const std::string& name : opts.what_if_gpus) {
-    const costmodel::DeviceSpec destination = costmodel::find_device(name);
+  for (const costmodel::DeviceSpec& destination : what_if_devices(opts)) {
     out.push_back(
         {destination.name, sim::move_work_to_gpu(t, records, *origin, destination, opts.what_if_source)});
   }
@@ -136,6 +153,7 @@ ReplayTraceResult replay_trace(const ReplayTraceRequest& request) {
   ReplayTraceResult out;
   out.source = std::filesystem::path(request.trace).filename().string();
   out.all = request.all;
+  what_if_devices(request);  // a GPU named twice is refused before the trace is read
   const nlohmann::json doc = support::parse_json_document(support::read_text_file(request.trace), out.source);
   // One window from the trace's first step to the one replayed: the steps before warm it up.
   out.trace = io::read_kineto_runtime(doc, out.source, request.step);

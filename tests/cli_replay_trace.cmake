@@ -64,5 +64,10 @@ mutwo_cli_test(replay_trace_other_gpu_unknown_origin ARGS replay-trace ${kineto}
                DEFINES EXPECT_RC=1 "STDERR_REGEX=--what-if-gpu: the trace's GPU '\\(none named\\)' is not a catalog device. name the GPU it ran on with --trace-gpu")
 mutwo_cli_test(replay_trace_other_gpu_unknown_gpu ARGS replay-trace ${kineto}/a100_event_sync.json.gz --what-if-gpu a200
                DEFINES EXPECT_RC=1 "STDERR_REGEX=unknown device 'a200'")
+# A GPU named twice (here once by its device file) was replayed and printed twice.
+mutwo_cli_test(replay_trace_other_gpu_twice ARGS replay-trace ${kineto}/a100_event_sync.json.gz --what-if-gpu h100-sxm-80gb
+                    --what-if-gpu ${CMAKE_SOURCE_DIR}/costmodel/devices/h100-sxm-80gb.toml
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: --what-if-gpu '[^']*/costmodel/devices/h100-sxm-80gb.toml' is the GPU 'h100-sxm-80gb', given already as 'h100-sxm-80gb'. give each GPU once\n$")
 # Bad logs, traces and flags of `replay` and `replay-trace`, refused naming the field and value.
 include(${CMAKE_CURRENT_LIST_DIR}/cli_replay_bad_input.cmake)
