@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -60,18 +61,41 @@ void check_sweep_size(const ExperimentSpec& spec) {
       fmt::join(factors, " x "), kMaxSweepConfigurations));
 }
 
+// The sweep's tasks, each configuration once. Two settings that name one value (a memory limit of
+// "device" and the GPU's own size) gave one configuration twice: it ran and was stored twice, and
+// its table lookup found the row already taken.
+std::vector<Task> expand_each_once(const ExperimentKind& kind, const ExperimentSpec& spec) {
+  std::vector<Task> tasks = kind.expand(spec);
+  std::unordered_map<std::string, const Task*> seen;
+  for (const Task& t : tasks) {
+    for (const nlohmann::json& c : t.configs) {
+      const auto [it, first] = seen.emplace(c.dump(), &t);
+      if (!first) {
+        throw Error(fmt::format(
+            "{}: the sweep gives one configuration twice, as '{}' and as '{}' (resolved: {}); two of "
+            "its values name one setting (a memory limit of \"device\" and the GPU's own size, say): "
+            "give each once",
+            spec.source, it->second->label, t.label, it->first));
+      }
+    }
+  }
+  return tasks;
+}
+
 }  // namespace
 
 void validate_experiment(const ExperimentSpec& spec) {
-  builtin_experiment_kinds().find(spec.kind).validate(spec);
+  const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
+  kind.validate(spec);
   check_sweep_size(spec);
+  expand_each_once(kind, spec);
 }
 
 ExperimentPlan plan_experiment(const ExperimentSpec& spec, const ResultsDb* db, Shard shard) {
   const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
   validate_experiment(spec);
   ExperimentPlan plan;
-  plan.tasks = kind.expand(spec);
+  plan.tasks = expand_each_once(kind, spec);
   const std::string version(mutwo_version());
   for (size_t t = 0; t < plan.tasks.size(); ++t) {
     if (static_cast<int64_t>(t % static_cast<size_t>(shard.count)) != shard.index) continue;
@@ -95,7 +119,7 @@ CsvTable experiment_table(const ExperimentSpec& spec, const ResultsDb& db) {
   std::map<std::string, StoredExperimentRow> by_config;
   for (StoredExperimentRow& r : db.experiment_rows(spec.name)) by_config[r.row.config_json] = std::move(r);
   std::vector<StoredExperimentRow> rows;
-  for (const Task& t : kind.expand(spec)) {
+  for (const Task& t : expand_each_once(kind, spec)) {
     for (const nlohmann::json& c : t.configs) {
       auto found = by_config.find(c.dump());
       if (found != by_config.end()) rows.push_back(std::move(found->second));

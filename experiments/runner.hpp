@@ -52,7 +52,9 @@ std::optional<int64_t> sweep_size(const ExperimentSpec& spec);
 
 // Checks the spec with its kind (ExperimentKind::validate), then its size: throws mutwo::Error
 // "SPEC: sweep has N configurations (a model_counts x b gpus x ...), more than the limit L" above
-// kMaxSweepConfigurations. Reads the spec and the files it names; expands and writes nothing.
+// kMaxSweepConfigurations, then that no configuration comes twice (two values naming one setting,
+// as a memory limit "device" and the GPU's own size): throws naming both. Reads the spec and the
+// files it names and expands it; writes nothing.
 void validate_experiment(const ExperimentSpec& spec);
 
 // Validates the spec (validate_experiment) and expands it; with a database, marks what is stored.

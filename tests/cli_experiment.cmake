@@ -29,7 +29,7 @@ mutwo_cli_test(experiment_no_spec ARGS experiment DEFINES EXPECT_RC=2 "STDERR_RE
 add_test(NAME cli_experiment_refused_clean
          COMMAND ${CMAKE_COMMAND} -E rm -f ${MUTWO_CLI_OUT}/experiment-huge.db ${MUTWO_CLI_OUT}/experiment-zero.db
                  ${MUTWO_CLI_OUT}/experiment-fraction.db ${MUTWO_CLI_OUT}/experiment-out-file.db
-                 ${MUTWO_CLI_OUT}/experiment-out-proc.db)
+                 ${MUTWO_CLI_OUT}/experiment-out-proc.db ${MUTWO_CLI_OUT}/experiment-one-limit.db)
 set_tests_properties(cli_experiment_refused_clean PROPERTIES FIXTURES_SETUP cli_experiment_refused)
 function(experiment_refused name db)
   mutwo_cli_test(${name} ${ARGN} PROPERTIES FIXTURES_REQUIRED cli_experiment_refused)
@@ -46,6 +46,9 @@ experiment_refused(experiment_zero_limit experiment-zero.db
 experiment_refused(experiment_fraction_limit experiment-fraction.db
                    ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/fraction_limit.toml --db experiment-fraction.db
                    DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: [^\n]*fraction_limit\\.toml: 'sweep\\.memory_limits' = '1\\.5B': invalid memory size '1\\.5B': a size in bytes [(]B[)] is a whole number of bytes")
+experiment_refused(experiment_one_limit_twice experiment-one-limit.db
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/one_limit_twice.toml --db experiment-one-limit.db
+                   DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$" "STDERR_REGEX=^error: [^\n]*one_limit_twice\\.toml: the sweep gives one configuration twice, as 'bert-mini x2, batch 4, a100-40gb, limit device' and as 'bert-mini x2, batch 4, a100-40gb, limit 40GiB' [(]resolved: [{][^\n]*\"memory_limit_bytes\":42949672960,[^\n]*[}][)]. two of its values name one setting")
 experiment_refused(experiment_out_is_file experiment-out-file.db
                    ARGS experiment experiments/tiny_strategies.toml --db ${MUTWO_CLI_OUT}/experiment-out-file.db
                         --out compare/not-a-database.txt
