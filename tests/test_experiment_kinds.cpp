@@ -2,6 +2,7 @@
 // configuration that stops the run and keeps what was written, CSV quoting, measured sweeps one at a
 // time, exported models in specs, and lean layers.
 // The runner itself (specs, expansion, shards, resumption) is tests/test_experiments.cpp.
+#include "support/text_file.hpp"
 #include "tests/support/test_experiments_fixtures.hpp"
 
 TEST_CASE("dtr rows equal DTR's simulator simrd on U-Net (simrd_results.json)") {
@@ -87,6 +88,42 @@ TEST_CASE("a spec's model may be a user's exported model, a file relative to the
   }
   // A zoo name is left as it is.
   CHECK(spec_text(strategies_spec()).sweep.models[0].name == "bert-mini");
+}
+
+TEST_CASE("a spec's GPU may be a device file relative to the spec's folder, each GPU once") {
+  // The L4's own file under another name: read from the spec's folder whatever the working
+  // directory, its "device" limit the file's memory, its rows those of the catalog L4.
+  TempDir dir("experiments");
+  std::string l4 =
+      support::read_text_file(std::string(MUTWO_TEST_FIXTURES) + "/../../costmodel/devices/l4.toml");
+  l4.replace(l4.find("name = \"l4\""), 11, "name = \"my-l4\"");
+  std::ofstream(dir / "my-l4.toml") << l4;
+  auto spec_for = [&](const std::string& gpus) {
+    return parse_spec(
+        "name = \"gpu_file\"\ntitle = \"T\"\nkind = \"strategies\"\n[sweep]\n"
+        "models = [{ name = \"bert-mini\", batch_sizes = [4] }]\nmodel_counts = [2]\ngpus = [" +
+            gpus + "]\nstrategies = [\"hfta\", \"sequential\"]\n",
+        "gpu_file.toml", dir.path());
+  };
+  const ExperimentSpec spec = spec_for("\"l4\", \"my-l4.toml\"");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  CHECK(run_experiment(spec, db, jobs(1)).progress.rows_written == 4);
+  std::map<std::string, std::vector<double>> step_ns_by_gpu;
+  for (const StoredExperimentRow& r : db.experiment_rows("gpu_file")) {
+    const nlohmann::json c = nlohmann::json::parse(r.row.config_json);
+    CHECK(c.at("memory_limit_bytes") == int64_t{24} << 30);  // the L4's 24 GB (GiB in the catalog)
+    step_ns_by_gpu[c.at("gpu")].push_back(r.row.metric("step_time_ns").value());
+  }
+  REQUIRE(step_ns_by_gpu.size() == 2);
+  CHECK(step_ns_by_gpu.at("my-l4.toml") == step_ns_by_gpu.at("l4"));
+  // One GPU by two names ran every configuration twice; a file that is not a device names itself.
+  CHECK_THROWS_WITH_AS(validate_experiment(spec_for("\"my-l4.toml\", \"./my-l4.toml\"")),
+                       "gpu_file.toml: 'sweep.gpus' = './my-l4.toml' is the GPU 'my-l4', given already as "
+                       "'my-l4.toml'; give each GPU once",
+                       Error);
+  std::ofstream(dir / "bad.toml") << "name = 5\n";
+  CHECK_THROWS_WITH_AS(validate_experiment(spec_for("\"bad.toml\"")),
+                       doctest::Contains("gpu_file.toml: 'sweep.gpus' = 'bad.toml': "), FormatError);
 }
 
 TEST_CASE("lean_ops in CI size: Tempo's layers fit larger batches; swap and recompute fit larger still") {

@@ -11,12 +11,14 @@
 
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/device_file.hpp"
 #include "costmodel/device_overrides.hpp"
 #include "experiments/sweep_keys.hpp"
 #include "ir/dtype.hpp"
 #include "ir/precision.hpp"
 #include "policies/policy_registry.hpp"
 #include "sim/host_mode.hpp"
+#include "support/distinct.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::experiments {
@@ -177,9 +179,13 @@ std::filesystem::path spec_relative(const ExperimentSpec& spec, const std::strin
 
 }  // namespace
 
+std::string sweep_gpu(const ExperimentSpec& spec, const std::string& gpu) {
+  return costmodel::is_device_path(gpu) ? spec_relative(spec, gpu).string() : gpu;
+}
+
 costmodel::CostSetup array_cost_setup(const ExperimentSpec& spec, const ArrayPoint& p) {
   costmodel::CostSetup setup;
-  setup.gpu = p.gpu;
+  setup.gpu = sweep_gpu(spec, p.gpu);
   setup.cost_source = p.cost_source;
   for (const std::string& t : p.traces) setup.trace_files.push_back(spec_relative(spec, t).string());
   setup.traces_name = "'sweep.traces'";
@@ -201,8 +207,8 @@ std::vector<std::string> sweep_memory_limits(const ExperimentSpec& spec) {
   return spec.sweep.memory_limits.empty() ? std::vector<std::string>{"device"} : spec.sweep.memory_limits;
 }
 
-int64_t memory_limit_bytes(const std::string& text, const std::string& gpu) {
-  if (text == "device") return costmodel::find_device(gpu).memory_bytes;
+int64_t memory_limit_bytes(const ExperimentSpec& spec, const std::string& text, const std::string& gpu) {
+  if (text == "device") return costmodel::find_device(sweep_gpu(spec, gpu)).memory_bytes;
   return costmodel::parse_memory_size(text);
 }
 
@@ -243,7 +249,28 @@ void validate_array_sweep(const ExperimentSpec& spec) {
     check_sweep_name(spec, key, value, check);
   };
   for (const SweepModel& m : s.models) named("models", m.name, [&] { zoo::find_model(m.name); });
-  for (const std::string& g : s.gpus) named("gpus", g, [&] { costmodel::builtin_devices().find(g); });
+  // A catalog name or a device file; each GPU once, whatever names it (two names of one GPU ran
+  // every configuration twice).
+  std::vector<std::string> gpu_names;
+  for (const std::string& g : s.gpus) {
+    const auto where = [&](const Error& e) {
+      return fmt::format("{}: 'sweep.gpus' = '{}': {}", spec.source, g, e.what());
+    };
+    try {
+      gpu_names.push_back(costmodel::find_device(sweep_gpu(spec, g)).name);
+    } catch (const UnknownNameError& e) {
+      throw UnknownNameError(where(e));
+    } catch (const FormatError& e) {  // a device file that is not one (its line, key and value)
+      throw FormatError(where(e));
+    } catch (const Error& e) {  // a device file that cannot be read
+      throw Error(where(e));
+    }
+  }
+  if (const auto twice = support::first_repeat(gpu_names)) {
+    throw Error(
+        fmt::format("{}: 'sweep.gpus' = '{}' is the GPU '{}', given already as '{}'; give each GPU once",
+                    spec.source, s.gpus[twice->second], gpu_names[twice->second], s.gpus[twice->first]));
+  }
   for (const std::string& p : s.policies) named("policies", p, [&] { policies::builtin_policies().find(p); });
   named("dtype", s.dtype, [&] { ir::parse_dtype(s.dtype); });
   named("precision", s.precision, [&] { ir::parse_precision(s.precision); });

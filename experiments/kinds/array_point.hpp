@@ -84,8 +84,11 @@ void validate_array_sweep(const ExperimentSpec& spec);
 
 // The sweep's memory limits as written ("device" or a size), {"device"} when it gives none.
 std::vector<std::string> sweep_memory_limits(const ExperimentSpec& spec);
-// "device": the GPU's memory; otherwise the size ("30GiB").
-int64_t memory_limit_bytes(const std::string& text, const std::string& gpu);
+// "device": the GPU's memory (`gpu` as the sweep names it); otherwise the size ("30GiB").
+int64_t memory_limit_bytes(const ExperimentSpec& spec, const std::string& text, const std::string& gpu);
+// The device a sweep's GPU names: a catalog name as it is, a device file (costmodel/device_file.hpp)
+// against the spec's folder, as 'sweep.traces' are; what --gpu and costmodel::find_device take.
+std::string sweep_gpu(const ExperimentSpec& spec, const std::string& gpu);
 // Checks each of 'sweep.memory_limits' is "device" or a size of at least one byte (a zero limit
 // would read as "no limit"); throws naming the spec, the key and the value.
 void validate_memory_limits(const ExperimentSpec& spec);

@@ -88,7 +88,7 @@ class MaxModelsKind final : public ExperimentKind {
         t.label = fmt::format("{}, limit {}", p.label(), limit);
         for (const std::string& series : compared_series()) {
           nlohmann::json c = array_config(spec, p);
-          c["memory_limit_bytes"] = memory_limit_bytes(limit, p.gpu);
+          c["memory_limit_bytes"] = memory_limit_bytes(spec, limit, p.gpu);
           c["series"] = series;
           t.configs.push_back(std::move(c));
         }

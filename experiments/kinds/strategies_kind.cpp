@@ -76,7 +76,7 @@ class StrategiesKind final : public ExperimentKind {
     std::vector<Task> tasks;
     for (const ArrayPoint& p : array_points(spec)) {
       for (const std::string& limit : limits) {
-        const int64_t limit_bytes = memory_limit_bytes(limit, p.gpu);
+        const int64_t limit_bytes = memory_limit_bytes(spec, limit, p.gpu);
         Task t;
         t.label = fmt::format("{}, limit {}", p.label(), limit);
         for (const std::string& strategy : spec.sweep.strategies) {
