@@ -56,14 +56,15 @@ class DeviceReader : public support::TomlReader {
   // file's value rather than the spec's wrapped one.
   int64_t scaled(const toml::table& t, std::string_view key, double scale, std::string_view unit,
                  bool zero_ok = false) const {
-    const double v = figure(t, key, zero_ok) * scale;
+    const double given = figure(t, key, zero_ok);
+    const double v = given * scale;  // inf past 1.8e308: the file's value is named, not inf / scale
     constexpr double kMax = 9.0e18;  // under int64's 9.22e18
     if (v > kMax) {
       fail(t.get(key), key,
-           fmt::format("= {} is too large: {:.3g} {} overflow a 64-bit count", v / scale, v, unit));
+           fmt::format("= {} is too large: {:.3g} {} overflow a 64-bit count", given, v, unit));
     }
     const auto whole = static_cast<int64_t>(std::llround(v));
-    if (!zero_ok && whole == 0) fail(t.get(key), key, fmt::format("= {} rounds to 0", v / scale));
+    if (!zero_ok && whole == 0) fail(t.get(key), key, fmt::format("= {} rounds to 0", given));
     return whole;
   }
   int64_t optional_scaled(const toml::table& t, std::string_view key, double scale, std::string_view unit,
@@ -98,6 +99,16 @@ void check_plausible(const DeviceReader& r, const toml::table& root, const Devic
   per_sm_clock("half_tflops", d.half_flops_per_ns, 1, 16384, "FLOP");
   per_sm_clock("fp64_tflops", d.fp64_flops_per_ns, 0.25, 16384, "FLOP");
   per_sm_clock("memory_gbps", d.hbm_bytes_per_ns, 0.5, 256, "bytes");
+  // L2 per SM: 0.07 MiB (the P100, V100 and RTX 3090) to 0.83 (the L4) in the catalog's datasheets
+  // (costmodel/devices/*.toml). [1/64, 2] MiB holds them and refuses a size in KiB written as MiB
+  // (the A100's 40 MiB as 40960), with which every working set would fit and stream at the L2's rate.
+  const double l2_mib_per_sm = static_cast<double>(d.l2_bytes) / kMiB / d.sm_count;
+  if (l2_mib_per_sm < 1.0 / 64 || l2_mib_per_sm > 2) {
+    r.fail(root.get("l2_cache_mib"), "l2_cache_mib",
+           fmt::format("= {:g} is {:.3g} MiB per SM (sm_count {}), outside the [{:g}, 2] a GPU can have",
+                       root.get("l2_cache_mib")->value<double>().value_or(0), l2_mib_per_sm, d.sm_count,
+                       1.0 / 64));
+  }
   // The host side: PCIe 5.0 x16 moves 64 GB/s a way and NVLink-C2C 450 (Grace Hopper); a copy starts
   // and a kernel launches in microseconds (2-10, docs/FIDELITY.md's measurements).
   const auto at_most = [&](std::string_view key, double value, double high, std::string_view unit) {

@@ -12,7 +12,7 @@
 //   memory_gib = 40                # device memory in GiB (a datasheet's "40 GB" of HBM is binary)
 //   sm_count = 108                 # streaming multiprocessors
 //   boost_clock_mhz = 1410         # the datasheet's boost clock
-//   l2_cache_mib = 40              # last-level cache, MiB (fractions allowed: 2.75)
+//   l2_cache_mib = 40              # last-level cache, MiB (fractions allowed: 2.75); 1/64 to 2 per SM
 //   fp32_tflops = 19.5             # dense peaks, TFLOP/s: FP32 on CUDA cores,
 //   tf32_tflops = 156              #   TF32 tensor cores (0: none),
 //   half_tflops = 312              #   FP16/BF16 (tensor cores with FP32 accumulate where the GPU has them),

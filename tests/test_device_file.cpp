@@ -148,6 +148,8 @@ TEST_CASE("a bad device file is refused with the file, the line, the key and the
         "gpu.toml:13: 'l2_cache_mib' = 1e-12 rounds to 0");
   CHECK(refusal(a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\ncopy_latency_us = 1e30")) ==
         "gpu.toml:20: 'copy_latency_us' = 1e+30 is too large: 1e+33 ns overflow a 64-bit count");
+  CHECK(refusal(a100_with("memory_gib", "memory_gib = 1e300")) ==  // 1e300 GiB is inf bytes: named as given
+        "gpu.toml:10: 'memory_gib' = 1e+300 is too large: inf bytes overflow a 64-bit count");
   CHECK(parse_device_toml(a100_with("memory_gib", "memory_gib = 8e9"), "gpu.toml").memory_bytes ==
         8'589'934'592'000'000'000);
   // Optional figures: a measured link and launch overhead.
@@ -173,6 +175,13 @@ TEST_CASE("a figure no GPU has is refused, per SM and clock, before the model pr
         std::string::npos);
   CHECK(refusal(a100_with("memory_gbps", "memory_gbps = 1e300")).find("bytes per SM per clock") !=
         std::string::npos);
+  // L2 in KiB written as MiB (40960 for the A100's 40 MiB), or in MiB written as bytes.
+  CHECK(refusal(a100_with("l2_cache_mib", "l2_cache_mib = 40960")) ==
+        "gpu.toml:13: 'l2_cache_mib' = 40960 is 379 MiB per SM (sm_count 108), outside the [0.015625, 2] a "
+        "GPU can have");
+  CHECK(refusal(a100_with("l2_cache_mib", "l2_cache_mib = 0.04")).find("0.04 is 0.00037 MiB per SM") !=
+        std::string::npos);
+  CHECK(refusal(a100_with("l2_cache_mib", "l2_cache_mib = 216")) == "accepted");  // 2 MiB per SM
   CHECK(refusal(a100_with("board_power_w", "board_power_w = 1e-9")) ==
         "gpu.toml:8: 'board_power_w' = 1e-09 W is outside the [5, 5000] W a GPU board draws");
   CHECK(refusal(a100_with("host_link", "host_link = \"PCIe 4.0 x16\"\ncopy_latency_us = 1e15")) ==
