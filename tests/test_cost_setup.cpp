@@ -23,6 +23,7 @@
 #include "policies/plain_schedule.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
+#include "support/text_file.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -205,4 +206,11 @@ TEST_CASE("a spec's traces are checked against its cost source before anything r
       plan("cost_source = \"measured\"\n"),
       doctest::Contains("cost source 'measured' needs measured traces; name them in 'sweep.traces'"),
       UnknownNameError);
+  // One trace by two paths: refused here, not by the first configuration once the database was made.
+  write_text(dir / "relu.json", support::read_text_file(kTinyRelu));
+  CHECK_THROWS_WITH_AS(
+      plan("cost_source = \"measured\"\ntraces = [\"relu.json\", \"./relu.json\"]\n"),
+      "spec.toml: 'sweep.traces' = './relu.json' is the file given already as 'relu.json'; give "
+      "each file once",
+      Error);
 }

@@ -291,10 +291,19 @@ void validate_array_sweep(const ExperimentSpec& spec) {
                             spec.source, fmt::join(costmodel::builtin_cost_sources().trace_readers(), ", "),
                             s.cost_source));
   }
+  std::vector<std::string> trace_paths;
   for (const std::string& t : s.traces) {
     const std::filesystem::path path = spec_relative(spec, t);
     if (!std::filesystem::is_regular_file(path))
       throw Error(fmt::format("{}: 'sweep.traces' = '{}': no such file ({})", spec.source, t, path.string()));
+    trace_paths.push_back(path.string());
+  }
+  // Each file once, by whatever path (its durations would weigh twice in the medians): refused here,
+  // before the database is made, not when the first configuration prices with them.
+  if (const auto twice = support::first_repeated_file(trace_paths)) {
+    throw Error(
+        fmt::format("{}: 'sweep.traces' = '{}' is the file given already as '{}'; give each file once",
+                    spec.source, s.traces[twice->second], s.traces[twice->first]));
   }
 }
 
