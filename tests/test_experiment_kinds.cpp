@@ -126,6 +126,30 @@ TEST_CASE("a spec's GPU may be a device file relative to the spec's folder, each
                        doctest::Contains("gpu_file.toml: 'sweep.gpus' = 'bad.toml': "), FormatError);
 }
 
+TEST_CASE("a model or GPU no configuration can build is refused before the database is made") {
+  // Each failed at its first configuration, after the database was made and, in a long sweep, hours in.
+  auto spec_for = [](const std::string& model, const std::string& rest) {
+    return parse_spec("name = \"unbuildable\"\ntitle = \"T\"\nkind = \"strategies\"\n[sweep]\nmodels = [" +
+                          model + "]\nmodel_counts = [2]\nstrategies = [\"sequential\"]\n" + rest,
+                      "unbuildable.toml", ".");
+  };
+  const std::string mini = "{ name = \"bert-mini\", batch_sizes = [4] }";
+  CHECK_THROWS_WITH_AS(
+      validate_experiment(spec_for(mini + ", { name = \"bert-base\", batch_sizes = [8], "
+                                          "seq_len = 100000 }",
+                                   "gpus = [\"a100-40gb\"]\n")),
+      "unbuildable.toml: 'sweep.models' = 'bert-base' at batch 8: model 'bert-base': sequence "
+      "length 100000 exceeds max_position_embeddings 512",
+      Error);
+  CHECK_THROWS_WITH_AS(
+      validate_experiment(spec_for(mini, "gpus = [\"t4\", \"a100-40gb\"]\ncost_source = \"calibrated\"\n")),
+      doctest::Contains(
+          "unbuildable.toml: 'sweep.gpus' = 'a100-40gb': cost source 'calibrated': no calibration "
+          "profile for device 'a100-40gb'"),
+      Error);
+  CHECK_NOTHROW(validate_experiment(spec_for(mini, "gpus = [\"t4\"]\ncost_source = \"calibrated\"\n")));
+}
+
 TEST_CASE("lean_ops in CI size: Tempo's layers fit larger batches; swap and recompute fit larger still") {
   // The shipped lean_ops spec's shape on bert-mini under a 1.7 MiB limit: per lean option, the
   // largest batch sequential (the plain step) fits, and mutwo's (its swaps and recomputation).

@@ -47,39 +47,69 @@ std::string ArrayPoint::label() const {
   return text;
 }
 
+namespace {
+
+// The point of one model and batch of the sweep, its count, GPU, link and lean ops left to the caller.
+ArrayPoint model_point(const ExperimentSpec& spec, const SweepModel& m, int64_t batch,
+                       std::string_view default_host_mode) {
+  const Sweep& s = spec.sweep;
+  const zoo::ModelInfo& info = zoo::find_model(m.name);
+  ArrayPoint p;
+  p.model = m.name;
+  p.batch_size = batch;
+  p.seq_len = info.default_seq_len == 0 ? 0 : (m.seq_len > 0 ? m.seq_len : info.default_seq_len);
+  p.image_size =
+      info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
+  p.dtype = s.dtype;
+  p.precision = s.precision;
+  p.host_mode = s.host_mode.empty() ? std::string(default_host_mode) : s.host_mode;
+  p.optimizer = s.optimizer;
+  p.cost_source = s.cost_source;
+  p.traces = s.traces;
+  return p;
+}
+
+// Runs `check`; its error is rethrown, of the same type, with `context` ("SPEC: 'sweep.gpus' = 'x': ")
+// before its message.
+template <typename Check>
+void in_context(const std::string& context, Check&& check) {
+  try {
+    check();
+  } catch (const UnknownNameError& e) {
+    throw UnknownNameError(context + e.what());
+  } catch (const FormatError& e) {
+    throw FormatError(context + e.what());
+  } catch (const Error& e) {
+    throw Error(context + e.what());
+  }
+}
+
+std::vector<int64_t> model_batches(const SweepModel& m) {
+  return m.batch_sizes.empty() ? std::vector<int64_t>{zoo::find_model(m.name).default_batch_size}
+                               : m.batch_sizes;
+}
+
+}  // namespace
+
 std::vector<ArrayPoint> array_points(const ExperimentSpec& spec, std::string_view default_host_mode) {
   const Sweep& s = spec.sweep;
+  const std::vector<double> links = s.host_link_gbps.empty() ? std::vector<double>{0} : s.host_link_gbps;
+  const std::vector<std::string> leans = s.lean_ops.empty() ? std::vector<std::string>{"none"} : s.lean_ops;
   std::vector<ArrayPoint> out;
   for (const SweepModel& m : s.models) {
-    const zoo::ModelInfo& info = zoo::find_model(m.name);
-    const std::vector<int64_t> batches =
-        m.batch_sizes.empty() ? std::vector<int64_t>{info.default_batch_size} : m.batch_sizes;
-    for (int64_t batch : batches) {
+    for (int64_t batch : model_batches(m)) {
       for (int32_t count : s.model_counts) {
         for (const std::string& gpu : s.gpus) {
-         const std::vector<double> links = s.host_link_gbps.empty() ? std::vector<double>{0} : s.host_link_gbps;
-         const std::vector<std::string> leans = s.lean_ops.empty() ? std::vector<std::string>{"none"} : s.lean_ops;
-         for (double link : links) {
-          for (const std::string& lean : leans) {
-          ArrayPoint p;
-          p.lean_ops = transforms::lean_ops_name(transforms::parse_lean_ops(lean));
-          p.host_link_gbps = link;
-          p.model = m.name;
-          p.models = count;
-          p.batch_size = batch;
-          p.seq_len = info.default_seq_len == 0 ? 0 : (m.seq_len > 0 ? m.seq_len : info.default_seq_len);
-          p.image_size =
-              info.default_image_size == 0 ? 0 : (m.image_size > 0 ? m.image_size : info.default_image_size);
-          p.dtype = s.dtype;
-          p.precision = s.precision;
-          p.host_mode = s.host_mode.empty() ? std::string(default_host_mode) : s.host_mode;
-          p.optimizer = s.optimizer;
-          p.gpu = gpu;
-          p.cost_source = s.cost_source;
-          p.traces = s.traces;
-          out.push_back(std::move(p));
+          for (double link : links) {
+            for (const std::string& lean : leans) {
+              ArrayPoint p = model_point(spec, m, batch, default_host_mode);
+              p.lean_ops = transforms::lean_ops_name(transforms::parse_lean_ops(lean));
+              p.host_link_gbps = link;
+              p.models = count;
+              p.gpu = gpu;
+              out.push_back(std::move(p));
+            }
           }
-         }
         }
       }
     }
@@ -253,18 +283,8 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   // every configuration twice).
   std::vector<std::string> gpu_names;
   for (const std::string& g : s.gpus) {
-    const auto where = [&](const Error& e) {
-      return fmt::format("{}: 'sweep.gpus' = '{}': {}", spec.source, g, e.what());
-    };
-    try {
-      gpu_names.push_back(costmodel::find_device(sweep_gpu(spec, g)).name);
-    } catch (const UnknownNameError& e) {
-      throw UnknownNameError(where(e));
-    } catch (const FormatError& e) {  // a device file that is not one (its line, key and value)
-      throw FormatError(where(e));
-    } catch (const Error& e) {  // a device file that cannot be read
-      throw Error(where(e));
-    }
+    in_context(fmt::format("{}: 'sweep.gpus' = '{}': ", spec.source, g),
+               [&] { gpu_names.push_back(costmodel::find_device(sweep_gpu(spec, g)).name); });
   }
   if (const auto twice = support::first_repeat(gpu_names)) {
     throw Error(
@@ -304,6 +324,25 @@ void validate_array_sweep(const ExperimentSpec& spec) {
     throw Error(
         fmt::format("{}: 'sweep.traces' = '{}' is the file given already as '{}'; give each file once",
                     spec.source, s.traces[twice->second], s.traces[twice->first]));
+  }
+  // What every configuration builds first, built once here: a model that refuses its shape (a
+  // sequence past its positions) or a GPU its cost source cannot price (calibrated, with no profile
+  // for it) is refused before the database is made, not when a sweep of hours reaches it.
+  const std::vector<std::string> leans = s.lean_ops.empty() ? std::vector<std::string>{"none"} : s.lean_ops;
+  for (const SweepModel& m : s.models) {
+    for (const int64_t batch : model_batches(m)) {
+      for (const std::string& lean : leans) {
+        ArrayPoint p = model_point(spec, m, batch, "none");
+        p.lean_ops = lean;
+        in_context(fmt::format("{}: 'sweep.models' = '{}' at batch {}: ", spec.source, m.name, batch),
+                   [&] { zoo::build_model(p.model, p.model_config()); });
+      }
+    }
+  }
+  for (const std::string& g : s.models.empty() ? std::vector<std::string>{} : s.gpus) {
+    ArrayPoint p = model_point(spec, s.models.front(), model_batches(s.models.front()).front(), "none");
+    p.gpu = g;
+    in_context(fmt::format("{}: 'sweep.gpus' = '{}': ", spec.source, g), [&] { array_cost_model(spec, p); });
   }
 }
 
