@@ -82,9 +82,10 @@ std::vector<costmodel::DeviceSpec> what_if_devices(const ReplayTraceRequest& opt
 
 // Each --what-if-gpu's work, moved from the GPU the trace ran on.
 std::vector<OtherGpuRun> move_to_other_gpus(const ir::RuntimeTrace& t, const nlohmann::json& doc,
-                                            const ReplayTraceRequest& opts) {
+                                            const ReplayTraceRequest& opts,
+                                            const std::vector<costmodel::DeviceSpec>& destinations) {
   std::vector<OtherGpuRun> out;
-  if (opts.what_if_gpus.empty()) return out;
+  if (destinations.empty()) return out;
   const std::optional<costmodel::DeviceSpec> origin = traced_gpu(t, opts);
   if (!origin)
     throw Error(
@@ -92,7 +93,7 @@ std::vector<OtherGpuRun> move_to_other_gpus(const ir::RuntimeTrace& t, const nlo
                     "with --trace-gpu",
                     t.device.empty() ? "(none named)" : t.device));
   const io::KinetoOpRecords records = io::kineto_op_records_if_shaped(doc, t.source);
-  for (const costmodel::DeviceSpec& destination : what_if_devices(opts)) {
+  for (const costmodel::DeviceSpec& destination : destinations) {
     out.push_back(
         {destination.name, sim::move_work_to_gpu(t, records, *origin, destination, opts.what_if_source)});
   }
@@ -153,12 +154,13 @@ ReplayTraceResult replay_trace(const ReplayTraceRequest& request) {
   ReplayTraceResult out;
   out.source = std::filesystem::path(request.trace).filename().string();
   out.all = request.all;
-  what_if_devices(request);  // a GPU named twice is refused before the trace is read
+  // A GPU named twice is refused before the trace is read.
+  const std::vector<costmodel::DeviceSpec> destinations = what_if_devices(request);
   const nlohmann::json doc = support::parse_json_document(support::read_text_file(request.trace), out.source);
   // One window from the trace's first step to the one replayed: the steps before warm it up.
   out.trace = io::read_kineto_runtime(doc, out.source, request.step);
   const std::map<std::string, int64_t> floors = sim::collective_floors(out.trace);
-  out.other_gpus = move_to_other_gpus(out.trace, doc, request);
+  out.other_gpus = move_to_other_gpus(out.trace, doc, request, destinations);
   out.runs = replay_with_what_ifs(out.trace, request, floors, out.other_gpus);
   for (const auto& st : out.runs.front().steps)
     out.step_errors.push_back(static_cast<double>(st.replayed_ns - st.profiled_ns) /

@@ -82,20 +82,23 @@ std::vector<Task> expand_each_once(const ExperimentKind& kind, const ExperimentS
   return tasks;
 }
 
-}  // namespace
-
-void validate_experiment(const ExperimentSpec& spec) {
+// validate_experiment's checks; the tasks they expanded.
+std::vector<Task> validated_tasks(const ExperimentSpec& spec) {
   const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
   kind.validate(spec);
   check_sweep_size(spec);
-  expand_each_once(kind, spec);
+  return expand_each_once(kind, spec);
+}
+
+}  // namespace
+
+void validate_experiment(const ExperimentSpec& spec) {
+  validated_tasks(spec);
 }
 
 ExperimentPlan plan_experiment(const ExperimentSpec& spec, const ResultsDb* db, Shard shard) {
-  const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
-  validate_experiment(spec);
   ExperimentPlan plan;
-  plan.tasks = expand_each_once(kind, spec);
+  plan.tasks = validated_tasks(spec);
   const std::string version(mutwo_version());
   for (size_t t = 0; t < plan.tasks.size(); ++t) {
     if (static_cast<int64_t>(t % static_cast<size_t>(shard.count)) != shard.index) continue;

@@ -5,6 +5,7 @@
 // file's rows twice in a fit. Experiment specs refuse such a list as they read it
 // (support/toml_reader.hpp); what a command or the Python module passes is checked here.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -13,13 +14,13 @@
 
 namespace mutwo::support {
 
-// The first place `items` repeats itself: {earlier, later}, the indexes of two equal items, the
-// later as small as can be; none when every item differs.
-template <class T>
-std::optional<std::pair<size_t, size_t>> first_repeat(const std::vector<T>& items) {
+// The first place `items` repeats itself: {earlier, later}, the indexes of two items `same` calls
+// equal, the later as small as can be; none when every item differs.
+template <class T, class Same = std::equal_to<>>
+std::optional<std::pair<size_t, size_t>> first_repeat(const std::vector<T>& items, Same same = {}) {
   for (size_t later = 1; later < items.size(); ++later) {
     for (size_t earlier = 0; earlier < later; ++earlier) {
-      if (items[earlier] == items[later]) return std::pair{earlier, later};
+      if (same(items[earlier], items[later])) return std::pair{earlier, later};
     }
   }
   return std::nullopt;
@@ -35,14 +36,10 @@ inline std::optional<std::pair<size_t, size_t>> first_repeated_file(const std::v
     std::filesystem::path r = std::filesystem::weakly_canonical(p, ec);
     resolved.push_back(ec ? std::filesystem::path(p).lexically_normal() : r);
   }
-  for (size_t later = 1; later < paths.size(); ++later) {
-    for (size_t earlier = 0; earlier < later; ++earlier) {
-      std::error_code ec;
-      const bool same_file = std::filesystem::equivalent(resolved[earlier], resolved[later], ec);
-      if (resolved[earlier] == resolved[later] || (!ec && same_file)) return std::pair{earlier, later};
-    }
-  }
-  return std::nullopt;
+  return first_repeat(resolved, [](const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ec;
+    return a == b || (std::filesystem::equivalent(a, b, ec) && !ec);
+  });
 }
 
 }  // namespace mutwo::support
