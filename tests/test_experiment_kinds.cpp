@@ -150,6 +150,29 @@ TEST_CASE("a model or GPU no configuration can build is refused before the datab
   CHECK_NOTHROW(validate_experiment(spec_for(mini, "gpus = [\"t4\"]\ncost_source = \"calibrated\"\n")));
 }
 
+TEST_CASE("a count with more partitions than a search plans is refused by the kinds that search") {
+  // 46 models have p(46) = 105,558 sub-array partitions, past policies::kMaxSearchPartitions; p(45) =
+  // 89,134 is not. The search refused it at the first such configuration, after the database was made.
+  auto spec_for = [](const std::string& kind, int count) {
+    return parse_spec("name = \"wide\"\ntitle = \"T\"\nkind = \"" + kind +
+                          "\"\n[sweep]\nmodels = [{ name = \"bert-mini\", batch_sizes = [4] }]\n"
+                          "model_counts = [2, " +
+                          std::to_string(count) + "]\ngpus = [\"a100-40gb\"]\n" +
+                          (kind == "strategies" ? "strategies = [\"sequential\"]\n" : ""),
+                      "wide.toml", ".");
+  };
+  for (const std::string kind : {"strategies", "max_models"}) {
+    CAPTURE(kind);
+    CHECK_THROWS_WITH_AS(validate_experiment(spec_for(kind, 46)),
+                         ("wide.toml: 'sweep.model_counts' = 46: kind '" + kind +
+                          "' searches each array's sub-array partitions, and 46 models have more than the "
+                          "100000 a search plans; a count of at most 45 is searched whole")
+                             .c_str(),
+                         Error);
+    CHECK_NOTHROW(validate_experiment(spec_for(kind, 45)));
+  }
+}
+
 TEST_CASE("lean_ops in CI size: Tempo's layers fit larger batches; swap and recompute fit larger still") {
   // The shipped lean_ops spec's shape on bert-mini under a 1.7 MiB limit: per lean option, the
   // largest batch sequential (the plain step) fits, and mutwo's (its swaps and recomputation).

@@ -16,7 +16,9 @@
 #include "experiments/sweep_keys.hpp"
 #include "ir/dtype.hpp"
 #include "ir/precision.hpp"
+#include "policies/partition.hpp"
 #include "policies/policy_registry.hpp"
+#include "policies/search.hpp"
 #include "sim/host_mode.hpp"
 #include "support/distinct.hpp"
 #include "support/error.hpp"
@@ -343,6 +345,22 @@ void validate_array_sweep(const ExperimentSpec& spec) {
     ArrayPoint p = model_point(spec, s.models.front(), model_batches(s.models.front()).front(), "none");
     p.gpu = g;
     in_context(fmt::format("{}: 'sweep.gpus' = '{}': ", spec.source, g), [&] { array_cost_model(spec, p); });
+  }
+}
+
+void validate_searched_counts(const ExperimentSpec& spec) {
+  const auto partitions = [](int32_t count) {
+    return policies::array_partition_count({{"array", count, {}}});
+  };
+  for (const int32_t count : spec.sweep.model_counts) {
+    if (partitions(count) <= policies::kMaxSearchPartitions) continue;
+    int32_t largest = 1;
+    while (partitions(largest + 1) <= policies::kMaxSearchPartitions) ++largest;
+    throw Error(
+        fmt::format("{}: 'sweep.model_counts' = {}: kind '{}' searches each array's sub-array "
+                    "partitions, and {} models have more than the {} a search plans; a count of at "
+                    "most {} is searched whole",
+                    spec.source, count, spec.kind, count, policies::kMaxSearchPartitions, largest));
   }
 }
 

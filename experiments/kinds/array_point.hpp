@@ -92,6 +92,10 @@ std::string sweep_gpu(const ExperimentSpec& spec, const std::string& gpu);
 // Checks each of 'sweep.memory_limits' is "device" or a size of at least one byte (a zero limit
 // would read as "no limit"); throws naming the spec, the key and the value.
 void validate_memory_limits(const ExperimentSpec& spec);
+// For the kinds that search each array's partitions: checks each of 'sweep.model_counts' has no
+// more partitions than a search plans (policies::kMaxSearchPartitions; a spec cannot narrow them as
+// `mutwo search --max-sub-arrays` can), before the database is made.
+void validate_searched_counts(const ExperimentSpec& spec);
 
 // Runs `check` (a registry lookup of `value`); its UnknownNameError is rethrown naming the spec, the
 // sweep key and the value.

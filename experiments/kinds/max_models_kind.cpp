@@ -71,6 +71,7 @@ class MaxModelsKind final : public ExperimentKind {
   void validate(const ExperimentSpec& spec) const override {
     validate_array_sweep(spec);
     validate_memory_limits(spec);
+    validate_searched_counts(spec);
   }
 
   std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {

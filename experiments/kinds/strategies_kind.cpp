@@ -62,6 +62,7 @@ class StrategiesKind final : public ExperimentKind {
       }
     }
     validate_memory_limits(spec);
+    validate_searched_counts(spec);
   }
 
   std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {
