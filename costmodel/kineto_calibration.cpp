@@ -7,6 +7,8 @@
 
 #include "costmodel/bench_rows.hpp"
 #include "ir/bench_ops.hpp"
+#include "ir/tensor.hpp"
+#include "support/error.hpp"
 
 namespace mutwo::costmodel {
 namespace {
@@ -18,10 +20,9 @@ std::optional<std::string> precision_of(const std::string& type) {
   return std::nullopt;
 }
 
+// A shape's elements; GraphError on an overflow (no real tensor has 2^63 elements: a trace's typo).
 int64_t product(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  return ir::element_count(shape);
 }
 
 // [elements / last dim, last dim] of a tensor of rank >= 1 with no zero size.
@@ -65,12 +66,12 @@ std::optional<ir::BenchShape> bench_shape(const io::KinetoOpRecord& r) {
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<CalibrationRow> kineto_calibration_row(const io::KinetoOpRecord& r, const std::string& device,
-                                                     const std::string& file) {
+// The row before its origin is set: throws Error (an overflowing shape) for the caller to place.
+std::optional<CalibrationRow> row_of(const io::KinetoOpRecord& r, const std::string& device) {
+  // addmm's first input is the bias; an op recorded with fewer types than that has none to read.
+  const size_t typed = r.name == "aten::addmm" ? 1 : 0;
   const std::optional<std::string> precision =
-      r.input_types.empty() ? std::nullopt : precision_of(r.input_types[r.name == "aten::addmm" ? 1 : 0]);
+      typed < r.input_types.size() ? precision_of(r.input_types[typed]) : std::nullopt;
   std::optional<CalibrationRow> row;
   if (precision && r.name == "aten::bmm" && r.input_dims.size() >= 2) {
     const auto& a = r.input_dims[0];
@@ -84,6 +85,19 @@ std::optional<CalibrationRow> kineto_calibration_row(const io::KinetoOpRecord& r
   } else if (precision) {
     if (const auto shape = bench_shape(r)) row = bench_row({*shape, *precision, r.gpu_ns}, device);
   }
+  return row;
+}
+
+}  // namespace
+
+std::optional<CalibrationRow> kineto_calibration_row(const io::KinetoOpRecord& r, const std::string& device,
+                                                     const std::string& file) {
+  std::optional<CalibrationRow> row;
+  try {
+    row = row_of(r, device);
+  } catch (const Error& e) {
+    throw FormatError(fmt::format("{}: event {} ('{}'): {}", file, r.event, r.name, e.what()));
+  }
   if (!row) return std::nullopt;
   row->source = "kineto " + file;
   std::vector<std::string> dims;
@@ -91,6 +105,8 @@ std::optional<CalibrationRow> kineto_calibration_row(const io::KinetoOpRecord& r
   row->shape = fmt::format("{} {}", r.name, fmt::join(dims, " "));
   row->origin = fmt::format("{}: event {}", file, r.event);
   validate_calibration_row(*row);
+  // As the CSV readers check theirs: a kernel time no GPU reaches is a broken trace, not a measurement.
+  check_measured_time(*row, "dur (its kernels, summed)", fmt::format("{} ns", r.gpu_ns));
   return row;
 }
 

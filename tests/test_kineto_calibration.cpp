@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "costmodel/calibration_csv.hpp"
@@ -103,4 +105,78 @@ TEST_CASE("read_calibration_input: a trace by content, its device from devicePro
       "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"Input Dims": [[2, -1]]}}]})"),
                             "t.json");
         }) == "t.json: event 0 ('aten::mm'): field 'args.Input Dims'[0] = [2,-1], expected sizes >= 0");
+}
+
+namespace {
+
+// A trace of one shaped op per entry, each with one kernel of `dur_us` on device `device`.
+struct TraceOp {
+  std::string name;
+  std::string dims;   // "Input Dims" JSON
+  std::string types;  // "Input type" JSON
+  double dur_us = 10;
+  int device = 0;
+};
+
+nlohmann::json trace_of(const std::vector<TraceOp>& ops, const std::string& second_gpu = "Tesla T4") {
+  nlohmann::json t = nlohmann::json::parse(
+      R"({"deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-16GB"}, {"id": 1, "name": ")" + second_gpu +
+      R"("}], "traceEvents": []})");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const int64_t ts = 100 * static_cast<int64_t>(i + 1), ext = static_cast<int64_t>(i + 1);
+    t["traceEvents"].push_back(nlohmann::json::parse(fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 1, "tid": 1, "ts": {}, "dur": 30, "args":
+        {{"External id": {}, "Input Dims": {}, "Input type": {}}}}})",
+        ops[i].name, ts, ext, ops[i].dims, ops[i].types)));
+    t["traceEvents"].push_back(nlohmann::json::parse(fmt::format(
+        R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {},
+        "dur": 5, "args": {{"External id": {}, "correlation": {}}}}})",
+        ts + 5, ext, 10 + ext)));
+    t["traceEvents"].push_back(nlohmann::json::parse(fmt::format(
+        R"({{"ph": "X", "cat": "kernel", "name": "k", "pid": {}, "tid": 7, "ts": {}, "dur": {}, "args":
+        {{"device": {}, "stream": 7, "correlation": {}}}}})",
+        ops[i].device, ts + 10, ops[i].dur_us, ops[i].device, 10 + ext)));
+  }
+  return t;
+}
+
+KinetoCalibration rows_of(const nlohmann::json& trace) {
+  return kineto_calibration_rows(kineto_op_records(trace, "t.json"), "v100-16gb", "t.json");
+}
+
+}  // namespace
+
+TEST_CASE("calibration rows from a trace refuse what the CSV readers refuse, naming the event") {
+  // An addmm recorded with one input (no bias type to read past) maps to no row; it read past the
+  // end of its types and crashed.
+  CHECK(rows_of(trace_of({{"aten::addmm", "[[32, 128]]", R"(["float"])"}})).rows.empty());
+  // A 4096^3 GEMM in 1 ns: no GPU's rate (the CSV readers' check_measured_time).
+  CHECK(error_of([] {
+          rows_of(trace_of({{"aten::mm", "[[4096, 4096], [4096, 4096]]", R"(["float", "float"])", 0.001}}));
+        }) ==
+        "t.json: event 0: field 'dur (its kernels, summed)' = '1 ns': 137438953472 FLOPs in 1 ns is "
+        "1.37e+11 FLOP/ns, more than 2.25e+07 (10 x the fastest catalog GPU's peak): not a measured time");
+  // A shape past 2^63 elements: an error, not a wrapped -1 or 0 (which dropped the op unsaid).
+  CHECK(error_of([] {
+          rows_of(trace_of({{"aten::relu", "[[4611686018427387904, 4]]", R"(["float"])"}}));
+        }) ==
+        "t.json: event 0 ('aten::relu'): shape [4611686018427387904,4]: its element count overflows 64-bit "
+        "integers");
+}
+
+TEST_CASE("op records of a trace are one GPU model's: a second model's kernels are refused") {
+  const TraceOp mm{"aten::mm", "[[64, 64], [64, 64]]", R"(["float", "float"])"};
+  TraceOp on_second = mm;
+  on_second.device = 1;
+  // The T4's kernel was fitted as a V100's row.
+  CHECK(error_of([&] {
+          kineto_op_records(trace_of({mm, mm, on_second}), "t.json");
+        }) ==
+        "t.json: kernels ran on device 0 ('Tesla V100-SXM2-16GB', 2 kernels) and device 1 ('Tesla T4', 1 "
+        "kernels): a trace's rows are one GPU's; give each GPU's trace on its own");
+  // Two GPUs of one model are one GPU's measurements.
+  const KinetoOpRecords same =
+      kineto_op_records(trace_of({mm, mm, on_second}, "Tesla V100-SXM2-16GB"), "t.json");
+  CHECK(same.device == "Tesla V100-SXM2-16GB");
+  CHECK(same.ops.size() == 3);
 }

@@ -138,18 +138,31 @@ KinetoOpRecords op_records(const nlohmann::json& doc, const std::string& source,
     throw FormatError(fmt::format("{}: the trace has no GPU kernels to calibrate with", source));
   std::erase_if(out.ops, [](const KinetoOpRecord& r) { return r.kernels == 0 || r.gpu_ns <= 0; });
 
+  std::map<int64_t, std::string> device_names;  // deviceProperties: id -> name
+  if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
+    for (const Json& p : doc["deviceProperties"]) {
+      if (p.is_object() && p.contains("id") && p["id"].is_number_integer() && p.contains("name") &&
+          p["name"].is_string()) {
+        device_names[p["id"].get<int64_t>()] = p["name"].get<std::string>();
+      }
+    }
+  }
+  // The records are one GPU's rows: kernels of two GPU models in one trace (a T4's fitted as a V100's)
+  // are refused; several GPUs of one model are one GPU's measurements.
   int64_t device = -1, most = 0;
   for (const auto& [id, count] : kernels_per_device) {
     if (count > most) device = id, most = count;
   }
-  if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array()) {
-    for (const Json& p : doc["deviceProperties"]) {
-      if (p.is_object() && p.contains("id") && p["id"].is_number_integer() &&
-          p["id"].get<int64_t>() == device && p.contains("name") && p["name"].is_string()) {
-        out.device = p["name"].get<std::string>();
-      }
+  for (const auto& [id, count] : kernels_per_device) {
+    if (device_names[id] != device_names[device]) {
+      throw FormatError(
+          fmt::format("{}: kernels ran on device {} ('{}', {} kernels) and device {} ('{}', {} kernels): a "
+                      "trace's rows are "
+                      "one GPU's; give each GPU's trace on its own",
+                      source, device, device_names[device], most, id, device_names[id], count));
     }
   }
+  out.device = device_names[device];
   return out;
 }
 
