@@ -13,6 +13,22 @@
 #include "support/error.hpp"
 
 namespace mutwo::exec {
+namespace {
+
+// An input index past the op's list: run_kernel names the op.
+struct MissingInput : Error {
+  using Error::Error;
+};
+
+}  // namespace
+
+const at::Tensor& KernelInputs::operator[](size_t i) const {
+  if (i >= tensors_.size()) {
+    throw MissingInput(fmt::format("its kind reads input {}, and it lists {} input{}", i, tensors_.size(),
+                                   tensors_.size() == 1 ? "" : "s"));
+  }
+  return tensors_[i];
+}
 
 bool KernelContext::needs_grad(size_t i) const {
   return ir::needs_grad(op, i);
@@ -95,7 +111,21 @@ std::vector<at::Tensor> run_kernel(const KernelContext& context) {
                     "op of unknown semantics)",
                     op.id, op.name, ir::kind_name(op.kind)));
   }
-  std::vector<at::Tensor> outputs = fn(context);
+  // A graph LibTorch cannot run as written (a hand-edited schedule: too few inputs, a dropout
+  // probability of 2) is the op's error, named; running out of memory stays the caller's to record.
+  std::vector<at::Tensor> outputs;
+  const auto refused = [&](std::string_view why) {
+    return Error(fmt::format("op {} '{}' ({}): {}", op.id, op.name, ir::kind_name(op.kind), why));
+  };
+  try {
+    outputs = fn(context);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw refused(fmt::format("LibTorch refused it: {}", e.what_without_backtrace()));
+  } catch (const MissingInput& e) {
+    throw refused(e.what());
+  }
   if (outputs.size() != op.outputs.size()) {
     throw Error(fmt::format("kernel of op {} '{}' ({}) returned {} outputs, the graph lists {}", op.id,
                             op.name, ir::kind_name(op.kind), outputs.size(), op.outputs.size()));

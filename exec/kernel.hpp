@@ -36,10 +36,27 @@ struct OpRuntime {
   bool capturing = false;
 };
 
+// An op's input tensors, in Op::inputs order. Indexing past the end throws Error (run_kernel names
+// the op): a schedule file's op may list fewer inputs than its kind reads, and reading past them
+// crashed.
+class KernelInputs {
+ public:
+  template <class Tensors>
+  KernelInputs(const Tensors& tensors) : tensors_(tensors) {}  // NOLINT: as the span it replaces
+  const at::Tensor& operator[](size_t i) const;
+  size_t size() const { return tensors_.size(); }
+  bool empty() const { return tensors_.empty(); }
+  auto begin() const { return tensors_.begin(); }
+  auto end() const { return tensors_.end(); }
+
+ private:
+  std::span<const at::Tensor> tensors_;
+};
+
 struct KernelContext {
   const ir::Graph& graph;
   const ir::Op& op;
-  std::span<const at::Tensor> inputs;
+  KernelInputs inputs;
   const OpRuntime& runtime;
 
   int32_t width() const { return op.width; }

@@ -62,6 +62,36 @@ void check_ids(const Graph& g, const Op& op, const std::vector<TensorId>& ids, c
   }
 }
 
+// A backward op reads what autodiff gives it (transforms/autodiff.cpp): the gradient of its forward's
+// output (none after a loss), then what the forward saves (KindRules::saved), each as shaped as the
+// forward's tensor (a recomputed or swapped copy has another id, never another shape). A hand-edited
+// list crashed the executor's kernel and priced the op on what it does not read.
+void check_backward_inputs(const Graph& g, const Op& op, const Op& fwd, const KindRules& rules) {
+  std::vector<TensorId> expected;
+  if (!rules.is_loss && !fwd.outputs.empty()) expected.push_back(fwd.outputs[0]);
+  for (const SavedRef& ref : rules.saved) {
+    const auto& from = ref.from == SavedRef::From::input ? fwd.inputs : fwd.outputs;
+    if (ref.index >= 0 && static_cast<size_t>(ref.index) < from.size())
+      expected.push_back(from[static_cast<size_t>(ref.index)]);
+  }
+  if (op.inputs.size() != expected.size()) {
+    throw GraphError(fmt::format("{}: field 'inputs' has {} tensors, the backward of {} ({}) reads {}",
+                                 op_label(op), op.inputs.size(), op_label(fwd), kind_name(fwd.kind),
+                                 expected.size()));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Tensor& got = g.tensor(op.inputs[i]);
+    const Tensor& want = g.tensor(expected[i]);
+    if (got.shape != want.shape) {
+      throw GraphError(
+          fmt::format("{}: input {} ({}) has shape {}, where it reads {} of shape {}", op_label(op), i,
+                      tensor_label(got), shape_string(got.shape),
+                      i == 0 && !rules.is_loss ? "the gradient of " + tensor_label(want) : tensor_label(want),
+                      shape_string(want.shape)));
+    }
+  }
+}
+
 void check_shapes_against_rules(const Graph& g, const Op& op) {
   std::vector<const Tensor*> inputs;
   for (TensorId id : op.inputs) inputs.push_back(&g.tensor(id));
@@ -88,7 +118,9 @@ void check_shapes_against_rules(const Graph& g, const Op& op) {
   if (op.forward_of == kNoId) return;
   const Op& fwd = g.op(op.forward_of);
   const KindRules* rules = kind_rules(fwd.kind);
-  if (!rules || rules->backward_kind != op.kind || !op.attrs.contains("needs_grad")) return;
+  if (!rules || rules->backward_kind != op.kind) return;
+  check_backward_inputs(g, op, fwd, *rules);
+  if (!op.attrs.contains("needs_grad")) return;
   const auto& needs = attr_ints(op.attrs, "needs_grad", op_label(op));
   if (needs.size() != fwd.inputs.size()) {
     throw GraphError(fmt::format("{}: attribute 'needs_grad' has {} flags, forward {} has {} inputs",

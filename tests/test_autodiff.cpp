@@ -266,3 +266,53 @@ TEST_CASE("a tied weight read twice gets one accumulate_grad, one gradient and o
                                                            find_tensor(g, "tied.weight.exp_avg"),
                                                            find_tensor(g, "tied.weight.exp_avg_sq")});
 }
+
+TEST_CASE("validation holds a backward op to the inputs autodiff gives it, and forward attributes to range") {
+  // A schedule file's backward op with its inputs cut crashed the executor's kernel and was priced on
+  // what it no longer read; out-of-range attributes reached LibTorch (or ran silently).
+  GraphBuilder b("block", DType::f32, 1, 2);
+  TensorId x = b.add_input("x", {2, 8}, TensorRole::input, FuseAxis::stack);
+  TensorId labels = b.add_input("labels", {2}, TensorRole::label, FuseAxis::stack, DType::i64);
+  TensorId w = b.add_weight("fc.weight", {8, 8}, FuseAxis::stack);
+  TensorId wo = b.add_weight("out.weight", {5, 8}, FuseAxis::stack);
+  const auto drop = b.add_op(OpKind::dropout, "drop", {b.op(OpKind::linear, "fc", {x, w})}, {{"p", 0.1}});
+  b.add_op(OpKind::cross_entropy, "loss", {b.op(OpKind::linear, "out", {drop[0], wo}), labels});
+  const Graph g = build_training_step(std::move(b).finish(), OptimizerConfig{});
+  validate(g);
+  const auto op_id = [&](const std::string& name) { return static_cast<size_t>(find_op(g, name)->id); };
+  SUBCASE("an input cut") {
+    Graph bad = g;
+    bad.ops[op_id("out.backward")].inputs.resize(1);  // linear_backward reads grad, x and w
+    link(bad);
+    CHECK_THROWS_WITH_AS(validate(bad),
+                         "op 5 'out.backward': field 'inputs' has 1 tensors, the backward of op 2 'out' "
+                         "(linear) reads 3",
+                         GraphError);
+  }
+  SUBCASE("an input of another shape") {
+    Graph bad = g;
+    std::swap(bad.ops[op_id("out.backward")].inputs[1], bad.ops[op_id("out.backward")].inputs[2]);
+    link(bad);
+    CHECK_THROWS_WITH_AS(validate(bad),
+                         "op 5 'out.backward': input 1 (tensor 3 'out.weight') has shape [5,8], where it "
+                         "reads tensor 5 'drop' of shape [2,8]",
+                         GraphError);
+  }
+  SUBCASE("a dropout probability outside [0, 1)") {
+    Graph bad = g;
+    bad.ops[op_id("drop")].attrs.insert_or_assign("p", 2.0);
+    CHECK_THROWS_WITH_AS(validate(bad), doctest::Contains("attribute 'p' = 2 must be in [0, 1)"), GraphError);
+  }
+}
+
+TEST_CASE("a layer norm's eps and a GELU's approximation are checked") {
+  GraphBuilder b("ln", DType::f32, 1, 2);
+  TensorId x = b.add_input("x", {2, 8}, TensorRole::input, FuseAxis::stack);
+  TensorId gamma = b.add_weight("ln.weight", {8}, FuseAxis::stack);
+  TensorId beta = b.add_weight("ln.bias", {8}, FuseAxis::stack);
+  CHECK_THROWS_WITH_AS(b.add_op(OpKind::layernorm, "ln", {x, gamma, beta}, {{"eps", -1.0}}),
+                       doctest::Contains("attribute 'eps' must be > 0"), GraphError);
+  CHECK_THROWS_WITH_AS(b.op(OpKind::gelu, "gelu", {x}, {{"approximate", int64_t{5}}}),
+                       doctest::Contains("attribute 'approximate' = 5 must be 0 (erf) or 1 (tanh)"),
+                       GraphError);
+}

@@ -218,6 +218,24 @@ TEST_CASE("an op kind without a kernel is refused before anything runs") {
                        mutwo::Error);
 }
 
+TEST_CASE("an op listing fewer inputs than its kernel reads is refused naming the op, not a crash") {
+  // A hand-edited schedule's optimizer step with no inputs (optimizer kinds have no shape rules)
+  // read past its inputs and crashed the executor.
+  Schedule s = policies::build_plain_schedule(steps("resnet-mini", {1}));
+  ir::Op* step = nullptr;
+  for (ir::Op& op : s.graph.ops) {
+    if (step == nullptr && op.kind == ir::OpKind::adam_step) step = &op;
+  }
+  REQUIRE(step != nullptr);
+  step->inputs.clear();
+  ir::link(s.graph);
+  CHECK_THROWS_WITH_AS(
+      one_step(s),
+      doctest::Contains(
+          ("'" + step->name + "' (adam_step): its kind reads input 0, and it lists 0 inputs").c_str()),
+      mutwo::Error);
+}
+
 TEST_CASE("devices: unknown names and CUDA in a CPU-only build are errors naming the device") {
   CHECK_THROWS_WITH_AS(exec::make_backend("tpu"), "unknown device 'tpu'; valid: cpu, cuda, cuda:N",
                        mutwo::Error);

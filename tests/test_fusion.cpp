@@ -282,7 +282,7 @@ TEST_CASE("fusion refuses what it cannot fuse, naming the field") {
     op.kind = OpKind::relu_backward;
     op.phase = Phase::backward;
     op.forward_of = 2;
-    op.inputs = {g.ops[2].outputs[0]};
+    op.inputs = {g.ops[2].outputs[0], g.ops[2].outputs[0]};  // as shaped as the gradient and what relu saves
     op.outputs = {grad.id};
     g.ops.push_back(op);
     link(g);

@@ -36,6 +36,13 @@ int64_t activation_forward_flops(OpKind kind) {
 template <OpKind Kind>
 InferResult infer_activation(const InferContext& ctx) {
   expect_inputs(ctx, 1, 1);
+  if constexpr (Kind == OpKind::gelu) {  // F.gelu's approximate: 0 "none" (erf), 1 "tanh"
+    const int64_t approximate =
+        attr_int_or(ctx.attrs, "approximate", 0, "op '" + std::string(ctx.op_name) + "'");
+    if (approximate != 0 && approximate != 1) {
+      infer_error(ctx, fmt::format("attribute 'approximate' = {} must be 0 (erf) or 1 (tanh)", approximate));
+    }
+  }
   return same_as_input(ctx, activation_forward_flops(Kind));
 }
 
@@ -50,6 +57,8 @@ int64_t activation_backward_flops(const BackwardContext& ctx) {
 // native_dropout: attr p; outputs y and the keep mask (bool).
 InferResult infer_dropout(const InferContext& ctx) {
   expect_inputs(ctx, 1, 1);
+  const double p = attr_double_or(ctx.attrs, "p", 0.0, "op '" + std::string(ctx.op_name) + "'");
+  if (!(p >= 0.0 && p < 1.0)) infer_error(ctx, fmt::format("attribute 'p' = {} must be in [0, 1)", p));
   InferResult r = same_as_input(ctx, 2);
   r.outputs.push_back({".mask", ctx.inputs[0]->shape, DType::boolean, TensorRole::activation});
   return r;

@@ -23,6 +23,8 @@ constexpr int64_t kBatchNormBackwardFlopsPerElement = kLayerNormBackwardFlopsPer
 // Width k ("stack"): x [k,...,H], gamma and beta [k,H].
 InferResult infer_layernorm(const InferContext& ctx) {
   expect_inputs(ctx, 3, 3);
+  if (attr_double_or(ctx.attrs, "eps", 1e-5, "op '" + std::string(ctx.op_name) + "'") <= 0.0)
+    infer_error(ctx, "attribute 'eps' must be > 0");
   const Tensor& x = *ctx.inputs[0];
   if (x.shape.empty()) infer_error(ctx, "input 0 '" + x.name + "' is a scalar");
   std::vector<int64_t> affine{x.shape.back()};
