@@ -118,6 +118,26 @@ void run_experiment_command(const ExperimentOptions& opts) {
     throw Error(fmt::format("--out '{}': {}", opts.out, e.what()));
   }
   experiments::check_results_destination(opts.db, "--db");
+  // The database is not the CSV, nor a folder on its way: the CSV overwrote a database whose sweep had
+  // just run, and a folder named as the database failed only after the whole sweep.
+  {
+    namespace fs = std::filesystem;
+    const auto resolved = [](const fs::path& path) {
+      std::error_code ec;
+      const fs::path r = fs::weakly_canonical(fs::absolute(path), ec);
+      return ec ? fs::absolute(path).lexically_normal() : r;
+    };
+    const fs::path db_path = resolved(opts.db), csv = resolved(csv_path);
+    for (fs::path p = csv; p.has_relative_path(); p = p.parent_path()) {
+      if (p != db_path) continue;
+      throw Error(
+          p == csv ? fmt::format("--db '{}' is the CSV --out '{}' writes ({}): give each its own file",
+                                 opts.db, opts.out, csv_path)
+                   : fmt::format("--out '{}' needs '{}' to be a folder, and it is the --db file: give each "
+                                 "its own path",
+                                 opts.out, opts.db));
+    }
+  }
 
   experiments::ResultsDb db = experiments::ResultsDb::open(opts.db);
   g_stop = false;

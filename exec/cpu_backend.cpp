@@ -10,6 +10,7 @@
 
 #include "exec/device_backend.hpp"
 #include "exec/host_buffer_pool.hpp"
+#include "ir/exec_device.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::exec {
@@ -88,30 +89,17 @@ std::unique_ptr<DeviceBackend> make_cpu_backend() {
 }
 
 std::unique_ptr<DeviceBackend> make_backend(std::string_view device) {
-  if (device == "cpu") return make_cpu_backend();
-  if (device == "cuda" || device.starts_with("cuda:")) {
-    int index = 0;
-    if (device != "cuda") {
-      // "cuda:" names no index, and std::stoi threw an uncaught out_of_range past 2^31.
-      const std::string_view digits = device.substr(5);
-      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-      if (digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0])) || error != std::errc() ||
-          end != digits.data() + digits.size()) {
-        throw Error(fmt::format("device '{}': expected cuda:N with N a device index", device));
-      }
-    }
+  const std::optional<int> cuda = ir::parse_exec_device(device);
+  if (!cuda) return make_cpu_backend();
 #ifdef MUTWO_WITH_CUDA
-    return make_cuda_backend(index);
+  return make_cuda_backend(*cuda);
 #else
-    (void)index;
-    throw Error(
-        fmt::format("device '{}' needs mutwo built against a LibTorch with CUDA (MUTWO_WITH_CUDA); "
-                    "this build is CPU-only, e.g. Debian's libtorch-dev (scripts/device-check.sh builds "
-                    "against PyTorch's LibTorch on a GPU machine)",
-                    device));
+  throw Error(
+      fmt::format("device '{}' needs mutwo built against a LibTorch with CUDA (MUTWO_WITH_CUDA); "
+                  "this build is CPU-only, e.g. Debian's libtorch-dev (scripts/device-check.sh builds "
+                  "against PyTorch's LibTorch on a GPU machine)",
+                  device));
 #endif
-  }
-  throw Error(fmt::format("unknown device '{}'; valid: cpu, cuda, cuda:N", device));
 }
 
 }  // namespace mutwo::exec

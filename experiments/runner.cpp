@@ -85,8 +85,8 @@ std::vector<Task> expand_each_once(const ExperimentKind& kind, const ExperimentS
 // validate_experiment's checks; the tasks they expanded.
 std::vector<Task> validated_tasks(const ExperimentSpec& spec) {
   const ExperimentKind& kind = builtin_experiment_kinds().find(spec.kind);
+  check_sweep_size(spec);  // first: counting is instant, checking a spec builds its models
   kind.validate(spec);
-  check_sweep_size(spec);
   return expand_each_once(kind, spec);
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/executor.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::experiments {
@@ -110,11 +111,11 @@ const std::vector<SweepKeyInfo>& sweep_key_table() {
       {"host_mode", "eager, libtorch, cuda-graph, none (default: the kind's)", MUTWO_SWEEP_TEXT(host_mode)},
       {"iterations", "measured sweeps: timed steps after warm-up (default 20)",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
-         s.iterations = static_cast<int32_t>(r.integer(n, k, 1, 1 << 20));
+         s.iterations = static_cast<int32_t>(r.integer(n, k, 1, ir::kMaxRunSteps));  // as mutwo run --iters
        }},
       {"warmup", "measured sweeps: untimed steps first (default 3)",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
-         s.warmup = static_cast<int32_t>(r.integer(n, k, 0, 1 << 20));
+         s.warmup = static_cast<int32_t>(r.integer(n, k, 0, ir::kMaxRunSteps));
        }},
       {"logs",
        "DTR operator logs; relative paths from the spec's folder",

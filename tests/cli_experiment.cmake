@@ -29,7 +29,8 @@ mutwo_cli_test(experiment_no_spec ARGS experiment DEFINES EXPECT_RC=2 "STDERR_RE
 add_test(NAME cli_experiment_refused_clean
          COMMAND ${CMAKE_COMMAND} -E rm -f ${MUTWO_CLI_OUT}/experiment-huge.db ${MUTWO_CLI_OUT}/experiment-zero.db
                  ${MUTWO_CLI_OUT}/experiment-fraction.db ${MUTWO_CLI_OUT}/experiment-out-file.db
-                 ${MUTWO_CLI_OUT}/experiment-out-proc.db ${MUTWO_CLI_OUT}/experiment-one-limit.db)
+                 ${MUTWO_CLI_OUT}/experiment-out-proc.db ${MUTWO_CLI_OUT}/experiment-one-limit.db
+                 ${MUTWO_CLI_OUT}/tiny_dtr.csv ${MUTWO_CLI_OUT}/experiment-samep)
 set_tests_properties(cli_experiment_refused_clean PROPERTIES FIXTURES_SETUP cli_experiment_refused)
 function(experiment_refused name db)
   mutwo_cli_test(${name} ${ARGN} PROPERTIES FIXTURES_REQUIRED cli_experiment_refused)
@@ -57,6 +58,14 @@ experiment_refused(experiment_out_cannot_create experiment-out-proc.db
                    ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_strategies.toml --db experiment-out-proc.db
                         --out /proc/mutwo-results
                    DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --out '/proc/mutwo-results': cannot write '/proc/mutwo-results/tiny_strategies\\.csv': cannot create folder '/proc/mutwo-results' in '/proc': ")
+# The database is neither the CSV (which overwrote it) nor a folder on the CSV's way (refused only
+# after the sweep had run).
+experiment_refused(experiment_db_is_csv tiny_dtr.csv
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_dtr.toml --db tiny_dtr.csv --out .
+                   DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --db 'tiny_dtr\\.csv' is the CSV --out '\\.' writes [(]\\./tiny_dtr\\.csv[)]: give each its own file\n$")
+experiment_refused(experiment_db_is_out experiment-samep
+                   ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_dtr.toml --db experiment-samep --out experiment-samep
+                   DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --out 'experiment-samep' needs 'experiment-samep' to be a folder, and it is the --db file: give each its own path\n$")
 # A database with a renamed column is refused before a run is inserted (not after 16, at the table).
 mutwo_cli_test(experiment_renamed_column ARGS experiment ${MUTWO_TEST_FIXTURES}/experiments/tiny_strategies.toml
                    --db compare-renamecol.db --out experiment-renamecol

@@ -277,3 +277,35 @@ TEST_CASE("every kind counts its sweep without expanding it: the count is the ro
           ("wide.toml: sweep has " + std::to_string(*size) + " configurations (1024 packs x ").c_str()),
       Error);
 }
+
+TEST_CASE("two server_schemes specs of one sweep each run their own rows in one database") {
+  // Their configurations named no experiment: the second found the first's rows "already stored",
+  // ran nothing and wrote an empty table.
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  for (const std::string name : {"ss_one", "ss_two"}) {
+    const ExperimentSpec spec = parse_spec(
+        "name = \"" + name +
+            "\"\ntitle = \"T\"\nkind = \"server_schemes\"\n[sweep]\nmodels = [{ name = \"bert-mini\", "
+            "batch_sizes = [4] }]\nservers = [\"4x-gtx1080ti\"]\nschemes = [\"dp\"]\ngpu_counts = [2]\n"
+            "micro_batches = [1]\npacks = [2]\n",
+        name + ".toml", ".");
+    CAPTURE(name);
+    CHECK(run_experiment(spec, db, jobs(1)).progress.rows_written == 1);
+    CHECK(experiment_table(spec, db).rows.size() == 1);
+  }
+}
+
+TEST_CASE("a measured sweep's device is checked before the database is made") {
+  const std::string text =
+      support::read_text_file(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_measured.toml");
+  for (const auto& [device, message] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu", "'sweep.device' = 'gpu': unknown device 'gpu'; valid: cpu, cuda, cuda:N"},
+           {"cuda:-1",
+            "'sweep.device' = 'cuda:-1': device 'cuda:-1': expected cuda:N with N a device index"}}) {
+    std::string edited = text;
+    edited.replace(edited.find("device = \"cpu\""), 14, "device = \"" + device + "\"");
+    const ExperimentSpec spec = parse_spec(edited, "m.toml", ".");
+    CHECK_THROWS_WITH_AS(validate_experiment(spec), ("m.toml: " + message).c_str(), Error);
+  }
+}

@@ -13,6 +13,7 @@
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/results_db.hpp"
 #include "experiments/run_pipeline.hpp"
+#include "ir/exec_device.hpp"
 #include "support/plugins.hpp"
 
 namespace mutwo::experiments {
@@ -63,7 +64,16 @@ class MeasuredKind final : public ExperimentKind {
     return f;
   }
   void validate(const ExperimentSpec& spec) const override {
-    if (runs_sweep(spec)) validate_array_sweep(spec);
+    if (!runs_sweep(spec)) return;
+    validate_array_sweep(spec);
+    // Checked here, not by the executor at the first configuration (after the database was made).
+    if (!spec.sweep.device.empty()) {
+      try {
+        (void)ir::parse_exec_device(spec.sweep.device);
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: 'sweep.device' = '{}': {}", spec.source, spec.sweep.device, e.what()));
+      }
+    }
   }
 
   std::vector<SweepFactor> sweep_factors(const ExperimentSpec& spec) const override {

@@ -104,7 +104,9 @@ class ServerSchemesKind final : public ExperimentKind {
             for (const std::string& scheme : schemes) {
               for (const int32_t n : s.gpu_counts) {
                 for (const int32_t mb : s.micro_batches) {
-                  nlohmann::json c;
+                  // The experiment and kind key the row as every kind's do: without them a second spec
+                  // of the same sweep found the first one's rows "already stored" and ran nothing.
+                  nlohmann::json c = {{"experiment", spec.name}, {"kind", spec.kind}};
                   c["model"] = m.name;
                   c["batch_size"] = batch;
                   c["seq_len"] = m.seq_len > 0 ? m.seq_len : info.default_seq_len;
