@@ -7,10 +7,19 @@
 #include "cli/table.hpp"
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
+#include "costmodel/device_file.hpp"
 #include "costmodel/device_overrides.hpp"
 #include "io/trace_import.hpp"
 
 namespace mutwo::cli {
+
+support::FlagPaths input_files(const DeviceFlags& flags) {
+  support::FlagPaths files;
+  if (costmodel::is_device_path(flags.gpu)) files.emplace_back("--gpu", flags.gpu);
+  for (const std::string& t : flags.traces) files.emplace_back("--trace", t);
+  for (const std::string& p : flags.profiles) files.emplace_back("--profile", p);
+  return files;
+}
 
 costmodel::CostSetup cost_setup(const DeviceFlags& flags) {
   costmodel::CostSetup setup;

@@ -13,6 +13,7 @@
 #include "costmodel/op_cost_model.hpp"
 #include "io/trace_file.hpp"
 #include "ir/graph.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::cli {
 
@@ -41,6 +42,10 @@ costmodel::CostSetup cost_setup(const DeviceFlags& flags);
 
 // The --trace files as Traces (read on first use; any format io::import_trace reads).
 const std::vector<ir::Trace>& measured_traces(const DeviceFlags& flags);
+
+// The files the flags name (--gpu's device file, --trace, --profile), for
+// support::check_output_paths: an output that is one of them is refused.
+support::FlagPaths input_files(const DeviceFlags& flags);
 
 // Adds the flags to a subcommand; help texts list the catalog's devices and cost sources.
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags);

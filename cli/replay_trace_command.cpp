@@ -110,6 +110,8 @@ void run_replay_trace(ReplayTraceOptions opts) {
       throw Error(fmt::format("--step: '{}' is not a step number or 'all'", opts.step));
     request.step = n;
   }
+  // Before the trace is replayed: the timeline is not the trace it replays (it overwrote it).
+  support::check_output_paths({{"--timeline", opts.timeline}}, {}, {{"trace", request.trace}});
   const api::ReplayTraceResult result = api::replay_trace(request);
   const ir::RuntimeTrace& trace = result.trace;
   const std::vector<sim::RuntimeReplay>& runs = result.runs;
@@ -172,18 +174,20 @@ void add_replay_trace_command(CLI::App& app) {
       "--what-if-gpu", opts->request.what_if_gpus,
       "What if the work ran on this GPU (catalog name or device file; repeatable): kernels with "
       "recorded shapes priced on both GPUs, others by Habitat's wave scaling, copies by bandwidth");
+  CLI::Option* what_if_gpu = cmd->get_option("--what-if-gpu");
   cmd->add_option("--what-if-source", opts->request.what_if_source,
                   "With --what-if-gpu: the source that prices kernels with recorded shapes")
       ->capture_default_str()
-      ->check(CLI::IsMember(costmodel::kernel_pricers().names()));
+      ->check(CLI::IsMember(costmodel::kernel_pricers().names()))
+      ->needs(what_if_gpu);
   cmd->add_option("--trace-gpu", opts->request.trace_gpu,
                   "The catalog GPU the trace ran on, when its deviceProperties do not name one");
   cmd->add_flag("--json", opts->json, "Print the replay as JSON");
   cmd->add_option("--timeline", opts->timeline,
                   "Write the replayed timeline (Chrome trace: host threads and streams) to this file");
-  cmd->add_option(
-      "--timeline-what-if", opts->timeline_what_if,
-      "With --timeline: the timeline of this what-if instead (its label, as the table prints it)");
+  cmd->add_option("--timeline-what-if", opts->timeline_what_if,
+                  "With --timeline: the timeline of this what-if instead (its label, as the table prints it)")
+      ->needs(cmd->get_option("--timeline"));
   cmd->callback([opts] { run_replay_trace(*opts); });
 }
 

@@ -152,7 +152,8 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
 }
 
 void run_search_command(SearchOptions opts) {
-  support::check_output_paths({{"--output", opts.schedule_out}, {"--timeline", opts.timeline}});
+  support::check_output_paths({{"--output", opts.schedule_out}, {"--timeline", opts.timeline}}, {},
+                              input_files(opts.device));
   if (!opts.parts_dir.empty() && opts.server.empty()) {
     throw Error("--parts writes each GPU's part of a --server search; give --server NAME");
   }

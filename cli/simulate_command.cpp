@@ -160,7 +160,11 @@ void print_padded(const api::SimulateRequest& request, const api::SimulateResult
 }
 
 void run_simulate(const SimulateOptions& opts) {
-  support::check_output_paths({{"--save-schedule", opts.schedule_out}, {"--timeline", opts.timeline}});
+  support::FlagPaths inputs = input_files(opts.device);
+  inputs.emplace_back("--schedule", opts.array.schedule);
+  inputs.emplace_back("--length-histogram", opts.length_histogram);
+  support::check_output_paths({{"--save-schedule", opts.schedule_out}, {"--timeline", opts.timeline}}, {},
+                              inputs);
   const costmodel::DeviceSpec device = resolve_device(opts.device);
   const std::unique_ptr<costmodel::OpCostModel> cost = make_cost_model(opts.device, device);
 
@@ -269,23 +273,37 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--length-bin-tokens", opts->length_bin_tokens,
                   "With --length-histogram: the loader's bin, in tokens (each batch drawn from one bin)")
       ->check(CLI::Range(int64_t{1}, experiments::kMaxBinnedTokens))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(cmd->get_option("--length-histogram"));
   cmd->add_option("--length-align-tokens", opts->length_align_tokens,
                   "With --length-histogram: a batch's length rounded up to a multiple of this")
       ->check(CLI::Range(int64_t{1}, experiments::kMaxBinnedTokens))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(cmd->get_option("--length-histogram"));
   cmd->add_option(
          "--format", opts->device.trace_format,
          "Format of the --trace files: mutwo, kineto (PyTorch profiler), dtr (DTR log), et (PyTorch "
          "execution trace, followed by the profiler trace of its step); default: detected from the content")
       ->check(CLI::IsMember(io::trace_formats().names()))
       ->needs(cmd->get_option("--trace"));
-  cmd->callback([opts] {
+  cmd->callback([opts, cmd] {
     if (opts->array.model_option->count() == 0 && opts->array.schedule_option->count() == 0) {
       // Without --model or --schedule, one --trace is simulated itself, at its measured durations.
       // (two files: an execution trace and the profiler trace of its step, joined into one)
       if (opts->device.traces.empty() || opts->device.traces.size() > 2) {
         throw CLI::RequiredError("simulate: one of --model, --schedule or a single --trace");
+      }
+      // The trace is the step: a model array's settings would go unread (as mutwo.simulate(trace=)
+      // refuses them).
+      for (const char* flag : {"--models", "--partition", "--batch", "--seq-len", "--image-size", "--dtype",
+                               "--precision", "--lean-ops", "--optimizer", "--lr", "--order",
+                               "--state-offload", "--optimizer-on", "--length-histogram"}) {
+        if (cmd->get_option(flag)->count() > 0) {
+          throw Error(
+              fmt::format("simulate: {} sets a model array (--model); a --trace alone is simulated as "
+                          "it ran",
+                          flag));
+        }
       }
       if (!opts->device.cost_source_given) opts->device.cost_source = "measured";
       opts->device.traces_are_step = true;  // any --cost-source may price it

@@ -211,6 +211,9 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
     throw Error(
         "calibrate: no input files (calibration CSV, DeepBench gemm.csv/conv.csv or a profiler trace)");
   }
+  if (!options.waves && options.leave_one_out) {
+    throw Error("calibrate: --leave-one-out needs --waves (it holds out each GPU of the wave model's fit)");
+  }
   if (!options.waves && !options.held_out_csv.empty()) {
     throw Error("calibrate: --held-out-csv needs --waves --leave-one-out");
   }
@@ -225,18 +228,22 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
   }
   if (options.waves) check_wave_options(options);
   check_date(options.fitted_on);
-  // Every output checked before anything is read, fitted or written.
-  support::check_output_paths(
-      {{"-o", options.output}, {"--fidelity", options.fidelity}, {"--held-out-csv", options.held_out_csv}},
-      "calibrate: ");
-  if (!options.output_dir.empty()) check_output_dir(options.output_dir);
-  CalibrateResult result;
-  // Every file read on its own thread, the rows kept in the inputs' order (a bad file's error is the
-  // first bad file's, as read one after another).
   const std::vector<std::string> files = expand_inputs(options.inputs);
   const std::vector<std::string> refine_files =
       options.refine_only.empty() ? std::vector<std::string>{} : expand_inputs(options.refine_only);
   check_files_once(files, refine_files);
+  // Every output checked before anything is read, fitted or written; none of them an input.
+  support::FlagPaths inputs;
+  for (const std::string& f : files) inputs.emplace_back("input", f);
+  for (const std::string& f : refine_files) inputs.emplace_back("--refine-only", f);
+  inputs.emplace_back("--wave-model", options.wave_model);
+  support::check_output_paths(
+      {{"-o", options.output}, {"--fidelity", options.fidelity}, {"--held-out-csv", options.held_out_csv}},
+      "calibrate: ", inputs);
+  if (!options.output_dir.empty()) check_output_dir(options.output_dir);
+  CalibrateResult result;
+  // Every file read on its own thread, the rows kept in the inputs' order (a bad file's error is the
+  // first bad file's, as read one after another).
   std::vector<std::vector<CalibrationRow>> read(files.size() + refine_files.size());
   std::vector<std::string> notes(files.size());
   support::parallel_for(read.size(), options.jobs, [&](size_t f) {
@@ -298,7 +305,7 @@ CalibrateResult run_calibration(const CalibrateOptions& options) {
       outputs.emplace_back("--out-dir", dir_paths.back());
     }
     if (std::filesystem::is_directory(options.output_dir))
-      support::check_output_paths(outputs, "calibrate: ");
+      support::check_output_paths(outputs, "calibrate: ", inputs);
   }
   if (!options.output.empty() || !options.output_dir.empty() || options.kfold < 2) {
     for (const std::string& device : devices) {

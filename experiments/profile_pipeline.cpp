@@ -17,7 +17,8 @@ namespace mutwo::experiments {
 ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor) {
   // Every output and the stored predictions' GPU checked before the step is profiled: a bad --db or
   // --gpu used to fail after the trace was measured and written.
-  support::check_output_paths({{"--output", request.output}, {"--db", request.db}});
+  support::check_output_paths({{"--output", request.output}, {"--db", request.db}}, {},
+                              {{"--schedule", request.source.schedule_file}});
   if (!request.db.empty()) check_results_destination(request.db, "--db");
   ProfileOutcome out;
   out.target = resolve_exec_target(executor, request.device, "");

@@ -194,7 +194,8 @@ nlohmann::json run_config(const RunRequest& request, const RunOutcome& outcome) 
 RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   if (!request.cost) throw Error("run pipeline: no cost setup given");
   // Every output checked before the step is planned or measured: a bad --db used to cost the run.
-  support::check_output_paths({{"--save-schedule", request.save_schedule}, {"--db", request.db}});
+  support::check_output_paths({{"--save-schedule", request.save_schedule}, {"--db", request.db}}, {},
+                              {{"--schedule", request.source.schedule_file}});
   if (!request.db.empty()) check_results_destination(request.db, "--db");
   RunOutcome out;
   out.target = resolve_exec_target(executor, request.device, request.memory_cap);

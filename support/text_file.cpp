@@ -132,13 +132,21 @@ std::filesystem::path writable_target(const std::filesystem::path& path, std::st
   return target;
 }
 
-void check_output_paths(const std::vector<std::pair<std::string_view, std::string>>& outputs,
-                        std::string_view context) {
+void check_output_paths(const FlagPaths& outputs, std::string_view context, const FlagPaths& inputs) {
   std::vector<std::pair<std::string_view, std::filesystem::path>> seen;
   for (const auto& [flag, path] : outputs) {
     if (path.empty()) continue;
     const std::filesystem::path target =
         std::filesystem::absolute(writable_target(path, flag)).lexically_normal();
+    for (const auto& [in_flag, in_path] : inputs) {
+      std::error_code ec;
+      if (!in_path.empty() && std::filesystem::equivalent(target, in_path, ec) && !ec) {
+        throw Error(
+            fmt::format("{}{} '{}' is the {} file read ('{}'): writing it would replace an input; give "
+                        "the output its own file",
+                        context, flag, path, in_flag, in_path));
+      }
+    }
     for (const auto& [other_flag, other] : seen) {
       if (other == target) {
         throw Error(fmt::format("{}{} and {} are the same file '{}': give each its own", context, other_flag,

@@ -53,8 +53,12 @@ std::filesystem::path writable_target(const std::filesystem::path& path, std::st
 // or writes any of them: each writable_target, and no two the same file (after links), so that one
 // bad path neither costs the work nor leaves the other outputs written. Errors start with `context`
 // ("calibrate: "), then "<flag> and <flag> are the same file '<path>'".
-void check_output_paths(const std::vector<std::pair<std::string_view, std::string>>& outputs,
-                        std::string_view context = {});
+// `inputs` (flag, path) are the files the command reads: an output that is one of them (after links)
+// is refused too, "<flag> '<path>' is the <flag> file read ('<path>'): ...", as writing it would
+// replace what was read (a calibration CSV overwritten by its profile).
+using FlagPaths = std::vector<std::pair<std::string_view, std::string>>;
+void check_output_paths(const FlagPaths& outputs, std::string_view context = {},
+                        const FlagPaths& inputs = {});
 
 // The lines of a text with their 1-based numbers (views into `text`), a trailing '\r' dropped; a
 // final newline adds no empty line. What the line-oriented readers (CSVs) walk.

@@ -85,6 +85,9 @@ mutwo_cli_test(calibrate_refine_only_needs_waves
                ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln
                     --refine-only ${MUTWO_TEST_FIXTURES}/device/h100-2026-11-27/call3-kernels-seed37/ln
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: --refine-only needs --waves")
+mutwo_cli_test(calibrate_leave_one_out_needs_waves
+               ARGS calibrate ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --leave-one-out
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate: --leave-one-out needs --waves")
 mutwo_cli_test(calibrate_held_out_csv_needs_held_out
                ARGS calibrate --waves ${MUTWO_TEST_FIXTURES}/calibration/neusight/ln --held-out-csv h.csv
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: calibrate --waves: --held-out-csv needs --leave-one-out")

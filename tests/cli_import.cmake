@@ -30,6 +30,9 @@ mutwo_cli_test(simulate_trace_dtr ARGS simulate --trace ${unet} --json
 mutwo_cli_test(simulate_trace_kineto ARGS simulate --trace ${kineto}/v100_training_rank0.pt.trace.json.gz --json
                DEFINES "JSON_CHECKS=device|name=v100-32gb\;prediction|instructions_total=2112\;prediction|oom="
                        "STDERR_REGEX=imported ProfilerStep#105")
+# A trace alone is simulated as it ran: a model array's settings are refused (they went unread).
+mutwo_cli_test(simulate_trace_array_flag ARGS simulate --trace ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json --batch 4
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: simulate: --batch sets a model array [(]--model[)]. a --trace alone is simulated as it ran\n$")
 mutwo_cli_test(simulate_trace_mutwo ARGS simulate --trace ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_measured.json --format mutwo --json
                DEFINES "JSON_CHECKS=cost_source=measured\;prediction|oom=")
 mutwo_cli_test(simulate_trace_wrong_format ARGS simulate --trace ${kineto}/mi250_minitoy_train.json.gz --format dtr

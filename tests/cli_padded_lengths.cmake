@@ -17,3 +17,6 @@ mutwo_cli_test(simulate_padded_lengths_too_long
 mutwo_cli_test(simulate_padded_lengths_vision
                ARGS simulate --model resnet-mini --length-histogram published/tiny_lengths.csv
                DEFINES WORKDIR=${MUTWO_TEST_FIXTURES} EXPECT_RC=1 "STDERR_REGEX=^error: --length-histogram: model 'resnet-mini' takes no sequence length")
+# The histogram's loader settings without a histogram were read by nothing.
+mutwo_cli_test(simulate_bin_tokens_needs_histogram ARGS simulate --model bert-mini --batch 2 --length-bin-tokens 32
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--length-bin-tokens requires --length-histogram")

@@ -71,3 +71,10 @@ mutwo_cli_test(replay_trace_other_gpu_twice ARGS replay-trace ${kineto}/a100_eve
                "STDERR_REGEX=^error: --what-if-gpu '[^']*/costmodel/devices/h100-sxm-80gb.toml' is the GPU 'h100-sxm-80gb', given already as 'h100-sxm-80gb'. give each GPU once\n$")
 # Bad logs, traces and flags of `replay` and `replay-trace`, refused naming the field and value.
 include(${CMAKE_CURRENT_LIST_DIR}/cli_replay_bad_input.cmake)
+# Settings of outputs not asked for were read by nothing.
+mutwo_cli_test(replay_trace_timeline_what_if_needs_timeline
+               ARGS replay-trace ${kineto}/a100_event_sync.json.gz --timeline-what-if "host infinitely fast"
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--timeline-what-if requires --timeline")
+mutwo_cli_test(replay_trace_what_if_source_needs_gpu
+               ARGS replay-trace ${kineto}/a100_event_sync.json.gz --what-if-source analytic
+               DEFINES EXPECT_RC=2 "STDERR_REGEX=--what-if-source requires --what-if-gpu")

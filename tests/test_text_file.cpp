@@ -88,3 +88,25 @@ TEST_CASE("a device is refused unread, and a pipe is read up to the cap") {
   CHECK(read_file_bytes(fifo, "log", 64) == "START\n");
   short_writer.join();
 }
+
+TEST_CASE("an output that names an input file, by any path or link, is refused before anything is read") {
+  // `calibrate in.csv -o in.csv` replaced its input with the profile; `simulate --schedule s.json
+  // --timeline s.json` its schedule with the timeline.
+  const Scratch s;
+  { std::ofstream(s.dir / "in.csv") << "x\n"; }
+  fs::create_symlink("in.csv", s.dir / "link.csv");
+  const std::string in = (s.dir / "in.csv").string();
+  for (const fs::path& out : {s.dir / "in.csv", s.dir / "." / "in.csv", s.dir / "link.csv"}) {
+    CAPTURE(out);
+    CHECK_THROWS_WITH_AS(
+        mutwo::support::check_output_paths({{"-o", out.string()}}, "calibrate: ", {{"input", in}}),
+        ("calibrate: -o '" + out.string() + "' is the input file read ('" + in +
+         "'): writing it would replace an input; give the output its own file")
+            .c_str(),
+        mutwo::Error);
+  }
+  CHECK(contents(s.dir / "in.csv") == "x\n");
+  // Another file, or an output not written yet, is no input; an empty input flag names nothing.
+  CHECK_NOTHROW(mutwo::support::check_output_paths({{"-o", (s.dir / "out.json").string()}}, "",
+                                                   {{"input", in}, {"--schedule", ""}}));
+}

@@ -170,6 +170,11 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
     the Prediction is the longest's and its "padded_lengths" holds each length's share and step and
     their mean, as `mutwo simulate --length-histogram` prints."""
     _not_empty(gpu=gpu, cost_source=cost_source, policy=policy, host_mode=host_mode, length_histogram=length_histogram)
+    if length_histogram is None:  # the loader's settings, read by nothing else
+        for name, value, default in (("length_bin_tokens", length_bin_tokens, 64),
+                                     ("length_align_tokens", length_align_tokens, 8)):
+            if value != default:
+                raise Error(f"simulate: {name} = {value!r} is read only with a length_histogram")
     if trace is not None:
         if model is not None:
             raise Error("simulate: give a model or a trace, not both")

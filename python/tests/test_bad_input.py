@@ -82,6 +82,14 @@ def test_a_replayed_trace_refuses_model_array_settings_and_zero_iterations(fixtu
     assert mutwo.simulate(trace=trace, iterations=2)["prediction"]["iterations"] == 2
 
 
+def test_the_loader_settings_need_a_length_histogram():
+    # length_bin_tokens=-5 without a histogram was read by nothing and accepted.
+    with pytest.raises(mutwo.Error, match="length_bin_tokens = -5 is read only with a length_histogram"):
+        mutwo.simulate("bert-mini", batch=2, length_bin_tokens=-5)
+    with pytest.raises(mutwo.Error, match="length_align_tokens = 4 is read only with a length_histogram"):
+        mutwo.simulate("bert-mini", batch=2, length_align_tokens=4)
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: mutwo.search([]), mutwo.Error, r"models = \[\]: give at least one model"),  # searched mobilenet:8
     (lambda: mutwo.search(None), TypeError, "models = None"),
