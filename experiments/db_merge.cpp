@@ -47,45 +47,70 @@ std::string content_key(const RunRecord& r) {
       .dump();
 }
 
-// The identity of a run as the merge sees it: its configuration's hash and the mutwo that ran it.
+// A stored run whole: its record with what was predicted and measured. Two `mutwo run`s of one
+// configuration are two measurements (their times differ), both kept; a copy of one is skipped.
+std::string stored_key(const StoredRun& r) {
+  nlohmann::json j = nlohmann::json::array({content_key(r.run)});
+  if (const auto& p = r.prediction) {
+    j.push_back({p->step_time_ns, p->peak_bytes, p->resident_bytes, p->compute_stall_ns, p->recompute_ns,
+                 p->bytes_swapped_out, p->bytes_swapped_in, p->memory_limit_bytes, p->samples_per_step,
+                 p->oom, p->oom_message});
+  }
+  if (const auto& m = r.measurement) {
+    j.push_back({m->step_time_ns, m->step_time_min_ns, m->step_time_max_ns, m->iterations,
+                 m->warmup_iterations, m->step_times_ns, m->peak_bytes, m->peak_source, m->oom,
+                 m->oom_message, m->losses, m->samples_per_step});
+  }
+  return j.dump();
+}
+
+// The identity of a run as the merge sees it: its configuration's hash and the mutwo that ran it,
+// and whether it is a row of an experiment (whose configurations are stored once per mutwo).
 struct RunKey {
   int64_t id = 0;
   std::string config_hash;
   std::string mutwo_version;
+  bool experiment_row = false;
 };
 
 std::vector<RunKey> run_keys(const ResultsDb& db) {
-  sqlite::Statement s = db.connection().prepare("SELECT id, config_hash, mutwo_version FROM runs ORDER BY id",
-                                                "cannot read runs");
+  // A version-1 database has no experiment rows.
+  sqlite::Statement s = db.connection().prepare(
+      db.schema_version() < 2 ? "SELECT id, config_hash, mutwo_version, 0 FROM runs ORDER BY id"
+                              : "SELECT r.id, r.config_hash, r.mutwo_version, EXISTS (SELECT 1 FROM "
+                                "experiment_rows e WHERE e.run_id = r.id) FROM runs r ORDER BY r.id",
+      "cannot read runs");
   std::vector<RunKey> keys;
   while (s.step()) {
     const CellReader cell(db.connection(), s, "runs", fmt::format("run {}", s.int64(0)));
-    keys.push_back({s.int64(0), cell.text(1), cell.text(2)});
+    keys.push_back({s.int64(0), cell.text(1), cell.text(2), s.int64(3) != 0});
   }
   return keys;
 }
 
-// The runs a database holds, read once: by configuration where it has one, else by content.
+// The runs a database holds, read once: an experiment's by configuration, any other by content (a
+// repeated `mutwo run` shares its configuration's hash with the runs before it).
 class PresentRuns {
  public:
   explicit PresentRuns(const ResultsDb& db) {
     for (const RunKey& key : run_keys(db)) {
-      if (!key.config_hash.empty()) {
+      if (by_config(key)) {
         configs_.emplace(key.config_hash, key.mutwo_version);
       } else if (std::optional<StoredRun> run = db.run(key.id)) {
-        contents_.insert(content_key(run->run));
+        contents_.insert(stored_key(*run));
       }
     }
   }
 
+  static bool by_config(const RunKey& key) { return key.experiment_row && !key.config_hash.empty(); }
   bool has_config(const RunKey& key) const { return configs_.contains({key.config_hash, key.mutwo_version}); }
-  bool has_content(const RunRecord& run) const { return contents_.contains(content_key(run)); }
+  bool has_content(const StoredRun& run) const { return contents_.contains(stored_key(run)); }
 
-  void add(const RunRecord& run) {
-    if (run.config_hash.empty()) {
-      contents_.insert(content_key(run));
+  void add(const RunKey& key, const StoredRun& run) {
+    if (by_config(key)) {
+      configs_.emplace(key.config_hash, key.mutwo_version);
     } else {
-      configs_.emplace(run.config_hash, run.mutwo_version);
+      contents_.insert(stored_key(run));
     }
   }
 
@@ -205,19 +230,19 @@ MergeCounts merge_results(ResultsDb& out, const ResultsDb& in) {
   const RelaxedSync relaxed(out.connection());
   PresentRuns present(out);
   for (const RunKey& key : run_keys(in)) {
-    if (!key.config_hash.empty() && present.has_config(key)) {
+    if (PresentRuns::by_config(key) && present.has_config(key)) {
       ++counts.runs_skipped;
       continue;
     }
     std::optional<StoredRun> stored = in.run(key.id);
     if (!stored) continue;  // deleted by another connection since the keys were read
-    if (key.config_hash.empty() && present.has_content(stored->run)) {
+    if (!PresentRuns::by_config(key) && present.has_content(*stored)) {
       ++counts.runs_skipped;
       continue;
     }
     out.insert(stored->run, stored->prediction, stored->measurement, in.op_times(key.id),
                in.experiment_row(key.id));
-    present.add(stored->run);
+    present.add(key, *stored);
     ++counts.runs_added;
   }
   merge_experiments(out, in, counts);

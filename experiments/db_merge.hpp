@@ -24,8 +24,10 @@ struct MergeCounts {
 // Copies every run of `in` that `out` lacks, in `in`'s id order, with its prediction, measurement,
 // op times and experiment row; each run is one transaction of ResultsDb::insert, so an interrupted
 // merge leaves whole runs only and running it again completes it. A run is already present when
-//   - its config_hash is non-empty and out has a run with that config_hash and mutwo_version, or
-//   - its config_hash is empty and out has a run equal to it in every RunRecord field but id.
+//   - it is an experiment's row with a non-empty config_hash and out has a run with that config_hash
+//     and mutwo_version (a configuration an experiment stores once per mutwo), or
+//   - otherwise, out has a run equal to it in every field but id, its prediction and measurement
+//     too (two `mutwo run`s of one configuration are two measurements: both are kept).
 // Runs get new ids in out; created_at and every other field are kept as they were. Runs copied
 // earlier in the same merge count as present (a configuration twice in `in` is copied once).
 // Experiments (table experiments): one absent from out is added; one present is replaced when the

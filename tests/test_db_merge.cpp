@@ -277,7 +277,7 @@ TEST_CASE("a configuration twice in one input is copied once; another mutwo vers
   CHECK_FALSE(out.experiment_row(runs[1].run.id));
 }
 
-TEST_CASE("runs without a config hash are the same run only when every field but the id is equal") {
+TEST_CASE("runs outside experiments are the same run only when every field but the id is equal") {
   TempDir dir;
   const fs::path in_path = dir / "in.db";
   RunRecord plain = run_of_config("");
@@ -291,7 +291,8 @@ TEST_CASE("runs without a config hash are the same run only when every field but
   {
     ResultsDb in = ResultsDb::open(in_path);
     in.insert(plain, std::nullopt, measured(kMs, kGiB));
-    in.insert(plain, std::nullopt, measured(2 * kMs, kGiB));  // equal run fields: a duplicate
+    in.insert(plain, std::nullopt, measured(kMs, kGiB));      // equal in every part: a duplicate
+    in.insert(plain, std::nullopt, measured(2 * kMs, kGiB));  // another measurement: kept
     in.insert(other_notes, std::nullopt, std::nullopt);
     in.insert(other_time, std::nullopt, std::nullopt);
     in.insert(other_cap, std::nullopt, std::nullopt);
@@ -301,19 +302,43 @@ TEST_CASE("runs without a config hash are the same run only when every field but
   ResultsDb out = ResultsDb::open(out_dir / "out.db");
   out.insert(other_time, std::nullopt, std::nullopt);  // already held before the merge
 
-  // 5 runs: the second plain repeats the first, other_time is in out -> 3 added, 2 skipped.
+  // 6 runs: the second plain repeats the first, other_time is in out -> 4 added, 2 skipped.
   const MergeCounts counts = merge_results(out, in);
-  CHECK(counts.runs_added == 3);
+  CHECK(counts.runs_added == 4);
   CHECK(counts.runs_skipped == 2);
   std::vector<RunRecord> held;
   for (StoredRun& s : out.runs()) {
     s.run.id = 0;
     held.push_back(s.run);
   }
-  CHECK(held == std::vector<RunRecord>{other_time, plain, other_notes, other_cap});
-  CHECK(out.runs().at(1).measurement->step_time_ns == kMs);  // the first plain run's measurement
+  CHECK(held == std::vector<RunRecord>{other_time, plain, plain, other_notes, other_cap});
+  CHECK(out.runs().at(1).measurement->step_time_ns == kMs);
+  CHECK(out.runs().at(2).measurement->step_time_ns == 2 * kMs);
 
   CHECK(merge_results(out, in).runs_added == 0);
+}
+
+TEST_CASE(
+    "repeated mutwo runs of one configuration are each kept: they are measurements, not a sweep's row") {
+  // `mutwo run` stores its configuration's hash; three runs of one array merged as one (the first),
+  // and compare's median then stood on one measurement of three.
+  TempDir dir;
+  const fs::path in_path = dir / "in.db";
+  {
+    ResultsDb in = ResultsDb::open(in_path);
+    for (int i = 1; i <= 3; ++i) {
+      RunRecord r = run_of_config("same-array");
+      r.kind = "run";
+      r.created_at = fmt::format("2026-11-23T03:00:0{}Z", i);
+      in.insert(r, predicted(kMs, kGiB), measured(i * kMs, kGiB));
+    }
+  }
+  const ResultsDb in = ResultsDb::open(in_path, ResultsDb::OpenMode::existing);
+  ResultsDb out = ResultsDb::open(dir / "out.db");
+  CHECK(merge_results(out, in) == MergeCounts{.runs_added = 3});
+  REQUIRE(out.runs().size() == 3);
+  CHECK(out.runs().at(2).measurement->step_time_ns == 3 * kMs);
+  CHECK(merge_results(out, in).runs_added == 0);  // merged again: each is present
 }
 
 TEST_CASE("a database is never merged into itself, however its path is spelled") {
