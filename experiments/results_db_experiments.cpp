@@ -75,10 +75,15 @@ constexpr std::string_view kSelectExperiments =
     "SELECT name, kind, title, figures, spec_hash, spec_toml, updated_at FROM experiments";
 
 // The latest run of each configuration of experiment ?1.
+// The latest by when it ran (created_at), then by id: a merged database's older rows (another
+// mutwo's, inserted after the current ones) do not replace the rows run since.
 constexpr std::string_view kLatestRowsOfExperiment = R"sql(
 WHERE r.id IN (
-  SELECT MAX(e.run_id) FROM experiment_rows AS e JOIN runs AS rr ON rr.id = e.run_id
-  WHERE e.experiment = ?1 GROUP BY rr.config_hash)
+  SELECT id FROM (
+    SELECT e.run_id AS id, ROW_NUMBER() OVER (PARTITION BY rr.config_hash
+                                              ORDER BY rr.created_at DESC, e.run_id DESC) AS k
+    FROM experiment_rows AS e JOIN runs AS rr ON rr.id = e.run_id WHERE e.experiment = ?1)
+  WHERE k = 1)
 )sql";
 
 }  // namespace

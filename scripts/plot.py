@@ -7,7 +7,8 @@ For every experiment in the table `experiments` (or only those named), draws eac
 `figures` JSON array lists, into DIR/<experiment>-<figure>.<format> (DIR defaults to results/),
 and prints each written path on its own line. experiments/README.md is the contract: the rows,
 config keys and metrics of each experiment kind and the axes of each figure. Readers take the
-latest row per configuration (highest run id per runs.config_hash within an experiment);
+latest row per configuration (per runs.config_hash within an experiment: the latest created_at,
+then the highest run id);
 `predicted_vs_measured` instead takes every `runs` row of kind 'run' with a prediction and a
 measurement, neither OOM.
 
@@ -97,8 +98,12 @@ def load_experiments(conn, path, names):
     return experiments
 
 
-LATEST = """SELECT MAX(e2.run_id) FROM experiment_rows e2 JOIN runs r2 ON r2.id = e2.run_id
-            WHERE e2.experiment = ? GROUP BY r2.config_hash"""
+# The latest by when it ran, then by id (experiments/results_db_experiments.cpp, the same rule).
+LATEST = """SELECT id FROM (
+              SELECT e2.run_id AS id, ROW_NUMBER() OVER (PARTITION BY r2.config_hash
+                                                         ORDER BY r2.created_at DESC, e2.run_id DESC) AS k
+              FROM experiment_rows e2 JOIN runs r2 ON r2.id = e2.run_id WHERE e2.experiment = ?)
+            WHERE k = 1"""
 
 
 def load_rows(conn, experiment):

@@ -278,6 +278,26 @@ TEST_CASE("experiment_rows keeps the latest run per configuration, ordered by id
   CHECK(db.experiment_rows("c").empty());
 }
 
+TEST_CASE("the latest row of a configuration is the one run last, not the one inserted last") {
+  // An older database merged in (another mutwo's rows, run earlier) gets the higher ids: it replaced
+  // the rows run since in the table and the figures.
+  TempDir dir;
+  ResultsDb db = ResultsDb::open(dir / "results.db");
+  RunRecord now = run_of_config("h1");
+  now.created_at = "2026-12-03T10:00:00Z";
+  RunRecord earlier = now;
+  earlier.created_at = "2026-11-01T10:00:00Z";
+  earlier.mutwo_version = "0.1.0";
+  const int64_t current = db.insert(now, std::nullopt, std::nullopt, {}, experiment_row_of("a", "now"));
+  const int64_t merged =
+      db.insert(earlier, std::nullopt, std::nullopt, {}, experiment_row_of("a", "earlier"));
+  CHECK(merged > current);
+  const std::vector<StoredExperimentRow> a = db.experiment_rows("a");
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].run.run.id == current);
+  CHECK(a[0].row.series == "now");
+}
+
 TEST_CASE("a non-finite metric is refused by name and nothing of the run is written") {
   TempDir dir;
   const fs::path path = dir / "results.db";
