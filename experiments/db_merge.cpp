@@ -161,6 +161,20 @@ void merge_experiments(ResultsDb& out, const ResultsDb& in, MergeCounts& counts)
   }
 }
 
+// One name, one kind: refused before a run is copied (another kind's rows under the name were drawn
+// as the first kind's).
+void check_experiment_kinds(const ResultsDb& out, const ResultsDb& in) {
+  for (const ExperimentRecord& theirs : in.experiments()) {
+    const std::optional<ExperimentRecord> ours = out.experiment(theirs.name);
+    if (ours && ours->kind != theirs.kind) {
+      throw ResultsDbError(fmt::format(
+          "cannot merge '{}' into '{}': experiment '{}' is of kind '{}' in one and '{}' in the other; rename "
+          "one of them (its spec's name) and run it again",
+          in.path().string(), out.path().string(), theirs.name, theirs.kind, ours->kind));
+    }
+  }
+}
+
 }  // namespace
 
 MergeCounts& MergeCounts::operator+=(const MergeCounts& other) {
@@ -226,6 +240,7 @@ MergeCounts merge_results(ResultsDb& out, const ResultsDb& in) {
         "results database '{}' has schema version {}; a merge writes version {} (open it in create mode)",
         out.path().string(), out.schema_version(), kResultsSchemaVersion));
   }
+  check_experiment_kinds(out, in);
   MergeCounts counts;
   const RelaxedSync relaxed(out.connection());
   PresentRuns present(out);

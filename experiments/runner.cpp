@@ -99,6 +99,16 @@ void validate_experiment(const ExperimentSpec& spec) {
 ExperimentPlan plan_experiment(const ExperimentSpec& spec, const ResultsDb* db, Shard shard) {
   ExperimentPlan plan;
   plan.tasks = validated_tasks(spec);
+  // One name, one kind: another kind's rows under the name were drawn as this one's.
+  if (db != nullptr) {
+    if (const std::optional<ExperimentRecord> stored = db->experiment(spec.name);
+        stored && stored->kind != spec.kind) {
+      throw Error(
+          fmt::format("{}: experiment '{}' is of kind '{}' in {}, and this spec's kind is '{}': give "
+                      "the spec another name, or use another database",
+                      spec.source, spec.name, stored->kind, db->path().string(), spec.kind));
+    }
+  }
   const std::string version(mutwo_version());
   for (size_t t = 0; t < plan.tasks.size(); ++t) {
     if (static_cast<int64_t>(t % static_cast<size_t>(shard.count)) != shard.index) continue;

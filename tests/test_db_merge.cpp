@@ -386,6 +386,28 @@ TEST_CASE(
                                       experiment("same_time", "ours", "2026-11-23T03:00:00Z")});
 }
 
+TEST_CASE("an experiment of another kind under the same name is refused before a run is copied") {
+  // Its rows of two kinds under one name were drawn as the kept spec's kind.
+  TempDir dir;
+  const fs::path in_path = dir / "in.db";
+  ResultsDb out = ResultsDb::open(dir / "out.db");
+  out.put_experiment(experiment("same", "strategies", "2026-11-23T03:00:00Z"));
+  {
+    ResultsDb in = ResultsDb::open(in_path);
+    insert_full(in, "c", kMs);
+    ExperimentRecord dtr = experiment("same", "dtr", "2026-11-24T03:00:00Z");
+    dtr.kind = "dtr";
+    in.put_experiment(dtr);
+  }
+  CHECK_THROWS_WITH_AS(
+      merge_results(out, ResultsDb::open(in_path, ResultsDb::OpenMode::existing)),
+      contains("experiment 'same' is of kind 'dtr' in one and 'strategies' in the other; rename "
+               "one of them (its spec's name) and run it again"),
+      ResultsDbError);
+  CHECK(out.runs().empty());
+  CHECK(out.experiment("same")->kind == "strategies");
+}
+
 TEST_CASE("a version-1 shard merges as runs without experiment rows") {
   TempDir dir;
   const fs::path v1_path = dir / "v1.db";

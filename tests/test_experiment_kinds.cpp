@@ -309,3 +309,21 @@ TEST_CASE("a measured sweep's device is checked before the database is made") {
     CHECK_THROWS_WITH_AS(validate_experiment(spec), ("m.toml: " + message).c_str(), Error);
   }
 }
+
+TEST_CASE("a spec whose name the database holds under another kind is refused before it runs") {
+  // A dtr experiment and then a policies one named alike both ran; the table held both kinds' rows.
+  TempDir dir("experiments");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  ExperimentSpec first = read_spec(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_strategies.toml");
+  first.name = "same";
+  run_experiment(first, db, jobs(2));
+  ExperimentSpec second = read_spec(std::string(MUTWO_TEST_FIXTURES) + "/experiments/tiny_policies.toml");
+  second.name = "same";
+  CHECK_THROWS_WITH_AS(run_experiment(second, db, jobs(1)),
+                       doctest::Contains("experiment 'same' is of kind 'strategies' in "), Error);
+  CHECK_THROWS_WITH_AS(plan_experiment(second, &db, {}),
+                       doctest::Contains("and this spec's kind is 'policies': give the spec another name, or "
+                                         "use another database"),
+                       Error);
+  CHECK(db.experiment("same")->kind == "strategies");
+}
