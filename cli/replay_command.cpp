@@ -2,6 +2,7 @@
 // simrd's semantics (sim/dtr_replay): the baseline (peak memory and compute with no budget), then
 // for each heuristic and budget ratio (0.1 ... 1.0 of the baseline peak by default) whether the
 // iteration fits, and at what compute overhead.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -59,6 +61,10 @@ void run_replay(const ReplayOptions& opts) {
   const sim::DtrBaseline baseline = sim::dtr_baseline(log);
 
   std::vector<std::string> names = opts.heuristics;
+  if (names.size() > 1 && std::find(names.begin(), names.end(), "all") != names.end()) {
+    throw Error(fmt::format("--heuristic all names every heuristic; give it alone, not with {}",
+                            fmt::join(names, ", ")));
+  }
   if (names.size() == 1 && names[0] == "all") {
     names.clear();
     for (const policies::DtrHeuristicInfo& h : policies::dtr_heuristics()) names.push_back(h.name);

@@ -80,7 +80,11 @@ std::vector<CalibrationRow> convert_neusight_csv(std::string_view text, std::str
             fmt::format("{}: header '{}' is not NeuSight's (it starts '{}')", where, line, kHeaderStart));
       }
       header = split_csv_line(line, where);
-      for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
+      for (size_t i = 0; i < header.size(); ++i) {
+        // A column named twice: the last one was read, the first ignored unsaid.
+        if (!column.emplace(header[i], i).second)
+          throw FormatError(fmt::format("{}: column '{}' is named twice in the header", where, header[i]));
+      }
       continue;
     }
     const std::vector<std::string> f = split_csv_line(line, where);

@@ -343,6 +343,20 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
     o.expect_only({"device", "groups"});
     WaveRefinement ref;
     ref.device = o.string("device");
+    // Fitted on calibration rows, whose devices are the catalog's: another name prices nothing (a
+    // typo fell back to the cross-GPU groups unsaid), and a second one of a device was never read.
+    if (!builtin_devices().contains(ref.device)) {
+      throw FormatError(fmt::format("{}: field 'device' = '{}' is not a catalog device; valid: {}", o.where(),
+                                    ref.device, fmt::join(builtin_devices().names(), ", ")));
+    }
+    for (const WaveRefinement& earlier : m.refinements) {
+      if (earlier.device == ref.device) {
+        throw FormatError(
+            fmt::format("{}: field 'device' = '{}' is refined already by an earlier refinement; "
+                        "give each device one",
+                        o.where(), ref.device));
+      }
+    }
     ref.groups = parse_groups(o, "groups", version);
     m.refinements.push_back(std::move(ref));
   }
@@ -362,6 +376,14 @@ WaveModel parse_wave_model(std::string_view text, std::string_view file) {
                                 h.group.family.empty() ? "" : ", " + wave_group_text(h.group)));
     h.floor_ns = harness_ns(named, "floor_ns", true);
     h.harness_ns = harness_ns(named, "harness_ns", false);
+    for (const HarnessFit& earlier : m.harness) {
+      if (earlier.device == h.device && earlier.source == h.source && earlier.group == h.group) {
+        throw FormatError(
+            fmt::format("{}: a harness of this device, source and group is given already; give "
+                        "each one once",
+                        named.where()));
+      }
+    }
     m.harness.push_back(std::move(h));
   }
   return m;

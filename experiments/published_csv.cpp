@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -20,21 +21,29 @@ namespace {
   throw FormatError(fmt::format("{}: field '{}' = '{}' {}", where, field, value, why));
 }
 
-int64_t integer(const std::string& where, std::string_view field, const std::string& value, int64_t min) {
+int64_t integer(const std::string& where, std::string_view field, const std::string& value, int64_t min,
+                int64_t max = std::numeric_limits<int64_t>::max()) {
   int64_t v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || end != value.data() + value.size())
     field_error(where, field, value, "is not an integer");
-  if (v < min) field_error(where, field, value, fmt::format("must be >= {}", min));
+  if (v < min || v > max) {
+    field_error(where, field, value,
+                max == std::numeric_limits<int64_t>::max() ? fmt::format("must be >= {}", min)
+                                                           : fmt::format("must be from {} to {}", min, max));
+  }
   return v;
 }
 
-double positive(const std::string& where, std::string_view field, const std::string& value) {
+double throughput(const std::string& where, std::string_view field, const std::string& value) {
   double v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || end != value.data() + value.size())
     field_error(where, field, value, "is not a number");
   if (!(v > 0) || !std::isfinite(v)) field_error(where, field, value, "must be > 0");
+  // A throughput is samples per second: under 1e-6 (a sample in 11 days) or past 1e12 it is a typo
+  // or a unit slip, and its error against the prediction overflowed.
+  if (v < 1e-6 || v > 1e12) field_error(where, field, value, "must be from 1e-6 to 1e12 samples/s");
   return v;
 }
 
@@ -73,7 +82,8 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
     r.model = f[1];
     r.zoo_model = f[2];
     r.gpu = f[3];
-    r.gpus_in_run = static_cast<int32_t>(integer(where, "gpus_in_run", f[4], 1));
+    r.gpus_in_run =
+        static_cast<int32_t>(integer(where, "gpus_in_run", f[4], 1, std::numeric_limits<int32_t>::max()));
     r.precision = f[5];
     r.batch_size = integer(where, "batch_size", f[6], 1);
     r.seq_len = integer(where, "seq_len", f[7], 0);
@@ -91,7 +101,7 @@ std::vector<PublishedThroughput> parse_published_csv(std::string_view text, std:
       r.length_bin_tokens = integer(where, "length_bin_tokens", f[12], 1);
       r.length_align_tokens = integer(where, "length_align_tokens", f[13], 1);
     }
-    r.samples_per_s = positive(where, "samples_per_s", f[14]);
+    r.samples_per_s = throughput(where, "samples_per_s", f[14]);
     r.framework = f[15];
     r.source_url = f[16];
     r.source_note = f[17];

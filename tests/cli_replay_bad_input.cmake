@@ -22,6 +22,9 @@ mutwo_cli_test(replay_budget_ratio_twice ARGS replay --dtr-log ${resnet32} --bud
 mutwo_cli_test(replay_heuristic_twice ARGS replay --dtr-log ${resnet32} --heuristic dtr,lru,dtr
                DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
                "STDERR_REGEX=^error: heuristic 'dtr' is given twice. give each heuristic once\n$")
+# "all" with others was refused as an unknown heuristic 'all', which it is not.
+mutwo_cli_test(replay_heuristic_all_and_more ARGS replay --dtr-log ${resnet32} --heuristic all,lru
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --heuristic all names every heuristic. give it alone, not with all, lru\n$")
 # int(10061179152 x 1e9) is past int64: it printed budget_bytes -9223372036854775808 and OOM.
 mutwo_cli_test(replay_budget_past_int64 ARGS replay --dtr-log ${resnet32} --budget-ratio 0.5,1e9 --json
                DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"

@@ -182,4 +182,7 @@ TEST_CASE("a bad NeuSight row is refused with the file, line, field and value") 
             .rfind("n.csv:2: field 'OPName' = 'exp': valid: linear, bmm, conv,", 0) == 0);
   CHECK(refusal(std::string(kVectorHeader) + "add,0.02\n") == "n.csv:2: expected 17 fields, got 2");
   CHECK(refusal("device,precision\n").rfind("n.csv:1: header", 0) == 0);
+  // A column named twice: the last was read, the first ignored.
+  CHECK(refusal("OPName,Latency,Device,B,M,N,K,M\nlinear,10,Tesla T4,1,4096,4096,4096,64\n") ==
+        "n.csv:1: column 'M' is named twice in the header");
 }

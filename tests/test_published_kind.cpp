@@ -85,6 +85,15 @@ TEST_CASE("the published CSV is read with its citation; bad rows name the file, 
   CHECK_THROWS_WITH_AS(
       parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,,,,0,f,u,n\n", "p.csv"),
       "p.csv:2: field 'samples_per_s' = '0' must be > 0", FormatError);
+  // A subnormal or astronomic throughput ended the run in "metric 'error_pct' is inf"; a GPU count past
+  // 2^31 was stored wrapped negative.
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,8,0,224,sgd,1,,,,1e-320,f,u,n\n", "p.csv"),
+      "p.csv:2: field 'samples_per_s' = '1e-320' must be from 1e-6 to 1e12 samples/s", FormatError);
+  CHECK_THROWS_WITH_AS(
+      parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,2147483648,fp32,8,0,224,sgd,1,,,,5,f,u,n\n",
+                          "p.csv"),
+      "p.csv:2: field 'gpus_in_run' = '2147483648' must be from 1 to 2147483647", FormatError);
   CHECK_THROWS_WITH_AS(
       parse_published_csv(kHeader + "a,M,resnet18,v100-16gb,1,fp32,0,0,224,sgd,1,,,,5,f,u,n\n", "p.csv"),
       "p.csv:2: field 'batch_size' = '0' must be >= 1", FormatError);

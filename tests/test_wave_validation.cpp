@@ -14,10 +14,12 @@
 #include "costmodel/wave_model.hpp"
 #include "costmodel/wave_validation.hpp"
 #include "support/error.hpp"
+#include "tests/support/error_of.hpp"
 #include "tests/support/wave_samples.hpp"
 
 using namespace mutwo::costmodel;
 using mutwo::ir::KindCategory;
+using mutwo::test::error_of;
 using mutwo::test::gemm_row;
 using mutwo::test::gemm_sample;
 using mutwo::test::wave_group;
@@ -362,4 +364,32 @@ TEST_CASE("no fusion pairs: no median error, not 0 %") {
   p.fitted_speedup = 2;
   CHECK(*fusion_median_error({p}) == 0.25);
   CHECK(*fusion_median_error({p}, true) == 0);
+}
+
+TEST_CASE("a wave model file refines each catalog device once, and gives each harness once") {
+  // A second refinement of a device was never read, and a typo'd device fell back to the cross-GPU
+  // groups unsaid; a repeated harness entry was read as one.
+  WaveModel m;
+  m.groups = {wave_group({"gemm", "", "tensor"}, {256, 128}, {1, 2, 3, 4}, {5, 6, 7})};
+  m.refinements = {{"v100-16gb", m.groups}};
+  m.harness = {{"t4", "neusight add", 25'000, 14'000, {"elementwise", "", ""}}};
+  const std::string text = wave_model_json(m);
+  CHECK_NOTHROW(parse_wave_model(text, "w.json"));
+  WaveModel twice = m;
+  twice.refinements.push_back(m.refinements[0]);
+  CHECK(error_of([&] { parse_wave_model(wave_model_json(twice), "w.json"); }) ==
+        "wave model 'w.json': refinement 1: field 'device' = 'v100-16gb' is refined already by an earlier "
+        "refinement; give each device one");
+  WaveModel typo = m;
+  typo.refinements[0].device = "v100-16gb-typo";
+  CHECK(error_of([&] { parse_wave_model(wave_model_json(typo), "w.json"); })
+            .starts_with(
+                "wave model 'w.json': refinement 0: field 'device' = 'v100-16gb-typo' is not a catalog "
+                "device; valid: a10, "));
+  WaveModel harness = m;
+  harness.harness.push_back(m.harness[0]);
+  CHECK(error_of([&] { parse_wave_model(wave_model_json(harness), "w.json"); }) ==
+        "wave model 'w.json': harness 1 (t4, 'neusight add', elementwise): a harness of this device, source "
+        "and "
+        "group is given already; give each one once");
 }
