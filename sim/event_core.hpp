@@ -22,6 +22,20 @@ namespace mutwo::sim {
 
 inline constexpr int64_t kNoEventNs = std::numeric_limits<int64_t>::max();
 
+// at_ns + after_ns, the time an event `after_ns` from at_ns happens. Each op's and copy's time is
+// bounded (ir::kMaxOpNs) but not their sum: a step that passes 2^63 ns is refused as that, not as
+// an event at a wrapped, negative time.
+inline int64_t later_ns(int64_t at_ns, int64_t after_ns) {
+  int64_t out = 0;
+  if (__builtin_add_overflow(at_ns, after_ns, &out) || out == kNoEventNs) {
+    throw Error(fmt::format(
+        "the simulated time passes 2^63 ns (292 years): {} ns + {} ns; an op or a transfer is too slow "
+        "to simulate (a bandwidth near 0, such as --h2d-gbps or --d2h-gbps, or sizes near 2^62 bytes)",
+        at_ns, after_ns));
+  }
+  return out;
+}
+
 // Simulated time in ns: starts where the engine says (0; simrd's clock starts at 1), never goes back.
 class Clock {
  public:
@@ -33,7 +47,7 @@ class Clock {
     }
     now_ns_ = at_ns;
   }
-  void advance_by(int64_t duration_ns) { advance_to(now_ns_ + duration_ns); }
+  void advance_by(int64_t duration_ns) { advance_to(later_ns(now_ns_, duration_ns)); }
 
  private:
   int64_t now_ns_ = 0;

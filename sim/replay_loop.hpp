@@ -126,7 +126,7 @@ class ReplayLoop {
     if (!issue) return;
     const auto i = static_cast<size_t>(issue->item);
     host_start_ns_[i] = issue->start_ns;
-    const int64_t end_ns = issue->start_ns + host_.issue_ns[i];
+    const int64_t end_ns = later_ns(issue->start_ns, host_.issue_ns[i]);
     issuer_.issuing_until(end_ns);
     host_busy_ns_ += host_.issue_ns[i];
     events_.push(end_ns, Event{issue->item, kHostEngine});
@@ -220,7 +220,7 @@ class ReplayLoop {
     running_op_ = eviction_->next(now);
     const ir::InstrId event_id = instruction == kInsertedOp ? bottom_instruction_ : instruction;
     if (instruction != kInsertedOp) bottom_instruction_ = instruction;
-    events_.push(now + executed_.back().duration_ns, Event{event_id, engine});
+    events_.push(later_ns(now, executed_.back().duration_ns), Event{event_id, engine});
     busy_[engine] = 1;
   }
 
@@ -255,7 +255,7 @@ class ReplayLoop {
       host_advance(now);  // a host blocked on a full launch queue goes on
     }
     executed_.push_back({kind, p_.target[idx], p_.stream[idx], now, p_.duration_ns[idx], i});
-    events_.push(now + p_.duration_ns[idx], Event{i, engine});
+    events_.push(later_ns(now, p_.duration_ns[idx]), Event{i, engine});
     busy_[engine] = 1;
     return true;
   }

@@ -186,10 +186,10 @@ class ServerReplay {
     const std::optional<HostIssuer::Issue> issue = h.next(now);
     if (!issue) return;
     const int64_t issue_ns = s_.tasks[static_cast<size_t>(issue->item)].issue_ns;
-    h.issuing_until(issue->start_ns + issue_ns);
+    h.issuing_until(later_ns(issue->start_ns, issue_ns));
     ServerGpuFigures& g = p_.gpus[static_cast<size_t>(gpu)];
     g.host_busy_ns += issue_ns;
-    schedule_event(issue->start_ns + issue_ns, Event{true, issue->item});
+    schedule_event(later_ns(issue->start_ns, issue_ns), Event{true, issue->item});
   }
 
   // The host finished issuing `id`: it may start; the host goes on unless it syncs on it.
@@ -225,14 +225,14 @@ class ServerReplay {
       if (t.duration_ns == 0) {
         finish(id, now);
       } else {
-        schedule_event(now + t.duration_ns, Event{false, id});
+        schedule_event(later_ns(now, t.duration_ns), Event{false, id});
       }
       return;
     }
     if (t.bytes == 0) {
       finish(id, now);
     } else if (server_.copy_latency_ns > 0) {
-      schedule_event(now + server_.copy_latency_ns, Event{false, id});
+      schedule_event(later_ns(now, server_.copy_latency_ns), Event{false, id});
     } else {
       begin_flow(id);
     }
@@ -258,7 +258,8 @@ class ServerReplay {
       // The first whole ns by which the bytes left have moved (a hair of slack for the rounding
       // of earlier shares, so an exact quotient stays exact).
       const double ns = std::ceil(std::max(f.left_bytes, 0.0) / f.rate - 1e-6);
-      f.done_ns = now + std::max<int64_t>(static_cast<int64_t>(ns), 0);
+      const int64_t left_ns = ns >= 9.2e18 ? kNoEventNs : std::max<int64_t>(static_cast<int64_t>(ns), 0);
+      f.done_ns = later_ns(now, left_ns);
     }
     rates_dirty_ = false;
   }

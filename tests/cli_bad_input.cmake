@@ -165,3 +165,8 @@ mutwo_cli_test(bench_host_sizes_only_comma ARGS bench-host --device cpu --sizes 
                "STDERR_REGEX=^--sizes: ',' lists an empty item: give values separated by single commas")
 mutwo_cli_test(simulate_partition_empty_item ARGS simulate --model bert-mini --models 4 --partition=2,,2
                DEFINES EXPECT_RC=2 "STDERR_REGEX=^--partition: '2,,2' lists an empty item")
+# A step past 2^63 ns (a link of 1e-12 GB/s moving the model state, 100 times) was refused as an
+# internal "event at -9207496073625932980 ns is before now".
+mutwo_cli_test(simulate_time_past_int64
+               ARGS simulate --model resnet-mini --batch 8 --state-offload --d2h-gbps 1e-12 --iterations 100
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: the simulated time passes 2\\^63 ns [(]292 years[)]: [0-9]+ ns [+] [0-9]+ ns. an op or a transfer is too slow to simulate")
