@@ -172,6 +172,7 @@ ir::Schedule schedule_from_json(const std::string& text) {
   }
   if (r.has("host_stream")) s.host_stream = r.int32("host_stream");
   ir::validate_schedule(s);
+  ir::check_forward_flops(s.graph);
   return s;
 }
 

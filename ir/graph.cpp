@@ -302,6 +302,22 @@ void validate(const Graph& g) {
   }
 }
 
+void check_forward_flops(const Graph& g) {
+  std::vector<const Tensor*> inputs;
+  for (const Op& op : g.ops) {
+    const KindRules* rules = kind_rules(op.kind);
+    if (rules == nullptr || op.phase != Phase::forward) continue;
+    inputs.clear();
+    for (TensorId id : op.inputs) inputs.push_back(&g.tensor(id));
+    const std::string name = op.name;
+    const int64_t flops = rules->infer(InferContext{name, inputs, op.attrs, op.width}).flops;
+    if (op.flops != flops) {
+      throw GraphError(fmt::format("{}: field 'flops' = {}, kind '{}' on these inputs does {}", op_label(op),
+                                   op.flops, kind_name(op.kind), flops));
+    }
+  }
+}
+
 int64_t parameter_count(const Graph& g) {
   int64_t n = 0;
   for (const Tensor& t : g.tensors) {

@@ -41,6 +41,12 @@ void link(Graph& graph);
 // roles, phases, forward_of, and output shapes against the kind's shape inference.
 void validate(const Graph& graph);
 
+// Each forward op of a kind with rules holds the FLOPs its kind does on its inputs, as every graph
+// mutwo builds does; throws GraphError naming the op, the field and both counts. Schedule files are
+// held to it (a hand-edited 10^15 priced a linear at 80 minutes); not part of validate, as an
+// exported model's file leaves its FLOPs to be derived.
+void check_forward_flops(const Graph& graph);
+
 // Summary figures used by `mutwo models` and tests.
 int64_t parameter_count(const Graph& graph);  // elements of weight tensors
 int64_t parameter_bytes(const Graph& graph);

@@ -484,6 +484,10 @@ TEST_CASE("a bad schedule file names the instruction and the field") {
                        doctest::Contains("instruction 3 (free tensor 0 'x'): frees tensor 0 'x' which is not "
                                          "resident (already freed by instruction 1)"),
                        ScheduleError);
+  Schedule inflated = build_plain_schedule({tiny()});  // FLOPs the kind does not do priced unsaid
+  inflated.graph.ops[0].flops += 1;
+  CHECK_THROWS_WITH_AS(schedule_from_json(schedule_to_json(inflated)), doctest::Contains("field 'flops' = "),
+                       mutwo::GraphError);
   CHECK_THROWS_AS(schedule_from_json("{\"format\": "), FormatError);
   CHECK_THROWS_WITH_AS(read_schedule("/nonexistent/mutwo.json"),
                        doctest::Contains("cannot open schedule file"), FormatError);
