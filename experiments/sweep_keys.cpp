@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ir/executor.hpp"
+#include "sim/dtr_replay.hpp"
 #include "support/error.hpp"
 
 namespace mutwo::experiments {
@@ -150,16 +151,22 @@ const std::vector<SweepKeyInfo>& sweep_key_table() {
        },
        {"packs"}},
       {"budget_ratios",
-       "dtr kind: budgets as ratios of the DTR baseline peak",
+       "dtr kind: budgets as ratios of the DTR baseline peak (at most 1000)",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
-         s.budget_ratios = r.positives(n, k, std::numeric_limits<double>::max());
+         // Past the baseline peak nothing is evicted; 1000x bounds the budget well inside int64 for
+         // any log, where 1e9x overflowed at the first log whose peak it met.
+         s.budget_ratios = r.positives(n, k, 1000.0);
        },
        {"budget_ratio"}},
       {"overhead_limit",
-       "dtr kind: the remat limit, baseline compute x (limit - 1); > 1 (default 2)",
+       "dtr kind: the remat limit, baseline compute x (limit - 1); > 1 and at most 100 (default 2)",
        [](const TomlReader& r, const toml::node& n, const std::string& k, Sweep& s) {
          s.overhead_limit = r.number(n, k);
-         if (!(s.overhead_limit > 1)) r.fail(&n, k, fmt::format("= {} must be > 1", s.overhead_limit));
+         if (!(s.overhead_limit > 1 && s.overhead_limit <= sim::kDtrMaxOverheadLimit)) {
+           r.fail(&n, k,
+                  fmt::format("= {} must be > 1 and at most {} (as mutwo replay --overhead-limit)",
+                              s.overhead_limit, sim::kDtrMaxOverheadLimit));
+         }
        },
        {"overhead_limit"}},
   };

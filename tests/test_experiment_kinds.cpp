@@ -327,3 +327,31 @@ TEST_CASE("a spec whose name the database holds under another kind is refused be
                        Error);
   CHECK(db.experiment("same")->kind == "strategies");
 }
+
+TEST_CASE("settings a sweep's model cannot take or build are refused when the spec is checked") {
+  // Each went unread (a sequence length on a CNN) or failed at its configuration, after the database was
+  // made and earlier configurations had run.
+  const auto refusal = [](const std::string& text) {
+    try {
+      validate_experiment(parse_spec(text, "s.toml", "."));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refusal(
+            "name = \"p\"\ntitle = \"T\"\nkind = \"policies\"\n[sweep]\nmodels = [{ name = \"resnet-mini\", "
+            "seq_len = 128 }]\nmodel_counts = [1]\ngpus = [\"a100-40gb\"]\npolicies = [\"none\"]\n"
+            "memory_fractions = [1.0]\n") ==
+        "s.toml: 'sweep.models' = 'resnet-mini': seq_len = 128, but the model takes no sequence length");
+  CHECK(
+      refusal("name = \"ss\"\ntitle = \"T\"\nkind = \"server_schemes\"\n[sweep]\nmodels = [{ name = "
+              "\"bert-mini\", batch_sizes = [4], seq_len = 4096 }]\nservers = [\"4x-gtx1080ti\"]\nschemes = "
+              "[\"dp\"]\ngpu_counts = [2]\nmicro_batches = [1]\npacks = [2]\n") ==
+      "s.toml: 'sweep.models' = 'bert-mini' at batch 4: model 'bert-mini': sequence length 4096 exceeds "
+      "max_position_embeddings 16");
+  const std::string dtr = "name = \"d\"\ntitle = \"T\"\nkind = \"dtr\"\n[sweep]\nlogs = [\"x.log\"]\n";
+  CHECK(refusal(dtr + "overhead_limit = 101\n")
+            .find("'sweep.overhead_limit' = 101 must be > 1 and at most 100") != std::string::npos);
+  CHECK(refusal(dtr + "budget_ratios = [0.5, 1e9]\n").find("'sweep.budget_ratios'") != std::string::npos);
+}

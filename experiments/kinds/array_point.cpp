@@ -280,7 +280,20 @@ void validate_array_sweep(const ExperimentSpec& spec) {
   auto named = [&](std::string_view key, const std::string& value, auto&& check) {
     check_sweep_name(spec, key, value, check);
   };
-  for (const SweepModel& m : s.models) named("models", m.name, [&] { zoo::find_model(m.name); });
+  for (const SweepModel& m : s.models) {
+    named("models", m.name, [&] { zoo::find_model(m.name); });
+    // A setting the model has no use for went unread (simulate --seq-len refuses it).
+    const zoo::ModelInfo& info = zoo::find_model(m.name);
+    if (m.seq_len > 0 && info.default_seq_len == 0) {
+      throw Error(
+          fmt::format("{}: 'sweep.models' = '{}': seq_len = {}, but the model takes no sequence length",
+                      spec.source, m.name, m.seq_len));
+    }
+    if (m.image_size > 0 && info.default_image_size == 0) {
+      throw Error(fmt::format("{}: 'sweep.models' = '{}': image_size = {}, but the model takes no image",
+                              spec.source, m.name, m.image_size));
+    }
+  }
   // A catalog name or a device file; each GPU once, whatever names it (two names of one GPU ran
   // every configuration twice).
   std::vector<std::string> gpu_names;

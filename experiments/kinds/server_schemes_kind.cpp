@@ -61,6 +61,27 @@ class ServerSchemesKind final : public ExperimentKind {
       throw Error(fmt::format("{}: 'sweep.cost_source' = '{}' needs measured traces, which server_schemes does not "
                               "take", spec.source, s.cost_source));
     }
+    // Each model at each batch is built once here, as its configurations build it: a sequence past
+    // its positions failed at its first configuration, after the database was made.
+    for (const SweepModel& m : s.models) {
+      const zoo::ModelInfo& info = zoo::find_model(m.name);
+      for (const int64_t batch :
+           m.batch_sizes.empty() ? std::vector<int64_t>{info.default_batch_size} : m.batch_sizes) {
+        ArrayPoint point;
+        point.model = m.name;
+        point.batch_size = batch;
+        point.seq_len = m.seq_len > 0 ? m.seq_len : info.default_seq_len;
+        point.image_size = m.image_size > 0 ? m.image_size : info.default_image_size;
+        point.dtype = s.dtype;
+        point.precision = s.precision;
+        try {
+          (void)zoo::build_model(point.model, point.model_config());
+        } catch (const Error& e) {
+          throw Error(
+              fmt::format("{}: 'sweep.models' = '{}' at batch {}: {}", spec.source, m.name, batch, e.what()));
+        }
+      }
+    }
     for (const std::string& server : s.servers) {
       const int32_t gpus = costmodel::find_server(server).gpu_count;
       for (const int32_t n : s.gpu_counts) {
