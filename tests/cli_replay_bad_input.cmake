@@ -67,6 +67,17 @@ mutwo_cli_test(replay_trace_stream_string ARGS replay-trace ${bad}/trace_stream_
 mutwo_cli_test(replay_trace_step_zero ARGS replay-trace ${bad}/trace_step_zero.json
                DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
                "STDERR_REGEX=^error: trace_step_zero.json: event 0 \\('ProfilerStep#1'\\): field 'dur' = 0 us: a ProfilerStep of no length")
+# A step number twice replayed whichever came last; overlapping steps counted work twice; a step with
+# nothing in it replayed 0 ns against 0 ns, "+0.0 %".
+mutwo_cli_test(replay_trace_step_twice ARGS replay-trace ${bad}/trace_step_twice.json
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: trace_step_twice.json: events 0 and 1 are both 'ProfilerStep#1': each ProfilerStep once")
+mutwo_cli_test(replay_trace_step_overlap ARGS replay-trace ${bad}/trace_step_overlap.json
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: trace_step_overlap.json: event 1 \\('ProfilerStep#2'\\) starts before event 0 \\('ProfilerStep#1'\\) ends on its thread")
+mutwo_cli_test(replay_trace_step_empty ARGS replay-trace ${bad}/trace_step_empty.json
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$"
+               "STDERR_REGEX=^error: trace_step_empty.json: the replayed window 'ProfilerStep#1' holds no CUDA runtime calls and no device work")
 # An 86000 s kernel inside a 100 us step printed the step +86 billion % long: the device sync after
 # it returned 27 us after it began.
 mutwo_cli_test(replay_trace_kernel_past_sync ARGS replay-trace ${bad}/trace_kernel_day.json

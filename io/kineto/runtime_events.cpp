@@ -227,6 +227,24 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
   std::sort(reader.steps.begin(), reader.steps.end(),
             [](const Raw& a, const Raw& b) { return a.start_ns < b.start_ns; });
   if (!reader.steps.empty()) {
+    // Each step once, and one after another on its thread: a repeated number replayed whichever came
+    // last, and overlapping steps counted their work twice.
+    std::map<int64_t, const Raw*> by_number;
+    std::map<std::string, const Raw*> last_on_thread;
+    for (const Raw& s : reader.steps) {
+      if (const auto [it, first] = by_number.emplace(step_number(s.name), &s); !first) {
+        throw FormatError(fmt::format("{}: events {} and {} are both '{}': each ProfilerStep once", source,
+                                      it->second->index, s.index, s.name));
+      }
+      const Raw*& before = last_on_thread[s.thread];
+      if (before != nullptr && s.start_ns < before->end_ns) {
+        throw FormatError(
+            fmt::format("{}: event {} ('{}') starts before event {} ('{}') ends on its thread: "
+                        "ProfilerSteps follow one another",
+                        source, s.index, s.name, before->index, before->name));
+      }
+      before = &s;
+    }
     // By default the last complete step: the profiler's final annotation is often cut short, so
     // the last one at least half as long as the median step.
     std::vector<int64_t> lengths;
@@ -454,6 +472,11 @@ ir::RuntimeTrace read_kineto_runtime(const nlohmann::json& doc, const std::strin
     }
   }
   kineto::check_runtime_window(out, origins, t0, per_device.size() == 1);
+  // A window of nothing replays to 0 ns against 0 ns, a "+0.0 %" that says nothing.
+  if (out.calls.empty() && out.work.empty()) {
+    throw FormatError(fmt::format(
+        "{}: the replayed window '{}' holds no CUDA runtime calls and no device work", source, out.window));
+  }
   return out;
 }
 
