@@ -15,6 +15,8 @@
 #include "cli/number_flags.hpp"
 #include "cli/table.hpp"
 #include "io/trace_file.hpp"
+#include "ir/schedule_check.hpp"
+#include "policies/plain_schedule.hpp"
 #include "support/error.hpp"
 #include "zoo/model_registry.hpp"
 
@@ -78,6 +80,9 @@ void write_model_trace(const TraceOptions& opts) {
 void check_trace(const std::string& path) {
   const Trace trace = read_trace(path);
   const Graph& g = trace.graph;
+  // Held to what simulate --trace holds it to (its width and batch against its ops): "valid" was
+  // printed for a graph simulate then refused, with the width and batch its ops contradict.
+  ir::validate_schedule(policies::build_plain_schedule({g}));
   const int64_t params = parameter_count(g);
   std::cout << fmt::format("{}: valid mutwo-trace version {}\n", path, kTraceVersion);
   Table table({{"field", Align::left}, {"value", Align::left}});

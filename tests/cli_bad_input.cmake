@@ -170,3 +170,7 @@ mutwo_cli_test(simulate_partition_empty_item ARGS simulate --model bert-mini --m
 mutwo_cli_test(simulate_time_past_int64
                ARGS simulate --model resnet-mini --batch 8 --state-offload --d2h-gbps 1e-12 --iterations 100
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: the simulated time passes 2\\^63 ns [(]292 years[)]: [0-9]+ ns [+] [0-9]+ ns. an op or a transfer is too slow to simulate")
+# tiny_relu_width5.json: tiny_relu.json with its graph's width 5, one model's ops: --check printed it
+# valid ("width 5 model(s)"), which simulate --trace then refused.
+mutwo_cli_test(trace_check_width ARGS trace --check ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_width5.json
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$" "STDERR_REGEX=field 'width' = 5, but its ops train 1 model\n$")
