@@ -99,7 +99,7 @@ std::string schedule_to_json(const ir::Schedule& schedule) {
 ir::Schedule schedule_from_json(const std::string& text) {
   Json root;
   try {
-    root = Json::parse(text);
+    root = Json::parse(text, support::unique_keys_callback());
   } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number past double's range
     throw FormatError(fmt::format("schedule: not valid JSON: {}", e.what()));
   }

@@ -116,7 +116,7 @@ std::string trace_to_json(const ir::Trace& trace) {
 ir::Trace trace_from_json(const std::string& text) {
   Json root;
   try {
-    root = Json::parse(text);
+    root = Json::parse(text, support::unique_keys_callback());
   } catch (const nlohmann::json::parse_error& e) {
     throw FormatError(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
   } catch (const nlohmann::json::exception& e) {  // a number past double's range (out_of_range 406)

@@ -20,9 +20,11 @@ void register_trace_formats(TraceFormatRegistry& registry) {
                 [](std::string_view, const nlohmann::json& doc) {
                   return doc.is_object() && doc.contains("format") && doc["format"] == "mutwo-trace";
                 },
-                [](std::string_view, const nlohmann::json& doc, const std::filesystem::path& path) {
+                [](std::string_view text, const nlohmann::json&, const std::filesystem::path& path) {
                   try {
-                    return TraceImport{trace_from_json(doc), {}};
+                    // Parsed again from its text, refusing a key given twice (the detection's parse
+                    // kept the last one).
+                    return TraceImport{trace_from_json(std::string(text)), {}};
                   } catch (const FormatError& e) {
                     throw FormatError(fmt::format("{}: {}", path.string(), e.what()));
                   } catch (const GraphError& e) {

@@ -4,6 +4,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace mutwo::support {
 
@@ -140,6 +144,24 @@ int64_t JsonReader::to_int64(const Json& j, std::string_view key) const {
     return static_cast<int64_t>(u);
   }
   return j.get<int64_t>();
+}
+
+nlohmann::json::parser_callback_t unique_keys_callback() {
+  // One set of keys per open object, innermost last.
+  auto open = std::make_shared<std::vector<std::set<std::string>>>();
+  return [open](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      open->emplace_back();
+    } else if (event == Event::object_end) {
+      if (!open->empty()) open->pop_back();
+    } else if (event == Event::key && !open->empty()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!open->back().insert(key).second)
+        throw FormatError(fmt::format("key '{}' is given twice in one object: give each key once", key));
+    }
+    return true;
+  };
 }
 
 nlohmann::json parse_json_document(std::string_view text, std::string_view source) {

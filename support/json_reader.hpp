@@ -71,5 +71,10 @@ class JsonReader {
 
 // Parses a whole JSON document; FormatError "<source>: invalid JSON at byte N: <why>" when it is not.
 nlohmann::json parse_json_document(std::string_view text, std::string_view source);
+// Throws FormatError "key '<k>' is given twice in one object (at byte N)" for a key an object holds
+// twice: JSON leaves it open and nlohmann keeps the last, so an edit that adds a field beside the one
+// it meant to change was read silently. The callback of nlohmann::json::parse for mutwo's own formats
+// (traces, schedules); a profiler trace of a million events is parsed without it.
+nlohmann::json::parser_callback_t unique_keys_callback();
 
 }  // namespace mutwo::support

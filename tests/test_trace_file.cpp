@@ -310,3 +310,16 @@ TEST_CASE("a non-finite attribute cannot be written, and writing it leaves no fi
   CHECK_THROWS_AS(write_trace(trace, path), FormatError);
   CHECK_FALSE(std::filesystem::exists(path));
 }
+
+TEST_CASE("a key given twice in one object of a trace is refused, not read as its last value") {
+  // An edit adding "device" beside the one it meant to change ran on the second GPU named, unsaid.
+  Trace trace;
+  trace.graph = small_classifier();
+  std::string text = trace_to_json(trace);
+  const std::string format = "\"format\": \"mutwo-trace\",";
+  REQUIRE(text.find(format) != std::string::npos);
+  text.insert(text.find(format), format);
+  CHECK_THROWS_WITH_AS(trace_from_json(text), "key 'format' is given twice in one object: give each key once",
+                       FormatError);
+  CHECK_NOTHROW(trace_from_json(trace_to_json(trace)));  // the same key in two objects is two keys
+}
