@@ -125,7 +125,7 @@ const std::vector<SweepKeyInfo>& sweep_key_table() {
       {"traces", "the cost source's measured traces; relative paths from the spec's folder",
        MUTWO_SWEEP_STRINGS(traces)},
       {"heuristics", "DTR eviction heuristics", MUTWO_SWEEP_STRINGS(heuristics), {"heuristic"}},
-      {"cost_sources", "published kind: each row priced by each (default analytic)",
+      {"cost_sources", "published kind: each row priced by each (default waves, the default source)",
        MUTWO_SWEEP_STRINGS(cost_sources)},
       {"host_modes", "published kind: host modes (default eager)", MUTWO_SWEEP_STRINGS(host_modes)},
       {"published", "published kind: CSV of published throughputs; relative from the spec's folder",

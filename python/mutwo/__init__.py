@@ -321,7 +321,11 @@ def experiment(spec, *, db="results.db", jobs=0, progress=None):
 def results(db_path, run_ids=()):
     """Predicted against measured step time and peak memory from a results database: the fields of
     `mutwo compare --json` (rows, summary)."""
-    return _mutwo.results(_path(db_path, "db_path"), run_ids=_items(run_ids))
+    ids = _items(run_ids)
+    for i in ids:  # True is the int 1 to Python: it compared run 1 (compare --run takes whole numbers)
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise TypeError(f"run_ids: {i!r} is not a run id (a whole number)")
+    return _mutwo.results(_path(db_path, "db_path"), run_ids=ids)
 
 
 def __getattr__(name):

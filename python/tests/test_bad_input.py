@@ -122,6 +122,8 @@ def test_a_list_names_each_policy_scheme_and_run_once(results_db):
         mutwo.search("bert-mini", server="4x-gtx1080ti", schemes="dp", micro_batches=[2, 2])
     with pytest.raises(mutwo.Error, match="run id 2 is given twice"):
         mutwo.results(results_db, run_ids=[2, 5, 2])
+    with pytest.raises(TypeError, match="run_ids: True is not a run id"):  # compared run 1
+        mutwo.results(results_db, run_ids=True)
     with pytest.raises(mutwo.Error, match="--what-if-gpu 'h100-sxm-80gb' is the GPU 'h100-sxm-80gb', given already"):
         mutwo.replay("no-such-trace.json", what_if_gpus=["h100-sxm-80gb", "a100-40gb", "h100-sxm-80gb"])
 
