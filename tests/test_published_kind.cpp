@@ -11,6 +11,7 @@
 
 #include "costmodel/cost_setup.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "experiments/content_hash.hpp"
 #include "experiments/csv_file.hpp"
 #include "experiments/published_csv.hpp"
 #include "experiments/results_db.hpp"
@@ -243,4 +244,25 @@ TEST_CASE("a binned row is priced at each padded length, weighted by its share o
   // A model without a sequence length has no lengths to pad.
   CHECK_THROWS_WITH_AS(plan_experiment(spec_of("vision.csv"), nullptr, {}),
                        doctest::Contains("zoo model 'resnet18' takes no sequence length"), Error);
+}
+
+TEST_CASE("an edited length histogram is a new configuration") {
+  // The histogram was keyed by its path: after an edit the rows stayed "already stored" with the old
+  // lengths (DTR logs are keyed by their content too).
+  test::TempDir dir("published");
+  {
+    std::ofstream(dir / "pub.csv")
+        << kHeader << "bm,M,bert-mini,a100-40gb,1,fp32,8,16,0,adam,1,hist.csv,4,4,400.5,f,u,n\n";
+    std::ofstream(dir / "hist.csv") << "length,sequences\n4,1\n7,1\n12,2\n16,4\n";
+  }
+  const ExperimentSpec spec =
+      parse_spec("name = \"h\"\ntitle = \"H\"\nkind = \"published\"\n[sweep]\npublished = \"pub.csv\"\n",
+                 "s.toml", dir.path());
+  const auto config = [&] { return plan_experiment(spec, nullptr, {}).tasks.at(0).configs.at(0); };
+  const nlohmann::json before = config();
+  CHECK(before.at("length_histogram") == "hist.csv");
+  std::ofstream(dir / "hist.csv") << "length,sequences\n16,8\n";
+  const nlohmann::json after = config();
+  CHECK(after.at("length_histogram_hash") != before.at("length_histogram_hash"));
+  CHECK(config_hash(after) != config_hash(before));
 }

@@ -18,6 +18,7 @@
 #include "costmodel/cost_source_registry.hpp"
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/op_cost_model.hpp"
+#include "experiments/content_hash.hpp"
 #include "experiments/kinds/array_point.hpp"
 #include "experiments/padded_lengths.hpp"
 #include "experiments/published_csv.hpp"
@@ -30,6 +31,7 @@
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
 #include "support/plugins.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 namespace {
@@ -176,6 +178,10 @@ class PublishedKind final : public ExperimentKind {
           if (!r.length_histogram.empty()) {
             nlohmann::json& c = t.configs.back();
             c["length_histogram"] = r.length_histogram;
+            // A changed histogram is a new configuration, as a changed DTR log is (an edited file
+            // kept the old rows "already stored").
+            c["length_histogram_hash"] = content_hash(
+                support::read_file_bytes(histogram_path(spec, r.length_histogram), "length histogram"));
             c["length_bin_tokens"] = r.length_bin_tokens;
             c["length_align_tokens"] = r.length_align_tokens;
           }
