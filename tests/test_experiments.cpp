@@ -182,6 +182,16 @@ TEST_CASE("the kind checks the sweep's names and files before anything runs") {
       UnknownNameError);
   CHECK_THROWS_WITH_AS(plan("name = \"t\"\ntitle = \"T\"\nkind = \"dtr\"\n[sweep]\nlogs = [\"nope.log\"]\n"),
                        doctest::Contains("'sweep.logs' = 'nope.log': no such file"), Error);
+  {  // two logs of one file name, in two folders, were drawn as one log
+    const std::filesystem::path dtr = std::string(MUTWO_TEST_FIXTURES) + "/dtr";
+    const std::filesystem::path log = "resnet32-56-9000000000.0-2020-10-1-13-3-30-default.log.gz";
+    TempDir other("experiments");
+    std::filesystem::copy_file(dtr / log, other / log);
+    CHECK_THROWS_WITH_AS(plan("name = \"t\"\ntitle = \"T\"\nkind = \"dtr\"\n[sweep]\nlogs = [\"" +
+                              (dtr / log).string() + "\", \"" + (other / log).string() + "\"]\n"),
+                         doctest::Contains(("has the file name of '" + (dtr / log).string() + "'").c_str()),
+                         Error);
+  }
   CHECK_THROWS_WITH_AS(
       plan("name = \"t\"\ntitle = \"T\"\nkind = \"policies\"\n[sweep]\nmodel_counts = [2]\n"),
       doctest::Contains("'sweep.models' is missing (kind 'policies' needs models, model_counts, gpus)"),

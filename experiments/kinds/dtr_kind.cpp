@@ -3,6 +3,7 @@
 // rematerialisation, or OOM / remat limit exceeded (sim/dtr_replay.hpp).
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -56,11 +57,20 @@ class DtrKind final : public ExperimentKind {
 
   void validate(const ExperimentSpec& spec) const override {
     require_sweep_keys(spec, {"logs"});
+    std::map<std::string, std::string> by_file_name;
     for (const std::string& log : spec.sweep.logs) {
       const std::filesystem::path p = log_path(spec, log);
       std::error_code ec;
       if (!std::filesystem::is_regular_file(p, ec)) {
         throw Error(fmt::format("{}: 'sweep.logs' = '{}': no such file ({})", spec.source, log, p.string()));
+      }
+      // The table's `log` column and the figures' panels name a log by its file name: two logs of one
+      // name (in two folders) were drawn as one.
+      if (const auto [it, first] = by_file_name.emplace(p.filename().string(), log); !first) {
+        throw Error(
+            fmt::format("{}: 'sweep.logs' = '{}' has the file name of '{}': the table and figures name "
+                        "a log by its file name; give each log its own",
+                        spec.source, log, it->second));
       }
     }
     for (const std::string& h : heuristic_names(spec)) {
