@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 
 namespace mutwo::costmodel {
 
@@ -25,11 +24,11 @@ int64_t parse_int(std::string_view where, std::string_view field, std::string_vi
 }
 
 double parse_double(std::string_view where, std::string_view field, std::string_view value) {
-  // std::from_chars for double is in libstdc++ 11+; strtod on a copy keeps this portable.
-  const std::string copy(value);
-  char* end = nullptr;
-  const double v = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(v)) {
+  // A decimal number alone, as parse_int reads integers: strtod also took hexadecimal ("0x10" read as
+  // 16 ms) and a leading space or '+' (while refusing a trailing space).
+  double v = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || !std::isfinite(v)) {
     field_error(where, field, value, "must be a number");
   }
   return v;

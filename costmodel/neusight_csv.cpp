@@ -1,6 +1,7 @@
 #include "costmodel/neusight_csv.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 
@@ -19,24 +20,18 @@ namespace {
 constexpr std::string_view kHeaderStart = "OPName,Latency,Device,";
 constexpr std::string_view kSourcePrefix = "neusight ";
 
+// Decimal digits alone (parse_int: stoll took " 1" and "+1").
 int64_t positive_int(std::string_view where, std::string_view field, const std::string& value) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (value.empty() || used != value.size()) field_error(where, field, value, "must be a whole number");
+  const int64_t v = parse_int(where, field, value);
   if (v < 1 || v > (int64_t{1} << 31)) field_error(where, field, value, "must be from 1 to 2^31");
   return v;
 }
 
 // Latency in ms -> whole ns.
 int64_t latency_ns(std::string_view where, const std::string& value) {
-  char* end = nullptr;
-  const double ms = std::strtod(value.c_str(), &end);
-  if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(ms)) {
+  double ms = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+  if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || !std::isfinite(ms)) {
     field_error(where, "Latency", value, "must be a number (milliseconds)");
   }
   if (!(ms > 0) || ms > kMaxKernelMs) field_error(where, "Latency", value, "must be > 0 and at most 1e6 ms");

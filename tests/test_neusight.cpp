@@ -182,6 +182,13 @@ TEST_CASE("a bad NeuSight row is refused with the file, line, field and value") 
             .rfind("n.csv:2: field 'OPName' = 'exp': valid: linear, bmm, conv,", 0) == 0);
   CHECK(refusal(std::string(kVectorHeader) + "add,0.02\n") == "n.csv:2: expected 17 fields, got 2");
   CHECK(refusal("device,precision\n").rfind("n.csv:1: header", 0) == 0);
+  // Decimal numbers alone: strtod read hexadecimal, stoll a leading space or '+'.
+  CHECK(refusal(std::string(kVectorHeader) +
+                "add,0x10,NVIDIA A100-PCIE-40GB,p,8,k,1,1,1,1,1,1,1,1,cu,127,168\n") ==
+        "n.csv:2: field 'Latency' = '0x10': must be a number (milliseconds)");
+  CHECK(refusal(std::string(kVectorHeader) +
+                "add,0.02,NVIDIA A100-PCIE-40GB,p,8,k,1,1,1,1,1,1,1,1,cu,+1,168\n") ==
+        "n.csv:2: field 'B' = '+1': must be a whole number");
   // A column named twice: the last was read, the first ignored.
   CHECK(refusal("OPName,Latency,Device,B,M,N,K,M\nlinear,10,Tesla T4,1,4096,4096,4096,64\n") ==
         "n.csv:1: column 'M' is named twice in the header");
