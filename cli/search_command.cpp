@@ -227,7 +227,19 @@ void run_search_command(SearchOptions opts) {
                             human_bytes(report.memory_limit_bytes),
                             human_bytes(report.smallest_limit_bytes)));
   }
-  if (!opts.schedule_out.empty()) write_schedule(*report.best_schedule, opts.schedule_out);
+  if (!opts.schedule_out.empty()) {
+    write_schedule(*report.best_schedule, opts.schedule_out);
+    // What the file holds, said where a reader compares it with the table.
+    std::cerr << (report.best_schedule_is_whole_step
+                      ? fmt::format(
+                            "wrote {}: the winner's step; its step time above is the first, cold step "
+                            "(mutwo simulate --schedule prints it as \"the first took\", beside the "
+                            "steady state)\n",
+                            opts.schedule_out)
+                      : fmt::format("wrote {}: one run of the winner's separate runs (the one of the highest "
+                                    "peak), not the whole step; the table's step time is every run's\n",
+                                    opts.schedule_out));
+  }
   if (!opts.timeline.empty()) {
     sim::SimOptions sim_options;
     sim_options.record_timeline = true;
@@ -309,8 +321,11 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--optimizer", opts->optimizer, "Optimizer: " + std::string(transforms::optimizer_names()))
       ->capture_default_str();
   add_device_flags(cmd, opts->device);
-  cmd->add_option("-o,--output", opts->schedule_out,
-                  "Write the winner's schedule to this file (with --server: a mutwo-server-schedule file)");
+  cmd->add_option(
+      "-o,--output", opts->schedule_out,
+      "Write the winner's schedule to this file (with --server: a mutwo-server-schedule file); for "
+      "a plan of separate runs, the run of the highest peak. The table's step time is the first, "
+      "cold step: mutwo simulate --schedule prints the steady state beside it");
   cmd->add_option("--timeline", opts->timeline,
                   "Write the winner's Chrome-trace timeline (Perfetto, chrome://tracing)");
   cmd->add_flag("--json", opts->json, "Print the rows as JSON");
