@@ -105,6 +105,7 @@ nlohmann::json search_json(const policies::SearchReport& report, const costmodel
   j["samples_per_step"] = report.samples_per_step;
   j["feasible"] = report.any_feasible();
   j["smallest_limit_bytes"] = report.smallest_limit_bytes;
+  j["smallest_pruned_bytes"] = report.smallest_pruned_bytes;
   nlohmann::json rows = nlohmann::json::array();
   for (const policies::SearchRow& r : report.rows) {
     nlohmann::json row = {{"strategy", r.strategy},

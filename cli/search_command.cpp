@@ -223,9 +223,15 @@ void run_search_command(SearchOptions opts) {
     print_table(report, config, device, elapsed_s);
   }
   if (!report.any_feasible()) {
-    throw Error(fmt::format("no plan fits in {}; the smallest limit any plan met is {}",
-                            human_bytes(report.memory_limit_bytes),
-                            human_bytes(report.smallest_limit_bytes)));
+    const int64_t pruned = report.smallest_pruned_bytes;
+    throw Error(fmt::format(
+        "no plan fits in {}; the smallest limit any plan met is {}{}", human_bytes(report.memory_limit_bytes),
+        human_bytes(report.smallest_limit_bytes),
+        pruned > 0 && pruned < report.smallest_limit_bytes
+            ? fmt::format(", and plans with state offload pruned unplanned need at least {} (try a limit "
+                          "from there)",
+                          human_bytes(pruned))
+            : std::string()));
   }
   if (!opts.schedule_out.empty()) {
     write_schedule(*report.best_schedule, opts.schedule_out);

@@ -135,6 +135,7 @@ SearchReport Search::run() {
   });
   const SearchRow& hfta = outcomes[reference].row;
   report.smallest_limit_bytes = smallest_peak_;
+  report.smallest_pruned_bytes = smallest_pruned_;
   for (size_t i : order) {
     SearchRow& row = outcomes[i].row;
     if (row.feasible && hfta.feasible) row.speedup_over_hfta = row.samples_per_s / hfta.samples_per_s;
@@ -209,8 +210,12 @@ bool Search::offload_fits(const std::vector<SubArrayKey>& neighbours, size_t pol
   input.base = &base;
   input.cost = &cost_;
   input.memory_limit_bytes = limit_;
-  const bool fits = plan_with_state_offload(*policies_[policy], input).feasible;
+  const PolicyResult planned = plan_with_state_offload(*policies_[policy], input);
+  const bool fits = planned.feasible;
   ++stats.plans;
+  // A plan holding these neighbours needs at least their peak: what the pruned plans need, at least.
+  if (!fits && planned.peak_bytes > 0 && (smallest_pruned_ == 0 || planned.peak_bytes < smallest_pruned_))
+    smallest_pruned_ = planned.peak_bytes;
   offload_fits_.emplace(std::move(key), fits);
   return fits;
 }

@@ -119,6 +119,7 @@ class Search {
   int64_t samples_per_step_ = 0;
   int64_t total_persistent_bytes_ = 0;
   int64_t smallest_peak_ = 0;      // over every whole-step plan of the mutwo strategy
+  int64_t smallest_pruned_ = 0;    // over the sub-plans that pruned an offload plan unplanned
   int64_t separate_runs_ns_ = -1;  // rule 2's incumbent with prune_below_separate_runs (-1: none)
   int64_t sequence_ = 0;
   StepGraphCache graphs_;

@@ -81,6 +81,10 @@ SearchReport run_search(const SearchConfig& config) {
     if (merged.smallest_limit_bytes == 0 || report.smallest_limit_bytes < merged.smallest_limit_bytes) {
       merged.smallest_limit_bytes = report.smallest_limit_bytes;
     }
+    if (report.smallest_pruned_bytes > 0 &&
+        (merged.smallest_pruned_bytes == 0 || report.smallest_pruned_bytes < merged.smallest_pruned_bytes)) {
+      merged.smallest_pruned_bytes = report.smallest_pruned_bytes;
+    }
     merged.stats.partitions += report.stats.partitions;
     merged.stats.policies = report.stats.policies;
     merged.stats.plans += report.stats.plans;

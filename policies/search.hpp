@@ -151,6 +151,10 @@ struct SearchReport {
   bool best_schedule_is_whole_step = true;
   int64_t smallest_limit_bytes =
       0;  // the smallest peak of any plan made, feasible or not (pruned rows aside)
+  // A lower bound on what the plans pruned before they were planned need (state offload, whose
+  // neighbouring sub-arrays did not fit the limit alone: at least the smallest such pair's peak); 0
+  // when none was pruned. Without it the smallest limit above depended on the limit asked for.
+  int64_t smallest_pruned_bytes = 0;
   SearchStats stats;
   std::vector<LeanEffect> lean_effects;  // per lean option other than none, per architecture
 

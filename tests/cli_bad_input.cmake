@@ -174,3 +174,8 @@ mutwo_cli_test(simulate_time_past_int64
 # valid ("width 5 model(s)"), which simulate --trace then refused.
 mutwo_cli_test(trace_check_width ARGS trace --check ${MUTWO_TEST_FIXTURES}/traces/tiny_relu_width5.json
                DEFINES EXPECT_RC=1 "STDOUT_REGEX=^$" "STDERR_REGEX=field 'width' = 5, but its ops train 1 model\n$")
+# The smallest limit a failed search names was the smallest of the plans it made: at 0.4 MiB the
+# state-offload plans were pruned unplanned and it said 1.8 MiB, though 0.48 MiB fits. Their bound is
+# named too.
+mutwo_cli_test(search_smallest_limit_pruned ARGS search -m mobilenetv2-mini:4 --batch 2 --memory 0.4MiB
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: no plan fits in 409\\.6 KiB. the smallest limit any plan met is 1\\.8 MiB, and plans with state offload pruned unplanned need at least 415\\.5 KiB [(]try a limit from there[)]\n$")
