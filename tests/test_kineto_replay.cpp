@@ -34,6 +34,7 @@
 #include "costmodel/measured_cost_model.hpp"
 #include "io/kineto_trace.hpp"
 #include "io/trace_file.hpp"
+#include "ir/graph_builder.hpp"
 #include "policies/trace_replay.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
@@ -264,4 +265,24 @@ TEST_CASE("a GPU event whose stream is not an integer is rejected, naming the ev
     INFO(what);
     CHECK(what.find("hand.json: event 3 ('k_a'): field 'args.stream' = \"seven\", expected an integer") == 0);
   }
+}
+
+TEST_CASE("an op of a known kind split across two streams replays as pieces, not as ops the trace lacks") {
+  // A mutwo trace's linear with part of its time on another stream: its piece kept the kind and no
+  // inputs, and was refused as "op 'fc [stream 9]': field 'inputs' has 0 tensors".
+  ir::GraphBuilder b("lin", ir::DType::f32, 1, 2);
+  const ir::TensorId x = b.add_input("x", {2, 8}, ir::TensorRole::input, ir::FuseAxis::stack);
+  const ir::TensorId w = b.add_weight("fc.weight", {4, 8}, ir::FuseAxis::stack);
+  b.op(ir::OpKind::relu, "act", {b.op(ir::OpKind::linear, "fc", {x, w})});
+  Trace t;
+  t.graph = std::move(b).finish();
+  t.op_duration_ns.assign(t.graph.ops.size(), 1000);
+  t.op_streams.assign(t.graph.ops.size(), {{7, 1000, 0}});
+  t.op_streams[0] = {{9, 400, 0}, {7, 600, 0}};
+  const policies::TraceReplay r = policies::build_trace_replay(t);
+  REQUIRE(r.trace.graph.ops.size() == t.graph.ops.size() + 1);
+  const ir::Op& piece = r.trace.graph.ops.back();
+  CHECK(piece.name == t.graph.ops[0].name + " [stream 9]");
+  CHECK(piece.kind == ir::OpKind::opaque);
+  CHECK(sum(r.trace.op_duration_ns) == sum(t.op_duration_ns));
 }
