@@ -38,6 +38,8 @@ struct TensorState {
   // emitter runs many times per policy.
   std::array<std::pair<int32_t, InstrId>, 3> reader_other{};
   int32_t others = 0;
+  // Past three other streams (a replayed trace with an op per stream): the rest, rarely any.
+  std::vector<std::pair<int32_t, InstrId>> more_others;
 };
 
 // Tensor ids per position, ascending within a position: a stable counting sort of (position, tensor)
@@ -272,11 +274,17 @@ class Emitter {
         return;
       }
     }
-    if (static_cast<size_t>(s.others) == s.reader_other.size()) {
-      throw Error(fmt::format("emit_plan: {} is read on more than {} streams besides stream 0",
-                              tensor_label(t), s.reader_other.size()));
+    if (static_cast<size_t>(s.others) < s.reader_other.size()) {
+      s.reader_other[static_cast<size_t>(s.others++)] = {stream, self};
+      return;
     }
-    s.reader_other[static_cast<size_t>(s.others++)] = {stream, self};
+    for (auto& [rs, id] : s.more_others) {
+      if (rs == stream) {
+        id = self;
+        return;
+      }
+    }
+    s.more_others.emplace_back(stream, self);
   }
 
   void made(TensorId t, InstrId self, int32_t stream) {
@@ -287,6 +295,7 @@ class Emitter {
     s.synced_stream = -1;
     s.reader_main = kNoId;
     s.others = 0;
+    s.more_others.clear();
   }
 
   // A free on `stream` happens after the maker and every reader since.
@@ -296,6 +305,9 @@ class Emitter {
     if (stream != ir::kComputeStream) add_wait(waits, s.reader_main);
     for (int32_t i = 0; i < s.others; ++i) {
       const auto& [rs, id] = s.reader_other[static_cast<size_t>(i)];
+      if (rs != stream) add_wait(waits, id);
+    }
+    for (const auto& [rs, id] : s.more_others) {
       if (rs != stream) add_wait(waits, id);
     }
   }
@@ -313,6 +325,7 @@ class Emitter {
     s.freed_stream = stream;
     s.reader_main = kNoId;
     s.others = 0;
+    s.more_others.clear();
     return id;
   }
 

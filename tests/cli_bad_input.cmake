@@ -179,3 +179,9 @@ mutwo_cli_test(trace_check_width ARGS trace --check ${MUTWO_TEST_FIXTURES}/trace
 # named too.
 mutwo_cli_test(search_smallest_limit_pruned ARGS search -m mobilenetv2-mini:4 --batch 2 --memory 0.4MiB
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: no plan fits in 409\\.6 KiB. the smallest limit any plan met is 1\\.8 MiB, and plans with state offload pruned unplanned need at least 415\\.5 KiB [(]try a limit from there[)]\n$")
+# bert_mini_op_per_stream.json.gz: `mutwo trace -m bert-mini --batch 2` with hand-set op_duration_ns, device
+# a100-40gb added and each op on a stream of its own (op_streams). A tensor read on more than three
+# streams besides the compute stream was refused as "emit_plan: ... read on more than 3 streams".
+mutwo_cli_test(simulate_trace_op_per_stream_planned
+               ARGS simulate --trace ${MUTWO_TEST_FIXTURES}/traces/bert_mini_op_per_stream.json.gz --policy vdnn --memory 1MiB
+               DEFINES "STDOUT_REGEX=step time +1\\.033 ms")
