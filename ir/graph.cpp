@@ -92,13 +92,17 @@ void check_backward_inputs(const Graph& g, const Op& op, const Op& fwd, const Ki
   }
 }
 
-void check_shapes_against_rules(const Graph& g, const Op& op) {
+// The kind's shape inference of a forward op on its inputs.
+InferResult infer_forward(const Graph& g, const Op& op, const KindRules& rules) {
   std::vector<const Tensor*> inputs;
   for (TensorId id : op.inputs) inputs.push_back(&g.tensor(id));
+  const std::string name = op.name;
+  return rules.infer(InferContext{name, inputs, op.attrs, op.width});
+}
+
+void check_shapes_against_rules(const Graph& g, const Op& op) {
   if (const KindRules* rules = kind_rules(op.kind); rules && op.phase == Phase::forward) {
-    const std::string name = op.name;
-    InferContext ctx{name, inputs, op.attrs, op.width};
-    InferResult r = rules->infer(ctx);
+    const InferResult r = infer_forward(g, op, *rules);
     if (r.outputs.size() != op.outputs.size()) {
       throw GraphError(fmt::format("{}: field 'outputs' has {} tensors, kind '{}' produces {}", op_label(op),
                                    op.outputs.size(), kind_name(op.kind), r.outputs.size()));
@@ -303,14 +307,10 @@ void validate(const Graph& g) {
 }
 
 void check_forward_flops(const Graph& g) {
-  std::vector<const Tensor*> inputs;
   for (const Op& op : g.ops) {
     const KindRules* rules = kind_rules(op.kind);
     if (rules == nullptr || op.phase != Phase::forward) continue;
-    inputs.clear();
-    for (TensorId id : op.inputs) inputs.push_back(&g.tensor(id));
-    const std::string name = op.name;
-    const int64_t flops = rules->infer(InferContext{name, inputs, op.attrs, op.width}).flops;
+    const int64_t flops = infer_forward(g, op, *rules).flops;
     if (op.flops != flops) {
       throw GraphError(fmt::format("{}: field 'flops' = {}, kind '{}' on these inputs does {}", op_label(op),
                                    op.flops, kind_name(op.kind), flops));

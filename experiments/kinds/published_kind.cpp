@@ -157,6 +157,12 @@ class PublishedKind final : public ExperimentKind {
       const zoo::ModelInfo& info = zoo::find_model(r.zoo_model);
       Task t;
       t.label = fmt::format("{}: {} batch {}, {}, {}", r.id, r.zoo_model, r.batch_size, r.precision, r.gpu);
+      // A changed histogram is a new configuration, as a changed DTR log is (an edited file kept the old
+      // rows "already stored"). Read once per row, not per source and host mode.
+      const std::string histogram_hash =
+          r.length_histogram.empty() ? std::string()
+                                     : content_hash(support::read_file_bytes(
+                                           histogram_path(spec, r.length_histogram), "length histogram"));
       for (const std::string& source : cost_sources(spec)) {
         if (!source_covers(source, r.gpu)) continue;
         for (const std::string& host : host_modes(spec)) {
@@ -178,10 +184,7 @@ class PublishedKind final : public ExperimentKind {
           if (!r.length_histogram.empty()) {
             nlohmann::json& c = t.configs.back();
             c["length_histogram"] = r.length_histogram;
-            // A changed histogram is a new configuration, as a changed DTR log is (an edited file
-            // kept the old rows "already stored").
-            c["length_histogram_hash"] = content_hash(
-                support::read_file_bytes(histogram_path(spec, r.length_histogram), "length histogram"));
+            c["length_histogram_hash"] = histogram_hash;
             c["length_bin_tokens"] = r.length_bin_tokens;
             c["length_align_tokens"] = r.length_align_tokens;
           }
