@@ -228,7 +228,7 @@ ResultsDb ResultsDb::open(const std::filesystem::path& path, OpenMode mode) {
     throw ResultsDbError(fmt::format("results database '{}': give the path of a file", path.string()));
   }
   Connection connection = Connection::open(
-      path, mode == OpenMode::create ? Connection::Mode::read_write_create : Connection::Mode::read_write);
+      path, mode == OpenMode::create ? Connection::Mode::read_write_create : Connection::Mode::read_only);
   connection.set_busy_timeout(std::chrono::milliseconds(kResultsBusyTimeoutMs));
   connection.exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys");
   // Listing the tables is the first read: a file that is not a database or is corrupt fails here,

@@ -25,7 +25,8 @@ class ResultsDb {
  public:
   enum class OpenMode {
     create,    // create the file and its schema when absent (writers: run, simulate, experiment)
-    existing,  // the file must exist and hold the schema; open writes nothing (readers: compare)
+    existing,  // the file must exist and hold the schema; opened read-only (sqlite.hpp): nothing written
+               // to it or left beside it (readers: compare, merge inputs)
   };
 
   // Opens path. create mode makes the file and schema when the file is absent or empty (tables

@@ -1,7 +1,9 @@
 #include "experiments/sqlite.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <system_error>
 #include <utility>
 
@@ -12,6 +14,29 @@ namespace {
 
 std::string quoted(const std::filesystem::path& path) {
   return fmt::format("'{}'", path.string());
+}
+
+bool may_write(const std::filesystem::path& path) {
+  return ::access(path.c_str(), W_OK) == 0;
+}
+
+std::filesystem::path folder_of(const std::filesystem::path& path) {
+  const std::filesystem::path parent = path.parent_path();
+  return parent.empty() ? std::filesystem::path(".") : parent;
+}
+
+// RFC 3986 percent-encoding of every byte but the unreserved ones and '/': SQLite reads '?', '#' and
+// '%' in a file: URI as syntax.
+std::string file_uri(const std::filesystem::path& path, std::string_view query) {
+  std::string uri = "file:";
+  for (const unsigned char c : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(c) != 0 || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?" + std::string(query);
 }
 
 }  // namespace
@@ -35,6 +60,7 @@ Connection Connection::open(const std::filesystem::path& path, Mode mode) {
     throw ResultsDbError(fmt::format("results database {} is a directory, not a file", quoted(path)));
   }
   int flags = 0;
+  std::string name = path.string();
   switch (mode) {
     case Mode::read_write_create:
       flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -42,12 +68,27 @@ Connection Connection::open(const std::filesystem::path& path, Mode mode) {
     case Mode::read_write:
       flags = SQLITE_OPEN_READWRITE;
       break;
-    case Mode::read_only:
-      flags = SQLITE_OPEN_READONLY;
+    case Mode::read_only: {
+      const std::filesystem::path wal = path.string() + "-wal";
+      if (may_write(path) && may_write(folder_of(path))) {
+        flags = SQLITE_OPEN_READWRITE;
+      } else if (!std::filesystem::exists(wal, ec)) {
+        flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+        name = file_uri(path, "immutable=1");
+      } else {
+        if (!may_write(folder_of(path)) && !std::filesystem::exists(path.string() + "-shm", ec)) {
+          throw ResultsDbError(fmt::format(
+              "results database {} cannot be read: a writer left {} beside it, and SQLite must then make "
+              "its -shm file in {}, which this user cannot write to",
+              quoted(path), quoted(wal), quoted(folder_of(path))));
+        }
+        flags = SQLITE_OPEN_READONLY;
+      }
       break;
+    }
   }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.string().c_str(), &raw, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
   Connection connection(path, raw);  // owns raw even when opening failed
   if (rc != SQLITE_OK) {
     if (raw == nullptr) throw ResultsDbError(fmt::format("results database {}: out of memory", quoted(path)));

@@ -25,7 +25,14 @@ class Connection {
   enum class Mode {
     read_write_create,  // create the file when it is absent
     read_write,         // the file must exist
-    read_only,          // the file must exist; nothing is ever written
+    // The file must exist; nothing is ever written, and nothing is left beside it. SQLite's own
+    // read-only connection is not that: on a WAL file it creates -wal and -shm, leaves them when it
+    // closes, and fails in a folder the user cannot write to. So a file this process may write (in a
+    // folder it may write) is opened read-write and only read, whose close removes them; any other
+    // without a -wal is opened immutable (nothing created; a writer with rights to it would have to
+    // be another user, writing while this one reads); one with a -wal (a writer is at work, or died)
+    // read-only, or refused naming the folder when its -shm cannot be made.
+    read_only,
   };
 
   // Opens path; throws ResultsDbError when SQLite cannot (an absent file without read_write_create

@@ -41,13 +41,28 @@ FORMATS = ("png", "pdf")
 
 # ----------------------------------------------------------------------------- database
 
+def read_mode(path):
+    """How to read a results database leaving nothing beside it, as mutwo does (experiments/sqlite.hpp,
+    read_only): SQLite's mode=ro makes -wal and -shm files on a WAL database, leaves them, and fails in a
+    folder the user cannot write to."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.access(path, os.W_OK) and os.access(folder, os.W_OK):
+        return "mode=rw"  # only read; the last connection's close removes -wal and -shm
+    if not os.path.exists(path + "-wal"):
+        return "mode=ro&immutable=1"
+    if not os.access(folder, os.W_OK) and not os.path.exists(path + "-shm"):
+        raise PlotError(f"{path} cannot be read: a writer left {path}-wal beside it, and SQLite must then "
+                        f"make its -shm file in {folder}, which this user cannot write to")
+    return "mode=ro"
+
+
 def open_db(path):
     if not os.path.exists(path):
         raise PlotError(f"{path}: no such file")
     if not os.path.isfile(path):
         raise PlotError(f"{path} is not a regular file (expected a mutwo results database)")
     try:
-        conn = sqlite3.connect(pathlib.Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+        conn = sqlite3.connect(pathlib.Path(path).resolve().as_uri() + "?" + read_mode(path), uri=True)
         conn.row_factory = sqlite3.Row
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as e:

@@ -85,3 +85,9 @@ set_tests_properties(cli_db_merge_damaged_unchanged PROPERTIES DEPENDS cli_db_me
                      FIXTURES_REQUIRED cli_db_bad_outs)
 set_tests_properties(cli_db_merge_bad_cell_unchanged PROPERTIES DEPENDS cli_db_merge_into_bad_cell
                      FIXTURES_REQUIRED cli_db_bad_outs)
+# Readers by a user who may not write the database or its folder leave nothing beside it and do not
+# fail (tests/read_only_db.sh; skipped where no such user can run mutwo).
+add_test(NAME cli_db_read_only
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/read_only_db.sh $<TARGET_FILE:mutwo> ${MUTWO_CLI_OUT}/read-only-db
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_db_read_only PROPERTIES SKIP_RETURN_CODE 77)
