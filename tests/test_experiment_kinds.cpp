@@ -2,6 +2,7 @@
 // configuration that stops the run and keeps what was written, CSV quoting, measured sweeps one at a
 // time, exported models in specs, and lean layers.
 // The runner itself (specs, expansion, shards, resumption) is tests/test_experiments.cpp.
+#include "experiments/content_hash.hpp"
 #include "support/text_file.hpp"
 #include "tests/support/test_experiments_fixtures.hpp"
 
@@ -124,6 +125,54 @@ TEST_CASE("a spec's GPU may be a device file relative to the spec's folder, each
   std::ofstream(dir / "bad.toml") << "name = 5\n";
   CHECK_THROWS_WITH_AS(validate_experiment(spec_for("\"bad.toml\"")),
                        doctest::Contains("gpu_file.toml: 'sweep.gpus' = 'bad.toml': "), FormatError);
+}
+
+TEST_CASE("an edited device file, model file or trace is a new configuration; catalog rows keep theirs") {
+  // Each was keyed by its path: after an edit the rows stayed "already stored", priced by the old
+  // file (an edited DTR log or length histogram was a new configuration already).
+  TempDir dir("experiments");
+  const std::string fixtures(MUTWO_TEST_FIXTURES);
+  std::string l4 = support::read_text_file(fixtures + "/../../costmodel/devices/l4.toml");
+  l4.replace(l4.find("name = \"l4\""), 11, "name = \"my-l4\"");
+  std::ofstream(dir / "my-l4.toml") << l4;
+  std::filesystem::copy_file(fixtures + "/exported/tiny_resnet.json", dir / "m.json");
+  std::filesystem::copy_file(fixtures + "/traces/tiny_relu_measured.json", dir / "t.json");
+  auto spec_for = [&](const std::string& model, const std::string& gpus, const std::string& rest) {
+    return parse_spec(
+        "name = \"edited\"\ntitle = \"T\"\nkind = \"strategies\"\n[sweep]\nmodels = [{ name = \"" + model +
+            "\", batch_sizes = [4] }]\nmodel_counts = [2]\ngpus = [" + gpus +
+            "]\nstrategies = [\"sequential\"]\n" + rest,
+        "edited.toml", dir.path());
+  };
+  const ExperimentSpec by_gpu = spec_for("bert-mini", "\"l4\", \"my-l4.toml\"", "");
+  ResultsDb db = ResultsDb::open(dir / "r.db");
+  CHECK(run_experiment(by_gpu, db, jobs(1)).progress.rows_written == 2);
+  CHECK(plan_experiment(by_gpu, &db, {}).rows_stored == 2);
+  const auto hashes = [](const ExperimentSpec& spec) {
+    std::vector<std::string> out;
+    for (const Task& t : plan_experiment(spec, nullptr, {}).tasks) {
+      for (const nlohmann::json& c : t.configs) out.push_back(config_hash(c));
+    }
+    return out;
+  };
+  const std::vector<std::string> gpu_before = hashes(by_gpu);
+  std::ofstream(dir / "my-l4.toml", std::ios::app) << "# edited\n";
+  const std::vector<std::string> gpu_after = hashes(by_gpu);
+  REQUIRE(gpu_after.size() == 2);
+  CHECK(gpu_after[0] == gpu_before[0]);  // the catalog's L4
+  CHECK(gpu_after[1] != gpu_before[1]);
+  CHECK(plan_experiment(by_gpu, &db, {}).rows_stored == 1);  // the edited file's row runs again
+
+  const ExperimentSpec by_model = spec_for("m.json", "\"a100-40gb\"", "");
+  const std::vector<std::string> model_before = hashes(by_model);
+  std::ofstream(dir / "m.json", std::ios::app) << "\n";
+  CHECK(hashes(by_model) != model_before);
+
+  const ExperimentSpec by_trace =
+      spec_for("bert-mini", "\"a100-40gb\"", "cost_source = \"measured\"\ntraces = [\"t.json\"]\n");
+  const std::vector<std::string> trace_before = hashes(by_trace);
+  std::ofstream(dir / "t.json", std::ios::app) << "\n";
+  CHECK(hashes(by_trace) != trace_before);
 }
 
 TEST_CASE("a model or GPU no configuration can build is refused before the database is made") {

@@ -13,6 +13,7 @@
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/device_file.hpp"
 #include "costmodel/device_overrides.hpp"
+#include "experiments/content_hash.hpp"
 #include "experiments/sweep_keys.hpp"
 #include "ir/dtype.hpp"
 #include "ir/precision.hpp"
@@ -22,6 +23,7 @@
 #include "sim/host_mode.hpp"
 #include "support/distinct.hpp"
 #include "support/error.hpp"
+#include "zoo/exported_model.hpp"
 
 namespace mutwo::experiments {
 
@@ -134,6 +136,19 @@ std::vector<SweepFactor> array_factors(const ExperimentSpec& spec) {
           {"lean_ops", values_or_one(s.lean_ops.size())}};
 }
 
+namespace {
+
+std::filesystem::path spec_relative(const ExperimentSpec& spec, const std::string& file) {
+  const std::filesystem::path path(file);
+  return path.is_absolute() ? path : spec.base_dir / path;
+}
+
+}  // namespace
+
+std::string sweep_gpu(const ExperimentSpec& spec, const std::string& gpu) {
+  return costmodel::is_device_path(gpu) ? spec_relative(spec, gpu).string() : gpu;
+}
+
 nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
   nlohmann::json c = {{"experiment", spec.name},
           {"kind", spec.kind},
@@ -148,6 +163,13 @@ nlohmann::json array_config(const ExperimentSpec& spec, const ArrayPoint& p) {
           {"cost_source", p.cost_source}};
   // Only when given, so that the rows of specs without traces keep their configuration hashes.
   if (!p.traces.empty()) c["traces"] = p.traces;
+  // A file's content, not its path, is the setting: an edited device file, model file or trace kept
+  // the old rows "already stored", as an edited DTR log would have. Zoo and catalog rows keep theirs.
+  if (costmodel::is_device_path(p.gpu))
+    c["gpu_hash"] = file_content_hash(sweep_gpu(spec, p.gpu), "device file");
+  if (zoo::is_model_file(p.model)) c["model_hash"] = file_content_hash(p.model, "model file");
+  for (const std::string& t : p.traces)
+    c["traces_hash"].push_back(file_content_hash(spec_relative(spec, t), "trace"));
   if (p.precision != "fp32") c["precision"] = p.precision;  // likewise: fp32 rows keep their hashes
   // Rows simulated without the host timeline keep their hashes; eager and cuda-graph rows are new.
   if (p.host_mode != "none") c["host_mode"] = p.host_mode;
@@ -200,19 +222,6 @@ RunRecord array_run_record(const ArrayPoint& p) {
   r.gpu = p.gpu;
   r.cost_source = p.cost_source;
   return r;
-}
-
-namespace {
-
-std::filesystem::path spec_relative(const ExperimentSpec& spec, const std::string& file) {
-  const std::filesystem::path path(file);
-  return path.is_absolute() ? path : spec.base_dir / path;
-}
-
-}  // namespace
-
-std::string sweep_gpu(const ExperimentSpec& spec, const std::string& gpu) {
-  return costmodel::is_device_path(gpu) ? spec_relative(spec, gpu).string() : gpu;
 }
 
 costmodel::CostSetup array_cost_setup(const ExperimentSpec& spec, const ArrayPoint& p) {
