@@ -163,6 +163,10 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
 }
 
 void run_command(const RunOptions& opts) {
+  // The pipeline checks its outputs against the schedule and model files; the device flags' files
+  // (--gpu, --trace, --profile) are the command's.
+  support::check_output_paths({{"--save-schedule", opts.save_schedule}, {"--db", opts.db}}, {},
+                              input_files(opts.device));
   const std::unique_ptr<Executor> executor = experiments::load_executor("'mutwo run'");
   experiments::RunOutcome out;
   try {

@@ -152,8 +152,13 @@ void print_table(const policies::SearchReport& report, const policies::SearchCon
 }
 
 void run_search_command(SearchOptions opts) {
-  support::check_output_paths({{"--output", opts.schedule_out}, {"--timeline", opts.timeline}}, {},
-                              input_files(opts.device));
+  support::FlagPaths inputs = input_files(opts.device);
+  for (const std::string& m : opts.models) {
+    if (const std::string name = m.substr(0, m.rfind(':')); zoo::is_model_file(name)) {
+      inputs.emplace_back("--model", name);
+    }
+  }
+  support::check_output_paths({{"--output", opts.schedule_out}, {"--timeline", opts.timeline}}, {}, inputs);
   if (!opts.parts_dir.empty() && opts.server.empty()) {
     throw Error("--parts writes each GPU's part of a --server search; give --server NAME");
   }

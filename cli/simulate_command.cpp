@@ -30,6 +30,7 @@
 #include "support/error.hpp"
 #include "support/percent.hpp"
 #include "support/text_file.hpp"
+#include "zoo/exported_model.hpp"
 
 namespace mutwo::cli {
 namespace {
@@ -162,6 +163,7 @@ void print_padded(const api::SimulateRequest& request, const api::SimulateResult
 void run_simulate(const SimulateOptions& opts) {
   support::FlagPaths inputs = input_files(opts.device);
   inputs.emplace_back("--schedule", opts.array.schedule);
+  if (zoo::is_model_file(opts.array.model)) inputs.emplace_back("--model", opts.array.model);
   inputs.emplace_back("--length-histogram", opts.length_histogram);
   support::check_output_paths({{"--save-schedule", opts.schedule_out}, {"--timeline", opts.timeline}}, {},
                               inputs);

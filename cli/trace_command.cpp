@@ -18,6 +18,8 @@
 #include "ir/schedule_check.hpp"
 #include "policies/plain_schedule.hpp"
 #include "support/error.hpp"
+#include "support/text_file.hpp"
+#include "zoo/exported_model.hpp"
 #include "zoo/model_registry.hpp"
 
 namespace mutwo::cli {
@@ -70,6 +72,9 @@ void write_model_trace(const TraceOptions& opts) {
       opts.output.empty()
           ? (opts.models > 1 ? fmt::format("{}-x{}.json", opts.model, opts.models) : opts.model + ".json")
           : opts.output;
+  support::FlagPaths inputs;
+  if (zoo::is_model_file(opts.model)) inputs.emplace_back("--model", opts.model);
+  support::check_output_paths({{"--output", path}}, {}, inputs);
   write_trace(trace, path);
   const Graph& g = trace.graph;
   std::cout << fmt::format("{}: {} ops, {} tensors, {} params, {} GFLOPs/step -> {}\n", g.name, g.ops.size(),

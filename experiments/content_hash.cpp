@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <tuple>
 
 #include <fmt/format.h>
 
+#include "support/file_stamp.hpp"
 #include "support/text_file.hpp"
 
 namespace mutwo::experiments {
@@ -25,23 +25,17 @@ std::string config_hash(const nlohmann::json& config) {
 }
 
 std::string file_content_hash(const std::filesystem::path& path, std::string_view what) {
-  namespace fs = std::filesystem;
-  std::error_code size_ec;
-  std::error_code time_ec;
-  const uintmax_t size = fs::file_size(path, size_ec);
-  const fs::file_time_type time = fs::last_write_time(path, time_ec);
-  if (size_ec || time_ec) return content_hash(support::read_file_bytes(path, what));  // its error names it
-  using Key = std::tuple<std::string, uintmax_t, fs::file_time_type::rep>;
+  const std::optional<support::FileStamp> stamp = support::file_stamp(path);
+  if (!stamp) return content_hash(support::read_file_bytes(path, what));  // its error names the file
   static std::mutex mutex;
-  static std::map<Key, std::string> known;
-  const Key key{fs::absolute(path).lexically_normal().string(), size, time.time_since_epoch().count()};
+  static std::map<support::FileStamp, std::string> known;
   {
     const std::lock_guard lock(mutex);
-    if (const auto it = known.find(key); it != known.end()) return it->second;
+    if (const auto it = known.find(*stamp); it != known.end()) return it->second;
   }
   std::string hash = content_hash(support::read_file_bytes(path, what));
   const std::lock_guard lock(mutex);
-  return known.emplace(key, std::move(hash)).first->second;
+  return known.emplace(*stamp, std::move(hash)).first->second;
 }
 
 }  // namespace mutwo::experiments

@@ -13,8 +13,8 @@ namespace mutwo::experiments {
 std::string content_hash(std::string_view text);
 // The hash of a configuration's canonical JSON (keys sorted, compact: nlohmann's dump()).
 std::string config_hash(const nlohmann::json& config);
-// content_hash of a file's bytes; `what` names it in a read error. Remembered by path, size and
-// modification time: a sweep keys thousands of configurations by the same model file or trace.
+// content_hash of a file's bytes; `what` names it in a read error. Remembered by the file's stamp
+// (support/file_stamp.hpp): a sweep keys thousands of configurations by the same model file or trace.
 std::string file_content_hash(const std::filesystem::path& path, std::string_view what);
 
 }  // namespace mutwo::experiments

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/cost_setup.hpp"
+#include "costmodel/device_file.hpp"
 #include "experiments/content_hash.hpp"
 #include "experiments/db_merge.hpp"
 #include "experiments/results_db.hpp"
@@ -17,8 +18,9 @@ namespace mutwo::experiments {
 ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor) {
   // Every output and the stored predictions' GPU checked before the step is profiled: a bad --db or
   // --gpu used to fail after the trace was measured and written.
-  support::check_output_paths({{"--output", request.output}, {"--db", request.db}}, {},
-                              {{"--schedule", request.source.schedule_file}});
+  support::FlagPaths inputs = input_files(request.source);
+  if (costmodel::is_device_path(request.gpu)) inputs.emplace_back("--gpu", request.gpu);
+  support::check_output_paths({{"--output", request.output}, {"--db", request.db}}, {}, inputs);
   if (!request.db.empty()) check_results_destination(request.db, "--db");
   ProfileOutcome out;
   out.target = resolve_exec_target(executor, request.device, "");

@@ -21,6 +21,7 @@
 #include "sim/host_mode.hpp"
 #include "sim/simulator.hpp"
 #include "support/text_file.hpp"
+#include "zoo/exported_model.hpp"
 
 namespace mutwo::experiments {
 namespace {}  // namespace
@@ -97,6 +98,12 @@ policies::ModelArray ArrayRequest::model_array() const {
 
 std::vector<int32_t> ArrayRequest::sub_arrays() const {
   return partition.empty() ? std::vector<int32_t>{models} : partition;
+}
+
+support::FlagPaths input_files(const ScheduleSource& source) {
+  support::FlagPaths files{{"--schedule", source.schedule_file}};
+  if (zoo::is_model_file(source.array.model)) files.emplace_back("--model", source.array.model);
+  return files;
 }
 
 ir::Schedule plain_schedule(const ScheduleSource& source) {
@@ -195,7 +202,7 @@ RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   if (!request.cost) throw Error("run pipeline: no cost setup given");
   // Every output checked before the step is planned or measured: a bad --db used to cost the run.
   support::check_output_paths({{"--save-schedule", request.save_schedule}, {"--db", request.db}}, {},
-                              {{"--schedule", request.source.schedule_file}});
+                              input_files(request.source));
   if (!request.db.empty()) check_results_destination(request.db, "--db");
   RunOutcome out;
   out.target = resolve_exec_target(executor, request.device, request.memory_cap);

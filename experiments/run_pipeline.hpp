@@ -23,6 +23,7 @@
 #include "sim/host_mode.hpp"
 #include "sim/prediction.hpp"
 #include "support/error.hpp"
+#include "support/text_file.hpp"
 
 namespace mutwo::experiments {
 
@@ -52,6 +53,10 @@ struct ScheduleSource {
 
 // The array's plain schedule (sub-arrays one after another) or the schedule file.
 ir::Schedule plain_schedule(const ScheduleSource& source);
+
+// The files the source reads, named by their flags (--schedule, --model for an exported model file):
+// no output may name one.
+support::FlagPaths input_files(const ScheduleSource& source);
 
 // The runs row `run` and `profile` fill alike: the array (or schedule file), its sub-arrays,
 // policy and sizes, where it ran, which mutwo, and the schedule's hash.

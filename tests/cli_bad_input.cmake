@@ -185,3 +185,8 @@ mutwo_cli_test(search_smallest_limit_pruned ARGS search -m mobilenetv2-mini:4 --
 mutwo_cli_test(simulate_trace_op_per_stream_planned
                ARGS simulate --trace ${MUTWO_TEST_FIXTURES}/traces/bert_mini_op_per_stream.json.gz --policy vdnn --memory 1MiB
                DEFINES "STDOUT_REGEX=step time +1\\.033 ms")
+# Outputs naming an exported model file or a device file the command reads are refused
+# (tests/outputs_over_inputs.sh).
+add_test(NAME cli_outputs_over_inputs
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/outputs_over_inputs.sh $<TARGET_FILE:mutwo> ${MUTWO_CLI_OUT}/outputs-over-inputs
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

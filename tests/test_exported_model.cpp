@@ -11,6 +11,7 @@
 #include "io/trace_file.hpp"
 #include "ir/graph.hpp"
 #include "support/error.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "transforms/autodiff.hpp"
 #include "zoo/exported_model.hpp"
 #include "zoo/model_registry.hpp"
@@ -105,4 +106,21 @@ TEST_CASE("torchvision's resnet18, resnet50, mobilenet_v2, mobilenet_v3_large, v
           doctest::Approx(static_cast<double>(saved_for_backward_bytes(built_in_step))).epsilon(0.02));
     CHECK(saved_for_backward_bytes(exported_step) == saved_for_backward_bytes(built_in_step));  // in fact equal
   }
+}
+
+TEST_CASE("a model file rewritten in place is read again; the first version stays valid") {
+  // Loaded models were kept by path: a model exported again to the same path (Model.save in a
+  // notebook) was priced as the first one for the rest of the process.
+  test::TempDir dir("exported");
+  const std::string path = (dir / "model.json").string();
+  std::filesystem::copy_file(kDir + "tiny_resnet.json", path);
+  ModelConfig config;
+  const ModelInfo& first = find_model(path);
+  CHECK(parameter_count(build_model(path, config)) == 9978);
+  std::filesystem::copy_file(kDir + "mlp.json", path, std::filesystem::copy_options::overwrite_existing);
+  const ModelInfo& second = find_model(path);
+  CHECK(&second != &first);
+  CHECK(second.description != first.description);
+  CHECK(parameter_count(build_model(path, config)) == 2890);          // tests/fixtures/exported/README.md
+  CHECK(first.description.find("tiny_resnet") != std::string::npos);  // still the first file's
 }

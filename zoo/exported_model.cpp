@@ -12,6 +12,7 @@
 #include "io/trace_import.hpp"
 #include "ir/op_kind.hpp"
 #include "support/error.hpp"
+#include "support/file_stamp.hpp"
 #include "support/text_file.hpp"
 #include "transforms/fusion.hpp"
 
@@ -99,12 +100,21 @@ bool is_model_file(std::string_view name) {
 }
 
 const ModelInfo& exported_model(std::string_view path) {
+  // Keyed by the file's stamp, not its path: a model exported again to the same path (Model.save in a
+  // notebook) was priced as the first one for the rest of the process. Earlier versions stay loaded:
+  // callers hold references to them.
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<ModelInfo>, std::less<>> loaded;
+  static std::map<support::FileStamp, std::unique_ptr<ModelInfo>> loaded;
+  const std::string file(path);
+  const std::optional<support::FileStamp> stamp = support::file_stamp(file);
+  if (!stamp) {
+    load(file);  // reports why the file cannot be read
+    throw Error(fmt::format("model file '{}' cannot be read", file));
+  }
   const std::lock_guard lock(mutex);
-  if (const auto it = loaded.find(path); it != loaded.end()) return *it->second;
-  auto info = std::make_unique<ModelInfo>(load(std::string(path)));
-  return *loaded.emplace(std::string(path), std::move(info)).first->second;
+  if (const auto it = loaded.find(*stamp); it != loaded.end()) return *it->second;
+  auto info = std::make_unique<ModelInfo>(load(file));
+  return *loaded.emplace(*stamp, std::move(info)).first->second;
 }
 
 }  // namespace mutwo::zoo
