@@ -34,6 +34,9 @@ inline constexpr int32_t kDeviceToHostStream = 1;
 inline constexpr int32_t kHostToDeviceStream = 2;
 inline constexpr int32_t kFirstExtraComputeStream = 3;
 inline constexpr int32_t kNoStream = -1;
+// The largest stream id a schedule may use: the simulator keeps per-stream state by id, and a trace
+// replay numbers its streams from kFirstExtraComputeStream up (a trace of an op per stream: 152).
+inline constexpr int32_t kMaxStreamId = 1023;
 
 // compute and recompute run an op; the others move or release one tensor.
 inline constexpr bool runs_op(InstrKind kind) {

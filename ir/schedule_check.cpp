@@ -36,10 +36,11 @@ class ScheduleChecker {
   void run() {
     check_sub_arrays();
     check_host_state();
-    if (s_.host_stream != kNoStream && s_.host_stream < kFirstExtraComputeStream) {
+    if (s_.host_stream != kNoStream &&
+        (s_.host_stream < kFirstExtraComputeStream || s_.host_stream > kMaxStreamId)) {
       throw ScheduleError(
-          fmt::format("schedule: field 'host_stream' = {} must be {} (no host stream) or >= {}",
-                      s_.host_stream, kNoStream, kFirstExtraComputeStream));
+          fmt::format("schedule: field 'host_stream' = {} must be {} (no host stream) or {} to {}",
+                      s_.host_stream, kNoStream, kFirstExtraComputeStream, kMaxStreamId));
     }
     for (size_t i = 0; i < s_.instructions.size(); ++i) check(s_.instructions[i], static_cast<InstrId>(i));
     for (const Op& op : g_.ops) {
@@ -249,6 +250,10 @@ class ScheduleChecker {
 
   void check_fields(const Instruction& in, InstrId index) const {
     if (in.id != index) fail(in, index, fmt::format("field 'id' = {}, expected {}", in.id, index));
+    if (in.stream > kMaxStreamId) {
+      fail(in, index,
+           fmt::format("field 'stream' = {} is over the largest stream id {}", in.stream, kMaxStreamId));
+    }
     if (runs_op(in.kind)) {
       if (in.op < 0 || static_cast<size_t>(in.op) >= g_.ops.size()) {
         fail(in, index, fmt::format("field 'op' = {} refers to no op ({} ops)", in.op, g_.ops.size()));

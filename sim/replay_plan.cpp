@@ -59,13 +59,23 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
   std::vector<int32_t> deps_begin(n + 1);
   std::vector<InstrId> deps;
   deps.reserve(3 * n);
-  std::vector<InstrId> last_touch(g.tensors.size() * streams, kNoId);  // [tensor][stream]
+  // A column per stream in use, in id order: stream ids may be sparse (a trace's, or a hand-edited
+  // schedule's up to ir::kMaxStreamId), and a column per id cost tensors x ids.
+  std::vector<size_t> column(streams, 0);
+  size_t columns = 0;
+  {
+    std::vector<bool> used(streams, false);
+    for (const Instruction& in : s.instructions) used[static_cast<size_t>(in.stream)] = true;
+    for (size_t st = 0; st < streams; ++st) column[st] = used[st] ? columns++ : 0;
+  }
+  std::vector<InstrId> last_touch(g.tensors.size() * columns, kNoId);  // [tensor][column]
   std::vector<InstrId> last_on_stream(streams, kNoId);
 
   for (size_t idx = 0; idx < n; ++idx) {
     const Instruction& in = s.instructions[idx];
     const auto i = static_cast<InstrId>(idx);
     const auto st = static_cast<size_t>(in.stream);
+    const size_t col = column[st];
     deps_begin[idx] = static_cast<int32_t>(deps.size());
     p.kind[idx] = in.kind;
     p.stream[idx] = in.stream;
@@ -91,8 +101,8 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
         }
         p.target[idx] = in.op;
         p.duration_ns[idx] = d;
-        for (TensorId t : op.inputs) last_touch[static_cast<size_t>(t) * streams + st] = i;
-        for (TensorId t : op.outputs) last_touch[static_cast<size_t>(t) * streams + st] = i;
+        for (TensorId t : op.inputs) last_touch[static_cast<size_t>(t) * columns + col] = i;
+        for (TensorId t : op.outputs) last_touch[static_cast<size_t>(t) * columns + col] = i;
         break;
       }
       case InstrKind::swap_out:
@@ -102,14 +112,14 @@ ReplayPlan make_replay_plan(const Schedule& s, const costmodel::OpCostModel& mod
         p.target[idx] = in.tensor;
         p.duration_ns[idx] =
             costmodel::transfer_duration_ns(device, g.tensors[static_cast<size_t>(in.tensor)].bytes, dir);
-        last_touch[static_cast<size_t>(in.tensor) * streams + st] = i;
+        last_touch[static_cast<size_t>(in.tensor) * columns + col] = i;
         break;
       }
       case InstrKind::free: {
         p.target[idx] = in.tensor;
         p.duration_ns[idx] = 0;
-        InstrId* touched = &last_touch[static_cast<size_t>(in.tensor) * streams];
-        for (size_t k = 0; k < streams; ++k) {
+        InstrId* touched = &last_touch[static_cast<size_t>(in.tensor) * columns];
+        for (size_t k = 0; k < columns; ++k) {
           if (touched[k] != kNoId && touched[k] != prev) deps.push_back(touched[k]);
           touched[k] = kNoId;
         }

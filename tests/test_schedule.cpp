@@ -357,12 +357,17 @@ TEST_CASE("each validation rule names the first offending instruction") {
     CHECK(error_of(sc.s) ==
           "instruction 1 (swap_out tensor 3 'fc'): field 'stream' = 2, swap_out runs on stream 1");
   }
-  SUBCASE("compute on a copy stream") {
+  SUBCASE("compute on a copy stream, or past the largest stream id (2^31 - 1 crashed the simulator)") {
     Script sc;
     sc.compute(0, kDeviceToHostStream);
     CHECK(error_of(sc.s) ==
           "instruction 0 (compute op 0 'fc'): field 'stream' = 1 is not a compute stream (0 or "
           ">= 3)");
+    Script far;
+    far.compute(0, 2147483647);
+    CHECK(error_of(far.s) ==
+          "instruction 0 (compute op 0 'fc'): field 'stream' = 2147483647 is over the "
+          "largest stream id 1023");
   }
   SUBCASE("recompute of a non-recomputable op") {
     Script sc;

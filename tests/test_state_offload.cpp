@@ -428,7 +428,8 @@ TEST_CASE("host stream rules: host copies only, stale device copies refused, onl
   Schedule copy_engine = good;
   copy_engine.host_stream = kDeviceToHostStream;
   CHECK_THROWS_WITH_AS(validate_schedule(copy_engine),
-                       "schedule: field 'host_stream' = 1 must be -1 (no host stream) or >= 3", ScheduleError);
+                       "schedule: field 'host_stream' = 1 must be -1 (no host stream) or 3 to 1023",
+                       ScheduleError);
   // The pass refuses the best place (the wrapper's), and a device without host rates is named.
   CHECK_THROWS_AS(policies::offload_model_state(base, cost, {}, policies::OptimizerPlace::best), Error);
   const FixedCostModel no_host = two_part_costs();
