@@ -49,13 +49,15 @@ Interpreter::Interpreter(const ir::Schedule& schedule, DeviceBackend& backend, I
   }
   axes_ = model_axes(graph_);
 
-  // Global model indices: sub-arrays hold consecutive models in schedule order.
+  // Global model indices: the array's, where the plan ran sub-arrays out of the user's order
+  // (SubArray::first_model), else consecutive in schedule order.
   const size_t op_count = graph_.ops.size();
   op_model_base_.assign(op_count, options_.first_model);
   models_ = 0;
   for (const ir::SubArray& s : schedule_.sub_arrays) {
+    const int32_t first = s.first_model != ir::kNoId ? s.first_model : models_;
     for (ir::OpId id = s.first_op; id < s.end_op; ++id) {
-      op_model_base_[static_cast<size_t>(id)] = options_.first_model + models_;
+      op_model_base_[static_cast<size_t>(id)] = options_.first_model + first;
     }
     models_ += s.width;
   }

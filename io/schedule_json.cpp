@@ -83,6 +83,7 @@ std::string schedule_to_json(const ir::Schedule& schedule) {
     j["first_op"] = sa.first_op;
     j["end_op"] = sa.end_op;
     j["batch_size"] = sa.batch_size;
+    if (sa.first_model != ir::kNoId) j["first_model"] = sa.first_model;  // absent: schedule order
     out << (i ? ",\n    " : "\n    ") << j.dump();
   }
   out << (schedule.sub_arrays.empty() ? "" : "\n  ") << "],\n  \"instructions\": [";
@@ -139,7 +140,7 @@ ir::Schedule schedule_from_json(const std::string& text) {
   for (size_t i = 0; i < subs.size(); ++i) {
     support::JsonReader sub(subs[i], fmt::format("sub_array {}", i));
     if (version >= 4) {
-      sub.expect_only({"name", "width", "first_op", "end_op", "batch_size"});
+      sub.expect_only({"name", "width", "first_op", "end_op", "batch_size", "first_model"});
     } else {
       sub.expect_only({"name", "width", "first_op", "end_op"});
     }
@@ -150,6 +151,7 @@ ir::Schedule schedule_from_json(const std::string& text) {
     sa.end_op = sub.int32("end_op");
     // Before version 4 every sub-array trained the graph's batch.
     sa.batch_size = version >= 4 ? sub.integer("batch_size") : s.graph.batch_size;
+    if (sub.has("first_model")) sa.first_model = sub.int32("first_model");
     s.sub_arrays.push_back(std::move(sa));
   }
   const Json& instrs = r.array("instructions");

@@ -68,6 +68,10 @@ struct SubArray {
   // Samples per model (its graph's batch_size; 0: unknown, e.g. an imported trace). Sub-arrays of
   // different architectures may train different batches: samples_per_step sums them.
   int64_t batch_size = 0;
+  // The array's index of its first model: a plan may run sub-arrays in another order than the user
+  // gave them (multiplex_order), and per-model settings (learning rates), weights and losses follow the
+  // user's index. kNoId: the models after the previous sub-array's, in schedule order.
+  int32_t first_model = kNoId;
 };
 
 struct Schedule {

@@ -1,5 +1,7 @@
 #include "policies/array_plan.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "policies/multiplex.hpp"
@@ -37,9 +39,30 @@ ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& poli
   std::vector<int64_t> step_ns;
   step_ns.reserve(parts.size());
   for (const ir::Graph& g : parts) step_ns.push_back(estimated_step_ns(g, cost));
+  // Each part's first model in the array, in the given order: the plan may run them in another.
+  std::vector<int32_t> first_model;
+  int32_t models = 0;
+  for (const ir::Graph& g : parts) {
+    first_model.push_back(models);
+    models += g.width;
+  }
+  const std::vector<int32_t> order_of_parts = multiplex_order(step_ns);
   std::vector<ir::Graph> ordered;
   ordered.reserve(parts.size());
-  for (int32_t i : multiplex_order(step_ns)) ordered.push_back(std::move(parts[static_cast<size_t>(i)]));
+  for (int32_t i : order_of_parts) ordered.push_back(std::move(parts[static_cast<size_t>(i)]));
+  // Learning rates and the other per-model settings were built into each part in the given order; the
+  // executor numbered models in schedule order, so a reordered partition trained model i with another
+  // model's settings and reported its loss at another index.
+  const auto number_models = [&](ArrayPlan planned) {
+    std::vector<ir::SubArray>& subs = planned.result.schedule.sub_arrays;
+    const bool reordered = !std::is_sorted(order_of_parts.begin(), order_of_parts.end());
+    if (reordered && subs.size() == order_of_parts.size()) {
+      for (size_t k = 0; k < subs.size(); ++k) {
+        subs[k].first_model = first_model[static_cast<size_t>(order_of_parts[k])];
+      }
+    }
+    return planned;
+  };
 
   const auto plan = [&](bool interleave) {
     const ir::Schedule base = interleave && ordered.size() > 1 ? build_multiplexed_schedule(ordered, cost)
@@ -51,11 +74,12 @@ ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& poli
     return ArrayPlan{state_offload ? plan_with_state_offload(policy, input, optimizer) : policy.plan(input),
                      interleave && ordered.size() > 1};
   };
-  if (order == SubArrayOrder::multiplexed || ordered.size() == 1) return plan(true);
-  if (order == SubArrayOrder::back_to_back) return plan(false);
+  if (order == SubArrayOrder::multiplexed || ordered.size() == 1) return number_models(plan(true));
+  if (order == SubArrayOrder::back_to_back) return number_models(plan(false));
   ArrayPlan multiplexed = plan(true);
   ArrayPlan back_to_back = plan(false);
-  return better_result(back_to_back.result, multiplexed.result) ? back_to_back : multiplexed;
+  return number_models(better_result(back_to_back.result, multiplexed.result) ? std::move(back_to_back)
+                                                                              : std::move(multiplexed));
 }
 
 }  // namespace mutwo::policies

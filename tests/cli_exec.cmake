@@ -192,3 +192,6 @@ mutwo_cli_test(experiment_measured_sweep
 mutwo_cli_test(experiment_measured_compare ARGS compare --db exec-measured.db
                DEFINES "STDOUT_REGEX=resnet-mini x1 .* none on cpu .*resnet-mini x2 .* none on cpu "
                PROPERTIES FIXTURES_REQUIRED cli_exec_measured)
+# Per-model learning rates and losses follow the user's model index under a reordered partition
+# (tests/partition_losses.sh).
+add_test(NAME cli_run_partition_losses COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition_losses.sh $<TARGET_FILE:mutwo>)

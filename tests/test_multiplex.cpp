@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "costmodel/cost_source_registry.hpp"
@@ -18,9 +19,11 @@
 #include "ir/graph_builder.hpp"
 #include "ir/merge_by_progress.hpp"
 #include "ir/schedule_check.hpp"
+#include "policies/array_plan.hpp"
 #include "policies/model_array.hpp"
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
+#include "policies/policy_registry.hpp"
 #include "sim/simulator.hpp"
 #include "support/error.hpp"
 #include "tests/support/fixed_cost_model.hpp"
@@ -218,4 +221,57 @@ TEST_CASE("real bert-base arrays multiplex into valid schedules as fast as back 
     const auto pos = [&](OpId id) { return std::find(order.begin(), order.end(), id) - order.begin(); };
     CHECK(pos(m.sub_arrays[1].first_op) < pos(m.sub_arrays[0].end_op - 1));
   }
+}
+
+TEST_CASE("a reordered partition numbers each sub-array's models by the user's index") {
+  // bert-mini 2,1 with a learning rate per model: the 1-model part is faster and runs first; its
+  // model is the array's model 2 and trains at model 2's rate (the executor numbered models in
+  // schedule order and trained it as model 0).
+  const std::unique_ptr<OpCostModel> cost =
+      costmodel::builtin_cost_sources().create("analytic", costmodel::find_device("a100-40gb"));
+  policies::ModelArray array;
+  array.model = "bert-mini";
+  array.count = 3;
+  array.config.batch_size = 2;
+  array.optimizer.lr = {0.1, 0.2, 0.3};
+  const auto none = policies::builtin_policies().create("none");
+  for (policies::SubArrayOrder order :
+       {policies::SubArrayOrder::multiplexed, policies::SubArrayOrder::back_to_back}) {
+    const Schedule s = policies::plan_sub_arrays(policies::sub_array_steps(array, {2, 1}), *none, *cost,
+                                                 int64_t{1} << 40, order)
+                           .result.schedule;
+    REQUIRE(s.sub_arrays.size() == 2);
+    CHECK(s.sub_arrays[0].width == 1);
+    CHECK(s.sub_arrays[0].first_model == 2);
+    CHECK(s.sub_arrays[1].first_model == 0);
+    const auto first_update = std::find_if(s.graph.ops.begin() + s.sub_arrays[0].first_op,
+                                           s.graph.ops.begin() + s.sub_arrays[0].end_op,
+                                           [](const Op& op) { return op.kind == OpKind::adam_step; });
+    REQUIRE(first_update != s.graph.ops.begin() + s.sub_arrays[0].end_op);
+    CHECK(std::get<std::vector<double>>(first_update->attrs.at("lr")) == std::vector<double>{0.3});
+    // Kept through a schedule file; a partition in the given order writes no numbering.
+    CHECK(schedule_from_json(schedule_to_json(s)).sub_arrays[0].first_model == 2);
+  }
+  const Schedule in_order = policies::plan_sub_arrays(policies::sub_array_steps(array, {1, 2}), *none, *cost,
+                                                      int64_t{1} << 40, policies::SubArrayOrder::back_to_back)
+                                .result.schedule;
+  CHECK(in_order.sub_arrays[0].first_model == kNoId);
+  CHECK(schedule_to_json(in_order).find("first_model") == std::string::npos);
+  // Numbered twice, or past the array: refused.
+  Schedule twice = policies::plan_sub_arrays(policies::sub_array_steps(array, {2, 1}), *none, *cost,
+                                             int64_t{1} << 40, policies::SubArrayOrder::back_to_back)
+                       .result.schedule;
+  twice.sub_arrays[1].first_model = 2;
+  CHECK_THROWS_WITH_AS(
+      validate_schedule(twice),
+      "sub_array 1 'bert-mini x2': field 'first_model' = 2 must number its 2 models within the "
+      "array's 3 (0 to 1)",
+      ScheduleError);
+  twice.sub_arrays[1].first_model = 0;
+  twice.sub_arrays[0].first_model = 1;
+  CHECK_THROWS_WITH_AS(
+      validate_schedule(twice),
+      "sub_array 1 'bert-mini x2': field 'first_model' = 0 numbers model 1, which sub_array 0 "
+      "numbers too",
+      ScheduleError);
 }
