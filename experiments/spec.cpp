@@ -102,7 +102,11 @@ ExperimentSpec read_spec(const std::string& path_or_name) {
   std::error_code ec;
   const bool is_file = std::filesystem::is_regular_file(path, ec);
   if (is_file || path.extension() == ".toml" || path_or_name.find('/') != std::string::npos) {
-    if (!is_file) throw Error(fmt::format("cannot read experiment spec '{}': no such file", path_or_name));
+    if (!is_file) {
+      throw Error(fmt::format(
+          "cannot read experiment spec '{}': {}", path_or_name,
+          std::filesystem::is_directory(path, ec) ? "a directory, not a spec file (.toml)" : "no such file"));
+    }
     return parse_spec(support::read_file_bytes(path, "experiment spec"), path_or_name,
                       path.parent_path().empty() ? "." : path.parent_path());
   }

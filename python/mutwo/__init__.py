@@ -16,6 +16,7 @@ same api/ the `mutwo` program prints from), so each call returns what the matchi
 unknown model, GPU, policy or option value, LimitError when no plan fits the memory limit,
 DatabaseError for a results database that cannot be read) carrying mutwo's message.
 """
+import collections.abc
 import functools
 import inspect
 import numbers
@@ -24,7 +25,7 @@ import sys
 import warnings
 
 from ._mutwo import (DatabaseError, Error, FormatError, Graph, LimitError, UnknownNameError, device, devices,
-                     models, servers)
+                     servers)
 from . import _mutwo
 from .model import Model, from_torch
 
@@ -66,14 +67,53 @@ class SearchRows(list):
         self.report = report
 
 
-def _items(value):
+def _short(value):
+    """repr() of an argument for a message: a tensor's repr runs to pages."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _items(value, name, ordered=False):
     """A list argument: None is none, and one name, path or number is a list of it (list("dp") was
-    ["d", "p"])."""
+    ["d", "p"]). A dict is refused (list() took its keys: partition={2: "x"} was [2]), and a set
+    where the order is read (a partition's sub-arrays, a trace pair)."""
     if value is None:
         return []
     if isinstance(value, (str, bytes, os.PathLike, int, float)):
         return [value]
+    if isinstance(value, collections.abc.Mapping) or (ordered and isinstance(value, collections.abc.Set)):
+        raise TypeError(f"{name} = {_short(value)}: give a list, not a {type(value).__name__}")
     return list(value)
+
+
+def _ints(value, name, ordered=False):
+    """A list argument of whole numbers: True was 1 to the C++ side (partition=[True, True] was [1, 1])."""
+    items = _items(value, name, ordered)
+    for item in items:
+        if _is_bool(item) or not isinstance(item, numbers.Integral):
+            raise TypeError(f"{name} = {_short(value)}: {item!r} is not an int")
+    return [int(item) for item in items]
+
+
+def _int_or_none(value, name):
+    """An int argument whose default is None (so _typed_as_defaults cannot read its type)."""
+    if value is not None and (_is_bool(value) or not isinstance(value, numbers.Integral)):
+        raise TypeError(f"{name} = {value!r}: give an int or None")
+    return None if value is None else int(value)
+
+
+def _memory(value):
+    """A memory limit: numpy's ints are bytes too (the C++ side takes Python's int or a size string)."""
+    if isinstance(value, numbers.Integral) and not _is_bool(value):
+        return int(value)
+    return value
+
+
+def _needs(call, name, value, default, needed, given):
+    """A setting read only with another one is refused unless that one is given, as the command's
+    flags are ("--optimizer-on requires --state-offload"): never taken and ignored."""
+    if value != default and not given:
+        raise Error(f"{call}: {name} = {value!r} requires {needed}")
 
 
 def _path(value, name):
@@ -118,16 +158,27 @@ def _typed_as_defaults(function):
 
 def _model_name(model, example_inputs):
     """A zoo name, a model file, a Model, or a torch.nn.Module (exported with example_inputs)."""
+    torch = sys.modules.get("torch")
+    is_module = torch is not None and isinstance(model, torch.nn.Module)
+    if example_inputs is not None and not is_module:  # nothing is traced: they went unread
+        raise Error(f"example_inputs = {_short(example_inputs)} is read only for a torch.nn.Module model, "
+                    f"not a {type(model).__name__}")
     if isinstance(model, Model):
         return model.path
     if isinstance(model, str):
         return model
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(model, torch.nn.Module):
+    if is_module:
         if example_inputs is None:
             raise Error("a torch.nn.Module needs example_inputs= (a tensor, batch first) to be traced")
         return from_torch(model, example_inputs).path
     raise Error(f"model: a zoo name, a model file, a mutwo.Model or a torch.nn.Module, not {type(model).__name__}")
+
+
+@_typed_as_defaults
+def models(mini=False, batch=0, dtype="fp32"):
+    """The model zoo (the test-scale models with `mini`) at `batch` (0: each model's own), as `mutwo
+    models --json` lists it: a list of dicts."""
+    return _mutwo.models(mini=mini, batch=batch, dtype=dtype)
 
 
 @_typed_as_defaults
@@ -170,6 +221,8 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
     the Prediction is the longest's and its "padded_lengths" holds each length's share and step and
     their mean, as `mutwo simulate --length-histogram` prints."""
     _not_empty(gpu=gpu, cost_source=cost_source, policy=policy, host_mode=host_mode, length_histogram=length_histogram)
+    iterations = _int_or_none(iterations, "iterations")
+    memory = _memory(memory)
     if length_histogram is None:  # the loader's settings, read by nothing else
         for name, value, default in (("length_bin_tokens", length_bin_tokens, 64),
                                      ("length_align_tokens", length_align_tokens, 8)):
@@ -190,7 +243,7 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
                 raise Error(f"simulate: {name} = {value!r} sets a model array; a trace= is simulated as it ran")
         if iterations == 0:  # 0 is _mutwo's "not given"
             raise Error("iterations = 0: must be from 1 to 1000")
-        traces = [_path(t, "trace") for t in _items(trace)]
+        traces = [_path(t, "trace") for t in _items(trace, "trace", ordered=True)]
         kwargs = dict(format=trace_format, gpu=gpu, memory=memory, cost_source=cost_source or "measured",
                       policy=policy or "", host_mode=host_mode or "", iterations=iterations or 0, wrap=wrap)
         def rerun():
@@ -200,15 +253,19 @@ def simulate(model=None, *, models=1, partition=None, batch=0, seq_len=0, image_
         return Prediction(_mutwo.simulate_trace(traces, **kwargs), rerun)
     if model is None:
         raise Error("simulate: give a model (a zoo name, a model file, a Model, a Graph, a torch.nn.Module) or trace=")
+    _needs("simulate", "trace_format", trace_format, "", "trace=", False)  # the format of a trace=
+    _needs("simulate", "order", order, "best", "policy=", policy is not None)
+    _needs("simulate", "optimizer_on", optimizer_on, "best", "state_offload=True", state_offload)
     if isinstance(model, Graph):
         r = model.recipe
         model, models, partition = r["model"], r["models"], [r["models"]]
         batch, seq_len, image_size = r["batch"], r["seq_len"], r["image_size"]
         dtype, precision, optimizer = r["dtype"], r["precision"], r["optimizer"]
     name = _model_name(model, example_inputs)
-    kwargs = dict(models=models, partition=_items(partition), batch=batch, seq_len=seq_len, image_size=image_size,
-                  dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops, gpu=gpu, memory=memory,
-                  cost_source=cost_source or "waves", traces=[_path(t, "traces") for t in _items(traces)],
+    kwargs = dict(models=models, partition=_ints(partition, "partition", ordered=True), batch=batch, seq_len=seq_len,
+                  image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops,
+                  gpu=gpu, memory=memory, cost_source=cost_source or "waves",
+                  traces=[_path(t, "traces") for t in _items(traces, "traces")],
                   policy=policy or "", order=order,
                   state_offload=state_offload, optimizer_on=optimizer_on, host_mode=host_mode or "eager",
                   iterations=3 if iterations is None else iterations, wrap=wrap,
@@ -243,9 +300,10 @@ def search(models, *, batch=0, seq_len=0, image_size=0, dtype="fp32", precision=
     names = [m.spec() if isinstance(m, Model) else m for m in models]
     report = _mutwo.search(names, batch=batch, seq_len=seq_len, image_size=image_size, dtype=dtype,
                            precision=precision, lean_ops=lean_ops, host_mode=host_mode, optimizer=optimizer,
-                           policies=_items(policies), top=top, gpu=gpu, memory=memory, cost_source=cost_source,
-                           traces=[_path(t, "traces") for t in _items(traces)], progress=progress, server=server or "",
-                           schemes=_items(schemes), micro_batches=_items(micro_batches), packs=_items(packs),
+                           policies=_items(policies, "policies"), top=top, gpu=gpu, memory=_memory(memory),
+                           cost_source=cost_source, traces=[_path(t, "traces") for t in _items(traces, "traces")],
+                           progress=progress, server=server or "", schemes=_items(schemes, "schemes"),
+                           micro_batches=_ints(micro_batches, "micro_batches"), packs=_ints(packs, "packs"),
                            jobs=jobs)
     if strict and not report["feasible"]:
         if server:
@@ -261,8 +319,13 @@ def replay(trace_path, *, step=None, all_steps=False, kernel_speedup=2.0, what_i
            trace_gpu=""):
     """A PyTorch profiler trace replayed at the CUDA-runtime level with its what-ifs: the fields of
     `mutwo replay-trace --json` (replay, its breakdown and what-ifs; steps)."""
+    step = _int_or_none(step, "step")
+    if step is not None and all_steps:  # the command's --step takes a number or "all", never both
+        raise Error(f"replay: step = {step} and all_steps = True: give one (all_steps replays every step)")
+    what_if_gpus = _items(what_if_gpus, "what_if_gpus")
+    _needs("replay", "what_if_source", what_if_source, "waves", "what_if_gpus", bool(what_if_gpus))
     return _mutwo.replay(_path(trace_path, "trace_path"), step=step, all=all_steps, kernel_speedup=kernel_speedup,
-                         what_if_gpus=_items(what_if_gpus), what_if_source=what_if_source, trace_gpu=trace_gpu)
+                         what_if_gpus=what_if_gpus, what_if_source=what_if_source, trace_gpu=trace_gpu)
 
 
 @_typed_as_defaults
@@ -279,11 +342,12 @@ def run(model, *, models=1, partition=None, batch=0, seq_len=0, image_size=0, dt
     with no plan under the limit raises LimitError; a step that ran out of memory is returned with
     measurement["oom"] set, as the command prints it before it fails."""
     _not_empty(gpu=gpu, device=device)
+    _needs("run", "optimizer_on", optimizer_on, "best", "state_offload=True", state_offload)
     name = _model_name(model, example_inputs)
-    return _mutwo.run(name, models=models, partition=_items(partition), batch=batch, seq_len=seq_len,
-                      image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer, lean_ops=lean_ops,
-                      gpu=gpu, memory=memory, cost_source=cost_source,
-                      traces=[_path(t, "traces") for t in _items(traces)],
+    return _mutwo.run(name, models=models, partition=_ints(partition, "partition", ordered=True), batch=batch,
+                      seq_len=seq_len, image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer,
+                      lean_ops=lean_ops, gpu=gpu, memory=_memory(memory), cost_source=cost_source,
+                      traces=[_path(t, "traces") for t in _items(traces, "traces")],
                       policy=policy, order=order, allow_oom=allow_oom,
                       state_offload=state_offload, optimizer_on=optimizer_on, device=device, memory_cap=memory_cap,
                       seed=seed, iterations=iterations, warmup=warmup, sync_each_step=sync_each_step, wrap=wrap,
@@ -301,8 +365,8 @@ def profile(model, output, *, models=1, partition=None, batch=0, seq_len=0, imag
     times are stored in `db`, beside `gpu`'s analytic predictions). Runs without the GIL."""
     _not_empty(gpu=gpu, device=device)
     name = _model_name(model, example_inputs)
-    return _mutwo.profile(name, models=models, partition=_items(partition), batch=batch, seq_len=seq_len,
-                          image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer,
+    return _mutwo.profile(name, models=models, partition=_ints(partition, "partition", ordered=True), batch=batch,
+                          seq_len=seq_len, image_size=image_size, dtype=dtype, precision=precision, optimizer=optimizer,
                           lean_ops=lean_ops, output=_path(output, "output"), device=device, seed=seed, warmup=warmup,
                           iterations=iterations, host_times=host_times, db=_path(db, "db") if db is not None else "",
                           gpu=gpu or "", top=top)
@@ -321,11 +385,11 @@ def experiment(spec, *, db="results.db", jobs=0, progress=None):
 def results(db_path, run_ids=()):
     """Predicted against measured step time and peak memory from a results database: the fields of
     `mutwo compare --json` (rows, summary)."""
-    ids = _items(run_ids)
+    ids = _items(run_ids, "run_ids")
     for i in ids:  # True is the int 1 to Python: it compared run 1 (compare --run takes whole numbers)
-        if isinstance(i, bool) or not isinstance(i, int):
+        if _is_bool(i) or not isinstance(i, numbers.Integral):
             raise TypeError(f"run_ids: {i!r} is not a run id (a whole number)")
-    return _mutwo.results(_path(db_path, "db_path"), run_ids=ids)
+    return _mutwo.results(_path(db_path, "db_path"), run_ids=[int(i) for i in ids])
 
 
 def __getattr__(name):

@@ -49,11 +49,32 @@ class Model:
         return f"<mutwo.Model '{self.name}': {self.parameters:,} parameters, batch {self.batch_size}>"
 
 
+# The name goes into a file name "<name>-<16 hex digits>.json", which most file systems cap at 255 bytes.
+MAX_NAME_BYTES = 200
+
+
+def check_name(name):
+    """A model name usable as part of a file name in the model folder: "../x" wrote outside it, a NUL
+    raised a bare ValueError and 300 characters a bare OSError."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name = {name!r}: give a model name (a non-empty str)")
+    if os.sep in name or (os.altsep and os.altsep in name):
+        raise ValueError(f"name = {name!r}: a model name, without a path separator")
+    if "\0" in name:
+        raise ValueError(f"name = {name!r}: a model name, without a NUL character")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise ValueError(f"name = {name[:20]!r}... ({len(name)} characters): a model name of at most "
+                         f"{MAX_NAME_BYTES} bytes")
+
+
 def from_torch(module, example_inputs, loss="cross_entropy", name=None):
     """`module` traced with torch.fx on `example_inputs` (a tensor, batch first; or a 1-tuple of
     one), its shapes propagated and every node mapped to a mutwo op kind, with `loss` appended over
     its [batch, classes] output. Raises mutwo.UnsupportedModelError naming the first node mutwo has
-    no kind for. Returns a Model whose parameter count is PyTorch's."""
+    no kind for, or the parameter or tensor that is not fp32, or the cause when torch.fx cannot
+    trace the module; mutwo.Error naming the node where the module fails on `example_inputs`. The
+    module is left as it was (its train or eval mode). Safe to call from several threads (the
+    exports run one at a time). Returns a Model whose parameter count is PyTorch's."""
     import torch  # only here: `import mutwo` does not need torch
 
     from .torch_import import UnsupportedModelError, export_graph
@@ -68,18 +89,19 @@ def from_torch(module, example_inputs, loss="cross_entropy", name=None):
         example_inputs = example_inputs[0]
     if not isinstance(example_inputs, torch.Tensor) or example_inputs.dim() < 1 or example_inputs.shape[0] < 1:
         raise UnsupportedModelError("example_inputs: a tensor with the batch first (at least one sample)")
-    # The name is part of a file name in the model folder: "../x" wrote outside it.
-    if name is not None and (not isinstance(name, str) or not name or os.sep in name
-                             or (os.altsep and os.altsep in name)):
-        raise ValueError(f"name = {name!r}: a model name, without a path separator")
+    if name is not None:
+        check_name(name)
     name = name or type(module).__name__.lower()
     _, doc = export_graph(module, example_inputs, name)
     text = json.dumps(doc, indent=1) + "\n"
     digest = hashlib.sha1(text.encode()).hexdigest()[:16]
     path = os.path.join(_model_folder(), f"{name}-{digest}.json")
     if not os.path.exists(path):
-        with open(path + ".tmp", "w") as f:
+        # A temporary file of its own: two threads exporting the same model shared "path.tmp", and
+        # the second os.replace found it gone.
+        fd, tmp = tempfile.mkstemp(dir=_model_folder(), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
             f.write(text)
-        os.replace(path + ".tmp", path)
+        os.replace(tmp, path)
     parameters = sum(p.numel() for p in module.parameters())
     return Model(path, name, parameters, int(example_inputs.shape[0]))

@@ -9,7 +9,9 @@ mutwo's kinds define them (batch norm's saved mean and inverse std, max pooling'
 dropout's mask, the loss's log-probabilities); FLOPs and bytes are left 0 and re-derived by mutwo
 from the kinds' rules. A node without a mutwo kind (or an attribute mutwo does not model: pooling
 dilation, an adaptive pool whose output size does not divide its input) stops the export naming the
-node, so a graph is never silently wrong.
+node, so a graph is never silently wrong. The model is fp32 (its parameters, buffers, inputs and each
+computed tensor; mutwo applies precision itself), and an in-place op (y.add_(z), nn.ReLU(inplace=True))
+is written out of place, the ops after it reading its result for y. torch_trace.py traces the model.
 
 Convolutional nets beyond ResNet: torch.cat on the channels of feature maps is concat_channels
 (DenseNet, GoogLeNet), its torch.chunk pieces slice_channels and ShuffleNet's channel shuffle
@@ -30,9 +32,6 @@ select_token. Dropout with p = 0 is the identity (PyTorch returns its input).
 Works with Debian's python3-torch (1.13) and PyTorch 2.x (torch.fx and ShapeProp are in both).
 This module imports torch; `import mutwo` does not (it loads this file on first use).
 """
-import copy
-import dis
-import inspect
 import json
 import math
 import operator
@@ -41,41 +40,12 @@ import torch
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.fx.passes.shape_prop import ShapeProp
 
-from ._mutwo import Error
+# UnsupportedModelError is imported from here (mutwo.UnsupportedModelError, model.py, user code).
+from .torch_trace import FP32_ONLY, Unsupported, UnsupportedModelError, is_float, traced  # noqa: F401
 from .torch_views import ViewPatterns
 
 DTYPES = {torch.float32: ("fp32", 4), torch.int64: ("int64", 8), torch.bool: ("bool", 1)}
-
-
-class UnsupportedModelError(Error):
-    """A node of the model that mutwo has no op kind for (the message names it)."""
-
-
-Unsupported = UnsupportedModelError
-
-
-def _unpack_aware_iter(self):
-    """torch.fx's Proxy.__iter__ of PyTorch 1.13 finds the calling instruction at f_lasti // 2, which
-    is wrong on Python 3.11 (inline caches): `n, c, h, w = x.shape` then fails to trace. Match the
-    instruction by its byte offset instead (right on every Python)."""
-    frame = inspect.currentframe().f_back
-    for inst in dis.get_instructions(frame.f_code):
-        if inst.offset == frame.f_lasti and inst.opname == "UNPACK_SEQUENCE":
-            return (self[i] for i in range(inst.argval))
-    return _original_iter(self)
-
-
-_original_iter = torch.fx.proxy.Proxy.__iter__
-torch.fx.proxy.Proxy.__iter__ = _unpack_aware_iter
-
-
-class Tracer(torch.fx.Tracer):
-    """Keeps nn.MultiheadAttention whole: its Python shape checks cannot be traced symbolically."""
-
-    def is_leaf_module(self, m, qualified_name):
-        return isinstance(m, nn.MultiheadAttention) or super().is_leaf_module(m, qualified_name)
 
 
 class Exporter(ViewPatterns):
@@ -113,10 +83,14 @@ class Exporter(ViewPatterns):
             if meta is None or not hasattr(meta, "shape"):
                 raise Unsupported(f"node '{node.name}' has no single tensor output")
             shape = meta.shape
+        # The node's own output is written as the dtype its mutwo kind computes: one the trace gave
+        # another dtype (int64 added to int64, a mean in fp64) would be sized wrongly.
+        if not suffix and getattr(meta, "dtype", dtype) != dtype:
+            raise Unsupported(f"node '{node.name}' computes {meta.dtype}; mutwo's op kind computes {dtype} here")
         return self.tensor(node.name + suffix, shape, role, dtype)
 
     def weight(self, node, param_name, param):
-        return self.tensor(f"{node.target}.{param_name}", param.shape, "weight")
+        return self.tensor(f"{node.target}.{param_name}", param.shape, "weight", param.dtype)
 
     def arg(self, node, i=0):
         a = node.args[i]
@@ -278,11 +252,15 @@ class Exporter(ViewPatterns):
 
     def flatten(self, node, x):
         shape = self.tensors[x]["shape"]
-        start = node.kwargs.get("start_dim", node.args[1] if len(node.args) > 1 else 1) \
-            if node.op != "call_module" else self.gm.get_submodule(node.target).start_dim
-        if len(shape) != 4 or start != 1:
-            raise Unsupported(f"flatten '{node.name}' of {shape} from dim {start}: mutwo's flatten takes "
-                              "[B, C, H, W] from dim 1")
+        if node.op == "call_module":
+            m = self.gm.get_submodule(node.target)
+            start, end = m.start_dim, m.end_dim
+        else:
+            a = self.call_args(node, ("input", "start_dim", "end_dim"))
+            start, end = a.get("start_dim", 1), a.get("end_dim", -1)
+        if len(shape) != 4 or start != 1 or end not in (-1, 3):  # end_dim 2 kept W apart: not mutwo's flatten
+            raise Unsupported(f"flatten '{node.name}' of {shape} from dim {start} to {end}: mutwo's flatten takes "
+                              "[B, C, H, W] from dim 1 to the last")
         self.env[node] = self.out(node)
         self.op(node.name, "flatten", [x], [self.env[node]])
 
@@ -290,6 +268,24 @@ class Exporter(ViewPatterns):
     def call_args(node, names):
         """A call's positional and keyword arguments by parameter name."""
         return dict(zip(names, node.args), **node.kwargs)
+
+    def overwritten(self, node):
+        """The fx node whose tensor `node` overwrites in place (y.add_(z), F.relu(y, inplace=True),
+        nn.ReLU(inplace=True)), or None. The tracer keeps using that node for y afterwards, so the
+        exporter, which writes each op out of place, rebinds y to the op's result."""
+        t = node.target
+        if node.op == "call_method" and t.endswith("_") and not t.endswith("__"):
+            overwrites = True
+        elif node.op == "call_function" and t in (operator.iadd, operator.imul):
+            overwrites = True
+        elif node.op == "call_function" and t in (F.relu, F.relu6, F.hardswish, F.hardsigmoid, F.silu):
+            overwrites = bool(self.call_args(node, ("input", "inplace")).get("inplace", False))
+        elif node.op == "call_module":
+            overwrites = bool(getattr(self.gm.get_submodule(t), "inplace", False))
+        else:
+            overwrites = False
+        x = node.args[0] if node.args else None
+        return x if overwrites and isinstance(x, torch.fx.Node) else None
 
     def commutative(self, node):
         """The two tensor operands of add/mul, the one broadcast second (mutwo's add and mul broadcast b)."""
@@ -325,13 +321,21 @@ class Exporter(ViewPatterns):
         meta = node.meta.get("tensor_meta")
         if meta is None or not hasattr(meta, "shape"):
             return  # not a tensor (x.shape, its items, asserts): nothing to compute on the GPU
+        if "out" in node.kwargs:  # the result lands in another tensor, which the graph does not rebind
+            raise Unsupported(f"{node.op} '{node.name}' ({getattr(t, '__name__', t)}) with out=: not modelled")
         if t in (operator.add, operator.iadd, torch.add, "add", "add_"):  # in place written out of place
             a, b = node.args[0], node.args[1]
-            if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
+            if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)) or len(node.args) > 2:
                 raise Unsupported(f"add '{node.name}' of a constant")
+            alpha = node.kwargs.get("alpha", 1)
+            if alpha != 1:  # a + alpha * b was written as a + b
+                raise Unsupported(f"add '{node.name}' with alpha = {alpha!r}: mutwo's add is a + b (alpha 1)")
             self.env[node] = self.out(node)
             self.op(node.name, "add", self.commutative(node), [self.env[node]])
         elif t in (operator.mul, torch.mul, "mul") and all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
+            if len(node.args) > 2 or node.kwargs:
+                raise Unsupported(f"mul '{node.name}' with arguments {node.args[2:]} {node.kwargs}: mutwo's mul is "
+                                  "a * b")
             self.env[node] = self.out(node)
             self.op(node.name, "mul", self.commutative(node), [self.env[node]])
         elif t in (torch.relu, F.relu, "relu"):
@@ -398,8 +402,12 @@ class Exporter(ViewPatterns):
     def run(self):
         logits = None
         for node in self.gm.graph.nodes:
-            if node.op == "placeholder":
-                self.env[node] = self.out(node, role="input")
+            meta = node.meta.get("tensor_meta")
+            dtype = getattr(meta, "dtype", None)
+            if dtype is not None and is_float(dtype) and dtype != torch.float32:
+                raise Unsupported(f"node '{node.name}' computes {dtype}; {FP32_ONLY}")
+            if node.op == "placeholder":  # an integer input (token ids) keeps its dtype
+                self.env[node] = self.out(node, role="input", dtype=dtype or torch.float32)
             elif node.op == "call_module":
                 self.module(node)
             elif node.op in ("call_function", "call_method"):
@@ -409,11 +417,14 @@ class Exporter(ViewPatterns):
                     param = self.gm.get_parameter(node.target)
                 except AttributeError:
                     raise Unsupported(f"get_attr '{node.target}' is a buffer or constant, not a parameter")
-                self.env[node] = self.tensor(node.target, param.shape, "weight")
+                self.env[node] = self.tensor(node.target, param.shape, "weight", param.dtype)
             elif node.op == "output":
                 logits = self.arg(node)
             else:
                 raise Unsupported(f"{node.op} '{node.name}' has no mutwo op kind")
+            x = self.overwritten(node)
+            if x is not None and x in self.env and node in self.env:
+                self.env[x] = self.env[node]  # later reads of x see the in-place result
         shape = self.tensors[logits]["shape"]
         if len(shape) != 2 or shape[0] != self.batch:
             raise Unsupported(f"the model's output is {shape}; the appended cross entropy needs [batch, classes]")
@@ -429,6 +440,7 @@ class Exporter(ViewPatterns):
 def write_reference(model, gm, doc, shape, path):
     """PyTorch's step on the exported weights: loss and gradients (float64 lists, flattened)."""
     torch.manual_seed(1)
+    model.train()  # as exported (export_graph leaves the module in the mode it was given)
     placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     x = torch.randn(*shape)
     classes = doc["graph"]["tensors"][doc["graph"]["ops"][-1]["inputs"][0]]["shape"][1]
@@ -449,25 +461,8 @@ def write_reference(model, gm, doc, shape, path):
 
 def export_graph(model, example_input, name):
     """The mutwo forward graph (the exported-model document) of `model` on `example_input` (one
-    tensor, batch first). Raises Unsupported naming the first node mutwo has no kind for."""
-    model.train()
-    gm = torch.fx.GraphModule(model, Tracer().trace(model))
-    propagate_shapes(gm, example_input)
+    tensor, batch first), and the traced GraphModule. Raises Unsupported naming the first node mutwo
+    has no kind for (or what torch_trace.traced refuses); Error when the model cannot run on
+    `example_input`. The module's train and eval modes are left as they were."""
+    gm = traced(model, example_input)
     return gm, Exporter(gm, name, int(example_input.shape[0])).run()
-
-
-def propagate_shapes(gm, example_input):
-    """ShapeProp's shapes on each node. On a copy of the module on the meta device first (shapes
-    without the arithmetic: ViT-B/16 in 0.2 s instead of 16 s on two cores); where an op has no meta
-    kernel, on the module itself with real tensors."""
-    try:
-        twin_gm = copy.deepcopy(gm).to("meta")  # the user's module keeps its weights
-        ShapeProp(twin_gm).propagate(example_input.to("meta"))
-    except (RuntimeError, NotImplementedError, TypeError):
-        ShapeProp(gm).propagate(example_input)
-        return
-    for node, twin in zip(gm.graph.nodes, twin_gm.graph.nodes):
-        if "tensor_meta" in twin.meta:
-            node.meta["tensor_meta"] = twin.meta["tensor_meta"]
-        if "type" in twin.meta:
-            node.meta["type"] = twin.meta["type"]

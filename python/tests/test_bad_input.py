@@ -49,8 +49,8 @@ def test_an_array_holds_1_to_1024_models_as_on_the_command_line(call):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(order="zz"), "unknown sub-array order 'zz'"),
-    (dict(optimizer_on="zz"), "unknown optimizer place 'zz'"),
+    (dict(order="zz", policy="none"), "unknown sub-array order 'zz'"),
+    (dict(optimizer_on="zz", state_offload=True), "unknown optimizer place 'zz'"),
     (dict(gpu=""), "gpu = '': give a value"),
     (dict(cost_source=""), "cost_source = '': give a value"),
     (dict(policy=""), "policy = '': give a value"),
@@ -131,7 +131,7 @@ def test_a_list_names_each_policy_scheme_and_run_once(results_db):
 def test_replay_refuses_an_unknown_pricing_source_and_no_path(fixtures):
     trace = fixtures / "kineto" / "a100_event_sync.json.gz"
     with pytest.raises(mutwo.UnknownNameError, match="unknown kernel pricing source 'zz'"):  # was ignored
-        mutwo.replay(trace, what_if_source="zz")
+        mutwo.replay(trace, what_if_source="zz", what_if_gpus=["h100-sxm-80gb"])
     with pytest.raises(TypeError, match="trace_path = None"):  # read a file named 'None'
         mutwo.replay(None)
 
