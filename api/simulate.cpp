@@ -74,6 +74,7 @@ SimulateResult simulate(const SimulateRequest& request, const costmodel::OpCostM
     run.state_offload = request.state_offload;
     run.optimizer_on = request.optimizer_on;
     run.wrap = request.wrap;
+    run.host_mode = request.host_mode;  // the plan judged under the host timeline simulated
     run.allow_oom = true;
     schedule = experiments::plan_run(run, cost, device.memory_bytes).schedule;
   } else {

@@ -24,12 +24,30 @@
 #include "zoo/exported_model.hpp"
 
 namespace mutwo::experiments {
-namespace {}  // namespace
+namespace {
+
+// The host timeline the prediction puts in front of the GPU: the one the executor runs.
+sim::HostMode run_host_mode(const RunRequest& request) {
+  if (!request.host_mode.empty()) return sim::parse_host_mode(request.host_mode);
+  return request.cuda_graph ? sim::HostMode::cuda_graph : sim::HostMode::libtorch;
+}
+
+}  // namespace
 
 PlannedRun plan_run(const RunRequest& request, const costmodel::OpCostModel& cost, int64_t limit_bytes) {
   PlannedRun p;
   const ScheduleSource& source = request.source;
   if (!source.schedule_file.empty()) {
+    // A schedule file is run as planned: the settings that plan an array went unread.
+    const std::vector<std::pair<bool, std::string_view>> planning = {
+        {request.policy != "none", "--policy"},
+        {request.order != "best", "--order"},
+        {request.state_offload, "--state-offload"},
+        {request.optimizer_on != "best", "--optimizer-on"},
+        {request.allow_oom, "--allow-oom"}};
+    for (const auto& [given, flag] : planning) {
+      if (given) throw Error(fmt::format("{} plans a model array (--model), not a --schedule file", flag));
+    }
     p.schedule = io::read_schedule(source.schedule_file);
     p.note = "schedule file";
     return p;
@@ -43,8 +61,9 @@ PlannedRun plan_run(const RunRequest& request, const costmodel::OpCostModel& cos
   if (request.wrap) {
     // Planned so that the wrapped steady state fits (policies/wrapped_plan.hpp).
     policies::WrappedArrayPlan wrapped = policies::plan_sub_arrays_wrapped(
-        policies::sub_array_steps(array, partition), *policy, cost, limit_bytes, policies::parse_order(request.order),
-        request.state_offload, policies::parse_optimizer_place(request.optimizer_on));
+        policies::sub_array_steps(array, partition), *policy, cost, limit_bytes,
+        policies::parse_order(request.order), request.state_offload,
+        policies::parse_optimizer_place(request.optimizer_on), run_host_mode(request));
     if (wrapped.plan.result.feasible && !wrapped.fits && !request.allow_oom) {
       throw InfeasiblePlanError(request.policy, array_text + " with wrapped iterations", limit_bytes,
                                 wrapped.wrapped_peak_bytes);
@@ -55,9 +74,10 @@ PlannedRun plan_run(const RunRequest& request, const costmodel::OpCostModel& cos
                                          wrapped.planned_at_bytes);
     }
   } else {
-    planned = policies::plan_sub_arrays(policies::sub_array_steps(array, partition), *policy, cost, limit_bytes,
-                                        policies::parse_order(request.order), request.state_offload,
-                                        policies::parse_optimizer_place(request.optimizer_on));
+    planned = policies::plan_sub_arrays(
+        policies::sub_array_steps(array, partition), *policy, cost, limit_bytes,
+        policies::parse_order(request.order), request.state_offload,
+        policies::parse_optimizer_place(request.optimizer_on), run_host_mode(request));
   }
   if (!planned.result.feasible && !request.allow_oom) {
     throw InfeasiblePlanError(request.policy, array_text, limit_bytes, planned.result.peak_bytes);
@@ -67,16 +87,6 @@ PlannedRun plan_run(const RunRequest& request, const costmodel::OpCostModel& cos
   p.note = planned.result.note;
   return p;
 }
-
-namespace {
-
-// The host timeline the prediction puts in front of the GPU: the one the executor runs.
-sim::HostMode run_host_mode(const RunRequest& request) {
-  if (!request.host_mode.empty()) return sim::parse_host_mode(request.host_mode);
-  return request.cuda_graph ? sim::HostMode::cuda_graph : sim::HostMode::libtorch;
-}
-
-}  // namespace
 
 policies::ModelArray ArrayRequest::model_array() const {
   if (models < 1 || models > policies::kMaxArrayModels) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/memory_rule.hpp"
+#include "ir/model_numbering.hpp"
 
 namespace mutwo::ir {
 
@@ -110,37 +111,6 @@ class ScheduleChecker {
              text, label(b, before), b.stream));
   }
 
-  // Either no sub-array names its first model, or together they number each model once.
-  void check_first_models() const {
-    int64_t total = 0;
-    size_t named = 0;
-    for (const SubArray& sa : s_.sub_arrays) {
-      total += sa.width;
-      named += sa.first_model != kNoId ? 1 : 0;
-    }
-    if (named == 0) return;
-    std::vector<int32_t> owner(static_cast<size_t>(total), -1);
-    for (size_t i = 0; i < s_.sub_arrays.size(); ++i) {
-      const SubArray& sa = s_.sub_arrays[i];
-      if (sa.first_model < 0 || int64_t{sa.first_model} + sa.width > total) {
-        throw ScheduleError(fmt::format(
-            "sub_array {} '{}': field 'first_model' = {} must number its {} models within the array's {} "
-            "(0 to {}){}",
-            i, sa.name, sa.first_model, sa.width, total, total - sa.width,
-            sa.first_model == kNoId ? ", as the other sub-arrays' do" : ""));
-      }
-      for (int32_t m = sa.first_model; m < sa.first_model + sa.width; ++m) {
-        if (const int32_t other = owner[static_cast<size_t>(m)]; other >= 0) {
-          throw ScheduleError(
-              fmt::format("sub_array {} '{}': field 'first_model' = {} numbers model {}, "
-                          "which sub_array {} numbers too",
-                          i, sa.name, sa.first_model, m, other));
-        }
-        owner[static_cast<size_t>(m)] = static_cast<int32_t>(i);
-      }
-    }
-  }
-
   void check_sub_arrays() const {
     OpId end = 0;
     for (size_t i = 0; i < s_.sub_arrays.size(); ++i) {
@@ -166,7 +136,7 @@ class ScheduleChecker {
       check_batch(fmt::format("sub_array {} '{}'", i, sa.name), sa.batch_size, sa.first_op, sa.end_op);
       end = sa.end_op;
     }
-    check_first_models();
+    check_model_numbering(s_.sub_arrays);
     if (s_.sub_arrays.empty()) {
       check_graph_width();
       check_batch("graph", g_.batch_size, 0, static_cast<OpId>(g_.ops.size()));

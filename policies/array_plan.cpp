@@ -34,7 +34,7 @@ SubArrayOrder parse_order(std::string_view name) {
 
 ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& policy,
                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes, SubArrayOrder order,
-                          bool state_offload, OptimizerPlace optimizer) {
+                          bool state_offload, OptimizerPlace optimizer, sim::HostMode host_mode) {
   if (parts.empty()) throw GraphError("plan_sub_arrays: no sub-arrays to plan");
   std::vector<int64_t> step_ns;
   step_ns.reserve(parts.size());
@@ -71,6 +71,7 @@ ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& poli
     input.base = &base;
     input.cost = &cost;
     input.memory_limit_bytes = memory_limit_bytes;
+    input.host_mode = host_mode;
     return ArrayPlan{state_offload ? plan_with_state_offload(policy, input, optimizer) : policy.plan(input),
                      interleave && ordered.size() > 1};
   };

@@ -33,9 +33,11 @@ struct ArrayPlan {
 // policy does on bad input and GraphError on no parts.
 // With state_offload the policy plans through plan_with_state_offload (state_offload.hpp): every
 // sub-array's weights, gradients and optimizer state live on the host between uses, the optimizer
-// step where `optimizer` says.
+// step where `optimizer` says. `host_mode` is the host timeline the plan is judged (and `best` chooses
+// its order) under, as the prediction that follows simulates it.
 ArrayPlan plan_sub_arrays(std::vector<ir::Graph> parts, const MemoryPolicy& policy,
                           const costmodel::OpCostModel& cost, int64_t memory_limit_bytes, SubArrayOrder order,
-                          bool state_offload = false, OptimizerPlace optimizer = OptimizerPlace::best);
+                          bool state_offload = false, OptimizerPlace optimizer = OptimizerPlace::best,
+                          sim::HostMode host_mode = sim::HostMode::none);
 
 }  // namespace mutwo::policies

@@ -6,8 +6,10 @@ namespace mutwo::policies {
 
 WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<ir::Graph>& parts, const MemoryPolicy& policy,
                                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
-                                         SubArrayOrder order, bool state_offload, OptimizerPlace optimizer) {
+                                         SubArrayOrder order, bool state_offload, OptimizerPlace optimizer,
+                                         sim::HostMode host_mode) {
   sim::SimOptions options;
+  options.host_mode = host_mode;
   options.memory_limit_bytes = memory_limit_bytes;
   options.continue_past_limit = true;  // the peak the wrapped steady state needs
   options.iterations = 3;
@@ -16,7 +18,7 @@ WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<ir::Graph>& parts, co
   int64_t target = memory_limit_bytes;
   for (int attempt = 0; attempt < 4 && target > 0; ++attempt) {
     WrappedArrayPlan w;
-    w.plan = plan_sub_arrays(parts, policy, cost, target, order, state_offload, optimizer);
+    w.plan = plan_sub_arrays(parts, policy, cost, target, order, state_offload, optimizer, host_mode);
     w.planned_at_bytes = target;
     // Nothing fits one step at this limit: keep the plan before (or this one, the first).
     if (!w.plan.result.feasible) {

@@ -24,6 +24,7 @@ struct WrappedArrayPlan {
 WrappedArrayPlan plan_sub_arrays_wrapped(const std::vector<ir::Graph>& parts, const MemoryPolicy& policy,
                                          const costmodel::OpCostModel& cost, int64_t memory_limit_bytes,
                                          SubArrayOrder order, bool state_offload = false,
-                                         OptimizerPlace optimizer = OptimizerPlace::best);
+                                         OptimizerPlace optimizer = OptimizerPlace::best,
+                                         sim::HostMode host_mode = sim::HostMode::none);
 
 }  // namespace mutwo::policies

@@ -195,3 +195,8 @@ mutwo_cli_test(experiment_measured_compare ARGS compare --db exec-measured.db
 # Per-model learning rates and losses follow the user's model index under a reordered partition
 # (tests/partition_losses.sh).
 add_test(NAME cli_run_partition_losses COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partition_losses.sh $<TARGET_FILE:mutwo>)
+# A schedule file runs as planned: the flags that plan a model array are refused, not ignored.
+mutwo_cli_test(run_schedule_policy ARGS run --schedule ${MUTWO_TEST_FIXTURES}/traces/tiny_relu.schedule.json --policy checkpoint --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --policy plans a model array [(]--model[)], not a --schedule file\n$")
+mutwo_cli_test(run_schedule_allow_oom ARGS run --schedule ${MUTWO_TEST_FIXTURES}/traces/tiny_relu.schedule.json --allow-oom --no-db
+               DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --allow-oom plans a model array [(]--model[)], not a --schedule file\n$")

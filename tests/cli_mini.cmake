@@ -32,3 +32,5 @@ mutwo_cli_test(mini_search_progress ARGS search --model resnet-mini:2 --policies
                DEFINES "STDERR_REGEX=^search: partition 1/2 by compute bound, 0:0[0-9] elapsed \\(the rest")
 mutwo_cli_test(mini_search_progress_negative ARGS search --model resnet-mini:2 --progress -1
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--progress: '-1' must be a finite number >= 0")
+# --order best keeps the faster order under the host timeline simulated (tests/order_best.sh).
+add_test(NAME cli_simulate_order_best COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/order_best.sh $<TARGET_FILE:mutwo>)
