@@ -100,8 +100,9 @@ double AnalyticCostModel::peak_flops_per_ns(KindCategory category, DType dtype,
   const bool tensor_category = category == KindCategory::matmul || category == KindCategory::conv;
   const bool tf32_mode = ir::allows_tf32_matmul(precision);
   switch (dtype) {
-    case DType::f16:
-      return tensor_category ? device_.half_flops_per_ns : device_.fp32_flops_per_ns;
+    case DType::f16:  // no slower than FP32: fp16 GEMMs accumulate in FP32 (costmodel/wave_kernel.hpp)
+      return tensor_category ? std::max(device_.half_flops_per_ns, device_.fp32_flops_per_ns)
+                             : device_.fp32_flops_per_ns;
     case DType::bf16:
       return tensor_category && has_bf16_tensor_cores(device_) ? device_.half_flops_per_ns
                                                                : device_.fp32_flops_per_ns;

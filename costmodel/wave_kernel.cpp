@@ -84,7 +84,10 @@ WaveKernel wave_kernel(std::string_view kernel, ir::KindCategory category, std::
       break;
     case ir::KernelPrecision::fp16:
       if (tensor_cores) w.group.math = kTensorMath;
-      w.peak_flops_per_ns = device.half_flops_per_ns;
+      // Without tensor cores cuBLAS and cuDNN accumulate fp16 in FP32 (cublasGemmEx, compute type 32F,
+      // as PyTorch calls it): a chip whose native half math is slower than FP32 (GP102's and GP104's
+      // 1/64, costmodel/devices/gtx1080ti.toml) converts and runs at the FP32 rate.
+      w.peak_flops_per_ns = std::max(device.half_flops_per_ns, device.fp32_flops_per_ns);
       break;
     case ir::KernelPrecision::bf16:
       if (has_bf16_tensor_cores(device)) {

@@ -107,7 +107,8 @@ std::vector<TileShape> tile_choices(TileShape largest);
 // shape class) at a precision (fp32, tf32, fp16, bf16) on `device`:
 //   tf32 -> tensor at the TF32 peak (cuda at FP32 on a GPU without TF32);
 //   fp16 -> tensor at the half peak on a GPU with tensor cores (half peak >= 4 x FP32), else cuda at
-//           the half rate (P100's FP16x2, GP102's 1/64);
+//           the faster of the half and FP32 rates (P100's FP16x2; GP102's 1/64 half rate is never
+//           used: the kernels accumulate in FP32);
 //   bf16 -> tensor at the half peak with bf16 tensor cores (has_bf16_tensor_cores), else cuda at FP32
 //           (cuBLAS runs bf16 on CUDA cores before Ampere);
 //   fp32 -> cuda at FP32.

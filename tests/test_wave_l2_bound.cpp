@@ -2,6 +2,8 @@
 // streaming them from HBM.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "costmodel/device_catalog.hpp"
 #include "costmodel/wave_kernel.hpp"
 #include "costmodel/wave_model.hpp"
@@ -43,4 +45,21 @@ TEST_CASE("a kernel whose bytes sit in L2 costs no more than streaming them from
   s.bytes = 1e6;
   CHECK(predict_wave_ns(fast_l2, wave_kernel("relu", KindCategory::elementwise, "", "fp32", s, h200), h200,
                         1.0) == doctest::Approx(1e6 * 0.001 / (132 * 1.98)));
+}
+
+TEST_CASE("fp16 without tensor cores runs at the FP32 rate where the chip's half math is slower") {
+  // The GTX 1080 Ti's half rate is 1/64 of FP32 (0.18 against 11.34 TFLOP/s, its device file), and
+  // fp16 GEMMs accumulate in FP32: priced at the half rate, a bert-base step in amp-fp16 took
+  // 40x its fp32 time. The P100's FP16x2 (2x FP32) and the V100's tensor cores keep their peaks.
+  KernelSample s;
+  s.m = s.n = s.k = 1024;
+  s.batch = 1;
+  for (const char* gpu : {"gtx1080ti", "p100-pcie-16gb", "v100-16gb"}) {
+    const DeviceSpec d = find_device(gpu);
+    const WaveKernel w = wave_kernel("gemm", KindCategory::matmul, "", "fp16", s, d);
+    CAPTURE(gpu);
+    CHECK(w.peak_flops_per_ns == std::max(d.half_flops_per_ns, d.fp32_flops_per_ns));
+    CHECK(w.peak_flops_per_ns >= d.fp32_flops_per_ns);
+  }
+  CHECK(find_device("gtx1080ti").half_flops_per_ns < find_device("gtx1080ti").fp32_flops_per_ns / 60);
 }
