@@ -274,6 +274,26 @@ int64_t ResultsDb::insert(const RunRecord& run, const std::optional<PredictionRe
                           const std::vector<OpTimeRecord>& op_times,
                           const std::optional<ExperimentRowRecord>& experiment_row) {
   sqlite::Transaction transaction(connection_);
+  const int64_t id = write_run(run, prediction, measurement, op_times, experiment_row);
+  transaction.commit();
+  return id;
+}
+
+std::optional<int64_t> ResultsDb::insert_once(const RunRecord& run,
+                                              const std::optional<PredictionRecord>& prediction,
+                                              const std::optional<MeasurementRecord>& measurement,
+                                              const ExperimentRowRecord& experiment_row) {
+  sqlite::Transaction transaction(connection_);  // BEGIN IMMEDIATE: no writer between check and insert
+  if (has_config(run.config_hash, run.mutwo_version)) return std::nullopt;  // rolled back
+  const int64_t id = write_run(run, prediction, measurement, {}, experiment_row);
+  transaction.commit();
+  return id;
+}
+
+int64_t ResultsDb::write_run(const RunRecord& run, const std::optional<PredictionRecord>& prediction,
+                             const std::optional<MeasurementRecord>& measurement,
+                             const std::vector<OpTimeRecord>& op_times,
+                             const std::optional<ExperimentRowRecord>& experiment_row) {
   const RunRecord& r = run;
   connection_.prepare(kInsertRun, "cannot insert into runs")
       .bind_all(r.kind, r.created_at, r.model, r.models, r.partition, r.policy, r.batch_size, r.seq_len,
@@ -306,7 +326,6 @@ int64_t ResultsDb::insert(const RunRecord& run, const std::optional<PredictionRe
     }
   }
   if (experiment_row) insert_experiment_row(id, *experiment_row);
-  transaction.commit();
   return id;
 }
 

@@ -54,6 +54,14 @@ class ResultsDb {
                  const std::vector<OpTimeRecord>& op_times = {},
                  const std::optional<ExperimentRowRecord>& experiment_row = std::nullopt);
 
+  // A sweep's row (run.config_hash and run.mutwo_version set), written unless a run of that
+  // configuration and version is stored: checked inside the write transaction, so two sweeps writing
+  // one file at once (two `mutwo experiment`s, or threads) store each configuration once, where each
+  // had planned it as missing and both wrote it. nullopt: already stored, nothing written.
+  std::optional<int64_t> insert_once(const RunRecord& run, const std::optional<PredictionRecord>& prediction,
+                                     const std::optional<MeasurementRecord>& measurement,
+                                     const ExperimentRowRecord& experiment_row);
+
   // Registers an experiment spec (table experiments), replacing the row of the same name.
   void put_experiment(const ExperimentRecord& experiment);
   std::vector<ExperimentRecord> experiments() const;  // ordered by name
@@ -92,6 +100,11 @@ class ResultsDb {
                                      std::optional<std::string_view> text = std::nullopt) const;
   // Inside insert's transaction (results_db_experiments.cpp).
   void insert_experiment_row(int64_t run_id, const ExperimentRowRecord& row);
+  // insert's rows, inside a transaction the caller holds.
+  int64_t write_run(const RunRecord& run, const std::optional<PredictionRecord>& prediction,
+                    const std::optional<MeasurementRecord>& measurement,
+                    const std::vector<OpTimeRecord>& op_times,
+                    const std::optional<ExperimentRowRecord>& experiment_row);
   // check_values() of the experiment tables (results_db_experiments.cpp).
   void check_experiment_values() const;
 

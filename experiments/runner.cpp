@@ -241,8 +241,7 @@ RunnerReport run_experiment(const ExperimentSpec& spec, ResultsDb& db, const Run
       row.run.mutwo_version = version;
       row.run.git_revision = std::string(git_revision());
       row.row.config_json = p.task->configs[r].dump();
-      db.insert(row.run, row.prediction, row.measurement, {}, row.row);
-      ++progress.rows_written;
+      if (db.insert_once(row.run, row.prediction, row.measurement, row.row)) ++progress.rows_written;
     }
     ++progress.tasks_done;
     progress.last_label = p.task->label;

@@ -154,6 +154,24 @@ TEST_CASE("has_config finds a stored configuration hash, optionally of one mutwo
   CHECK_FALSE(db.has_config("9f86d081884c7d65", "0.2.0"));
 }
 
+TEST_CASE("insert_once stores a sweep's row once, however many writers planned it as missing") {
+  // Three `mutwo experiment`s (or threads) on one file each planned every row as missing and wrote it:
+  // 27 runs for 9 configurations. The check now sits inside the write transaction.
+  TempDir dir;
+  const fs::path path = dir / "results.db";
+  ResultsDb first = ResultsDb::open(path);
+  ResultsDb second = ResultsDb::open(path);
+  const ExperimentRowRecord row = experiment_row_of("e", "hfta", {{"step_time_ns", 5.0}});
+  RunRecord run = run_of_config("c");
+  CHECK(first.insert_once(run, std::nullopt, std::nullopt, row) == 1);
+  CHECK_FALSE(second.insert_once(run, std::nullopt, std::nullopt, row).has_value());
+  run.mutwo_version = "9.9.9";  // another mutwo's row of the configuration is its own
+  CHECK(second.insert_once(run, std::nullopt, std::nullopt, row) == 2);
+  const sqlite::Connection c = raw(path);
+  CHECK(count_rows(c, "runs") == 2);
+  CHECK(count_rows(c, "experiment_rows") == 2);
+}
+
 TEST_CASE("a version-1 file is read as one without experiments and left unchanged in existing mode") {
   TempDir dir;
   const fs::path path = dir / "v1.db";
