@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "costmodel/host_optimizer.hpp"
 #include "policies/multiplex.hpp"
 #include "policies/plain_schedule.hpp"
 #include "policies/policy_result.hpp"
@@ -162,6 +163,40 @@ int64_t Search::compute_ns(size_t arch, int32_t width) {
   const int64_t total = estimated_step_ns(step_graph(arch, width), cost_);
   compute_ns_.emplace(std::make_pair(arch, width), total);
   return total;
+}
+
+Search::OptimizerNs Search::optimizer_ns(size_t arch, int32_t width) {
+  auto it = optimizer_ns_.find({arch, width});
+  if (it != optimizer_ns_.end()) return it->second;
+  OptimizerNs ns;
+  const ir::Graph& graph = step_graph(arch, width);
+  for (const ir::Op& op : graph.ops) {
+    if (!ir::is_optimizer_update(op.kind)) continue;
+    ns.device += cost_.op_duration_ns(graph, op);
+    ns.host += costmodel::host_optimizer_ns(cost_.device(), op);
+  }
+  optimizer_ns_.emplace(std::make_pair(arch, width), ns);
+  return ns;
+}
+
+int64_t Search::bound_ns(const Sizes& sizes) {
+  int64_t compute = 0;
+  int64_t device_optimizer = 0;
+  int64_t host_optimizer = 0;
+  for (size_t a = 0; a < sizes.size(); ++a) {
+    for (int32_t w : sizes[a]) {
+      compute += compute_ns(a, w);
+      const OptimizerNs o = optimizer_ns(a, w);
+      device_optimizer += o.device;
+      host_optimizer += o.host;
+    }
+  }
+  if (config_.offload_partitions <= 0) return compute;
+  // An offloaded plan may run the optimizer on the host CPU, beside the compute stream: then the step
+  // is at least the longer of the rest of the compute and the host's steps. Pruned by the whole
+  // compute, a partition whose offloaded plan beat the kept rows was skipped (the winner changed with
+  // --top).
+  return std::min(compute, std::max(compute - device_optimizer, host_optimizer));
 }
 
 // Pruning rule 1 (search.hpp): the sub-array alone, beside the other models' persistent state.

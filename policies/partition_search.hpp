@@ -70,6 +70,15 @@ class Search {
  private:
   const ir::Graph& step_graph(size_t arch, int32_t width);
   int64_t compute_ns(size_t arch, int32_t width);
+  // Pruning rule 2's terms for the sub-array: its optimizer steps' time on the device and on the host
+  // CPU, where state offload may run them beside the compute stream.
+  struct OptimizerNs {
+    int64_t device = 0;
+    int64_t host = 0;
+  };
+  OptimizerNs optimizer_ns(size_t arch, int32_t width);
+  // Pruning rule 2's bound for a partition (search.hpp).
+  int64_t bound_ns(const Sizes& sizes);
   // Rule 1's verdict: fits, or the limit the whole plan needs at least (the lone plan's smallest
   // limit plus the other models' state).
   struct Lone {
@@ -124,6 +133,7 @@ class Search {
   int64_t sequence_ = 0;
   StepGraphCache graphs_;
   std::map<std::pair<size_t, int32_t>, int64_t> compute_ns_;
+  std::map<std::pair<size_t, int32_t>, OptimizerNs> optimizer_ns_;
   std::map<std::tuple<size_t, int32_t, size_t>, Lone> lone_;
   std::map<std::pair<std::vector<SubArrayKey>, size_t>, bool> offload_fits_;
   std::vector<Sizes> offload_tried_;     // partitions planned with the state offloaded

@@ -23,11 +23,7 @@ void Search::search_partitions(SearchStats& stats) {
   // Pruning rule 2: visit by the compute bound, ascending (stable: enumeration order on ties).
   std::vector<std::pair<int64_t, size_t>> by_bound;
   for (size_t i = 0; i < partitions.size(); ++i) {
-    int64_t bound = 0;
-    for (size_t a = 0; a < partitions[i].size(); ++a) {
-      for (int32_t w : partitions[i][a]) bound += compute_ns(a, w);
-    }
-    by_bound.emplace_back(bound, i);
+    by_bound.emplace_back(bound_ns(partitions[i]), i);
   }
   std::stable_sort(by_bound.begin(), by_bound.end());
   // Partitions with a feasible offloaded plan, and partitions planned with the state offloaded at all

@@ -39,9 +39,10 @@
 //    for that policy (counted in SearchStats::pruned_by_memory); it may still be reported as an
 //    infeasible row marked `pruned`, its peak the lone plan's smallest limit plus that state.
 // 2. Throughput bound: a partition's step time is at least the sum of its sub-arrays' compute
-//    times (one compute stream; swaps and recomputation only add). Partitions are visited by that
-//    bound, ascending; once `top` feasible plans are faster than a partition's bound, it and every
-//    later one are skipped (SearchStats::partitions_pruned_by_bound). With
+//    times (one compute stream; swaps and recomputation only add); where state offload may run the
+//    optimizer steps on the host CPU, the longer of the rest and the host's steps, if that is less.
+//    Partitions are visited by that bound, ascending; once `top` feasible plans are faster than a partition's
+//    bound, it and every later one are skipped (SearchStats::partitions_pruned_by_bound). With
 //    SearchConfig::prune_below_separate_runs, also once the separate runs' plan (planned first) is
 //    strictly faster than the bound: no later one-run plan can win the mutwo strategy then.
 // 3. Partition shapes: SearchConfig::prune (partition.hpp) limits the partitions enumerated.

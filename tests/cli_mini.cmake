@@ -34,3 +34,5 @@ mutwo_cli_test(mini_search_progress_negative ARGS search --model resnet-mini:2 -
                DEFINES EXPECT_RC=2 "STDERR_REGEX=--progress: '-1' must be a finite number >= 0")
 # --order best keeps the faster order under the host timeline simulated (tests/order_best.sh).
 add_test(NAME cli_simulate_order_best COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/order_best.sh $<TARGET_FILE:mutwo>)
+# --top never changes the winner (tests/search_top.sh).
+add_test(NAME cli_search_top COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/search_top.sh $<TARGET_FILE:mutwo>)
