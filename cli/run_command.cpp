@@ -182,6 +182,7 @@ void run_command(const RunOptions& opts) {
   } else {
     print_table(opts, out);
   }
+  experiments::throw_if_not_stored(out, "the run printed above");
   const Measurement& m = out.measurement;
   if (m.oom) {
     throw Error(fmt::format("the measured step ran out of memory: {}{}", m.oom_message,

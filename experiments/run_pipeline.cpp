@@ -272,10 +272,22 @@ RunOutcome run_pipeline(const RunRequest& request, ir::Executor& executor) {
   out.prediction_record = prediction_record(out.prediction, out.samples_per_step);
   out.measurement_record = measurement_record(m, out.samples_per_step);
   if (!request.db.empty()) {
-    ResultsDb db = ResultsDb::open(request.db);
-    out.run_id = db.insert(out.record, out.prediction_record, out.measurement_record);
+    // A database that fails now (locked past the busy timeout, its disk full) must not cost the
+    // measurement: the caller shows it, then reports the failure.
+    try {
+      ResultsDb db = ResultsDb::open(request.db);
+      out.run_id = db.insert(out.record, out.prediction_record, out.measurement_record);
+    } catch (const ResultsDbError& e) {
+      out.store_error = e.what();
+    }
   }
   return out;
+}
+
+void throw_if_not_stored(const RunOutcome& out, std::string_view measured) {
+  if (!out.store_error.empty()) {
+    throw ResultsDbError(fmt::format("{}; measured, not stored: {}", out.store_error, measured));
+  }
 }
 
 }  // namespace mutwo::experiments

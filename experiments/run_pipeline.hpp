@@ -123,7 +123,14 @@ struct RunOutcome {
   PredictionRecord prediction_record;
   MeasurementRecord measurement_record;
   std::optional<int64_t> run_id;  // when stored
+  // Why the run is not stored where the request named a database (empty when stored or not asked):
+  // run_pipeline returns the measurement all the same, for the caller to show before it fails.
+  std::string store_error;
 };
+
+// Throws ResultsDbError "<store_error>; measured, not stored: <measured>" when the run is not stored
+// where asked; `measured` is how the caller shows the measurement (the CLI, having printed it, says so).
+void throw_if_not_stored(const RunOutcome& out, std::string_view measured);
 
 // The policy's best plan does not fit the memory limit (and allow_oom is not set). The message
 // gives the sizes in bytes; the fields let a caller word it in its own units.

@@ -286,7 +286,7 @@ py::object experiment(const std::string& spec_path, const std::string& db_path, 
                       const py::object& progress) {
   check_range("jobs", jobs, 0, INT64_MAX);  // 0: one per CPU core
   check_callable("progress", progress);
-  use_built_executor();  // a measured kind loads it, as run() and profile() do
+  use_built_executor();  // a measured kind loads it
   const experiments::ExperimentSpec spec = experiments::read_spec(spec_path);
   // As `mutwo experiment`: the spec and an existing database checked before the file is opened to
   // write, so a refused spec creates no database and a damaged one is not written to.
@@ -370,6 +370,7 @@ py::object run(const std::string& model, int32_t models, const std::vector<int32
     const std::unique_ptr<ir::Executor> executor = experiments::load_executor("mutwo.run");
     out = experiments::run_pipeline(r, *executor);
   });
+  experiments::throw_if_not_stored(out, api::run_json(out, db).dump());  // the measurement in the message
   return to_python(api::run_json(out, db));
 }
 

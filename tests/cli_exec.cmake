@@ -200,3 +200,13 @@ mutwo_cli_test(run_schedule_policy ARGS run --schedule ${MUTWO_TEST_FIXTURES}/tr
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --policy plans a model array [(]--model[)], not a --schedule file\n$")
 mutwo_cli_test(run_schedule_allow_oom ARGS run --schedule ${MUTWO_TEST_FIXTURES}/traces/tiny_relu.schedule.json --allow-oom --no-db
                DEFINES EXPECT_RC=1 "STDERR_REGEX=^error: --allow-oom plans a model array [(]--model[)], not a --schedule file\n$")
+# A database that fails at the insert (here a trigger; in use, a lock held past the busy timeout)
+# does not cost the measurement: the run is printed, then the failure reported (it printed nothing).
+add_test(NAME cli_exec_fixture_refusing_db
+         COMMAND make_results_fixture runs ${MUTWO_CLI_OUT}/exec-refusing.db
+                 "CREATE TRIGGER no_insert BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'disk full (test)')$<SEMICOLON> END$<SEMICOLON>")
+set_tests_properties(cli_exec_fixture_refusing_db PROPERTIES FIXTURES_SETUP cli_exec_refusing_db)
+mutwo_cli_test(run_db_fails_at_insert ARGS run -m resnet-mini --iters 1 --warmup 0 --db exec-refusing.db
+               DEFINES EXPECT_RC=1 "STDOUT_REGEX=step time .*peak memory"
+                       "STDERR_REGEX=^error: results database 'exec-refusing\\.db': cannot insert into runs: disk full [(]test[)]. measured, not stored: the run printed above\n$"
+               PROPERTIES FIXTURES_REQUIRED cli_exec_refusing_db)
