@@ -13,6 +13,10 @@ using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t
 // std::map keeps serialisation and comparison order deterministic.
 using Attributes = std::map<std::string, AttrValue, std::less<>>;
 
+// native_dropout's p where an op omits it: PyTorch's nn.Dropout default. One rule for the checks
+// (ir/kinds) and the executor's kernels, which assumed 0.0 and 0.5.
+inline constexpr double kDefaultDropoutP = 0.5;
+
 // Typed getters; a missing key or wrong type throws GraphError naming `where` (the op) and the key.
 int64_t attr_int(const Attributes& attrs, std::string_view key, std::string_view where);
 int64_t attr_int_or(const Attributes& attrs, std::string_view key, int64_t fallback, std::string_view where);

@@ -1,8 +1,11 @@
 #include "ir/graph.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <type_traits>
+#include <variant>
 
 #include "ir/kind_rules.hpp"
 #include "support/checked_int.hpp"
@@ -92,6 +95,42 @@ void check_backward_inputs(const Graph& g, const Op& op, const Op& fwd, const Ki
   }
 }
 
+std::string attr_text(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          return "'" + v + "'";
+        } else if constexpr (std::is_same_v<V, std::vector<int64_t>> ||
+                             std::is_same_v<V, std::vector<double>>) {
+          return fmt::format("[{}]", fmt::join(v, ", "));
+        } else {
+          return fmt::format("{}", v);
+        }
+      },
+      value);
+}
+
+// A backward op runs with its forward op's attributes (autodiff copies them, adding needs_grad): a
+// hand-edited schedule whose dropout backward had another p, or whose attention backward another
+// scale, trained wrong gradients and predicted the same time.
+void check_backward_attributes(const Op& op, const Op& fwd) {
+  for (const auto& [key, value] : fwd.attrs) {
+    const auto it = op.attrs.find(key);
+    if (it == op.attrs.end() || it->second != value) {
+      throw GraphError(fmt::format("{}: attribute '{}' {}, where its forward {} has {}", op_label(op), key,
+                                   it == op.attrs.end() ? "is missing" : "= " + attr_text(it->second),
+                                   op_label(fwd), attr_text(value)));
+    }
+  }
+  for (const auto& [key, value] : op.attrs) {
+    if (key != "needs_grad" && !fwd.attrs.contains(key)) {
+      throw GraphError(fmt::format("{}: attribute '{}' = {} is not one of its forward {}'s", op_label(op),
+                                   key, attr_text(value), op_label(fwd)));
+    }
+  }
+}
+
 // The kind's shape inference of a forward op on its inputs.
 InferResult infer_forward(const Graph& g, const Op& op, const KindRules& rules) {
   std::vector<const Tensor*> inputs;
@@ -124,6 +163,7 @@ void check_shapes_against_rules(const Graph& g, const Op& op) {
   const KindRules* rules = kind_rules(fwd.kind);
   if (!rules || rules->backward_kind != op.kind) return;
   check_backward_inputs(g, op, fwd, *rules);
+  check_backward_attributes(op, fwd);
   if (!op.attrs.contains("needs_grad")) return;
   const auto& needs = attr_ints(op.attrs, "needs_grad", op_label(op));
   if (needs.size() != fwd.inputs.size()) {

@@ -303,6 +303,18 @@ TEST_CASE("validation holds a backward op to the inputs autodiff gives it, and f
     bad.ops[op_id("drop")].attrs.insert_or_assign("p", 2.0);
     CHECK_THROWS_WITH_AS(validate(bad), doctest::Contains("attribute 'p' = 2 must be in [0, 1)"), GraphError);
   }
+  SUBCASE("a backward attribute that is not its forward's (trained wrong gradients, priced the same)") {
+    Graph bad = g;
+    bad.ops[op_id("drop.backward")].attrs.insert_or_assign("p", 0.9);
+    CHECK_THROWS_WITH_AS(validate(bad),
+                         "op 6 'drop.backward': attribute 'p' = 0.9, where its forward op 1 'drop' has 0.1",
+                         GraphError);
+    bad.ops[op_id("drop.backward")].attrs.insert_or_assign("p", 0.1);
+    bad.ops[op_id("drop.backward")].attrs.insert_or_assign("causal", int64_t{1});
+    CHECK_THROWS_WITH_AS(
+        validate(bad), "op 6 'drop.backward': attribute 'causal' = 1 is not one of its forward op 1 'drop''s",
+        GraphError);
+  }
 }
 
 TEST_CASE("a layer norm's eps and a GELU's approximation are checked") {

@@ -119,6 +119,10 @@ TEST_CASE("a hand-built training step with measured durations round-trips exactl
   trace.graph.ops[0].attrs["empty"] = std::vector<int64_t>{};
   trace.graph.ops[0].attrs["tag"] = std::string("fc1 \"quoted\" \u00b5s");
   trace.graph.ops[0].attrs["big"] = int64_t{9'007'199'254'740'993};  // 2^53 + 1: not exact as a double
+  for (Op& op : trace.graph.ops) {  // a backward op carries its forward's attributes
+    if (op.forward_of != 0) continue;
+    for (const auto& [key, value] : trace.graph.ops[0].attrs) op.attrs.insert_or_assign(key, value);
+  }
   validate(trace.graph);
 
   // 5 forward ops (fc1, relu, ln, fc2, loss) plus backward and 5 adamw steps (one per weight).

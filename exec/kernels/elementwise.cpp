@@ -101,14 +101,15 @@ at::Tensor dropout_mask(const KernelContext& c, double p) {
 
 // native_dropout: outputs y = x * mask * scale (one kernel: ATen's masked scale) and the mask.
 std::vector<at::Tensor> dropout(const KernelContext& c) {
-  const double p = c.attr_double("p", 0.5);
+  const double p = c.attr_double("p", ir::kDefaultDropoutP);
   const at::Tensor mask = dropout_mask(c, p);
   return {at::native_dropout_backward(c.inputs[0], mask, dropout_scale(p)), mask};
 }
 
 // inputs [dY, mask].
 std::vector<at::Tensor> dropout_backward(const KernelContext& c) {
-  return {at::native_dropout_backward(c.inputs[0], c.inputs[1], dropout_scale(c.attr_double("p", 0.5)))};
+  return {at::native_dropout_backward(c.inputs[0], c.inputs[1],
+                                      dropout_scale(c.attr_double("p", ir::kDefaultDropoutP)))};
 }
 
 std::vector<at::Tensor> add(const KernelContext& c) {

@@ -106,7 +106,7 @@ std::vector<at::Tensor> attn_dropout_context(const KernelContext& c) {
 // backward on it, and dropout's backward for dp.
 std::vector<at::Tensor> attn_dropout_context_backward(const KernelContext& c) {
   const at::Tensor& mask = c.inputs[3];
-  const double p = c.attr_double("p", 0.5);
+  const double p = c.attr_double("p", ir::kDefaultDropoutP);
   const at::Tensor dropped = at::native_dropout_backward(c.inputs[1], mask, 1.0 / (1.0 - p));
   const std::array<at::Tensor, 3> inputs{c.inputs[0], dropped, c.inputs[2]};
   std::vector<at::Tensor> grads = g_context_backward(KernelContext{c.graph, c.op, inputs, c.runtime});

@@ -57,7 +57,7 @@ int64_t activation_backward_flops(const BackwardContext& ctx) {
 // native_dropout: attr p; outputs y and the keep mask (bool).
 InferResult infer_dropout(const InferContext& ctx) {
   expect_inputs(ctx, 1, 1);
-  const double p = attr_double_or(ctx.attrs, "p", 0.0, "op '" + std::string(ctx.op_name) + "'");
+  const double p = attr_double_or(ctx.attrs, "p", kDefaultDropoutP, "op '" + std::string(ctx.op_name) + "'");
   if (!(p >= 0.0 && p < 1.0)) infer_error(ctx, fmt::format("attribute 'p' = {} must be in [0, 1)", p));
   InferResult r = same_as_input(ctx, 2);
   r.outputs.push_back({".mask", ctx.inputs[0]->shape, DType::boolean, TensorRole::activation});
