@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "ir/kind_rules.hpp"
+#include "ir/optimizer_kernels.hpp"
 #include "support/checked_int.hpp"
 #include "support/error.hpp"
 
@@ -328,6 +329,7 @@ void validate(const Graph& g) {
       producer[static_cast<size_t>(id)] = op.id;
     }
     check_shapes_against_rules(g, op);
+    if (is_optimizer_update(op.kind)) check_optimizer_attributes(op);
   }
   // Stored producer / consumer links must agree with the ops (a hand-edited file may not).
   for (const Tensor& t : g.tensors) {

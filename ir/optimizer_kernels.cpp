@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -112,6 +114,26 @@ int64_t optimizer_temporaries(const Op& op) {
     }
     default:
       return 0;
+  }
+}
+
+void check_optimizer_attributes(const Op& op) {
+  for (const auto& [key, below] : std::initializer_list<std::pair<std::string_view, double>>{
+           {"lr", 0}, {"momentum", 0}, {"beta1", 1}, {"beta2", 1}, {"eps", 0}, {"weight_decay", 0}}) {
+    if (!op.attrs.contains(key)) continue;
+    const std::vector<double>& values = attr_doubles(op.attrs, key, "op '" + op.name + "'");
+    if (values.size() != 1 && values.size() != static_cast<size_t>(op.width)) {
+      throw GraphError(fmt::format("op '{}': attribute '{}' has {} values; expected 1 or one per model ({})",
+                                   op.name, key, values.size(), op.width));
+    }
+    for (size_t i = 0; i < values.size(); ++i) {
+      const double v = values[i];
+      if (!std::isfinite(v) || v < 0.0 || (below > 0.0 && v >= below)) {
+        throw GraphError(
+            fmt::format("op '{}': attribute '{}' = {} for model {}; expected a finite value >= 0{}", op.name,
+                        key, v, i, below > 0.0 ? fmt::format(" and < {}", below) : ""));
+      }
+    }
   }
 }
 

@@ -74,4 +74,9 @@ bool uniform_hyper(const Op& op, std::string_view key);
 // parameter's iteration).
 int64_t optimizer_temporaries(const Op& op);
 
+// An optimizer update's hyper-parameters (lr, momentum, beta1, beta2, eps, weight_decay) as the
+// optimizer settings allow them (transforms/autodiff.hpp): one value or one per model, each finite and
+// >= 0, the betas < 1. A schedule file's adam_step with lr -1 trained the models uphill.
+void check_optimizer_attributes(const Op& op);
+
 }  // namespace mutwo::ir

@@ -315,6 +315,25 @@ TEST_CASE("validation holds a backward op to the inputs autodiff gives it, and f
         validate(bad), "op 6 'drop.backward': attribute 'causal' = 1 is not one of its forward op 1 'drop''s",
         GraphError);
   }
+  SUBCASE("an optimizer hyper-parameter the optimizer settings refuse (a schedule's lr -1 ran uphill)") {
+    Graph bad = g;
+    Op& update = *std::find_if(bad.ops.begin(), bad.ops.end(),
+                               [](const Op& op) { return is_optimizer_update(op.kind); });
+    update.attrs.insert_or_assign("lr", std::vector<double>{-1.0});
+    CHECK_THROWS_WITH_AS(validate(bad),
+                         doctest::Contains("attribute 'lr' = -1 for model 0; expected a finite value >= 0"),
+                         GraphError);
+    update.attrs.insert_or_assign("lr", std::vector<double>{1e-3});
+    update.attrs.insert_or_assign("beta1", std::vector<double>{1.5});
+    CHECK_THROWS_WITH_AS(
+        validate(bad),
+        doctest::Contains("attribute 'beta1' = 1.5 for model 0; expected a finite value >= 0 and < 1"),
+        GraphError);
+    update.attrs.insert_or_assign("beta1", std::vector<double>{0.9, 0.9, 0.9});
+    CHECK_THROWS_WITH_AS(validate(bad),
+                         doctest::Contains("attribute 'beta1' has 3 values; expected 1 or one per model (1)"),
+                         GraphError);
+  }
 }
 
 TEST_CASE("a layer norm's eps and a GELU's approximation are checked") {
