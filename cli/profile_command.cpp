@@ -45,7 +45,6 @@ struct ProfileOptions {
 void run_profile(const ProfileOptions& opts) {
   if (!opts.exec.memory_cap.empty())
     throw Error("profile: --memory-cap applies to `mutwo run`, not to profiling");
-  const std::unique_ptr<Executor> executor = experiments::load_executor("'mutwo profile'");
   experiments::ProfileRequest request;
   request.source = schedule_source(opts.array);
   request.device = opts.exec.device;
@@ -56,6 +55,8 @@ void run_profile(const ProfileOptions& opts) {
   request.output = opts.output;
   request.db = opts.db;
   if (opts.device.gpu_given) request.gpu = opts.device.gpu;
+  experiments::check_profile_outputs(request);  // refused whether or not this mutwo has LibTorch
+  const std::unique_ptr<Executor> executor = experiments::load_executor("'mutwo profile'");
   const experiments::ProfileOutcome out = experiments::profile_pipeline(request, *executor);
   const Trace& trace = out.trace;
   const experiments::ExecTarget& target = out.target;

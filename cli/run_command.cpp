@@ -163,10 +163,11 @@ void print_table(const RunOptions& opts, const experiments::RunOutcome& out) {
 }
 
 void run_command(const RunOptions& opts) {
-  // The pipeline checks its outputs against the schedule and model files; the device flags' files
-  // (--gpu, --trace, --profile) are the command's.
-  support::check_output_paths({{"--save-schedule", opts.save_schedule}, {"--db", opts.db}}, {},
-                              input_files(opts.device));
+  // Checked before the executor loads, so refused whether or not this mutwo has LibTorch: the device
+  // flags' files (--gpu, --trace, --profile) and the model or schedule file.
+  support::FlagPaths inputs = input_files(opts.device);
+  for (const auto& file : experiments::input_files(schedule_source(opts.array))) inputs.push_back(file);
+  support::check_output_paths({{"--save-schedule", opts.save_schedule}, {"--db", opts.db}}, {}, inputs);
   const std::unique_ptr<Executor> executor = experiments::load_executor("'mutwo run'");
   experiments::RunOutcome out;
   try {

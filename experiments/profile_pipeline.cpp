@@ -15,12 +15,16 @@
 
 namespace mutwo::experiments {
 
-ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor) {
-  // Every output and the stored predictions' GPU checked before the step is profiled: a bad --db or
-  // --gpu used to fail after the trace was measured and written.
+void check_profile_outputs(const ProfileRequest& request) {
   support::FlagPaths inputs = input_files(request.source);
   if (costmodel::is_device_path(request.gpu)) inputs.emplace_back("--gpu", request.gpu);
   support::check_output_paths({{"--output", request.output}, {"--db", request.db}}, {}, inputs);
+}
+
+ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor) {
+  // Every output and the stored predictions' GPU checked before the step is profiled: a bad --db or
+  // --gpu used to fail after the trace was measured and written.
+  check_profile_outputs(request);
   if (!request.db.empty()) check_results_destination(request.db, "--db");
   ProfileOutcome out;
   out.target = resolve_exec_target(executor, request.device, "");

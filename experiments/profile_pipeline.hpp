@@ -38,6 +38,10 @@ struct ProfileOutcome {
 
 // Throws mutwo::Error from any step (an unknown device, OOM while profiling, a file or database
 // that cannot be written).
+// No output may name a file the request reads (its model or schedule file, its --gpu file): checked
+// before anything runs, by the pipeline and, before it loads the executor, by the command.
+void check_profile_outputs(const ProfileRequest& request);
+
 ProfileOutcome profile_pipeline(const ProfileRequest& request, ir::Executor& executor);
 
 }  // namespace mutwo::experiments
